@@ -1,0 +1,10 @@
+#include "check.hpp"
+
+namespace cdl {
+
+cuda_error::cuda_error(cudaError_t code, const char* call, const char* file, int line)
+    : error(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+            cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
+      code_(code) {}
+
+}  // namespace cdl

@@ -1,0 +1,68 @@
+#include "device_info.hpp"
+
+#include "check.hpp"
+#include "device_buffer.hpp"
+#include "timing.hpp"
+
+#include <algorithm>
+
+namespace cdl {
+
+bool gpu_available(std::string* why) {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device is visible (check CUDA_VISIBLE_DEVICES)";
+    return false;
+  }
+  return true;
+}
+
+const device_info& query_device() {
+  static const device_info info = [] {
+    device_info d;
+    CDL_CUDA_CHECK(cudaGetDevice(&d.ordinal));
+    cudaDeviceProp p{};
+    CDL_CUDA_CHECK(cudaGetDeviceProperties(&p, d.ordinal));
+    d.name = p.name;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    d.sm_count = p.multiProcessorCount;
+    d.l2_bytes = std::size_t(p.l2CacheSize);
+    d.global_mem_bytes = p.totalGlobalMem;
+    d.mem_bus_bits = p.memoryBusWidth;
+    // CUDA 13 removed the clock fields from cudaDeviceProp; the attributes remain.
+    CDL_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, d.ordinal));
+    CDL_CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, d.ordinal));
+    d.peak_bandwidth_gbs = 2.0 * d.mem_clock_khz * 1e3 * (d.mem_bus_bits / 8.0) / 1e9;  // double data rate
+    CDL_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
+    CDL_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+    return d;
+  }();
+  return info;
+}
+
+std::size_t default_copy_bytes() {
+  std::size_t free_bytes = 0, total = 0;
+  CDL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::size_t want = std::max<std::size_t>(std::size_t(1) << 30, 8 * query_device().l2_bytes);
+  return std::min(want, free_bytes / 4);
+}
+
+double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
+  device_buffer<std::byte> src(bytes), dst(bytes);
+  CDL_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
+  const timing_stats t = time_launches(
+      [&](cudaStream_t s) {
+        CDL_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      timing_options{.warmup = 3, .repetitions = repetitions, .flush_l2 = false});
+  return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+}
+
+}  // namespace cdl

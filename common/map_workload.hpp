@@ -1,0 +1,79 @@
+// The map workload: y = f(x) elementwise, f applied k times per element (skeletons/map.cuh).
+// Everything a strategy-independent caller needs: the problem, the launch arguments a
+// strategy receives, the float64 CPU reference, and a fixture that owns inputs, device
+// buffers and the reference so that tests, benchmarks and demos run a strategy the same way.
+#pragma once
+
+#include "device_buffer.hpp"
+#include "ops.cuh"
+#include "types.hpp"
+#include "validation.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cdl {
+
+struct map_problem {
+  map_op op = map_op::quadratic;
+  dtype type = dtype::f32;
+  std::size_t n = 0;
+  int k = 1;  // intensity: evaluations of the op per element
+
+  std::string describe() const;
+  // Bytes the kernel must move at the least: x read once, y written once.
+  std::size_t min_bytes() const { return 2 * n * size_of(type); }
+};
+
+// What a strategy's launch function receives. x and y point to n elements of `type`.
+struct map_launch {
+  map_op op;
+  dtype type;
+  map_form form;
+  const void* x;
+  void* y;
+  std::size_t n;
+  int k;
+  cudaStream_t stream;
+};
+
+using map_launch_fn = void (*)(const map_launch&);
+
+// The typed views of a launch's buffers.
+template <class T>
+const T* input(const map_launch& a) { return static_cast<const T*>(a.x); }
+template <class T>
+T* output(const map_launch& a) { return static_cast<T*>(a.y); }
+
+struct map_entry;  // registry.hpp
+
+// float64 reference of map_apply for inputs of type T (arguments rounded as the device does).
+template <class T>
+std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);
+
+// Relative tolerance for a map problem (op accuracy, k summed terms, element type).
+double map_tolerance(const map_problem& p);
+
+class map_fixture {
+ public:
+  map_fixture(const map_problem& p, std::uint64_t seed);
+
+  const map_problem& problem() const { return problem_; }
+  const std::vector<reference_value>& reference() const { return reference_; }
+
+  // Launches `launch` on the fixture's buffers (no synchronisation).
+  void launch(map_launch_fn launch, map_form form, cudaStream_t stream) const;
+  // Poisons the output, launches, synchronises and compares every element.
+  validation_result run_and_validate(map_launch_fn launch, map_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(const map_entry& entry, cudaStream_t stream = nullptr) const;
+
+ private:
+  map_problem problem_;
+  std::vector<reference_value> reference_;
+  device_buffer<std::byte> x_, y_;
+};
+
+}  // namespace cdl

@@ -1,0 +1,59 @@
+// The result record: one run of one (strategy, workload) configuration, with everything a
+// report needs to trust and place it (validation, timing, floor, environment, revision).
+// Serialised with nlohmann/json; files are written atomically (temporary file, then rename),
+// so a reader never sees half a file.
+#pragma once
+
+#include "device_info.hpp"
+#include "timing.hpp"
+#include "validation.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace cdl {
+
+struct environment {
+  device_info device;
+  double copy_bandwidth_gbs = 0;  // measured in the same process
+  std::string git_revision;
+  std::string nvcc_version;
+  std::string build_type;
+  std::string host;
+  std::string timestamp;  // UTC, ISO 8601
+};
+
+struct run_record {
+  std::string strategy, variant, form, workload;
+  nlohmann::json problem;  // the workload's own knobs (op, type, n, k, ...)
+  validation_result validation;
+  timing_stats timing;
+  double bytes = 0;                // minimum bytes the kernel must move
+  double bandwidth_gbs = 0;        // bytes / median time
+  double fraction_of_copy = 0;     // bandwidth / environment.copy_bandwidth_gbs
+  environment env;
+};
+
+// The environment of this process: device, build, host, time; copy bandwidth as given.
+environment current_environment(double copy_bandwidth_gbs);
+
+// JSON conversions (found by nlohmann::json through argument-dependent lookup).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(device_info, ordinal, name, cc_major, cc_minor, sm_count, l2_bytes,
+                                                global_mem_bytes, sm_clock_khz, mem_clock_khz, mem_bus_bits,
+                                                peak_bandwidth_gbs, driver_version, runtime_version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(validation_result, passed, checked, failures, first_bad, first_bad_got,
+                                   first_bad_expected, max_abs_error, max_rel_error, tolerance)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(timing_stats, repetitions, median_ms, min_ms, max_ms, p10_ms, p90_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(environment, device, copy_bandwidth_gbs, git_revision, nvcc_version, build_type,
+                                   host, timestamp)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(run_record, strategy, variant, form, workload, problem, validation, timing, bytes,
+                                   bandwidth_gbs, fraction_of_copy, env)
+
+// Writes `j` to `path` through a temporary file in the same directory and a rename.
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
+// Reads and parses `path`; throws cdl::error naming the file and what is wrong with it.
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
+}  // namespace cdl

@@ -1,0 +1,70 @@
+#include "timing.hpp"
+
+#include "device_info.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cdl {
+
+event_pair::event_pair() {
+  CDL_CUDA_CHECK(cudaEventCreate(&start_));
+  CDL_CUDA_CHECK(cudaEventCreate(&stop_));
+}
+event_pair::~event_pair() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+void event_pair::start(cudaStream_t s) { CDL_CUDA_CHECK(cudaEventRecord(start_, s)); }
+void event_pair::stop(cudaStream_t s) { CDL_CUDA_CHECK(cudaEventRecord(stop_, s)); }
+double event_pair::elapsed_ms() {
+  CDL_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  CDL_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+l2_flusher::l2_flusher(std::size_t l2_bytes) : scratch_(2 * l2_bytes) {}
+void l2_flusher::flush(cudaStream_t s) {
+  CDL_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++pass_ & 0xFF, scratch_.bytes(), s));
+}
+
+timing_stats timing_stats::of(std::vector<double> ms) {
+  timing_stats t;
+  if (ms.empty()) return t;
+  std::sort(ms.begin(), ms.end());
+  // Linear interpolation between order statistics (the usual "type 7" quantile).
+  const auto quantile = [&](double q) {
+    const double pos = q * double(ms.size() - 1);
+    const std::size_t lo = std::size_t(std::floor(pos)), hi = std::min(lo + 1, ms.size() - 1);
+    return ms[lo] + (ms[hi] - ms[lo]) * (pos - double(lo));
+  };
+  t.repetitions = int(ms.size());
+  t.median_ms = quantile(0.5);
+  t.p10_ms = quantile(0.1);
+  t.p90_ms = quantile(0.9);
+  t.min_ms = ms.front();
+  t.max_ms = ms.back();
+  return t;
+}
+
+timing_stats time_launches(const std::function<void(cudaStream_t)>& launch, const timing_options& options,
+                           cudaStream_t stream) {
+  for (int i = 0; i < options.warmup; ++i) launch(stream);
+  CDL_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  l2_flusher flusher(options.flush_l2 ? query_device().l2_bytes : 0);
+  event_pair events;
+  std::vector<double> samples;
+  samples.reserve(std::size_t(options.repetitions));
+  for (int r = 0; r < options.repetitions; ++r) {
+    if (options.flush_l2) flusher.flush(stream);
+    events.start(stream);
+    launch(stream);
+    events.stop(stream);
+    samples.push_back(events.elapsed_ms());
+  }
+  return timing_stats::of(std::move(samples));
+}
+
+}  // namespace cdl

@@ -1,0 +1,64 @@
+// GPU timing with CUDA events. Host clocks would time the launch, not the kernel; events are
+// recorded in the stream and read after it drains, so they bracket exactly the GPU work.
+//
+// Before each timed repetition the L2 is flushed (a memset of a scratch buffer twice the L2's
+// size, outside the timed region), so a working set that fits in L2 is timed cold, as it
+// would be in a real pipeline, rather than served from cache by the previous repetition.
+#pragma once
+
+#include "device_buffer.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace cdl {
+
+class event_pair {
+ public:
+  event_pair();
+  ~event_pair();
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+
+  void start(cudaStream_t s);
+  void stop(cudaStream_t s);
+  // Waits for the stop event; milliseconds between the two.
+  double elapsed_ms();
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class l2_flusher {
+ public:
+  explicit l2_flusher(std::size_t l2_bytes);
+  void flush(cudaStream_t s);
+
+ private:
+  device_buffer<std::byte> scratch_;
+  int pass_ = 0;
+};
+
+// Median and spread of a set of timings.
+struct timing_stats {
+  int repetitions = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
+
+  static timing_stats of(std::vector<double> samples_ms);
+  // (p90 - p10) / median: the run-to-run spread a difference must exceed to mean anything.
+  double relative_spread() const { return median_ms > 0 ? (p90_ms - p10_ms) / median_ms : 0; }
+};
+
+struct timing_options {
+  int warmup = 3;
+  int repetitions = 30;
+  bool flush_l2 = true;
+};
+
+// Times `launch` (which enqueues work on the given stream): warm-up runs, then each
+// repetition bracketed by its own events.
+timing_stats time_launches(const std::function<void(cudaStream_t)>& launch, const timing_options& options,
+                           cudaStream_t stream = nullptr);
+
+}  // namespace cdl

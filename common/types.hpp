@@ -1,0 +1,39 @@
+// Small vocabulary shared by every workload: element types and kernel forms.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace cdl {
+
+enum class dtype { f32, f64 };
+
+inline std::string_view to_string(dtype t) { return t == dtype::f32 ? "f32" : "f64"; }
+inline dtype parse_dtype(std::string_view text) {
+  if (text == "f32" || text == "float") return dtype::f32;
+  if (text == "f64" || text == "double") return dtype::f64;
+  throw std::invalid_argument("unknown element type '" + std::string(text) + "' (valid: f32, f64)");
+}
+inline std::size_t size_of(dtype t) { return t == dtype::f32 ? 4 : 8; }
+
+// Calls f(T{}) with T the C++ type named by t.
+template <class F>
+decltype(auto) visit_dtype(dtype t, F&& f) {
+  if (t == dtype::f32) return f(float{});
+  return f(double{});
+}
+
+// How an elementwise kernel walks its data. `scalar` is one element per thread, the form every
+// article writes; `vec` loads 16 bytes per access with several loads in flight per thread,
+// the form that reaches the memory system's bandwidth.
+enum class map_form { scalar, vec };
+
+inline std::string_view to_string(map_form f) { return f == map_form::scalar ? "scalar" : "vec"; }
+inline map_form parse_map_form(std::string_view text) {
+  if (text == "scalar") return map_form::scalar;
+  if (text == "vec") return map_form::vec;
+  throw std::invalid_argument("unknown kernel form '" + std::string(text) + "' (valid: scalar, vec)");
+}
+
+}  // namespace cdl

@@ -1,0 +1,79 @@
+#include "validation.hpp"
+
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace cdl {
+
+double tolerance_for(double epsilon, int op_ulps, int terms) {
+  return 4.0 * double(op_ulps + std::max(terms, 1)) * epsilon;
+}
+
+std::string validation_result::summary() const {
+  char text[512];
+  if (passed) {
+    std::snprintf(text, sizeof text, "ok: %llu elements, max rel error %.3g (tolerance %.3g)",
+                  static_cast<unsigned long long>(checked), max_rel_error, tolerance);
+  } else if (first_bad >= 0) {
+    std::snprintf(text, sizeof text,
+                  "WRONG RESULT: %llu of %llu elements out of tolerance %.3g; first at index %lld: got %.9g, "
+                  "expected %.9g; max rel error %.3g",
+                  static_cast<unsigned long long>(failures), static_cast<unsigned long long>(checked), tolerance,
+                  static_cast<long long>(first_bad), first_bad_got, first_bad_expected, max_rel_error);
+  } else {
+    std::snprintf(text, sizeof text, "WRONG RESULT: size mismatch");
+  }
+  return text;
+}
+
+template <class T>
+validation_result validate(std::span<const T> got, std::span<const reference_value> expected, double tolerance) {
+  validation_result r;
+  r.tolerance = tolerance;
+  if (got.size() != expected.size()) return r;
+  const std::size_t n = got.size();
+  const std::size_t workers = worker_count(n);
+  std::vector<validation_result> part(workers);
+  parallel_for(n, workers, [&](std::size_t w, std::size_t begin, std::size_t end) {
+    validation_result& p = part[w];
+    for (std::size_t i = begin; i < end; ++i) {
+      const double g = double(got[i]);
+      const double abs_err = std::fabs(g - expected[i].value);
+      // Written so that NaN (an unwritten, poisoned element) fails: NaN <= x is false.
+      const double rel_err = expected[i].scale > 0 ? abs_err / expected[i].scale : abs_err;
+      const bool ok = rel_err <= tolerance;
+      if (!ok) {
+        if (p.failures++ == 0) {
+          p.first_bad = std::int64_t(i);
+          p.first_bad_got = g;
+          p.first_bad_expected = expected[i].value;
+        }
+      }
+      // NaN compares false, so track it explicitly as an infinite error.
+      p.max_abs_error = std::max(p.max_abs_error, std::isnan(abs_err) ? INFINITY : abs_err);
+      p.max_rel_error = std::max(p.max_rel_error, std::isnan(rel_err) ? INFINITY : rel_err);
+    }
+  });
+  for (const validation_result& p : part) {  // slices are in index order
+    if (p.failures && r.first_bad < 0) {
+      r.first_bad = p.first_bad;
+      r.first_bad_got = p.first_bad_got;
+      r.first_bad_expected = p.first_bad_expected;
+    }
+    r.failures += p.failures;
+    r.max_abs_error = std::max(r.max_abs_error, p.max_abs_error);
+    r.max_rel_error = std::max(r.max_rel_error, p.max_rel_error);
+  }
+  r.checked = n;
+  r.passed = r.failures == 0;
+  return r;
+}
+
+template validation_result validate<float>(std::span<const float>, std::span<const reference_value>, double);
+template validation_result validate<double>(std::span<const double>, std::span<const reference_value>, double);
+
+}  // namespace cdl

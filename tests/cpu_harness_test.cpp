@@ -1,0 +1,101 @@
+// Inputs, validation and timing statistics: the harness's host-side pieces.
+#include "common/inputs.hpp"
+#include "common/map_workload.hpp"
+#include "common/timing.hpp"
+#include "common/validation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace cdl {
+namespace {
+
+TEST(Inputs, AreSeededInRangeAndNonZero) {
+  const auto a = uniform_inputs<float>(100000, 7), b = uniform_inputs<float>(100000, 7);
+  const auto c = uniform_inputs<float>(100000, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (float v : a) {
+    ASSERT_GE(v, float(input_lo));
+    ASSERT_LT(v, float(input_hi));
+  }
+}
+
+TEST(Inputs, DoNotDependOnTheThreadCount) {
+  // Element i is a function of (seed, i): a small and a large request agree on their prefix.
+  const auto small = uniform_inputs<double>(10, 3), large = uniform_inputs<double>(1 << 20, 3);
+  for (std::size_t i = 0; i < small.size(); ++i) EXPECT_EQ(small[i], large[i]);
+}
+
+std::vector<reference_value> reference_of(const std::vector<double>& values) {
+  std::vector<reference_value> r;
+  for (double v : values) r.push_back({v, std::fabs(v)});
+  return r;
+}
+
+TEST(Validation, PassesAnExactResult) {
+  const std::vector<float> got = {1, 2, 3};
+  const auto r = validate<float>(got, reference_of({1, 2, 3}), 1e-6);
+  EXPECT_TRUE(r.passed);
+  EXPECT_EQ(r.checked, 3u);
+  EXPECT_EQ(r.first_bad, -1);
+}
+
+TEST(Validation, CatchesAWrongValueAndNamesTheFirstBadIndex) {
+  std::vector<float> got(100, 1.0f);
+  got[7] = 1.001f;
+  got[42] = -1.0f;
+  const auto r = validate<float>(got, reference_of(std::vector<double>(100, 1.0)), 1e-6);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.failures, 2u);
+  EXPECT_EQ(r.first_bad, 7);
+  EXPECT_FLOAT_EQ(float(r.first_bad_got), 1.001f);
+  EXPECT_NEAR(r.max_rel_error, 2.0, 1e-12);
+  EXPECT_NE(r.summary().find("WRONG RESULT"), std::string::npos);
+}
+
+TEST(Validation, CatchesAnUnwrittenElement) {
+  // Outputs are poisoned with NaN before every run; an element the kernel skipped stays NaN.
+  std::vector<float> got(1000, 2.0f);
+  got[999] = std::numeric_limits<float>::quiet_NaN();
+  const auto r = validate<float>(got, reference_of(std::vector<double>(1000, 2.0)), 1e-3);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.first_bad, 999);
+  EXPECT_TRUE(std::isinf(r.max_rel_error));
+}
+
+TEST(Validation, ToleranceIsRelativeToTheScale) {
+  // A sum with cancellation: value 1e-3, but terms of magnitude 2; the bound follows the terms.
+  const std::vector<reference_value> ref = {{1e-3, 2.0}};
+  EXPECT_TRUE(validate<double>(std::vector<double>{1e-3 + 1.9e-6}, ref, 1e-6).passed);
+  EXPECT_FALSE(validate<double>(std::vector<double>{1e-3 + 2.1e-6}, ref, 1e-6).passed);
+}
+
+TEST(Validation, SizeMismatchFails) {
+  const std::vector<float> got = {1, 2};
+  EXPECT_FALSE(validate<float>(got, reference_of({1, 2, 3}), 1).passed);
+}
+
+TEST(Validation, ToleranceGrowsWithTermsAndOpError) {
+  const double eps = epsilon_of<float>();
+  EXPECT_LT(tolerance_for(eps, 1, 1), tolerance_for(eps, 8, 1));
+  EXPECT_LT(tolerance_for(eps, 1, 1), tolerance_for(eps, 1, 256));
+  EXPECT_LT(map_tolerance({map_op::exp_sin_cos, dtype::f32, 1, 256}), 2e-4);  // still catches 0.1% errors
+}
+
+TEST(TimingStats, MedianAndQuantiles) {
+  const timing_stats t = timing_stats::of({5, 1, 4, 2, 3});
+  EXPECT_EQ(t.repetitions, 5);
+  EXPECT_DOUBLE_EQ(t.median_ms, 3);
+  EXPECT_DOUBLE_EQ(t.min_ms, 1);
+  EXPECT_DOUBLE_EQ(t.max_ms, 5);
+  EXPECT_DOUBLE_EQ(t.p10_ms, 1.4);
+  EXPECT_DOUBLE_EQ(t.p90_ms, 4.6);
+  EXPECT_NEAR(t.relative_spread(), 3.2 / 3, 1e-12);
+}
+
+}  // namespace
+}  // namespace cdl

@@ -1,0 +1,41 @@
+// The registry is the contract between strategies, tests and benchmarks; it must be buildable
+// and complete without a GPU.
+#include "common/check.hpp"
+#include "common/registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace cdl {
+namespace {
+
+TEST(Registry, ListsTheFirstSliceInBothForms) {
+  std::set<std::string> names;
+  for (const map_entry& e : get_registry().map) {
+    EXPECT_NE(e.launch, nullptr) << e.name();
+    EXPECT_TRUE(names.insert(e.name()).second) << "duplicate entry " << e.name();
+  }
+  for (const char* want : {"00_inline/scalar", "00_inline/vec", "01_template_functor/scalar", "01_template_functor/vec",
+                           "04_function_pointer.symbol/scalar", "04_function_pointer.symbol/vec",
+                           "04_function_pointer.table/scalar", "04_function_pointer.table/vec"})
+    EXPECT_TRUE(names.count(want)) << want << " is not registered";
+}
+
+TEST(Registry, IsInReadingOrder) {
+  const auto& map = get_registry().map;
+  for (std::size_t i = 1; i < map.size(); ++i) EXPECT_LE(map[i - 1].strategy, map[i].strategy);
+}
+
+TEST(Registry, FindsEntriesByNameAndRejectsUnknownOnes) {
+  EXPECT_EQ(find_map_entry("01_template_functor/vec").form, map_form::vec);
+  try {
+    find_map_entry("99_magic/vec");
+    FAIL() << "unknown strategy accepted";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("00_inline/scalar"), std::string::npos) << "message should list entries";
+  }
+}
+
+}  // namespace
+}  // namespace cdl
