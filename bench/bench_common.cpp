@@ -1,0 +1,81 @@
+#include "bench_common.hpp"
+
+#include "common/device_info.hpp"
+#include "common/timing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+
+namespace cdl::bench {
+
+void require_gpu(const char* program) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "%s: cannot benchmark: %s\n", program, why.c_str());
+    std::exit(1);
+  }
+}
+
+double publish_environment() {
+  const double copy = measure_copy_bandwidth_gbs(default_copy_bytes());
+  const environment env = current_environment(copy);
+  benchmark::AddCustomContext("cdl_environment", nlohmann::json(env).dump());
+  benchmark::AddCustomContext("device", env.device.name);
+  benchmark::AddCustomContext("copy_bandwidth_gbs", std::to_string(copy));
+  benchmark::AddCustomContext("git_revision", env.git_revision);
+  std::fprintf(stderr, "device: %s, %d SMs, L2 %.0f MiB; device-to-device copy: %.0f GB/s (peak %.0f GB/s)\n",
+               env.device.name.c_str(), env.device.sm_count, double(env.device.l2_bytes) / (1 << 20), copy,
+               env.device.peak_bandwidth_gbs);
+  return copy;
+}
+
+void timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
+                double copy_gbs) {
+  const cudaStream_t stream = nullptr;
+  static l2_flusher flusher(query_device().l2_bytes);
+  event_pair events;
+  double total_s = 0;
+  for (auto _ : state) {
+    flusher.flush(stream);
+    events.start(stream);
+    launch(stream);
+    events.stop(stream);
+    const double s = events.elapsed_ms() * 1e-3;
+    state.SetIterationTime(s);
+    total_s += s;
+  }
+  const double iterations = double(state.iterations());
+  const double gbs = bytes * iterations / total_s / 1e9;
+  state.SetBytesProcessed(int64_t(bytes * iterations));
+  state.counters["GB/s"] = gbs;
+  state.counters["frac_copy"] = gbs / copy_gbs;
+}
+
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time) {
+  return b->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(min_time)
+      ->Repetitions(repetitions)
+      ->ReportAggregatesOnly(true)
+      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+}
+
+void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
+  ConsoleReporter::ReportRuns(runs);
+  if (!runs.empty()) std::cerr << "[" << ++done_ << "/" << total_ << "] " << runs.front().run_name.function_name << std::endl;
+}
+
+int count_selected(const std::vector<std::string>& names) {
+  std::string filter = benchmark::GetBenchmarkFilter();
+  if (filter.empty() || filter == "all") filter = ".";
+  const bool negate = filter.front() == '-';
+  const std::regex re(negate ? filter.substr(1) : filter);
+  return int(std::count_if(names.begin(), names.end(),
+                           [&](const std::string& n) { return std::regex_search(n, re) != negate; }));
+}
+
+}  // namespace cdl::bench

@@ -1,0 +1,44 @@
+// Pieces every benchmark program shares: the GPU check at start, the copy-bandwidth floor and
+// environment in Google Benchmark's context, event-timed iterations, and progress lines.
+#pragma once
+
+#include "common/record.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+
+namespace cdl::bench {
+
+// Exits with a clear message and status 1 when no GPU can be used.
+void require_gpu(const char* program);
+
+// Measures the device-to-device copy bandwidth and records it, with the device, build and
+// revision, in the benchmark context (the JSON output's "context" object). Returns GB/s.
+double publish_environment();
+
+// Runs the benchmark loop: each iteration flushes L2 (untimed), then times `launch` with events
+// and reports that as the iteration's manual time. Sets GB/s and fraction-of-copy counters
+// for `bytes` moved per launch.
+void timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
+                double copy_gbs);
+
+// Standard settings for a GPU benchmark: manual (event) time, microseconds, repetitions with
+// median and spread reported, and the min/max across repetitions.
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time);
+
+// The console reporter, plus a "[done/total] name" line on stderr per finished benchmark.
+class progress_reporter : public benchmark::ConsoleReporter {
+ public:
+  explicit progress_reporter(int total) : total_(total) {}
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
+  int total_, done_ = 0;
+};
+
+// Counts the registered names that the --benchmark_filter regex selects.
+int count_selected(const std::vector<std::string>& names);
+
+}  // namespace cdl::bench

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine: build, GPU tests, SASS facts, benchmarks, short table last.
+# Full logs and results go under $OUT (or ./device_out when OUT is unset).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-device_out}
+mkdir -p "$OUT"
+export PATH="$PATH:/usr/local/cuda/bin"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+
+{ cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$OUT/build.log" 2>&1 \
+  || { tail -40 "$OUT/build.log"; exit 1; }
+echo "build ok"
+
+ctest --preset release -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
+echo "ctest rc=$?"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
+
+# Machine-code facts the strategy headers state.
+lib=build/release/strategies/libcdl_strategies.a
+{ for f in 00_inline 01_template_functor 04_function_pointer; do
+    echo "== $f"; cuobjdump -res-usage build/release/strategies/CMakeFiles/cdl_strategies.dir/$f.cu.o 2>&1 | grep -A1 "float" | head -12
+    echo "-- CALL instructions: $(cuobjdump -sass build/release/strategies/CMakeFiles/cdl_strategies.dir/$f.cu.o | grep -c 'CALL')"
+  done
+  cuobjdump -sass build/release/strategies/CMakeFiles/cdl_strategies.dir/04_function_pointer.cu.o | grep -m5 -E "CALL|RET"
+} > "$OUT/sass.txt" 2>&1
+grep -E "^==|CALL instructions" "$OUT/sass.txt"
+
+mode=${1:-}
+./build/release/bench/cdl_bench_map $mode --benchmark_out="$OUT/map.json" --benchmark_out_format=json \
+  > "$OUT/bench.log" 2> "$OUT/bench.err"
+echo "bench rc=$?"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
+/usr/bin/env python3 reports/summary.py "$OUT/map.json"
