@@ -68,8 +68,7 @@ def main(path):
         print(f"{entry:40s} {row['real_time']:10.1f} {cv:6.3f} {row['GB/s']:8.0f} {row['frac_copy']:8.3f}")
 
     print("\ndispatch penalty: time / 01_template_functor time (same form, op, n, k)")
-    ks = sorted({k for (op, typ, n, k) in by_problem if k > 1 or n != n_max})
-    print(f"{'op':12s} {'k':>4s}  " + "  ".join(f"{e:>30s}" for e in
+    print(f"{'op':12s} {'n':>10s} {'k':>4s}  " + "  ".join(f"{e:>18s}" for e in
           ["04.symbol/scalar", "04.symbol/vec", "04.table/vec", "00_inline/vec"]))
     for (op, typ, n, k), entries in sorted(by_problem.items()):
         if n == n_max or typ != "f32":
@@ -77,8 +76,8 @@ def main(path):
         def ratio(e, form):
             base = entries.get(f"01_template_functor/{form}")
             row = entries.get(e)
-            return f"{row['real_time'] / base['real_time']:30.2f}" if base and row else f"{'-':>30s}"
-        print(f"{op:12s} {k:4d}  " + "  ".join([
+            return f"{row['real_time'] / base['real_time']:18.2f}" if base and row else f"{'-':>18s}"
+        print(f"{op:12s} {n:10d} {k:4d}  " + "  ".join([
             ratio("04_function_pointer.symbol/scalar", "scalar"), ratio("04_function_pointer.symbol/vec", "vec"),
             ratio("04_function_pointer.table/vec", "vec"), ratio("00_inline/vec", "vec")]))
     if errors:
