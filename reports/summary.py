@@ -61,11 +61,11 @@ def main(path):
 
     n_max = max(n for (op, typ, n, k) in by_problem if typ == "f32" and k == 1)
     print(f"\nmap quadratic f32, n = {n_max} (2^{n_max.bit_length() - 1}), k = 1")
-    print(f"{'strategy':40s} {'median us':>10s} {'cv':>6s} {'GB/s':>8s} {'of copy':>8s}")
+    print(f"{'strategy':40s} {'median us':>10s} {'cv %':>6s} {'GB/s':>8s} {'of copy':>8s}")
     for entry, row in sorted(by_problem[("quadratic", "f32", n_max, 1)].items()):
         cv = next((b["real_time"] for b in doc["benchmarks"]
                    if b["run_name"] == row["run_name"] and b.get("aggregate_name") == "cv"), float("nan"))
-        print(f"{entry:40s} {row['real_time']:10.1f} {cv:6.3f} {row['GB/s']:8.0f} {row['frac_copy']:8.3f}")
+        print(f"{entry:40s} {row['real_time']:10.1f} {100 * cv:6.2f} {row['GB/s']:8.0f} {row['frac_copy']:8.3f}")
 
     print("\ndispatch penalty: time / 01_template_functor time (same form, op, n, k)")
     print(f"{'op':12s} {'n':>10s} {'k':>4s}  " + "  ".join(f"{e:>18s}" for e in

@@ -16,15 +16,19 @@ echo "build ok"
 ctest --preset release -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
 echo "ctest rc=$?"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
 
-# Machine-code facts the strategy headers state.
-lib=build/release/strategies/libcdl_strategies.a
-{ for f in 00_inline 01_template_functor 04_function_pointer; do
-    echo "== $f"; cuobjdump -res-usage build/release/strategies/CMakeFiles/cdl_strategies.dir/$f.cu.o 2>&1 | grep -A1 "float" | head -12
-    echo "-- CALL instructions: $(cuobjdump -sass build/release/strategies/CMakeFiles/cdl_strategies.dir/$f.cu.o | grep -c 'CALL')"
+# Machine-code facts the strategy headers state: calls through a register (indirect) and the
+# stack frame of one float kernel per strategy. Direct CALLs (to sinf/cosf's slow-path
+# argument reduction) are not dispatch and are not counted.
+objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
+{ for f in 00_inline:inline_quadratic_vecIf 01_template_functor:map_vec_kernelIfN3cdl3ops9quadratic \
+           04_function_pointer:map_vec_kernelIfN3cdl12_GLOBAL__N_115pointer_invoker; do
+    o=$objs/${f%%:*}.cu.o
+    echo "== ${f%%:*}: indirect calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* R[0-9]+'), direct calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* 0x')"
+    cuobjdump -res-usage $o 2>&1 | grep -A1 "${f##*:}" | grep -m1 -o "REG:[0-9]* STACK:[0-9]*"
   done
-  cuobjdump -sass build/release/strategies/CMakeFiles/cdl_strategies.dir/04_function_pointer.cu.o | grep -m5 -E "CALL|RET"
+  cuobjdump -sass $objs/04_function_pointer.cu.o | grep -m3 -E "CALL.* R[0-9]+"
 } > "$OUT/sass.txt" 2>&1
-grep -E "^==|CALL instructions" "$OUT/sass.txt"
+cat "$OUT/sass.txt"
 
 mode=${1:-}
 ./build/release/bench/cdl_bench_map $mode --benchmark_out="$OUT/map.json" --benchmark_out_format=json \
