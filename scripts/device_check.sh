@@ -11,10 +11,10 @@ cat "$OUT/gpu.txt"
 
 { cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$OUT/build.log" 2>&1 \
   || { tail -40 "$OUT/build.log"; exit 1; }
-echo "build ok"
+echo "build ok (${SECONDS}s)"
 
 ctest --preset release -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
-echo "ctest rc=$?"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
+echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
 
 # Machine-code facts the strategy headers state: calls through a register (indirect) and the
 # stack frame of one float kernel per strategy. Direct CALLs (to sinf/cosf's slow-path
@@ -30,8 +30,15 @@ objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
 } > "$OUT/sass.txt" 2>&1
 cat "$OUT/sass.txt"
 
+# The demo, and the faults a user meets first: a size that cannot fit, no visible GPU.
+./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > "$OUT/run.txt" 2>&1
+echo "cdl_run rc=$?"; cat "$OUT/run.txt"
+./build/release/bench/cdl_run --strategy 00_inline/vec --n 2^40; echo "oversize rc=$?"
+CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench_map; echo "no-gpu bench rc=$?"
+
 mode=${1:-}
+start=$SECONDS
 ./build/release/bench/cdl_bench_map $mode --benchmark_out="$OUT/map.json" --benchmark_out_format=json \
   > "$OUT/bench.log" 2> "$OUT/bench.err"
-echo "bench rc=$?"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
+echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
 /usr/bin/env python3 reports/summary.py "$OUT/map.json"
