@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-device_out}
 mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
-cat "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > /tmp/gpu.txt 2>&1
+cat /tmp/gpu.txt
 
 { cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$OUT/build.log" 2>&1 \
   || { tail -40 "$OUT/build.log"; exit 1; }
@@ -31,8 +31,8 @@ objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
 cat "$OUT/sass.txt"
 
 # The demo, and the faults a user meets first: a size that cannot fit, no visible GPU.
-./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > "$OUT/run.txt" 2>&1
-echo "cdl_run rc=$?"; cat "$OUT/run.txt"
+./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
+echo "cdl_run rc=$?"; cat /tmp/run.txt
 ./build/release/bench/cdl_run --strategy 00_inline/vec --n 2^40; echo "oversize rc=$?"
 CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench_map; echo "no-gpu bench rc=$?"
 
