@@ -20,11 +20,11 @@ echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$
 # stack frame of one float kernel per strategy. Direct CALLs (to sinf/cosf's slow-path
 # argument reduction) are not dispatch and are not counted.
 objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
-{ for f in 00_inline:inline_quadratic_vecIf 01_template_functor:map_vec_kernelIfN3cdl3ops9quadratic \
-           04_function_pointer:map_vec_kernelIfN3cdl12_GLOBAL__N_115pointer_invoker; do
+{ for f in "00_inline:inline_quadratic_vecIf" "01_template_functor:map_vec_kernelIf.*quadratic" \
+           "04_function_pointer:map_vec_kernelIf.*pointer_invoker" "04_function_pointer:as_device_function.*quadratic.*f"; do
     o=$objs/${f%%:*}.cu.o
     echo "== ${f%%:*}: indirect calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* R[0-9]+'), direct calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* 0x')"
-    cuobjdump -res-usage $o 2>&1 | grep -A1 "${f##*:}" | grep -m1 -o "REG:[0-9]* STACK:[0-9]*"
+    echo "   ${f##*:}: $(cuobjdump -res-usage $o 2>&1 | grep -A1 -E "${f##*:}" | grep -m1 -o "REG:[0-9]* STACK:[0-9]*")"
   done
   cuobjdump -sass $objs/04_function_pointer.cu.o | grep -m3 -E "CALL.* R[0-9]+"
 } > "$OUT/sass.txt" 2>&1

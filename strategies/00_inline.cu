@@ -8,9 +8,10 @@
 //          them from CDL_MAP_OPS, so each op is still defined once, in common/ops.cuh).
 // Use it   when there is one function, known when you write the kernel.
 // See it.  `cuobjdump -sass -fun '<mangled name>' build/release/strategies/libcdl_strategies.a`
-//          shows the op's arithmetic (FFMA/FMUL, the sinf/expf polynomial) inline in the loop,
-//          no CALL. Strategy 01's kernels compile to the same instructions: the abstraction
-//          of a functor costs nothing.
+//          shows the op's arithmetic (FFMA/FMUL, the sinf/expf polynomial) inline in the loop
+//          and no call through a register (the only CALLs are direct ones to the math
+//          library's out-of-line slow path for large sin/cos arguments). Strategy 01's kernels
+//          compile to the same instructions: the abstraction of a functor costs nothing.
 //
 // The loop around the op (bounds, 16-byte vector loads, the k evaluations) is the shared
 // skeleton's body in common/skeletons/map.cuh, so the only thing that differs from the
