@@ -8,7 +8,7 @@
 // with L2 flushed before every iteration.
 #include "bench_common.hpp"
 
-#include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 
@@ -97,16 +97,15 @@ void register_copy(std::size_t n, std::size_t elem_bytes, const sweep& s, double
   names.push_back(name);
   configure(benchmark::RegisterBenchmark(name.c_str(),
                                          [n, elem_bytes, copy_gbs](benchmark::State& state) {
-                                           const std::size_t bytes = n * elem_bytes;
-                                           device_buffer<std::byte> src(bytes), dst(bytes);
-                                           CDL_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
+                                           const copy_fixture copy(n * elem_bytes);
+                                           copy.launch(nullptr);
+                                           if (!copy.verify()) {
+                                             state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
+                                             return;
+                                           }
                                            timed_loop(
-                                               state,
-                                               [&](cudaStream_t st) {
-                                                 CDL_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes,
-                                                                                cudaMemcpyDeviceToDevice, st));
-                                               },
-                                               2.0 * double(bytes), copy_gbs);
+                                               state, [&](cudaStream_t st) { copy.launch(st); },
+                                               2.0 * double(copy.bytes()), copy_gbs);
                                            state.counters["n"] = double(n);
                                          }),
             s.repetitions, s.min_time);

@@ -5,6 +5,7 @@
 #include "timing.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace cdl {
 
@@ -54,15 +55,36 @@ std::size_t default_copy_bytes() {
   return std::min(want, free_bytes / 4);
 }
 
+namespace {
+std::uint32_t pattern(std::size_t i) { return std::uint32_t(i * 2654435761u) ^ 0x5bd1e995u; }
+}  // namespace
+
+copy_fixture::copy_fixture(std::size_t bytes) : bytes_(bytes / 4 * 4), src_(bytes / 4), dst_(bytes / 4) {
+  std::vector<std::uint32_t> h(src_.size());
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = pattern(i);
+  src_.copy_from(h);
+  CDL_CUDA_CHECK(cudaMemset(dst_.data(), 0, dst_.bytes()));
+}
+
+void copy_fixture::launch(cudaStream_t stream) const {
+  CDL_CUDA_CHECK(cudaMemcpyAsync(const_cast<std::uint32_t*>(dst_.data()), src_.data(), bytes_,
+                                 cudaMemcpyDeviceToDevice, stream));
+}
+
+bool copy_fixture::verify() const {
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint32_t> h = dst_.to_host();
+  for (std::size_t i = 0; i < h.size(); ++i)
+    if (h[i] != pattern(i)) return false;
+  return true;
+}
+
 double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
-  device_buffer<std::byte> src(bytes), dst(bytes);
-  CDL_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
-  const timing_stats t = time_launches(
-      [&](cudaStream_t s) {
-        CDL_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
-      },
-      timing_options{.warmup = 3, .repetitions = repetitions, .flush_l2 = false});
-  return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+  const copy_fixture copy(bytes);
+  const timing_stats t = time_launches([&](cudaStream_t s) { copy.launch(s); },
+                                       timing_options{.warmup = 3, .repetitions = repetitions, .flush_l2 = false});
+  if (!copy.verify()) throw error("device-to-device copy produced wrong data: the copy floor cannot be trusted");
+  return 2.0 * double(copy.bytes()) / (t.median_ms * 1e-3) / 1e9;
 }
 
 }  // namespace cdl

@@ -2,7 +2,10 @@
 // the device-to-device copy bandwidth measured in the same process.
 #pragma once
 
+#include "device_buffer.hpp"
+
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace cdl {
@@ -26,8 +29,23 @@ bool gpu_available(std::string* why = nullptr);
 // The device's properties (cached per process). Throws cdl::cuda_error without a GPU.
 const device_info& query_device();
 
+// The floor itself: a device-to-device cudaMemcpy of `bytes`, from a buffer holding a seeded
+// pattern. `verify` checks the destination against the pattern, so the floor is validated
+// like every other result before it is trusted.
+class copy_fixture {
+ public:
+  explicit copy_fixture(std::size_t bytes);
+  void launch(cudaStream_t stream) const;
+  bool verify() const;  // downloads the destination; true when it equals the source pattern
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  device_buffer<std::uint32_t> src_, dst_;
+};
+
 // Device-to-device cudaMemcpy bandwidth in GB/s (1e9 bytes/s), counting bytes read plus
-// bytes written, median of `repetitions` copies of `bytes` each.
+// bytes written, median of `repetitions` copies of `bytes` each. Throws if the copy is wrong.
 double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions = 20);
 
 // A copy size that is well past L2 and that the device can hold: max(1 GiB, 8 x L2), capped
