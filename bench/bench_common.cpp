@@ -70,8 +70,8 @@ void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
 }
 
 int count_selected(const std::vector<std::string>& names) {
-  std::string filter = benchmark::GetBenchmarkFilter();
-  if (filter.empty() || filter == "all") filter = ".";
+  const std::string flag = benchmark::GetBenchmarkFilter();
+  const std::string filter = flag.empty() || flag == "all" ? std::string(".") : flag;
   const bool negate = filter.front() == '-';
   const std::regex re(negate ? filter.substr(1) : filter);
   return int(std::count_if(names.begin(), names.end(),
