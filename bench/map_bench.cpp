@@ -74,7 +74,7 @@ void register_map(const map_entry& entry, const map_problem& p, const sweep& s, 
                                            static std::map<std::string, validation_result> checked;
                                            const std::string key = entry.name() + problem_name(p);
                                            const map_fixture& f = fixture_for(p);
-                                           if (!checked.count(key)) checked[key] = f.run_and_validate(entry);
+                                           if (!checked.count(key)) checked[key] = f.run_and_validate(entry.launch, entry.form);
                                            const validation_result& v = checked[key];
                                            if (!v.passed) {
                                              state.SkipWithError(("validation failed: " + v.summary()).c_str());

@@ -110,7 +110,7 @@ int run(const options& o) {
     r.workload = "map";
     r.problem = {{"op", info(o.problem.op).name}, {"type", to_string(o.problem.type)}, {"n", o.problem.n},
                  {"k", o.problem.k}, {"seed", o.seed}};
-    r.validation = fixture.run_and_validate(*e);
+    r.validation = fixture.run_and_validate(e->launch, e->form);
     r.env = env;
     if (r.validation.passed) {
       r.timing = time_launches([&](cudaStream_t s) { fixture.launch(e->launch, e->form, s); },

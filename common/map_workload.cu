@@ -1,9 +1,11 @@
 #include "map_workload.hpp"
 
+#include "fixture.hpp"
 #include "inputs.hpp"
 #include "parallel.hpp"
-#include "registry.hpp"
 #include "skeletons/map.cuh"
+
+#include <algorithm>
 
 #include <cmath>
 #include <limits>
@@ -58,33 +60,11 @@ void map_fixture::launch(map_launch_fn launch, map_form form, cudaStream_t strea
 }
 
 validation_result map_fixture::run_and_validate(map_launch_fn fn, map_form form, cudaStream_t stream) const {
-  CDL_CUDA_CHECK(cudaMemsetAsync(const_cast<std::byte*>(y_.data()), poison_byte, y_.bytes(), stream));
+  poison(const_cast<std::byte*>(y_.data()), y_.bytes(), stream);
   launch(fn, form, stream);
-  CDL_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return visit_dtype(problem_.type, [&](auto t) {
-    using T = decltype(t);
-    std::vector<T> y(problem_.n);
-    CDL_CUDA_CHECK(cudaMemcpy(y.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost));
-    return validate<T>(y, reference_, map_tolerance(problem_));
-  });
+  return download_and_validate(y_.data(), problem_.type, problem_.n, reference_, map_tolerance(problem_), stream);
 }
 
-validation_result map_fixture::run_and_validate(const map_entry& entry, cudaStream_t stream) const {
-  return run_and_validate(entry.launch, entry.form, stream);
-}
 
-namespace skeleton {
-map_geometry map_launch_geometry(map_form wanted, const void* x, const void* y, std::size_t n,
-                                 std::size_t elem_bytes) {
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const bool vec = wanted == map_form::vec && aligned(x) && aligned(y);
-  const std::size_t per_block =
-      vec ? std::size_t(map_block) * map_vecs_per_thread * (16 / elem_bytes) : std::size_t(map_block);
-  const std::size_t grid = std::max<std::size_t>(1, (n + per_block - 1) / per_block);
-  if (grid > std::size_t(std::numeric_limits<int>::max()))
-    throw error("map: n = " + std::to_string(n) + " needs more blocks than a launch allows");
-  return {vec ? map_form::vec : map_form::scalar, unsigned(grid)};
-}
-}  // namespace skeleton
 
 }  // namespace cdl

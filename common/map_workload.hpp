@@ -48,8 +48,6 @@ const T* input(const map_launch& a) { return static_cast<const T*>(a.x); }
 template <class T>
 T* output(const map_launch& a) { return static_cast<T*>(a.y); }
 
-struct map_entry;  // registry.hpp
-
 // float64 reference of map_apply for inputs of type T (arguments rounded as the device does).
 template <class T>
 std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);
@@ -68,7 +66,6 @@ class map_fixture {
   void launch(map_launch_fn launch, map_form form, cudaStream_t stream) const;
   // Poisons the output, launches, synchronises and compares every element.
   validation_result run_and_validate(map_launch_fn launch, map_form form, cudaStream_t stream = nullptr) const;
-  validation_result run_and_validate(const map_entry& entry, cudaStream_t stream = nullptr) const;
 
  private:
   map_problem problem_;

@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #endif
 
 // name, worst-case error of one evaluation in units of the type's epsilon, expression.
@@ -43,6 +44,12 @@
 #define CDL_ZIP_OPS(X)  \
   X(add, 1, x + y)      \
   X(multiply, 1, x * y)
+
+// Point ops: name, ulps, new x, new y (in terms of the point's x and y).
+#define CDL_POINT_OPS(X)                        \
+  X(scale_shift, 1, T(2) * x, y + T(1))         \
+  X(rotate90, 0, -y, x)                         \
+  X(shear, 1, x + T(0.5) * y, y)
 
 namespace cdl {
 namespace ops {
@@ -84,22 +91,90 @@ CDL_ZIP_OPS(CDL_DEFINE_BINARY)
 
 }  // namespace ops
 
-#define CDL_OP_ENUMERATOR(name, ulps, expr) name,
+// The element of the points workload (array-of-structs layout: x and y side by side).
+template <class T>
+struct point {
+  T x, y;
+};
+
+namespace ops {
+#define CDL_DEFINE_POINT(name, ulps, new_x, new_y)      \
+  struct name {                                         \
+    template <class T>                                  \
+    CDL_HD point<T> operator()(point<T> p) const {      \
+      const T x = p.x, y = p.y;                         \
+      return {new_x, new_y};                            \
+    }                                                   \
+  };
+CDL_POINT_OPS(CDL_DEFINE_POINT)
+#undef CDL_DEFINE_POINT
+
+}  // namespace ops
+
+#define CDL_OP_ENUMERATOR(name, ...) name,
 enum class map_op : int { CDL_MAP_OPS(CDL_OP_ENUMERATOR) };
 enum class zip_op : int { CDL_ZIP_OPS(CDL_OP_ENUMERATOR) };
+enum class point_op : int { CDL_POINT_OPS(CDL_OP_ENUMERATOR) };
 #undef CDL_OP_ENUMERATOR
+
+// Each family as a compile-time list of functor types, in op-id order. Strategies that are
+// generic over a family (switch, function-pointer tables, virtual objects) iterate these.
+template <class... Ops>
+struct op_list {
+  static constexpr int size = sizeof...(Ops);
+};
+template <int I, class List>
+struct op_at;
+template <int I, class First, class... Rest>
+struct op_at<I, op_list<First, Rest...>> : op_at<I - 1, op_list<Rest...>> {};
+template <class First, class... Rest>
+struct op_at<0, op_list<First, Rest...>> {
+  using type = First;
+};
+template <int I, class List>
+using op_at_t = typename op_at<I, List>::type;
+
+template <class Leading, class... Ops>  // drops the `void` that starts a list written by X-macro
+using op_list_from = op_list<Ops...>;
+#define CDL_OP_TYPE(name, ...) , ops::name
+using map_ops = op_list_from<void CDL_MAP_OPS(CDL_OP_TYPE)>;
+using zip_ops = op_list_from<void CDL_ZIP_OPS(CDL_OP_TYPE)>;
+using point_ops = op_list_from<void CDL_POINT_OPS(CDL_OP_TYPE)>;
+#undef CDL_OP_TYPE
+
+// The bridge from a run-time op id to a compile-time functor: calls f(Op{}) for the id-th op of
+// List through a literal switch (up to 32 ops). On the host it is how templates are chosen at
+// run time; on the device it is the switch-dispatch strategy itself. An id out of range
+// returns f applied to the first op on the device (callers validate ids on the host).
+#define CDL_VISIT_CASE(i)                           \
+  case i:                                           \
+    if constexpr (i < List::size) return f(op_at_t<i, List>{}); \
+    break;
+template <class List, class F>
+CDL_HD inline decltype(auto) visit(int id, F&& f) {
+  switch (id) {
+    CDL_VISIT_CASE(0) CDL_VISIT_CASE(1) CDL_VISIT_CASE(2) CDL_VISIT_CASE(3) CDL_VISIT_CASE(4)
+    CDL_VISIT_CASE(5) CDL_VISIT_CASE(6) CDL_VISIT_CASE(7) CDL_VISIT_CASE(8) CDL_VISIT_CASE(9)
+    CDL_VISIT_CASE(10) CDL_VISIT_CASE(11) CDL_VISIT_CASE(12) CDL_VISIT_CASE(13) CDL_VISIT_CASE(14)
+    CDL_VISIT_CASE(15) CDL_VISIT_CASE(16) CDL_VISIT_CASE(17) CDL_VISIT_CASE(18) CDL_VISIT_CASE(19)
+    CDL_VISIT_CASE(20) CDL_VISIT_CASE(21) CDL_VISIT_CASE(22) CDL_VISIT_CASE(23) CDL_VISIT_CASE(24)
+    CDL_VISIT_CASE(25) CDL_VISIT_CASE(26) CDL_VISIT_CASE(27) CDL_VISIT_CASE(28) CDL_VISIT_CASE(29)
+    CDL_VISIT_CASE(30) CDL_VISIT_CASE(31)
+    default:
+      break;
+  }
+  static_assert(List::size <= 32, "visit handles up to 32 ops");
+  return f(op_at_t<0, List>{});
+}
+#undef CDL_VISIT_CASE
 
 #if defined(__CUDACC__)
 // A real, addressable __device__ function for each (op, T). Taking its address forces the
 // compiler to emit it out of line with the calling convention, which is the point of the
 // function-pointer strategies; called directly it inlines like the functor.
-template <class Op, class T>
-__device__ T as_device_function(T x) {
-  return Op{}(x);
-}
-template <class Op, class T>
-__device__ T as_device_function(T x, T y) {
-  return Op{}(x, y);
+template <class Op, class R, class... A>
+__device__ R as_device_function([[maybe_unused]] A... a) {
+  return Op{}(a...);
 }
 #endif
 
@@ -111,13 +186,15 @@ struct op_info {
   std::string_view source;  // the expression exactly as written above
 };
 
-#define CDL_OP_INFO(name, ulps, expr) op_info{#name, ulps, #expr},
+#define CDL_OP_INFO(name, ulps, ...) op_info{#name, ulps, #__VA_ARGS__},
 inline constexpr std::array map_op_catalogue{CDL_MAP_OPS(CDL_OP_INFO)};
 inline constexpr std::array zip_op_catalogue{CDL_ZIP_OPS(CDL_OP_INFO)};
+inline constexpr std::array point_op_catalogue{CDL_POINT_OPS(CDL_OP_INFO)};
 #undef CDL_OP_INFO
 
 inline const op_info& info(map_op op) { return map_op_catalogue.at(static_cast<std::size_t>(op)); }
 inline const op_info& info(zip_op op) { return zip_op_catalogue.at(static_cast<std::size_t>(op)); }
+inline const op_info& info(point_op op) { return point_op_catalogue.at(static_cast<std::size_t>(op)); }
 
 // Parses an op name; throws cdl-style std::invalid_argument listing the valid names.
 template <class Op, std::size_t N>
@@ -132,30 +209,25 @@ Op parse_op(std::string_view text, const std::array<op_info, N>& catalogue, cons
 }
 inline map_op parse_map_op(std::string_view text) { return parse_op<map_op>(text, map_op_catalogue, "map"); }
 inline zip_op parse_zip_op(std::string_view text) { return parse_op<zip_op>(text, zip_op_catalogue, "zip"); }
+inline point_op parse_point_op(std::string_view text) {
+  return parse_op<point_op>(text, point_op_catalogue, "point");
+}
 
-// The bridge from a run-time op id to a compile-time functor type: calls f(ops::name{}) for
-// the op named by `op`. Each case is a separate instantiation of whatever f does with it,
-// which is exactly the template strategy's trade: speed bought with one kernel per op.
-template <class F>
-decltype(auto) visit_op(map_op op, F&& f) {
-  using id = map_op;
-  switch (op) {
-#define CDL_OP_CASE(name, ulps, expr) \
-  case id::name:                      \
-    return f(ops::name{});
-    CDL_MAP_OPS(CDL_OP_CASE)
-  }
-  throw std::invalid_argument("invalid map op id " + std::to_string(static_cast<int>(op)));
+// Host-side selection of a functor type from an op id, validated: each case is a separate
+// instantiation of whatever f does with the op, which is exactly the template strategy's
+// trade: speed bought with one kernel per op.
+template <class List, class Id, class F>
+decltype(auto) visit_checked(Id op, F&& f) {
+  const int id = static_cast<int>(op);
+  if (id < 0 || id >= List::size) throw std::invalid_argument("invalid op id " + std::to_string(id));
+  return visit<List>(id, std::forward<F>(f));
 }
 template <class F>
-decltype(auto) visit_op(zip_op op, F&& f) {
-  using id = zip_op;
-  switch (op) {
-    CDL_ZIP_OPS(CDL_OP_CASE)
-#undef CDL_OP_CASE
-  }
-  throw std::invalid_argument("invalid zip op id " + std::to_string(static_cast<int>(op)));
-}
+decltype(auto) visit_op(map_op op, F&& f) { return visit_checked<map_ops>(op, std::forward<F>(f)); }
+template <class F>
+decltype(auto) visit_op(zip_op op, F&& f) { return visit_checked<zip_ops>(op, std::forward<F>(f)); }
+template <class F>
+decltype(auto) visit_op(point_op op, F&& f) { return visit_checked<point_ops>(op, std::forward<F>(f)); }
 #endif
 
 }  // namespace cdl

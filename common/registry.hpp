@@ -5,6 +5,8 @@
 #pragma once
 
 #include "map_workload.hpp"
+#include "points_workload.hpp"
+#include "zip_workload.hpp"
 
 #include <string>
 #include <string_view>
@@ -12,32 +14,50 @@
 
 namespace cdl {
 
-struct map_entry {
-  std::string strategy;  // file stem in strategies/, e.g. "04_function_pointer"
-  std::string variant;   // mechanism within the strategy ("symbol", "table"); empty if one
-  map_form form;
-  map_launch_fn launch;
+// One implementation of one workload: a strategy (file stem in strategies/), an optional
+// variant of its mechanism, the kernel form or data layout, and the launch function.
+template <class Launch, class Form>
+struct registry_entry {
+  std::string strategy;  // e.g. "04_function_pointer"
+  std::string variant;   // e.g. "symbol", "table"; empty if the strategy has one mechanism
+  Form form;
+  void (*launch)(const Launch&);
 
   // "04_function_pointer.table/vec": unique, stable, used in test and benchmark names.
-  std::string name() const;
+  std::string name() const {
+    return strategy + (variant.empty() ? "" : "." + variant) + "/" + std::string(to_string(form));
+  }
 };
+
+using map_entry = registry_entry<map_launch, map_form>;
+using zip_entry = registry_entry<zip_launch, map_form>;
+using points_entry = registry_entry<points_launch, layout>;
 
 struct registry {
   std::vector<map_entry> map;
-};
+  std::vector<zip_entry> zip;
+  std::vector<points_entry> points;
 
-// Adds one entry per kernel form (scalar, vec) for a strategy's launch function.
-void add_map_entries(registry& r, std::string strategy, std::string variant, map_launch_fn launch);
+  // Each strategy adds its launch functions through these: one entry per kernel form or layout.
+  void add_map(std::string strategy, std::string variant, map_launch_fn launch);
+  void add_zip(std::string strategy, std::string variant, zip_launch_fn launch);
+  void add_points(std::string strategy, std::string variant, points_launch_fn launch);
+};
 
 // Built on first use from the strategy list in strategies/registry.cpp.
 const registry& get_registry();
 
-// Throws cdl::error naming the valid entries when `name` is not one.
-const map_entry& find_map_entry(std::string_view name);
+// Finds an entry by name(); throws cdl::error listing the registered names when there is none.
+template <class Entry>
+const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name, std::string_view workload);
+inline const map_entry& find_map_entry(std::string_view name) { return find_entry(get_registry().map, name, "map"); }
 
 // Each strategy registers its entries through one of these, called in reading order.
 void register_00_inline(registry&);
 void register_01_template_functor(registry&);
+void register_02_device_lambda(registry&);
+void register_03_switch(registry&);
 void register_04_function_pointer(registry&);
+void register_05_virtual(registry&);
 
 }  // namespace cdl

@@ -18,53 +18,133 @@
 // other strategies is how the op reaches the loop.
 #include "common/registry.hpp"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/points.cuh"
+#include "common/skeletons/zip.cuh"
 
 namespace cdl {
 namespace {
 
-// For each op: a scalar-form and a vec-form kernel with the expression in a local lambda.
-// `using namespace ops` makes sin/cos/exp resolve to the catalogue's float-preserving math.
-#define CDL_INLINE_MAP_KERNELS(name, ulps, expr)                                                      \
-  template <class T>                                                                                  \
-  __global__ void __launch_bounds__(skeleton::map_block)                                              \
-      inline_##name##_scalar(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {    \
-    using namespace ops;                                                                              \
-    skeleton::map_scalar_body(xs, ys, n, k, [](T x) { return expr; });                                \
-  }                                                                                                   \
-  template <class T>                                                                                  \
-  __global__ void __launch_bounds__(skeleton::map_block)                                              \
-      inline_##name##_vec(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {       \
-    using namespace ops;                                                                              \
-    skeleton::map_vec_body(xs, ys, n, k, [](T x) { return expr; });                                   \
+using skeleton::elementwise_block;
+
+// For each op, kernels with the expression in a local lambda: one per form (map, zip) or data
+// layout (points). `using namespace ops` makes sin/cos/exp resolve to the catalogue's
+// float-preserving math. The CDL_*_OPS lists write them, so each op is still defined once.
+#define CDL_INLINE_MAP_KERNELS(name, ulps, expr)                                                           \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block)                                                     \
+      map_##name##_scalar(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {            \
+    using namespace ops;                                                                                   \
+    skeleton::map_scalar_body(xs, ys, n, k, [](T x) { return expr; });                                     \
+  }                                                                                                        \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block)                                                     \
+      map_##name##_vec(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {               \
+    using namespace ops;                                                                                   \
+    skeleton::map_vec_body(xs, ys, n, k, [](T x) { return expr; });                                        \
+  }
+#define CDL_INLINE_ZIP_KERNELS(name, ulps, expr)                                                           \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block)                                                     \
+      zip_##name##_scalar(const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
+    skeleton::elementwise_scalar(zs, n, [](T x, T y) { return expr; }, xs, ys);                           \
+  }                                                                                                        \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block)                                                     \
+      zip_##name##_vec(const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
+    skeleton::elementwise_vec(zs, n, [](T x, T y) { return expr; }, xs, ys);                              \
+  }
+#define CDL_INLINE_POINT_KERNELS(name, ulps, new_x, new_y)                                                 \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block)                                                     \
+      points_##name##_aos(const point<T>* __restrict__ in, point<T>* __restrict__ out, std::size_t n) {    \
+    skeleton::elementwise_scalar(                                                                          \
+        out, n, [](point<T> p) { const T x = p.x, y = p.y; return point<T>{new_x, new_y}; }, in);         \
+  }                                                                                                        \
+  template <class T>                                                                                       \
+  __global__ void __launch_bounds__(elementwise_block) points_##name##_soa(                                \
+      const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ ox, T* __restrict__ oy, std::size_t n) { \
+    skeleton::points_soa_body(                                                                             \
+        xs, ys, ox, oy, n, [](point<T> p) { const T x = p.x, y = p.y; return point<T>{new_x, new_y}; });   \
   }
 CDL_MAP_OPS(CDL_INLINE_MAP_KERNELS)
+CDL_ZIP_OPS(CDL_INLINE_ZIP_KERNELS)
+CDL_POINT_OPS(CDL_INLINE_POINT_KERNELS)
 #undef CDL_INLINE_MAP_KERNELS
+#undef CDL_INLINE_ZIP_KERNELS
+#undef CDL_INLINE_POINT_KERNELS
 
-template <class T>
-void launch_typed(const map_launch& a) {
-  const T* x = input<T>(a);
-  T* y = output<T>(a);
-  const auto g = skeleton::map_launch_geometry(a.form, x, y, a.n, sizeof(T));
-  const bool vec = g.form == map_form::vec;
-  switch (a.op) {
-#define CDL_INLINE_CASE(name, ulps, expr)                                                          \
-  case map_op::name:                                                                               \
-    (vec ? inline_##name##_vec<T> : inline_##name##_scalar<T>)<<<g.grid, skeleton::map_block, 0, \
-                                                                 a.stream>>>(x, y, a.n, a.k);      \
+// Host side: pick the kernel for the op id and form. A switch per workload, written by the
+// same X-macro lists.
+void launch_map(const map_launch& a) {
+  if (a.n == 0) return;
+  visit_dtype(a.type, [&](auto t) {
+    using T = decltype(t);
+    const T* x = static_cast<const T*>(a.x);
+    T* y = static_cast<T*>(a.y);
+    const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y});
+    const bool vec = g.form == map_form::vec;
+    switch (a.op) {
+#define CDL_CASE(name, ...)                                                                                       \
+  case map_op::name:                                                                                              \
+    (vec ? map_##name##_vec<T> : map_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>(x, y, a.n, a.k); \
     break;
-    CDL_MAP_OPS(CDL_INLINE_CASE)
-#undef CDL_INLINE_CASE
-  }
-  CDL_CHECK_LAUNCH();
+      CDL_MAP_OPS(CDL_CASE)
+#undef CDL_CASE
+    }
+    CDL_CHECK_LAUNCH();
+  });
 }
 
-void launch(const map_launch& a) {
+void launch_zip(const zip_launch& a) {
   if (a.n == 0) return;
-  visit_dtype(a.type, [&](auto t) { launch_typed<decltype(t)>(a); });
+  visit_dtype(a.type, [&](auto t) {
+    using T = decltype(t);
+    const T *x = static_cast<const T*>(a.x), *y = static_cast<const T*>(a.y);
+    T* z = static_cast<T*>(a.z);
+    const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y, z});
+    const bool vec = g.form == map_form::vec;
+    switch (a.op) {
+#define CDL_CASE(name, ...)                                                                                       \
+  case zip_op::name:                                                                                              \
+    (vec ? zip_##name##_vec<T> : zip_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>(x, y, z, a.n); \
+    break;
+      CDL_ZIP_OPS(CDL_CASE)
+#undef CDL_CASE
+    }
+    CDL_CHECK_LAUNCH();
+  });
+}
+
+void launch_points(const points_launch& a) {
+  if (a.n == 0) return;
+  visit_dtype(a.type, [&](auto t) {
+    using T = decltype(t);
+    const T* in = static_cast<const T*>(a.in);
+    T* out = static_cast<T*>(a.out);
+    const unsigned grid = skeleton::elementwise_launch_geometry(map_form::scalar, a.n, sizeof(T), {}).grid;
+    const auto* in_aos = reinterpret_cast<const point<T>*>(in);
+    auto* out_aos = reinterpret_cast<point<T>*>(out);
+    switch (a.op) {
+#define CDL_CASE(name, ...)                                                                                  \
+  case point_op::name:                                                                                       \
+    if (a.soa)                                                                                               \
+      points_##name##_soa<T><<<grid, elementwise_block, 0, a.stream>>>(in, in + a.n, out, out + a.n, a.n);   \
+    else                                                                                                     \
+      points_##name##_aos<T><<<grid, elementwise_block, 0, a.stream>>>(in_aos, out_aos, a.n);                \
+    break;
+      CDL_POINT_OPS(CDL_CASE)
+#undef CDL_CASE
+    }
+    CDL_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace
 
-void register_00_inline(registry& r) { add_map_entries(r, "00_inline", "", launch); }
+void register_00_inline(registry& r) {
+  r.add_map("00_inline", "", launch_map);
+  r.add_zip("00_inline", "", launch_zip);
+  r.add_points("00_inline", "", launch_points);
+}
 
 }  // namespace cdl

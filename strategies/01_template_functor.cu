@@ -10,28 +10,35 @@
 //          instantiation (cdl::visit_op), and an op per *element* is not possible at all
 //          (the tasks workload shows this strategy's answer: group by op, one launch each).
 // Use it   by default: whenever the set of functions is known at build time.
-// See it.  The SASS of map_vec_kernel<float, ops::quadratic> matches 00's inline_quadratic_vec
-//          instruction for instruction: FFMAs in the loop, no CALL, no stack frame
-//          (`cuobjdump -res-usage` reports 0 bytes of stack).
+// See it.  The SASS of map_vec_kernel<float, ops::quadratic> matches 00's map_quadratic_vec
+//          instruction for instruction: FFMAs in the loop, no call through a register, no
+//          stack frame (`cuobjdump -res-usage` reports STACK:0).
 #include "common/registry.hpp"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/points.cuh"
+#include "common/skeletons/zip.cuh"
 
 namespace cdl {
 namespace {
 
-template <class T>
-void launch_typed(const map_launch& a) {
-  // visit_op turns the run-time op id into a functor *type*; each branch instantiates the
-  // skeleton for one op. The functor itself is empty: passing it by value costs nothing.
-  visit_op(a.op, [&](auto op) { skeleton::launch_map(a.form, input<T>(a), output<T>(a), a.n, a.k, op, a.stream); });
+// visit_op turns the run-time op id into a functor *type*; each branch instantiates the
+// skeleton for one op. The functor is empty: passing it by value costs nothing.
+void launch_map(const map_launch& a) {
+  visit_op(a.op, [&](auto op) { skeleton::launch_map_with(a, [op](auto) { return op; }); });
 }
-
-void launch(const map_launch& a) {
-  visit_dtype(a.type, [&](auto t) { launch_typed<decltype(t)>(a); });
+void launch_zip(const zip_launch& a) {
+  visit_op(a.op, [&](auto op) { skeleton::launch_zip_with(a, [op](auto) { return op; }); });
+}
+void launch_points(const points_launch& a) {
+  visit_op(a.op, [&](auto op) { skeleton::launch_points_with(a, [op](auto) { return op; }); });
 }
 
 }  // namespace
 
-void register_01_template_functor(registry& r) { add_map_entries(r, "01_template_functor", "", launch); }
+void register_01_template_functor(registry& r) {
+  r.add_map("01_template_functor", "", launch_map);
+  r.add_zip("01_template_functor", "", launch_zip);
+  r.add_points("01_template_functor", "", launch_points);
+}
 
 }  // namespace cdl

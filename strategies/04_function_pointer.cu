@@ -2,23 +2,26 @@
 //
 // Idea.    A __device__ function has an address in the GPU's code space. The host cannot take
 //          it (&f in host code is the host stub's address), so it is stored in a __device__
-//          variable at load time and fetched: cudaMemcpyFromSymbol copies it to the host, which
-//          passes it to the kernel by value ("symbol" variant). Or the kernel reads it from a
-//          __device__ table indexed by an op id ("table" variant), which also allows a
-//          different function per element.
+//          variable when the module loads and fetched: cudaMemcpyFromSymbol copies it to the
+//          host, which passes it to the kernel by value ("symbol" variant). Or the kernel
+//          reads it from the __device__ table indexed by an op id ("table" variant), which
+//          also allows a different function per element.
 // Cost.    An indirect call per evaluation: the callee cannot be inlined, so arguments and
-//          results go through the ABI registers, registers the callee may clobber are saved
-//          around the call, and the compiler cannot schedule the op's arithmetic together with
-//          the loop's loads. Memory-bound loops hide this; compute-bound ones (large k) pay it
-//          on every call. The table variant adds a dependent load of the pointer.
+//          results go through the calling convention's registers, registers the callee may
+//          clobber are saved around the call, and the compiler cannot schedule the op's
+//          arithmetic together with the loop's loads. Memory-bound loops hide this;
+//          compute-bound ones (large k) pay it on every call. The table variant adds a load
+//          of the pointer.
 // Use it   when the function is chosen at run time from a set compiled into the program and
 //          a per-op kernel (01) is impractical: many ops, or a choice per element.
-// See it.  The kernels' SASS holds `CALL.REL.NOINC` / `CALL.ABS.NOINC` through a register
-//          instead of the op's arithmetic, and the callee as a separate function
-//          (as_device_function<...>) ending in RET. `cuobjdump -res-usage` shows a stack frame.
-//          The pointer must be fetched once, not per launch: cudaMemcpyFromSymbol synchronises.
+// See it.  The kernels' SASS holds `CALL.REL.NOINC R<n>` (a call through a register) instead
+//          of the op's arithmetic, and each callee (as_device_function<...>) is a separate
+//          function ending in RET. Fetch the pointer once, not per launch:
+//          cudaMemcpyFromSymbol synchronises with the device.
 #include "common/registry.hpp"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/points.cuh"
+#include "common/skeletons/zip.cuh"
 
 #include <array>
 #include <mutex>
@@ -26,77 +29,93 @@
 namespace cdl {
 namespace {
 
-template <class T>
-using map_fn = T (*)(T);
-
-// The device-side table, in op-id order. Each initialiser takes the address of a real
-// __device__ function (common/ops.cuh), which makes the compiler emit it out of line.
-#define CDL_ADDRESS_F32(name, ulps, expr) &as_device_function<ops::name, float>,
-#define CDL_ADDRESS_F64(name, ulps, expr) &as_device_function<ops::name, double>,
-__device__ map_fn<float> d_map_fns_f32[] = {CDL_MAP_OPS(CDL_ADDRESS_F32)};
-__device__ map_fn<double> d_map_fns_f64[] = {CDL_MAP_OPS(CDL_ADDRESS_F64)};
-#undef CDL_ADDRESS_F32
-#undef CDL_ADDRESS_F64
-
-constexpr std::size_t op_count = map_op_catalogue.size();
-
-template <class T>
-auto& device_table() {
-  if constexpr (std::is_same_v<T, float>) return d_map_fns_f32;
-  else return d_map_fns_f64;
-}
-
-// Host copies of the pointers and the table's device address, fetched once per process (the
-// first launch pays for a synchronising copy; timed launches never do).
-template <class T>
-struct fetched {
-  std::array<map_fn<T>, op_count> fns{};
-  const map_fn<T>* table = nullptr;
+template <class Sig>
+struct fn_ptr;
+template <class R, class... A>
+struct fn_ptr<R(A...)> {
+  using type = R (*)(A...);
 };
-template <class T>
-const fetched<T>& fetch() {
-  static fetched<T> f;
+template <class Sig>
+using fn_ptr_t = typename fn_ptr<Sig>::type;
+
+// One __device__ table per (op family, signature), in op-id order. Each initialiser takes the
+// address of a real __device__ function (common/ops.cuh), which makes the compiler emit it out
+// of line; the addresses are resolved when the module is loaded.
+template <class List, class Sig>
+__device__ fn_ptr_t<Sig> d_table[List::size];
+template <class... Ops, class R, class... A>
+__device__ fn_ptr_t<R(A...)> d_table<op_list<Ops...>, R(A...)>[sizeof...(Ops)] = {&as_device_function<Ops, R, A...>...};
+
+// Host copies of a table's pointers and its device address, fetched once per process: the
+// first launch pays for a synchronising copy; timed launches never do.
+template <class List, class Sig>
+struct fetched {
+  std::array<fn_ptr_t<Sig>, List::size> fns{};
+  const fn_ptr_t<Sig>* table = nullptr;
+};
+template <class List, class Sig>
+const fetched<List, Sig>& fetch() {
+  static fetched<List, Sig> f;
   static std::once_flag once;
   std::call_once(once, [] {
-    CDL_CUDA_CHECK(cudaMemcpyFromSymbol(f.fns.data(), device_table<T>(), sizeof(f.fns)));
+    CDL_CUDA_CHECK(cudaMemcpyFromSymbol(f.fns.data(), d_table<List, Sig>, sizeof(f.fns)));
     void* address = nullptr;
-    CDL_CUDA_CHECK(cudaGetSymbolAddress(&address, device_table<T>()));
-    f.table = static_cast<const map_fn<T>*>(address);
+    CDL_CUDA_CHECK(cudaGetSymbolAddress(&address, d_table<List, Sig>));
+    f.table = static_cast<const fn_ptr_t<Sig>*>(address);
   });
   return f;
 }
 
-// The invokers the skeleton calls per evaluation.
-template <class T>
+// The invokers the skeletons call per evaluation.
+template <class Sig>
 struct pointer_invoker {
-  map_fn<T> fn;
-  __device__ T operator()(T x) const { return fn(x); }
+  fn_ptr_t<Sig> fn;
+  template <class... A>
+  __device__ auto operator()(A... a) const { return fn(a...); }
 };
-template <class T>
+template <class Sig>
 struct table_invoker {
-  const map_fn<T>* table;
+  const fn_ptr_t<Sig>* table;
   int id;
-  __device__ T operator()(T x) const { return table[id](x); }
+  template <class... A>
+  __device__ auto operator()(A... a) const { return table[id](a...); }
 };
 
+// Builds the invoker for element type T: Sig<T> is the op's signature.
+template <bool use_table, class List, template <class> class Sig, class Op>
+auto invoker_factory(Op op) {
+  return [id = static_cast<int>(op)](auto t) {
+    using S = Sig<decltype(t)>;
+    const auto& f = fetch<List, S>();
+    if constexpr (use_table) return table_invoker<S>{f.table, id};
+    else return pointer_invoker<S>{f.fns[std::size_t(id)]};
+  };
+}
+template <class T> using unary = T(T);
+template <class T> using binary = T(T, T);
+template <class T> using point_fn = point<T>(point<T>);
+
 template <bool use_table>
-void launch(const map_launch& a) {
-  visit_dtype(a.type, [&](auto t) {
-    using T = decltype(t);
-    const fetched<T>& f = fetch<T>();
-    const int id = static_cast<int>(a.op);
-    if constexpr (use_table)
-      skeleton::launch_map(a.form, input<T>(a), output<T>(a), a.n, a.k, table_invoker<T>{f.table, id}, a.stream);
-    else
-      skeleton::launch_map(a.form, input<T>(a), output<T>(a), a.n, a.k, pointer_invoker<T>{f.fns[id]}, a.stream);
-  });
+void launch_map(const map_launch& a) {
+  skeleton::launch_map_with(a, invoker_factory<use_table, map_ops, unary>(a.op));
+}
+template <bool use_table>
+void launch_zip(const zip_launch& a) {
+  skeleton::launch_zip_with(a, invoker_factory<use_table, zip_ops, binary>(a.op));
+}
+template <bool use_table>
+void launch_points(const points_launch& a) {
+  skeleton::launch_points_with(a, invoker_factory<use_table, point_ops, point_fn>(a.op));
 }
 
 }  // namespace
 
 void register_04_function_pointer(registry& r) {
-  add_map_entries(r, "04_function_pointer", "symbol", launch<false>);
-  add_map_entries(r, "04_function_pointer", "table", launch<true>);
+  for (const auto& [variant, table] : {std::pair{"symbol", false}, std::pair{"table", true}}) {
+    r.add_map("04_function_pointer", variant, table ? launch_map<true> : launch_map<false>);
+    r.add_zip("04_function_pointer", variant, table ? launch_zip<true> : launch_zip<false>);
+    r.add_points("04_function_pointer", variant, table ? launch_points<true> : launch_points<false>);
+  }
 }
 
 }  // namespace cdl

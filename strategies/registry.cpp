@@ -6,12 +6,14 @@
 
 namespace cdl {
 
-std::string map_entry::name() const {
-  return strategy + (variant.empty() ? "" : "." + variant) + "/" + std::string(to_string(form));
+void registry::add_map(std::string strategy, std::string variant, map_launch_fn launch) {
+  for (map_form form : {map_form::scalar, map_form::vec}) map.push_back({strategy, variant, form, launch});
 }
-
-void add_map_entries(registry& r, std::string strategy, std::string variant, map_launch_fn launch) {
-  for (map_form form : {map_form::scalar, map_form::vec}) r.map.push_back({strategy, variant, form, launch});
+void registry::add_zip(std::string strategy, std::string variant, zip_launch_fn launch) {
+  for (map_form form : {map_form::scalar, map_form::vec}) zip.push_back({strategy, variant, form, launch});
+}
+void registry::add_points(std::string strategy, std::string variant, points_launch_fn launch) {
+  for (layout l : {layout::aos, layout::soa}) points.push_back({strategy, variant, l, launch});
 }
 
 const registry& get_registry() {
@@ -19,19 +21,27 @@ const registry& get_registry() {
     registry built;
     register_00_inline(built);
     register_01_template_functor(built);
+    register_02_device_lambda(built);
+    register_03_switch(built);
     register_04_function_pointer(built);
+    register_05_virtual(built);
     return built;
   }();
   return r;
 }
 
-const map_entry& find_map_entry(std::string_view name) {
+template <class Entry>
+const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name, std::string_view workload) {
   std::string valid;
-  for (const map_entry& e : get_registry().map) {
+  for (const Entry& e : entries) {
     if (e.name() == name) return e;
     valid += "\n  " + e.name();
   }
-  throw error("unknown strategy '" + std::string(name) + "' for workload map; registered:" + valid);
+  throw error("unknown strategy '" + std::string(name) + "' for workload " + std::string(workload) +
+              "; registered:" + valid);
 }
+template const map_entry& find_entry(const std::vector<map_entry>&, std::string_view, std::string_view);
+template const zip_entry& find_entry(const std::vector<zip_entry>&, std::string_view, std::string_view);
+template const points_entry& find_entry(const std::vector<points_entry>&, std::string_view, std::string_view);
 
 }  // namespace cdl

@@ -10,6 +10,20 @@
 namespace cdl {
 namespace {
 
+TEST(Registry, EveryCompileTimeStrategyServesMapZipAndPoints) {
+  const auto strategies = [](const auto& entries) {
+    std::set<std::string> s;
+    for (const auto& e : entries) s.insert(e.strategy);
+    return s;
+  };
+  const std::set<std::string> want = {"00_inline", "01_template_functor", "02_device_lambda",
+                                      "03_switch", "04_function_pointer", "05_virtual"};
+  EXPECT_EQ(strategies(get_registry().map), want);
+  EXPECT_EQ(strategies(get_registry().zip), want);
+  EXPECT_EQ(strategies(get_registry().points), want);
+  EXPECT_EQ(get_registry().points.front().name(), "00_inline/aos");
+}
+
 TEST(Registry, ListsTheFirstSliceInBothForms) {
   std::set<std::string> names;
   for (const map_entry& e : get_registry().map) {

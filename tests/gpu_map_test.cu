@@ -1,6 +1,6 @@
 // Every registered map implementation, validated element by element against the float64 CPU
 // reference, for every op and element type, at sizes that hit the edges of the launch
-// geometry: 1, a warp minus/plus one, a prime-ish size with a vector tail, and 2^24.
+// geometry: 0, 1, a warp minus/plus one, a prime-ish size with a vector tail, and 2^24.
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
@@ -15,7 +15,7 @@ using map_param = std::tuple<std::size_t, dtype, map_op>;  // entry index, type,
 }  // namespace
 
 // Readable parameters in test listings (gtest finds these by argument-dependent lookup).
-void PrintTo(dtype t, std::ostream* os) { *os << to_string(t); }
+void PrintTo(dtype t, std::ostream* os);  // gpu_elementwise_test.cu
 void PrintTo(map_op op, std::ostream* os) { *os << info(op).name; }
 
 namespace {
@@ -25,12 +25,12 @@ class MapStrategy : public gpu_param_test<map_param> {};
 TEST_P(MapStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const map_entry& entry = get_registry().map.at(index);
-  for (std::size_t n : {std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(1000003),
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(1000003),
                         std::size_t(1) << 24}) {
     for (int k : {1, 16}) {
       const map_problem p{op, type, n, k};
       const map_fixture fixture(p, default_seed + n);
-      const validation_result r = fixture.run_and_validate(entry);
+      const validation_result r = fixture.run_and_validate(entry.launch, entry.form);
       EXPECT_TRUE(r.passed) << entry.name() << " " << p.describe() << ": " << r.summary();
       EXPECT_EQ(r.checked, n);
     }

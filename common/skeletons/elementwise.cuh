@@ -1,0 +1,81 @@
+// The elementwise skeleton shared by map, zip and points: out[i] = g(in0[i], in1[i], ...).
+//
+// Two forms, both generic over the callable g (the *invoker* a strategy supplies):
+//   scalar - one element per thread, the form every article writes;
+//   vec    - 16-byte loads, map_vecs_per_thread of them in flight per thread before any is
+//            used, which is what it takes to cover HBM latency at full bandwidth.
+// A strategy never writes its own loop: a difference in time is the cost of the call.
+#pragma once
+
+#include "../check.hpp"
+#include "../types.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace cdl::skeleton {
+
+inline constexpr int elementwise_block = 256;  // threads per block, both forms
+inline constexpr int vecs_per_thread = 4;      // 16-byte loads in flight per thread and input (vec form)
+
+struct elementwise_geometry {
+  map_form form;  // the form actually launched: vec needs 16-byte aligned pointers
+  unsigned grid;
+};
+elementwise_geometry elementwise_launch_geometry(map_form wanted, std::size_t n, std::size_t elem_bytes,
+                                                 std::initializer_list<const void*> pointers);
+
+#if defined(__CUDACC__)
+template <class T> struct vec16;
+template <> struct vec16<float> { using type = float4; };
+template <> struct vec16<double> { using type = double2; };
+
+// g applied lane by lane across N 16-byte vectors (one per input).
+template <class G, std::size_t N, std::size_t... A>
+__device__ __forceinline__ float4 on_lanes(const G& g, const float4 (&v)[N], std::index_sequence<A...>) {
+  return {g(v[A].x...), g(v[A].y...), g(v[A].z...), g(v[A].w...)};
+}
+template <class G, std::size_t N, std::size_t... A>
+__device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[N], std::index_sequence<A...>) {
+  return {g(v[A].x...), g(v[A].y...)};
+}
+
+template <class T, class G, class... In>
+__device__ __forceinline__ void elementwise_scalar(T* __restrict__ y, std::size_t n, const G& g,
+                                                   const In* __restrict__... x) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = g(x[i]...);
+}
+
+// Each thread loads vecs_per_thread vectors per input, block-strided so a warp's accesses stay
+// contiguous, then computes and stores them. The n % lanes tail goes to block 0.
+template <class T, class G, class... In>
+__device__ __forceinline__ void elementwise_vec(T* __restrict__ y, std::size_t n, const G& g,
+                                                const In* __restrict__... x) {
+  using V = typename vec16<T>::type;
+  constexpr int lanes = sizeof(V) / sizeof(T);
+  constexpr std::size_t inputs = sizeof...(In);
+  const std::size_t nvec = n / lanes;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x * vecs_per_thread + threadIdx.x;
+
+  V v[vecs_per_thread][inputs];
+#pragma unroll
+  for (int u = 0; u < vecs_per_thread; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    if (i < nvec) {
+      std::size_t a = 0;
+      ((v[u][a++] = reinterpret_cast<const V*>(x)[i]), ...);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < vecs_per_thread; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    if (i < nvec) reinterpret_cast<V*>(y)[i] = on_lanes(g, v[u], std::make_index_sequence<inputs>{});
+  }
+  const std::size_t tail = nvec * lanes + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n) y[tail] = g(x[tail]...);
+}
+#endif
+
+}  // namespace cdl::skeleton

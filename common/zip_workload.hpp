@@ -1,0 +1,49 @@
+// The zip workload: z = f(x, y) elementwise (skeletons/zip.cuh); ops add and multiply.
+#pragma once
+
+#include "device_buffer.hpp"
+#include "ops.cuh"
+#include "types.hpp"
+#include "validation.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdl {
+
+struct zip_problem {
+  zip_op op = zip_op::add;
+  dtype type = dtype::f32;
+  std::size_t n = 0;
+
+  std::string describe() const;
+  std::size_t min_bytes() const { return 3 * n * size_of(type); }  // x, y read; z written
+};
+
+struct zip_launch {
+  zip_op op;
+  dtype type;
+  map_form form;
+  const void* x;
+  const void* y;
+  void* z;
+  std::size_t n;
+  cudaStream_t stream;
+};
+using zip_launch_fn = void (*)(const zip_launch&);
+
+class zip_fixture {
+ public:
+  zip_fixture(const zip_problem& p, std::uint64_t seed);
+  const zip_problem& problem() const { return problem_; }
+  void launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const;
+  validation_result run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream = nullptr) const;
+
+ private:
+  zip_problem problem_;
+  std::vector<reference_value> reference_;
+  device_buffer<std::byte> x_, y_, z_;
+};
+
+}  // namespace cdl

@@ -1,0 +1,54 @@
+// 03 - Switch dispatch: an op id chosen at run time, a switch in the kernel.
+//
+// Idea.    Every op is compiled into one kernel; an integer id selects among them with a
+//          `switch` evaluated on the device (cdl::visit<List> in common/ops.cuh writes the
+//          literal switch). The id is a kernel argument: uniform across the launch here, so
+//          every thread takes the same branch; in the tasks workload it is read per element.
+// Cost.    A uniform id costs a compare-and-branch per call (or per element, if the compiler
+//          hoists the switch out of the loop, which it may, since the id does not change),
+//          and the kernel carries the code of every op: more registers for the largest op,
+//          a larger instruction footprint. When ids differ within a warp, the warp runs each
+//          taken case one after the other (divergence): the cost the tasks workload measures.
+// Use it   when the set of ops is known at build time and small, the choice is made at run
+//          time, and one kernel should serve all of them. This is the articles' "if/else on
+//          an op id", which they call "far more efficient": the benchmarks say compared with
+//          what.
+// See it.  In `cuobjdump -sass`, the kernel holds every op's instructions behind ISETP/BRA
+//          compare chains or a BRX jump through a table; no CALL through a register.
+#include "common/registry.hpp"
+#include "common/skeletons/map.cuh"
+#include "common/skeletons/points.cuh"
+#include "common/skeletons/zip.cuh"
+
+namespace cdl {
+namespace {
+
+// The invoker: holds the id, switches on it at every call.
+template <class List>
+struct switch_invoker {
+  int id;
+  template <class... A>
+  __device__ auto operator()(A... a) const {
+    return visit<List>(id, [&](auto op) { return op(a...); });
+  }
+};
+
+void launch_map(const map_launch& a) {
+  skeleton::launch_map_with(a, [&](auto) { return switch_invoker<map_ops>{static_cast<int>(a.op)}; });
+}
+void launch_zip(const zip_launch& a) {
+  skeleton::launch_zip_with(a, [&](auto) { return switch_invoker<zip_ops>{static_cast<int>(a.op)}; });
+}
+void launch_points(const points_launch& a) {
+  skeleton::launch_points_with(a, [&](auto) { return switch_invoker<point_ops>{static_cast<int>(a.op)}; });
+}
+
+}  // namespace
+
+void register_03_switch(registry& r) {
+  r.add_map("03_switch", "", launch_map);
+  r.add_zip("03_switch", "", launch_zip);
+  r.add_points("03_switch", "", launch_points);
+}
+
+}  // namespace cdl
