@@ -51,6 +51,41 @@
   X(rotate90, 0, -y, x)                         \
   X(shear, 1, x + T(0.5) * y, y)
 
+// Semirings for the matrix product C[i][j] = reduce_k combine(A[i][k], B[k][j]), written as one
+// fused step acc' = reduce(acc, combine(a, b)) so that every strategy passes one function.
+// name, reduction sums (1: error grows with K) or selects (0), identity of the reduction, step.
+#define CDL_SEMIRINGS(X)                                    \
+  X(plus_times, 1, T(0), acc + a * b)                       \
+  X(min_plus, 0, infinity<T>(), min(acc, a + b))            \
+  X(max_times, 0, -infinity<T>(), max(acc, a * b))
+
+// Image filters: name, weight (sum of |coefficients|, bounds the rounding error), body. The body
+// sees the image `img` (reads clamp to the border), the pixel (x, y) and the radius r.
+#define CDL_IMAGE_OPS(X)                                                                                 \
+  X(box_blur, 1, {                                                                                       \
+    T s = T(0);                                                                                          \
+    for (int dy = -r; dy <= r; ++dy)                                                                     \
+      for (int dx = -r; dx <= r; ++dx) s += img.at(x + dx, y + dy);                                      \
+    return s / T((2 * r + 1) * (2 * r + 1));                                                             \
+  })                                                                                                     \
+  X(sharpen, 9, { return T(5) * img.at(x, y) - img.at(x - 1, y) - img.at(x + 1, y) - img.at(x, y - 1) - img.at(x, y + 1); }) \
+  X(invert, 1, { return T(1) - img.at(x, y); })                                                          \
+  X(sobel, 8, {                                                                                          \
+    const T gx = img.at(x + 1, y - 1) + T(2) * img.at(x + 1, y) + img.at(x + 1, y + 1) -                 \
+                 (img.at(x - 1, y - 1) + T(2) * img.at(x - 1, y) + img.at(x - 1, y + 1));                \
+    const T gy = img.at(x - 1, y + 1) + T(2) * img.at(x, y + 1) + img.at(x + 1, y + 1) -                 \
+                 (img.at(x - 1, y - 1) + T(2) * img.at(x, y - 1) + img.at(x + 1, y - 1));                \
+    return sqrt(gx * gx + gy * gy);                                                                      \
+  })
+
+// Task ops, for per-element dispatch: 32 distinct functions of (x, p1, p2), op I running
+// I % 4 + 1 multiply-adds and adding its own constant, so no two compile to the same code.
+#define CDL_TASK_OP_BODY                                  \
+  T acc = x;                                              \
+  for (int j = 0; j <= I % 4; ++j) acc = acc * p1 + p2;   \
+  return acc + T(I) * T(0.125);
+inline constexpr int task_op_count = 32;
+
 namespace cdl {
 namespace ops {
 
@@ -68,7 +103,21 @@ namespace ops {
 CDL_OP_MATH(sin)
 CDL_OP_MATH(cos)
 CDL_OP_MATH(exp)
+CDL_OP_MATH(sqrt)
 #undef CDL_OP_MATH
+
+template <class T>
+CDL_HD inline T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+CDL_HD inline T max(T a, T b) { return a < b ? b : a; }
+template <class T>
+CDL_HD inline T infinity() {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return T(__longlong_as_double(0x7ff0000000000000LL));
+#else
+  return T(HUGE_VAL);
+#endif
+}
 
 #define CDL_DEFINE_UNARY(name, ulps, expr)                    \
   struct name {                                               \
@@ -109,12 +158,65 @@ namespace ops {
 CDL_POINT_OPS(CDL_DEFINE_POINT)
 #undef CDL_DEFINE_POINT
 
+#define CDL_DEFINE_SEMIRING(name, sums_, identity_, step)          \
+  struct name {                                                    \
+    static constexpr bool sums = sums_;                            \
+    template <class T>                                             \
+    CDL_HD static T identity() {                                   \
+      return identity_;                                            \
+    }                                                              \
+    template <class T>                                             \
+    CDL_HD T operator()(T acc, T a, T b) const {                   \
+      return step;                                                 \
+    }                                                              \
+  };
+CDL_SEMIRINGS(CDL_DEFINE_SEMIRING)
+#undef CDL_DEFINE_SEMIRING
+}  // namespace ops
+
+// A read-only image whose reads clamp to the border (the image workload's boundary rule).
+template <class T>
+struct image_view {
+  using value_type = T;
+  const T* data;
+  int width, height;
+  CDL_HD T at(int x, int y) const {
+    x = x < 0 ? 0 : (x >= width ? width - 1 : x);
+    y = y < 0 ? 0 : (y >= height ? height - 1 : y);
+    return data[std::size_t(y) * std::size_t(width) + std::size_t(x)];
+  }
+};
+
+namespace ops {
+#define CDL_DEFINE_IMAGE_OP(name, weight_, ...)                                  \
+  struct name {                                                                  \
+    static constexpr int weight = weight_;                                       \
+    template <class V>                                                           \
+    CDL_HD typename V::value_type operator()(const V& img, int x, int y, int r) const { \
+      using T = typename V::value_type;                                          \
+      (void)r;                                                                   \
+      __VA_ARGS__                                                                \
+    }                                                                            \
+  };
+CDL_IMAGE_OPS(CDL_DEFINE_IMAGE_OP)
+#undef CDL_DEFINE_IMAGE_OP
+
+template <int I>
+struct task_op {
+  template <class T>
+  CDL_HD T operator()(T x, T p1, T p2) const {
+    CDL_TASK_OP_BODY
+  }
+};
+
 }  // namespace ops
 
 #define CDL_OP_ENUMERATOR(name, ...) name,
 enum class map_op : int { CDL_MAP_OPS(CDL_OP_ENUMERATOR) };
 enum class zip_op : int { CDL_ZIP_OPS(CDL_OP_ENUMERATOR) };
 enum class point_op : int { CDL_POINT_OPS(CDL_OP_ENUMERATOR) };
+enum class semiring : int { CDL_SEMIRINGS(CDL_OP_ENUMERATOR) };
+enum class image_op : int { CDL_IMAGE_OPS(CDL_OP_ENUMERATOR) };
 #undef CDL_OP_ENUMERATOR
 
 // Each family as a compile-time list of functor types, in op-id order. Strategies that are
@@ -140,7 +242,12 @@ using op_list_from = op_list<Ops...>;
 using map_ops = op_list_from<void CDL_MAP_OPS(CDL_OP_TYPE)>;
 using zip_ops = op_list_from<void CDL_ZIP_OPS(CDL_OP_TYPE)>;
 using point_ops = op_list_from<void CDL_POINT_OPS(CDL_OP_TYPE)>;
+using semirings = op_list_from<void CDL_SEMIRINGS(CDL_OP_TYPE)>;
+using image_ops = op_list_from<void CDL_IMAGE_OPS(CDL_OP_TYPE)>;
 #undef CDL_OP_TYPE
+template <std::size_t... I>
+op_list<ops::task_op<int(I)>...> make_task_ops(std::index_sequence<I...>);
+using task_ops = decltype(make_task_ops(std::make_index_sequence<task_op_count>{}));
 
 // The bridge from a run-time op id to a compile-time functor: calls f(Op{}) for the id-th op of
 // List through a literal switch (up to 32 ops). On the host it is how templates are chosen at
@@ -190,11 +297,19 @@ struct op_info {
 inline constexpr std::array map_op_catalogue{CDL_MAP_OPS(CDL_OP_INFO)};
 inline constexpr std::array zip_op_catalogue{CDL_ZIP_OPS(CDL_OP_INFO)};
 inline constexpr std::array point_op_catalogue{CDL_POINT_OPS(CDL_OP_INFO)};
+inline constexpr std::array semiring_catalogue{CDL_SEMIRINGS(CDL_OP_INFO)};
+inline constexpr std::array image_op_catalogue{CDL_IMAGE_OPS(CDL_OP_INFO)};
 #undef CDL_OP_INFO
 
 inline const op_info& info(map_op op) { return map_op_catalogue.at(static_cast<std::size_t>(op)); }
 inline const op_info& info(zip_op op) { return zip_op_catalogue.at(static_cast<std::size_t>(op)); }
 inline const op_info& info(point_op op) { return point_op_catalogue.at(static_cast<std::size_t>(op)); }
+inline const op_info& info(semiring op) { return semiring_catalogue.at(static_cast<std::size_t>(op)); }
+inline const op_info& info(image_op op) { return image_op_catalogue.at(static_cast<std::size_t>(op)); }
+// The task ops' source: one template, instantiated per op id.
+#define CDL_STRINGIFY_(...) #__VA_ARGS__
+#define CDL_STRINGIFY(...) CDL_STRINGIFY_(__VA_ARGS__)
+inline constexpr std::string_view task_op_source = CDL_STRINGIFY(CDL_TASK_OP_BODY);
 
 // Parses an op name; throws cdl-style std::invalid_argument listing the valid names.
 template <class Op, std::size_t N>
@@ -228,6 +343,10 @@ template <class F>
 decltype(auto) visit_op(zip_op op, F&& f) { return visit_checked<zip_ops>(op, std::forward<F>(f)); }
 template <class F>
 decltype(auto) visit_op(point_op op, F&& f) { return visit_checked<point_ops>(op, std::forward<F>(f)); }
+template <class F>
+decltype(auto) visit_op(semiring op, F&& f) { return visit_checked<semirings>(op, std::forward<F>(f)); }
+template <class F>
+decltype(auto) visit_op(image_op op, F&& f) { return visit_checked<image_ops>(op, std::forward<F>(f)); }
 #endif
 
 }  // namespace cdl

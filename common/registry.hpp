@@ -4,8 +4,11 @@
 // listed, and CPU tests run, on a machine without one.
 #pragma once
 
+#include "image_workload.hpp"
 #include "map_workload.hpp"
+#include "matmul_workload.hpp"
 #include "points_workload.hpp"
+#include "tasks_workload.hpp"
 #include "zip_workload.hpp"
 
 #include <string>
@@ -32,16 +35,25 @@ struct registry_entry {
 using map_entry = registry_entry<map_launch, map_form>;
 using zip_entry = registry_entry<zip_launch, map_form>;
 using points_entry = registry_entry<points_launch, layout>;
+using image_entry = registry_entry<image_launch, image_form>;
+using tasks_entry = registry_entry<tasks_launch, tasks_form>;
+using matmul_entry = registry_entry<matmul_launch, matmul_form>;
 
 struct registry {
   std::vector<map_entry> map;
   std::vector<zip_entry> zip;
+  std::vector<image_entry> image;
+  std::vector<tasks_entry> tasks;
   std::vector<points_entry> points;
+  std::vector<matmul_entry> matmul;
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
   void add_map(std::string strategy, std::string variant, map_launch_fn launch);
   void add_zip(std::string strategy, std::string variant, zip_launch_fn launch);
   void add_points(std::string strategy, std::string variant, points_launch_fn launch);
+  void add_image(std::string strategy, std::string variant, image_launch_fn launch);
+  void add_tasks(std::string strategy, std::string variant, tasks_form form, tasks_launch_fn launch);
+  void add_matmul(std::string strategy, std::string variant, matmul_launch_fn launch);
 };
 
 // Built on first use from the strategy list in strategies/registry.cpp.

@@ -14,8 +14,11 @@
 //          instruction for instruction: FFMAs in the loop, no call through a register, no
 //          stack frame (`cuobjdump -res-usage` reports STACK:0).
 #include "common/registry.hpp"
+#include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
+#include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
 
 namespace cdl {
@@ -33,9 +36,31 @@ void launch_points(const points_launch& a) {
   visit_op(a.op, [&](auto op) { skeleton::launch_points_with(a, [op](auto) { return op; }); });
 }
 
+void launch_image(const image_launch& a) {
+  visit_op(a.op, [&](auto op) { skeleton::launch_image_with(a, [op](auto) { return op; }); });
+}
+void launch_matmul(const matmul_launch& a) {
+  visit_op(a.op, [&](auto op) { skeleton::launch_matmul_with(a, [op](auto) { return op; }); });
+}
+
+// An op per element cannot be a template argument. This strategy's answer: group the elements
+// by op on the device (sort + run-length encode), then launch one instantiation per op over
+// its index list. The grouping and its synchronising copy of the group sizes are part of the
+// timed launch.
+void launch_tasks(const tasks_launch& a) {
+  const task_groups g = group_tasks(a);
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    visit<task_ops>(g.ops[i], [&](auto op) {
+      skeleton::launch_task_group(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
+    });
+}
+
 }  // namespace
 
 void register_01_template_functor(registry& r) {
+  r.add_image("01_template_functor", "", launch_image);
+  r.add_tasks("01_template_functor", "", tasks_form::grouped, launch_tasks);
+  r.add_matmul("01_template_functor", "", launch_matmul);
   r.add_map("01_template_functor", "", launch_map);
   r.add_zip("01_template_functor", "", launch_zip);
   r.add_points("01_template_functor", "", launch_points);

@@ -17,8 +17,11 @@
 //          (`__nv_dl_wrapper_t<...>`); their instructions match 01's: the op inline, no CALL
 //          through a register, STACK:0.
 #include "common/registry.hpp"
+#include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
+#include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
 
 namespace cdl {
@@ -45,6 +48,25 @@ void points_with_lambda(const points_launch& a, Op op) {
   skeleton::launch_points(a.soa, static_cast<const T*>(a.in), static_cast<T*>(a.out), a.n, f, a.stream);
 }
 
+template <class T, class Op>
+void matmul_with_lambda(const matmul_launch& a, Op op) {
+  const auto f = [op] __device__(T acc, T x, T y) { return op(acc, x, y); };
+  skeleton::launch_matmul(static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m, a.n, a.k,
+                          Op::template identity<T>(), f, a.stream);
+}
+// The radius is captured: the lambda carries a run-time parameter into the kernel.
+template <class Op>
+void image_with_lambda(const image_launch& a, Op op) {
+  const int r = a.r;
+  const auto f = [op, r] __device__(const image_view<float>& img, int x, int y, int) { return op(img, x, y, r); };
+  skeleton::launch_image(a.in, a.out, a.width, a.height, a.r, f, a.stream);
+}
+template <class Op>
+void task_group_with_lambda(const tasks_launch& a, const unsigned* index, std::size_t count, Op op) {
+  const auto f = [op] __device__(float x, float p1, float p2) { return op(x, p1, p2); };
+  skeleton::launch_task_group(a, index, count, f);
+}
+
 void launch_map(const map_launch& a) {
   visit_op(a.op, [&](auto op) {
     visit_dtype(a.type, [&](auto t) { map_with_lambda<decltype(t)>(a, op); });
@@ -61,9 +83,29 @@ void launch_points(const points_launch& a) {
   });
 }
 
+void launch_image(const image_launch& a) {
+  visit_op(a.op, [&](auto op) { image_with_lambda(a, op); });
+}
+void launch_matmul(const matmul_launch& a) {
+  visit_op(a.op, [&](auto op) {
+    visit_dtype(a.type, [&](auto t) { matmul_with_lambda<decltype(t)>(a, op); });
+  });
+}
+// Like templates, a lambda is a compile-time type: per-element ops are grouped first (01).
+void launch_tasks(const tasks_launch& a) {
+  const task_groups g = group_tasks(a);
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    visit<task_ops>(g.ops[i], [&](auto op) {
+      task_group_with_lambda(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
+    });
+}
+
 }  // namespace
 
 void register_02_device_lambda(registry& r) {
+  r.add_image("02_device_lambda", "", launch_image);
+  r.add_tasks("02_device_lambda", "", tasks_form::grouped, launch_tasks);
+  r.add_matmul("02_device_lambda", "", launch_matmul);
   r.add_map("02_device_lambda", "", launch_map);
   r.add_zip("02_device_lambda", "", launch_zip);
   r.add_points("02_device_lambda", "", launch_points);

@@ -16,8 +16,11 @@
 // See it.  In `cuobjdump -sass`, the kernel holds every op's instructions behind ISETP/BRA
 //          compare chains or a BRX jump through a table; no CALL through a register.
 #include "common/registry.hpp"
+#include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
+#include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
 
 namespace cdl {
@@ -43,9 +46,28 @@ void launch_points(const points_launch& a) {
   skeleton::launch_points_with(a, [&](auto) { return switch_invoker<point_ops>{static_cast<int>(a.op)}; });
 }
 
+void launch_image(const image_launch& a) {
+  skeleton::launch_image_with(a, [&](auto) { return switch_invoker<image_ops>{static_cast<int>(a.op)}; });
+}
+void launch_matmul(const matmul_launch& a) {
+  skeleton::launch_matmul_with(a, [&](auto) { return switch_invoker<semirings>{static_cast<int>(a.op)}; });
+}
+
+// Per element: the id comes from the task record, so a warp whose elements hold different
+// ids runs each of their cases in turn.
+struct per_element_switch {
+  __device__ float operator()(int id, float x, float p1, float p2) const {
+    return visit<task_ops>(id, [&](auto op) { return op(x, p1, p2); });
+  }
+};
+void launch_tasks(const tasks_launch& a) { skeleton::launch_tasks(a, per_element_switch{}); }
+
 }  // namespace
 
 void register_03_switch(registry& r) {
+  r.add_image("03_switch", "", launch_image);
+  r.add_tasks("03_switch", "", tasks_form::per_element, launch_tasks);
+  r.add_matmul("03_switch", "", launch_matmul);
   r.add_map("03_switch", "", launch_map);
   r.add_zip("03_switch", "", launch_zip);
   r.add_points("03_switch", "", launch_points);

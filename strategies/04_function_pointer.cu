@@ -19,8 +19,11 @@
 //          function ending in RET. Fetch the pointer once, not per launch:
 //          cudaMemcpyFromSymbol synchronises with the device.
 #include "common/registry.hpp"
+#include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
+#include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
 
 #include <array>
@@ -94,6 +97,8 @@ auto invoker_factory(Op op) {
 template <class T> using unary = T(T);
 template <class T> using binary = T(T, T);
 template <class T> using point_fn = point<T>(point<T>);
+template <class T> using ternary = T(T, T, T);
+template <class T> using image_fn = T(image_view<T>, int, int, int);
 
 template <bool use_table>
 void launch_map(const map_launch& a) {
@@ -108,13 +113,34 @@ void launch_points(const points_launch& a) {
   skeleton::launch_points_with(a, invoker_factory<use_table, point_ops, point_fn>(a.op));
 }
 
+template <bool use_table>
+void launch_image(const image_launch& a) {
+  skeleton::launch_image_with(a, invoker_factory<use_table, image_ops, image_fn>(a.op));
+}
+template <bool use_table>
+void launch_matmul(const matmul_launch& a) {
+  skeleton::launch_matmul_with(a, invoker_factory<use_table, semirings, ternary>(a.op));
+}
+
+// Per element, only the table can serve: each element indexes it with its own op id.
+struct per_element_table {
+  const fn_ptr_t<ternary<float>>* table;
+  __device__ float operator()(int id, float x, float p1, float p2) const { return table[id](x, p1, p2); }
+};
+void launch_tasks(const tasks_launch& a) {
+  skeleton::launch_tasks(a, per_element_table{fetch<task_ops, ternary<float>>().table});
+}
+
 }  // namespace
 
 void register_04_function_pointer(registry& r) {
+  r.add_tasks("04_function_pointer", "table", tasks_form::per_element, launch_tasks);
   for (const auto& [variant, table] : {std::pair{"symbol", false}, std::pair{"table", true}}) {
     r.add_map("04_function_pointer", variant, table ? launch_map<true> : launch_map<false>);
     r.add_zip("04_function_pointer", variant, table ? launch_zip<true> : launch_zip<false>);
     r.add_points("04_function_pointer", variant, table ? launch_points<true> : launch_points<false>);
+    r.add_image("04_function_pointer", variant, table ? launch_image<true> : launch_image<false>);
+    r.add_matmul("04_function_pointer", variant, table ? launch_matmul<true> : launch_matmul<false>);
   }
 }
 

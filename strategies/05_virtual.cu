@@ -17,8 +17,11 @@
 // See it.  `cuobjdump -sass`: LDG/LD of the vtable pointer and of the slot, then
 //          `CALL.REL.NOINC R<n>`; each op_object<...>::apply is a separate function.
 #include "common/registry.hpp"
+#include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
+#include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
+#include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
 
 #include <new>
@@ -67,6 +70,7 @@ class device_objects {
     destroy_objects<Sig><<<1, 1>>>(storage_.data(), List::size);
     cudaDeviceSynchronize();  // a destructor must not throw; a failure here only leaks
   }
+  const std::byte* storage() const { return storage_.data(); }
   const op_base<Sig>* object(int id) const {
     return reinterpret_cast<const op_base<Sig>*>(storage_.data() + slot_bytes * std::size_t(id));
   }
@@ -97,6 +101,8 @@ auto invoker_factory(Op op) {
 template <class T> using unary = T(T);
 template <class T> using binary = T(T, T);
 template <class T> using point_fn = point<T>(point<T>);
+template <class T> using ternary = T(T, T, T);
+template <class T> using image_fn = T(image_view<T>, int, int, int);
 
 void launch_map(const map_launch& a) { skeleton::launch_map_with(a, invoker_factory<map_ops, unary>(a.op)); }
 void launch_zip(const zip_launch& a) { skeleton::launch_zip_with(a, invoker_factory<zip_ops, binary>(a.op)); }
@@ -104,9 +110,28 @@ void launch_points(const points_launch& a) {
   skeleton::launch_points_with(a, invoker_factory<point_ops, point_fn>(a.op));
 }
 
+void launch_image(const image_launch& a) { skeleton::launch_image_with(a, invoker_factory<image_ops, image_fn>(a.op)); }
+void launch_matmul(const matmul_launch& a) {
+  skeleton::launch_matmul_with(a, invoker_factory<semirings, ternary>(a.op));
+}
+
+// Per element: the object is found from the element's op id (slot i of the family's storage).
+struct per_element_virtual {
+  const std::byte* storage;
+  __device__ float operator()(int id, float x, float p1, float p2) const {
+    return reinterpret_cast<const op_base<ternary<float>>*>(storage + slot_bytes * std::size_t(id))->apply(x, p1, p2);
+  }
+};
+void launch_tasks(const tasks_launch& a) {
+  skeleton::launch_tasks(a, per_element_virtual{device_objects<task_ops, ternary<float>>::get().storage()});
+}
+
 }  // namespace
 
 void register_05_virtual(registry& r) {
+  r.add_image("05_virtual", "", launch_image);
+  r.add_tasks("05_virtual", "", tasks_form::per_element, launch_tasks);
+  r.add_matmul("05_virtual", "", launch_matmul);
   r.add_map("05_virtual", "", launch_map);
   r.add_zip("05_virtual", "", launch_zip);
   r.add_points("05_virtual", "", launch_points);

@@ -16,6 +16,16 @@ void registry::add_points(std::string strategy, std::string variant, points_laun
   for (layout l : {layout::aos, layout::soa}) points.push_back({strategy, variant, l, launch});
 }
 
+void registry::add_image(std::string strategy, std::string variant, image_launch_fn launch) {
+  image.push_back({strategy, variant, image_form::global, launch});
+}
+void registry::add_tasks(std::string strategy, std::string variant, tasks_form form, tasks_launch_fn launch) {
+  tasks.push_back({strategy, variant, form, launch});
+}
+void registry::add_matmul(std::string strategy, std::string variant, matmul_launch_fn launch) {
+  matmul.push_back({strategy, variant, matmul_form::naive, launch});
+}
+
 const registry& get_registry() {
   static const registry r = [] {
     registry built;
@@ -43,5 +53,8 @@ const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name
 template const map_entry& find_entry(const std::vector<map_entry>&, std::string_view, std::string_view);
 template const zip_entry& find_entry(const std::vector<zip_entry>&, std::string_view, std::string_view);
 template const points_entry& find_entry(const std::vector<points_entry>&, std::string_view, std::string_view);
+template const image_entry& find_entry(const std::vector<image_entry>&, std::string_view, std::string_view);
+template const tasks_entry& find_entry(const std::vector<tasks_entry>&, std::string_view, std::string_view);
+template const matmul_entry& find_entry(const std::vector<matmul_entry>&, std::string_view, std::string_view);
 
 }  // namespace cdl

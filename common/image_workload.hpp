@@ -1,0 +1,49 @@
+// The image workload: 2D filters on a float image (box blur of radius r, sharpen, invert,
+// Sobel), borders clamped, op and radius chosen per launch (skeletons/image.cuh).
+#pragma once
+
+#include "device_buffer.hpp"
+#include "ops.cuh"
+#include "validation.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdl {
+
+enum class image_form { global };
+inline std::string_view to_string(image_form) { return "global"; }
+
+struct image_problem {
+  image_op op = image_op::box_blur;
+  int width = 0, height = 0;
+  int r = 1;  // blur radius; the other filters are 3 x 3 and ignore it
+
+  std::string describe() const;
+  std::size_t min_bytes() const { return 2 * std::size_t(width) * height * sizeof(float); }
+};
+
+struct image_launch {
+  image_op op;
+  const float* in;
+  float* out;
+  int width, height, r;
+  cudaStream_t stream;
+};
+using image_launch_fn = void (*)(const image_launch&);
+
+class image_fixture {
+ public:
+  image_fixture(const image_problem& p, std::uint64_t seed);
+  const image_problem& problem() const { return problem_; }
+  void launch(image_launch_fn fn, image_form form, cudaStream_t stream) const;
+  validation_result run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream = nullptr) const;
+
+ private:
+  image_problem problem_;
+  std::vector<reference_value> reference_;
+  device_buffer<float> in_, out_;
+};
+
+}  // namespace cdl

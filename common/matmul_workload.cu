@@ -1,0 +1,62 @@
+#include "matmul_workload.hpp"
+
+#include "fixture.hpp"
+#include "inputs.hpp"
+
+#include <cmath>
+
+namespace cdl {
+
+std::string matmul_problem::describe() const {
+  return "matmul semiring=" + std::string(info(op).name) + " type=" + std::string(to_string(type)) + " " +
+         std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
+    : problem_(p),
+      a_(std::size_t(p.m) * p.k * size_of(p.type)),
+      b_(std::size_t(p.k) * p.n * size_of(p.type)),
+      c_(std::size_t(p.m) * p.n * size_of(p.type)) {
+  if (p.m < 0 || p.n < 0 || p.k < 0) throw error("matmul: negative size in " + p.describe());
+  visit_dtype(p.type, [&](auto t) {
+    using T = decltype(t);
+    const std::vector<T> a = uniform_inputs<T>(std::size_t(p.m) * p.k, seed),
+                         b = uniform_inputs<T>(std::size_t(p.k) * p.n, seed + 1);
+    CDL_CUDA_CHECK(cudaMemcpy(a_.data(), a.data(), a_.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(b_.data(), b.data(), b_.bytes(), cudaMemcpyHostToDevice));
+    reference_.resize(std::size_t(p.m) * p.n);
+    visit_op(p.op, [&](auto s) {
+      using S = decltype(s);
+      parallel_for(std::size_t(p.m), worker_count(std::size_t(p.m) * p.n * p.k, 1 << 16),
+                   [&](std::size_t, std::size_t begin, std::size_t end) {
+                     for (std::size_t i = begin; i < end; ++i)
+                       for (int j = 0; j < p.n; ++j) {
+                         double acc = S::template identity<double>(), sum_abs = 0;
+                         for (int k = 0; k < p.k; ++k) {
+                           const double x = a[i * p.k + k], y = b[std::size_t(k) * p.n + j];
+                           acc = s(acc, x, y);
+                           sum_abs += std::fabs(s(0.0, x, y) - s(0.0, 0.0, 0.0));  // |combine(x, y)|
+                         }
+                         // A sum's error grows with its terms' magnitude; a min/max is exact up
+                         // to the one rounding of its winning term.
+                         reference_[i * p.n + j] = {acc, S::sums ? sum_abs : std::fabs(acc)};
+                       }
+                   });
+    });
+  });
+}
+
+void matmul_fixture::launch(matmul_launch_fn fn, matmul_form, cudaStream_t stream) const {
+  fn(matmul_launch{problem_.op, problem_.type, a_.data(), b_.data(), const_cast<std::byte*>(c_.data()), problem_.m,
+                   problem_.n, problem_.k, stream});
+}
+
+validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
+  poison(const_cast<std::byte*>(c_.data()), c_.bytes(), stream);
+  launch(fn, form, stream);
+  const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
+  return download_and_validate(c_.data(), problem_.type, std::size_t(problem_.m) * problem_.n, reference_,
+                               tolerance_for(eps, 2, problem_.k), stream);
+}
+
+}  // namespace cdl

@@ -1,0 +1,53 @@
+// The matmul workload: C = A (M x K) "times" B (K x N) over a semiring: plain product (+, x),
+// shortest paths (min, +), most reliable paths (max, x) (skeletons/matmul.cuh).
+#pragma once
+
+#include "device_buffer.hpp"
+#include "ops.cuh"
+#include "types.hpp"
+#include "validation.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdl {
+
+enum class matmul_form { naive };
+inline std::string_view to_string(matmul_form) { return "naive"; }
+
+struct matmul_problem {
+  semiring op = semiring::plus_times;
+  dtype type = dtype::f32;
+  int m = 0, n = 0, k = 0;
+
+  std::string describe() const;
+  std::size_t min_bytes() const { return (std::size_t(m) * k + std::size_t(k) * n + std::size_t(m) * n) * size_of(type); }
+  double ops() const { return 2.0 * m * n * k; }  // one combine and one reduce per term
+};
+
+struct matmul_launch {
+  semiring op;
+  dtype type;
+  const void* a;
+  const void* b;
+  void* c;
+  int m, n, k;
+  cudaStream_t stream;
+};
+using matmul_launch_fn = void (*)(const matmul_launch&);
+
+class matmul_fixture {
+ public:
+  matmul_fixture(const matmul_problem& p, std::uint64_t seed);
+  const matmul_problem& problem() const { return problem_; }
+  void launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const;
+  validation_result run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream = nullptr) const;
+
+ private:
+  matmul_problem problem_;
+  std::vector<reference_value> reference_;
+  device_buffer<std::byte> a_, b_, c_;
+};
+
+}  // namespace cdl

@@ -1,0 +1,66 @@
+// The tasks workload's skeletons: y[i] = op_{task[i].op}(x[i], task[i].p1, task[i].p2), the op
+// chosen per element from a structured task array (the articles' "task" records).
+//
+//   tasks_kernel       - one kernel for all ops; the invoker gets the op id per element
+//                        (switch, function-pointer table, virtual objects);
+//   tasks_group_kernel - one op per launch over a list of element indices: the answer of the
+//                        strategies whose op must be known at compile time (templates,
+//                        lambdas), after the elements are grouped by op (tasks_workload.hpp).
+#pragma once
+
+#include "../check.hpp"
+#include "../ops.cuh"
+
+#include <cstddef>
+
+namespace cdl {
+
+struct task {
+  int op;
+  float p1, p2;
+};
+
+#if defined(__CUDACC__)
+namespace skeleton {
+
+inline constexpr int tasks_block = 256;
+
+template <class F>
+__global__ void __launch_bounds__(tasks_block)
+    tasks_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y, std::size_t n, F f) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const task k = t[i];
+  y[i] = f(k.op, x[i], k.p1, k.p2);
+}
+
+template <class Op>
+__global__ void __launch_bounds__(tasks_block)
+    tasks_group_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y,
+                       const unsigned* __restrict__ index, std::size_t count, Op op) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const unsigned j = index[i];
+  y[j] = op(x[j], t[j].p1, t[j].p2);
+}
+
+inline unsigned tasks_grid(std::size_t n) { return unsigned((n + tasks_block - 1) / tasks_block); }
+
+template <class Launch, class Op>
+void launch_task_group(const Launch& a, const unsigned* index, std::size_t count, const Op& op) {
+  if (count == 0) return;
+  tasks_group_kernel<<<tasks_grid(count), tasks_block, 0, a.stream>>>(a.x, a.tasks, a.y, index, count, op);
+  CDL_CHECK_LAUNCH();
+}
+
+template <class Launch, class F>
+void launch_tasks(const Launch& a, const F& f) {
+  if (a.n == 0) return;
+  tasks_kernel<<<tasks_grid(a.n), tasks_block, 0, a.stream>>>(a.x, a.tasks, a.y, a.n, f);
+  CDL_CHECK_LAUNCH();
+}
+
+}  // namespace skeleton
+#endif
+
+}  // namespace cdl

@@ -1,0 +1,72 @@
+// The tasks workload: per-element heterogeneous work. Each element carries a task record
+// {op, p1, p2} and y[i] = op(x[i], p1, p2), with `distinct` different ops arranged by a layout:
+//   uniform - one op for every element (no choice to make: the floor for the others);
+//   sorted  - contiguous runs, one op each (a warp rarely straddles two);
+//   warp    - one op per warp of 32 consecutive elements (no divergence, but every warp differs);
+//   random  - an independent random op per element (the worst case: up to `distinct` paths
+//             per warp).
+#pragma once
+
+#include "device_buffer.hpp"
+#include "ops.cuh"
+#include "skeletons/tasks.cuh"
+#include "validation.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdl {
+
+enum class task_layout { uniform, sorted, warp, random };
+std::string_view to_string(task_layout l);
+task_layout parse_task_layout(std::string_view text);
+
+// How an implementation reaches the op: one kernel choosing per element, or grouping the
+// elements by op and launching one kernel per op (the template strategies' answer).
+enum class tasks_form { per_element, grouped };
+inline std::string_view to_string(tasks_form f) { return f == tasks_form::per_element ? "per_element" : "grouped"; }
+
+struct tasks_problem {
+  task_layout layout = task_layout::random;
+  int distinct = 8;  // 1..32 ops in use
+  std::size_t n = 0;
+
+  std::string describe() const;
+  std::size_t min_bytes() const { return n * (2 * sizeof(float) + sizeof(task)); }
+};
+
+struct tasks_launch {
+  const float* x;
+  const task* tasks;
+  float* y;
+  std::size_t n;
+  cudaStream_t stream;
+};
+using tasks_launch_fn = void (*)(const tasks_launch&);
+
+// Groups the elements by op on the device (radix sort of (op, index) pairs, then run-length
+// encoding) and copies the group boundaries to the host. The sort, the encoding and that
+// synchronising copy are the price of per-op kernels, and are inside the timed launch.
+struct task_groups {
+  const unsigned* index;      // element indices sorted by op (device)
+  std::vector<int> ops;       // op of each group
+  std::vector<std::size_t> offsets;  // group g is index[offsets[g] .. offsets[g + 1])
+};
+task_groups group_tasks(const tasks_launch& a);
+
+class tasks_fixture {
+ public:
+  tasks_fixture(const tasks_problem& p, std::uint64_t seed);
+  const tasks_problem& problem() const { return problem_; }
+  void launch(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const;
+  validation_result run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream = nullptr) const;
+
+ private:
+  tasks_problem problem_;
+  std::vector<reference_value> reference_;
+  device_buffer<float> x_, y_;
+  device_buffer<task> tasks_;
+};
+
+}  // namespace cdl
