@@ -32,7 +32,7 @@ double publish_environment() {
   return copy;
 }
 
-void timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
+double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                 double copy_gbs) {
   const cudaStream_t stream = nullptr;
   static l2_flusher flusher(query_device().l2_bytes);
@@ -52,6 +52,7 @@ void timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>
   state.SetBytesProcessed(int64_t(bytes * iterations));
   state.counters["GB/s"] = gbs;
   state.counters["frac_copy"] = gbs / copy_gbs;
+  return total_s;
 }
 
 benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time) {

@@ -20,8 +20,8 @@ double publish_environment();
 
 // Runs the benchmark loop: each iteration flushes L2 (untimed), then times `launch` with events
 // and reports that as the iteration's manual time. Sets GB/s and fraction-of-copy counters
-// for `bytes` moved per launch.
-void timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
+// for `bytes` moved per launch. Returns the total timed seconds.
+double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                 double copy_gbs);
 
 // Standard settings for a GPU benchmark: manual (event) time, microseconds, repetitions with

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Short tables from a cdl_bench_map results file (Google Benchmark JSON).
+"""Short tables from a cdl_bench results file (Google Benchmark JSON).
 
-    reports/summary.py results/<device>/map.json
+    reports/summary.py results/<device>/bench.json
 
-Prints the copy floor, every map implementation at the largest n (k = 1) with its fraction of
-the copy bandwidth, and the dispatch penalty: each strategy's time over the template functor's
-at the same problem, for every k measured. Uses the standard library only.
+Prints the copy floor; the memory-bound map at its largest n with each implementation's
+fraction of the copy bandwidth; for every problem of every workload the fastest and slowest
+implementation and their ratio; and the dispatch penalty over k (each strategy's time over the
+template functor's). Standard library only; errors in the file are printed and make the exit
+status non-zero.
 """
 import json
 import sys
 from collections import defaultdict
+
+GB_SUFFIXES = ("min_time:", "repeats:", "manual_time", "real_time", "iterations:")
 
 
 def load(path):
@@ -23,63 +27,72 @@ def load(path):
     return doc
 
 
-def medians(doc):
-    """run_name -> median aggregate row; errors are reported, never dropped silently."""
-    rows, errors = {}, []
+def parse(run_name):
+    """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value})."""
+    parts = [p for p in run_name.split("/") if not p.startswith(GB_SUFFIXES)]
+    fields = dict(p.split(":", 1) for p in parts[3:] if ":" in p)
+    return parts[0], parts[1] + "/" + parts[2], fields
+
+
+def rows_of(doc):
+    """(workload, problem key) -> entry -> {median, cv, row}; plus the error lines."""
+    table, errors = defaultdict(dict), []
+    cv = {b["run_name"]: b["real_time"] for b in doc["benchmarks"] if b.get("aggregate_name") == "cv"}
     for b in doc["benchmarks"]:
         if b.get("error_occurred"):
             errors.append(f"{b['run_name']}: {b.get('error_message')}")
-        elif b.get("aggregate_name") == "median":
-            rows[b["run_name"]] = b
-    return rows, errors
+        elif b.get("aggregate_name") == "median" and not b["run_name"].startswith("copy/"):
+            workload, entry, fields = parse(b["run_name"])
+            key = (workload, tuple(sorted(fields.items())))
+            table[key][entry] = {"t": b["real_time"], "cv": cv.get(b["run_name"], float("nan")), "row": b}
+    return table, errors
 
 
-def parse(run_name):
-    """map/<entry>/<form>/<op>/<type>/n:N/k:K -> (entry, op, type, n, k)."""
-    parts = run_name.split("/")
-    entry = parts[1] + "/" + parts[2]
-    fields = dict(p.split(":", 1) for p in parts if ":" in p)
-    return entry, parts[3], parts[4], int(fields["n"]), int(fields["k"])
+def problem_text(fields):
+    return " ".join(f"{k}={v}" for k, v in fields)
 
 
 def main(path):
     doc = load(path)
-    rows, errors = medians(doc)
+    table, errors = rows_of(doc)
     ctx = doc["context"]
     print(f"device: {ctx.get('device', '?')}  copy bandwidth: {float(ctx.get('copy_bandwidth_gbs', 0)):.0f} GB/s"
-          f"  revision: {ctx.get('git_revision', '?')}")
+          f"  revision: {ctx.get('git_revision', '?')}  mode: {ctx.get('cdl_mode', '?')}")
     for e in errors:
         print(f"ERROR {e}")
+    if not table:
+        sys.exit("summary: no results in the file")
 
-    maps = {k: v for k, v in rows.items() if k.startswith("map/")}
-    if not maps:
-        sys.exit("summary: no map results in the file")
-    by_problem = defaultdict(dict)  # (op, type, n, k) -> entry -> row
-    for name, row in maps.items():
-        entry, op, typ, n, k = parse(name)
-        by_problem[(op, typ, n, k)][entry] = row
+    maps = {f: e for (w, f), e in table.items() if w == "map"}
+    k1 = [f for f in maps if dict(f).get("k") == "1" and dict(f).get("type") == "f32"]
+    if k1:
+        big = max(k1, key=lambda f: int(dict(f)["n"]))
+        print(f"\nmap, {problem_text(big)}")
+        print(f"{'implementation':40s} {'median us':>10s} {'cv %':>6s} {'GB/s':>8s} {'of copy':>8s}")
+        for entry, r in sorted(maps[big].items()):
+            print(f"{entry:40s} {r['t']:10.1f} {100 * r['cv']:6.2f} {r['row']['GB/s']:8.0f} {r['row']['frac_copy']:8.3f}")
 
-    n_max = max(n for (op, typ, n, k) in by_problem if typ == "f32" and k == 1)
-    print(f"\nmap quadratic f32, n = {n_max} (2^{n_max.bit_length() - 1}), k = 1")
-    print(f"{'strategy':40s} {'median us':>10s} {'cv %':>6s} {'GB/s':>8s} {'of copy':>8s}")
-    for entry, row in sorted(by_problem[("quadratic", "f32", n_max, 1)].items()):
-        cv = next((b["real_time"] for b in doc["benchmarks"]
-                   if b["run_name"] == row["run_name"] and b.get("aggregate_name") == "cv"), float("nan"))
-        print(f"{entry:40s} {row['real_time']:10.1f} {100 * cv:6.2f} {row['GB/s']:8.0f} {row['frac_copy']:8.3f}")
+    print("\nfastest and slowest implementation per problem (median time)")
+    for (workload, fields), entries in sorted(table.items()):
+        fast = min(entries.items(), key=lambda kv: kv[1]["t"])
+        slow = max(entries.items(), key=lambda kv: kv[1]["t"])
+        print(f"{workload:7s} {problem_text(fields):44s} {fast[0]:34s} {fast[1]['t']:10.1f} us  "
+              f"{slow[0]:34s} {slow[1]['t']:10.1f} us  x{slow[1]['t'] / fast[1]['t']:.2f}")
 
-    print("\ndispatch penalty: time / 01_template_functor time (same form, op, n, k)")
-    print(f"{'op':12s} {'n':>10s} {'k':>4s}  " + "  ".join(f"{e:>18s}" for e in
-          ["04.symbol/scalar", "04.symbol/vec", "04.table/vec", "00_inline/vec"]))
-    for (op, typ, n, k), entries in sorted(by_problem.items()):
-        if n == n_max or typ != "f32":
-            continue
-        def ratio(e, form):
-            base = entries.get(f"01_template_functor/{form}")
-            row = entries.get(e)
-            return f"{row['real_time'] / base['real_time']:18.2f}" if base and row else f"{'-':>18s}"
-        print(f"{op:12s} {n:10d} {k:4d}  " + "  ".join([
-            ratio("04_function_pointer.symbol/scalar", "scalar"), ratio("04_function_pointer.symbol/vec", "vec"),
-            ratio("04_function_pointer.table/vec", "vec"), ratio("00_inline/vec", "vec")]))
+    sweep = sorted(((f, e) for f, e in maps.items() if dict(f).get("n") == str(1 << 22)),
+                   key=lambda fe: (dict(fe[0])["op"], int(dict(fe[0])["k"])))
+    if sweep:
+        cols = ["02_device_lambda/vec", "03_switch/vec", "04_function_pointer.symbol/vec",
+                "04_function_pointer.table/vec", "05_virtual/vec"]
+        print("\ndispatch penalty: time / 01_template_functor/vec time (map, f32, n = 2^22)")
+        print(f"{'op':12s} {'k':>4s} " + " ".join(f"{c.split('/')[0][:22]:>22s}" for c in cols))
+        for fields, entries in sweep:
+            base = entries.get("01_template_functor/vec")
+            if not base:
+                continue
+            f = dict(fields)
+            print(f"{f['op']:12s} {f['k']:>4s} " + " ".join(
+                f"{entries[c]['t'] / base['t']:22.2f}" if c in entries else f"{'-':>22s}" for c in cols))
     if errors:
         sys.exit(1)
 

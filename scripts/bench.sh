@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release configuration and runs the benchmark suite on this machine's GPU,
-# writing results/<device>/map.json (Google Benchmark JSON with the environment in
+# writing results/<device>/bench.json (Google Benchmark JSON with the environment in
 # "context"). Pass --quick for the short sweep; other arguments go to the benchmark program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ out="results/$device"
 mkdir -p "$out"
 # Google Benchmark writes the file at the end; write to a temporary name and move it into place
 # so an interrupted run never leaves a half-written results file.
-./build/release/bench/cdl_bench_map --benchmark_out="$out/map.json.partial" --benchmark_out_format=json "${args[@]}"
-mv "$out/map.json.partial" "$out/map.json"
-echo "bench: results in $out/map.json"
+./build/release/bench/cdl_bench --benchmark_out="$out/bench.json.partial" --benchmark_out_format=json "${args[@]}"
+mv "$out/bench.json.partial" "$out/bench.json"
+echo "bench: results in $out/bench.json"
+/usr/bin/env python3 reports/summary.py "$out/bench.json"

@@ -34,11 +34,10 @@ cat "$OUT/sass.txt"
 ./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
 echo "cdl_run rc=$?"; cat /tmp/run.txt
 ./build/release/bench/cdl_run --strategy 00_inline/vec --n 2^40; echo "oversize rc=$?"
-CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench_map; echo "no-gpu bench rc=$?"
+CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench; echo "no-gpu bench rc=$?"
 
-mode=${1:-}
 start=$SECONDS
-./build/release/bench/cdl_bench_map $mode --benchmark_out="$OUT/map.json" --benchmark_out_format=json \
+./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
   > "$OUT/bench.log" 2> "$OUT/bench.err"
 echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
-/usr/bin/env python3 reports/summary.py "$OUT/map.json"
+/usr/bin/env python3 reports/summary.py "$OUT/bench.json"

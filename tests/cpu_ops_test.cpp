@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 namespace cdl {
@@ -95,6 +96,45 @@ TEST(MapReference, KOneIsTheOpItself) {
 TEST(MapProblem, CountsTheBytesAKernelMustMove) {
   EXPECT_EQ((map_problem{map_op::square, dtype::f32, 1000, 7}.min_bytes()), 8000u);
   EXPECT_EQ((map_problem{map_op::square, dtype::f64, 1000, 1}.min_bytes()), 16000u);
+}
+
+}  // namespace
+}  // namespace cdl
+
+namespace cdl {
+namespace {
+
+TEST(Semirings, StepsAndIdentities) {
+  EXPECT_DOUBLE_EQ(ops::plus_times{}(1.0, 2.0, 3.0), 7.0);
+  EXPECT_DOUBLE_EQ(ops::min_plus{}(5.0, 1.0, 2.0), 3.0);
+  EXPECT_DOUBLE_EQ(ops::min_plus{}(2.0, 1.0, 2.0), 2.0);
+  EXPECT_DOUBLE_EQ(ops::max_times{}(1.0, 2.0, 3.0), 6.0);
+  EXPECT_EQ(ops::plus_times::identity<double>(), 0.0);
+  EXPECT_TRUE(std::isinf(ops::min_plus::identity<float>()) && ops::min_plus::identity<float>() > 0);
+  EXPECT_TRUE(std::isinf(ops::max_times::identity<double>()) && ops::max_times::identity<double>() < 0);
+}
+
+TEST(ImageOps, ClampAtTheBorderAndComputeTheirFilters) {
+  const std::vector<double> px = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3 x 3
+  const image_view<double> img{px.data(), 3, 3};
+  EXPECT_DOUBLE_EQ(img.at(-5, -5), 1);
+  EXPECT_DOUBLE_EQ(img.at(7, 1), 6);
+  EXPECT_DOUBLE_EQ(ops::box_blur{}(img, 1, 1, 1), 5);
+  EXPECT_DOUBLE_EQ(ops::box_blur{}(img, 1, 1, 0), 5);
+  EXPECT_DOUBLE_EQ(ops::invert{}(img, 0, 0, 1), 0);
+  EXPECT_DOUBLE_EQ(ops::sharpen{}(img, 1, 1, 1), 5 * 5 - 4 - 6 - 2 - 8);
+  // A linear ramp: gx = 8 (columns step 1), gy = 24 (rows step 3).
+  EXPECT_DOUBLE_EQ(ops::sobel{}(img, 1, 1, 1), std::sqrt(8.0 * 8.0 + 24.0 * 24.0));
+}
+
+TEST(TaskOps, AreDistinctAndMatchTheirSource) {
+  EXPECT_EQ(task_ops::size, 32);
+  EXPECT_DOUBLE_EQ(ops::task_op<5>{}(1.0, 0.5, 0.25), 1.25);  // two multiply-adds, + 5/8
+  std::set<double> values;
+  for (int i = 0; i < task_op_count; ++i)
+    values.insert(visit<task_ops>(i, [](auto op) { return op(0.9, 0.7, 0.2); }));
+  EXPECT_EQ(values.size(), std::size_t(task_op_count));
+  EXPECT_NE(task_op_source.find("acc * p1 + p2"), std::string_view::npos);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 namespace cdl {
 namespace {
 
-TEST(Registry, EveryCompileTimeStrategyServesMapZipAndPoints) {
+TEST(Registry, EveryCompileTimeStrategyServesEveryWorkload) {
   const auto strategies = [](const auto& entries) {
     std::set<std::string> s;
     for (const auto& e : entries) s.insert(e.strategy);
@@ -21,6 +21,11 @@ TEST(Registry, EveryCompileTimeStrategyServesMapZipAndPoints) {
   EXPECT_EQ(strategies(get_registry().map), want);
   EXPECT_EQ(strategies(get_registry().zip), want);
   EXPECT_EQ(strategies(get_registry().points), want);
+  EXPECT_EQ(strategies(get_registry().image), want);
+  EXPECT_EQ(strategies(get_registry().tasks), want);
+  EXPECT_EQ(strategies(get_registry().matmul), want);
+  for (const tasks_entry& e : get_registry().tasks)  // templates and lambdas must group by op
+    EXPECT_EQ(e.form == tasks_form::grouped, e.strategy == "01_template_functor" || e.strategy == "02_device_lambda");
   EXPECT_EQ(get_registry().points.front().name(), "00_inline/aos");
 }
 

@@ -1,0 +1,192 @@
+// cdl_bench: every registered (strategy, workload) implementation over a sweep of each
+// workload's knobs, beside the device-to-device copy of the same bytes (the floor), in one
+// Google Benchmark run.
+//
+//   cdl_bench [--cdl_quick] [Google Benchmark flags, e.g. --benchmark_filter=tasks/ --benchmark_out=r.json]
+//
+// Each benchmark first validates its configuration against the float64 CPU reference; a wrong
+// result is reported with SkipWithError and never timed. Time is GPU time from CUDA events,
+// with L2 flushed before every iteration. Benchmarks are registered problem by problem, so the
+// strategies of one problem share its inputs and reference (one fixture alive at a time).
+#include "bench_common.hpp"
+
+#include "common/device_info.hpp"
+#include "common/inputs.hpp"
+#include "common/registry.hpp"
+
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace cdl::bench {
+namespace {
+
+struct settings {
+  bool quick;
+  int repetitions;
+  double min_time;
+  double copy_gbs;
+};
+
+// The one fixture alive, keyed by its problem's description.
+template <class Fixture, class Problem>
+const Fixture& fixture_for(const Problem& p) {
+  static std::unique_ptr<Fixture> current;
+  static std::string key;
+  if (!current || key != p.describe()) {
+    current.reset();
+    current = std::make_unique<Fixture>(p, default_seed);
+    key = p.describe();
+  }
+  return *current;
+}
+
+std::string slug(std::string text) {  // "map op=sine type=f32 n=4" -> "map/op:sine/type:f32/n:4"
+  for (char& c : text) c = c == ' ' ? '/' : c == '=' ? ':' : c;
+  return text;
+}
+
+// Registers one benchmark: validate once, then time. `extra` adds workload-specific counters.
+template <class Fixture, class Problem, class Entry, class Extra>
+void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names, Extra extra) {
+  const std::string problem = slug(p.describe());
+  const std::string workload = problem.substr(0, problem.find('/'));
+  const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
+  names.push_back(name);
+  configure(benchmark::RegisterBenchmark(name.c_str(),
+                                         [&entry, p, s, extra, name](benchmark::State& state) {
+                                           static std::map<std::string, validation_result> checked;
+                                           const Fixture& f = fixture_for<Fixture>(p);
+                                           if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
+                                           const validation_result& v = checked[name];
+                                           if (!v.passed) {
+                                             state.SkipWithError(("validation failed: " + v.summary()).c_str());
+                                             return;
+                                           }
+                                           const double seconds = timed_loop(
+                                               state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
+                                               double(p.min_bytes()), s.copy_gbs);
+                                           state.counters["max_rel_err"] = v.max_rel_error;
+                                           extra(state, seconds);
+                                         }),
+            s.repetitions, s.min_time);
+}
+
+template <class Fixture, class Problem, class Entries>
+void add_all(const Entries& entries, const Problem& p, const settings& s, std::vector<std::string>& names) {
+  for (const auto& e : entries) add<Fixture>(e, p, s, names, [](benchmark::State&, double) {});
+}
+
+// The floor at each size: cudaMemcpy of the bytes a kernel reads (it then writes as many).
+void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& names) {
+  const std::string name = "copy/cudaMemcpy/bytes:" + std::to_string(bytes);
+  names.push_back(name);
+  configure(benchmark::RegisterBenchmark(name.c_str(),
+                                         [bytes, s](benchmark::State& state) {
+                                           const copy_fixture copy(bytes);
+                                           copy.launch(nullptr);
+                                           if (!copy.verify()) {
+                                             state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
+                                             return;
+                                           }
+                                           timed_loop(
+                                               state, [&](cudaStream_t st) { copy.launch(st); },
+                                               2.0 * double(copy.bytes()), s.copy_gbs);
+                                         }),
+            s.repetitions, s.min_time);
+}
+
+void register_map(const settings& s, std::vector<std::string>& names) {
+  const auto& entries = get_registry().map;
+  for (int e = s.quick ? 16 : 10; e <= 28; e += s.quick ? 4 : 2) {
+    const std::size_t n = std::size_t(1) << e;
+    add_copy(n * sizeof(float), s, names);
+    add_all<map_fixture>(entries, map_problem{map_op::quadratic, dtype::f32, n, 1}, s, names);
+  }
+  add_all<map_fixture>(entries, map_problem{map_op::quadratic, dtype::f64, std::size_t(1) << 27, 1}, s, names);
+  // The dispatch penalty: k evaluations per element at 2^22 elements (32 MiB in and out, past
+  // L2 once flushed; the float64 reference of k = 256 takes seconds, not minutes).
+  const std::vector<int> ks = s.quick ? std::vector<int>{1, 16, 256} : std::vector<int>{1, 4, 16, 64, 256};
+  for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
+    if (s.quick && op != std::size_t(map_op::quadratic) && op != std::size_t(map_op::exp_sin_cos)) continue;
+    for (int k : ks) add_all<map_fixture>(entries, map_problem{map_op(op), dtype::f32, std::size_t(1) << 22, k}, s, names);
+  }
+}
+
+void register_zip(const settings& s, std::vector<std::string>& names) {
+  for (int e : s.quick ? std::vector<int>{24, 28} : std::vector<int>{20, 24, 28})
+    for (zip_op op : {zip_op::add, zip_op::multiply})
+      add_all<zip_fixture>(get_registry().zip, zip_problem{op, dtype::f32, std::size_t(1) << e}, s, names);
+}
+
+void register_points(const settings& s, std::vector<std::string>& names) {
+  for (int e : s.quick ? std::vector<int>{26} : std::vector<int>{22, 26})
+    add_all<points_fixture>(get_registry().points, points_problem{point_op::scale_shift, dtype::f32, std::size_t(1) << e},
+                            s, names);
+}
+
+void register_image(const settings& s, std::vector<std::string>& names) {
+  std::vector<image_problem> problems;
+  for (int r : s.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8})
+    problems.push_back({image_op::box_blur, 3840, 2160, r});
+  for (image_op op : {image_op::sharpen, image_op::invert, image_op::sobel}) problems.push_back({op, 3840, 2160, 1});
+  for (const image_problem& p : problems) add_all<image_fixture>(get_registry().image, p, s, names);
+}
+
+void register_tasks(const settings& s, std::vector<std::string>& names) {
+  const std::size_t n = std::size_t(1) << 24;
+  for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
+    for (int d : s.quick ? std::vector<int>{4, 32} : std::vector<int>{1, 2, 4, 8, 16, 32}) {
+      if (l == task_layout::uniform && d > 1) continue;  // one op whatever `distinct` says
+      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, l == task_layout::uniform ? 1 : d, n}, s, names);
+    }
+}
+
+void register_matmul(const settings& s, std::vector<std::string>& names) {
+  for (int size : s.quick ? std::vector<int>{1024} : std::vector<int>{1024, 2048})
+    for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) {
+      const matmul_problem p{semiring(op), dtype::f32, size, size, size};
+      for (const matmul_entry& e : get_registry().matmul)
+        add<matmul_fixture>(e, p, s, names, [p](benchmark::State& state, double seconds) {
+          state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
+        });
+    }
+}
+
+}  // namespace
+}  // namespace cdl::bench
+
+int main(int argc, char** argv) {
+  using namespace cdl;
+  using namespace cdl::bench;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--cdl_quick") == 0) {
+      quick = true;
+      std::memmove(argv + i, argv + i + 1, sizeof(char*) * std::size_t(argc - i));
+      --argc;
+      break;
+    }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  try {
+    require_gpu("cdl_bench");
+    const settings s{quick, quick ? 3 : 5, quick ? 0.02 : 0.05, publish_environment()};
+    benchmark::AddCustomContext("cdl_mode", quick ? "quick" : "full");
+    std::vector<std::string> names;
+    register_map(s, names);
+    register_zip(s, names);
+    register_points(s, names);
+    register_image(s, names);
+    register_tasks(s, names);
+    register_matmul(s, names);
+
+    progress_reporter reporter(count_selected(names));
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cdl_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
