@@ -13,20 +13,21 @@ cat /tmp/gpu.txt
   || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok (${SECONDS}s)"
 
-ctest --preset release -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1
+ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
 echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
 
 # Machine-code facts the strategy headers state: calls through a register (indirect) and the
 # stack frame of one float kernel per strategy. Direct CALLs (to sinf/cosf's slow-path
 # argument reduction) are not dispatch and are not counted.
 objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
-{ for f in "00_inline:inline_quadratic_vecIf" "01_template_functor:map_vec_kernelIf.*quadratic" \
-           "04_function_pointer:map_vec_kernelIf.*pointer_invoker" "04_function_pointer:as_device_function.*quadratic.*f"; do
-    o=$objs/${f%%:*}.cu.o
-    echo "== ${f%%:*}: indirect calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* R[0-9]+'), direct calls: $(cuobjdump -sass $o | grep -cE 'CALL\.[A-Z.]* 0x')"
-    echo "   ${f##*:}: $(cuobjdump -res-usage $o 2>&1 | grep -A1 -E "${f##*:}" | grep -m1 -o "REG:[0-9]* STACK:[0-9]*")"
+{ for f in 00_inline 01_template_functor 02_device_lambda 03_switch 04_function_pointer 05_virtual; do
+    o=$objs/$f.cu.o
+    sass=$(cuobjdump -sass $o)
+    echo "== $f: indirect calls $(grep -cE 'CALL\.[A-Z.]* R[0-9]+' <<<"$sass"), direct calls $(grep -cE 'CALL\.[A-Z.]* 0x' <<<"$sass"), BRX $(grep -c 'BRX' <<<"$sass")"
+    # Registers and stack of the float map kernels (vec form) for the quadratic op or its invoker.
+    cuobjdump -res-usage $o 2>&1 | grep -A1 -E "map_vec_kernelIf|map_quadratic_vecIf" | grep -oE "REG:[0-9]+ STACK:[0-9]+" | sort | uniq -c | head -4
   done
-  cuobjdump -sass $objs/04_function_pointer.cu.o | grep -m3 -E "CALL.* R[0-9]+"
+  cuobjdump -sass $objs/05_virtual.cu.o | grep -m1 -B4 -E "CALL.* R[0-9]+"
 } > "$OUT/sass.txt" 2>&1
 cat "$OUT/sass.txt"
 
