@@ -135,11 +135,10 @@ void register_image(const settings& s, std::vector<std::string>& names) {
 
 void register_tasks(const settings& s, std::vector<std::string>& names) {
   const std::size_t n = std::size_t(1) << 24;
-  for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
-    for (int d : s.quick ? std::vector<int>{4, 32} : std::vector<int>{1, 2, 4, 8, 16, 32}) {
-      if (l == task_layout::uniform && d > 1) continue;  // one op whatever `distinct` says
-      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, l == task_layout::uniform ? 1 : d, n}, s, names);
-    }
+  add_all<tasks_fixture>(get_registry().tasks, tasks_problem{task_layout::uniform, 1, n}, s, names);
+  for (task_layout l : {task_layout::sorted, task_layout::warp, task_layout::random})
+    for (int d : s.quick ? std::vector<int>{4, 32} : std::vector<int>{2, 4, 8, 16, 32})
+      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
 void register_matmul(const settings& s, std::vector<std::string>& names) {

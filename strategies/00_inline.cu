@@ -10,8 +10,10 @@
 // See it.  `cuobjdump -sass -fun '<mangled name>' build/release/strategies/libcdl_strategies.a`
 //          shows the op's arithmetic (FFMA/FMUL, the sinf/expf polynomial) inline in the loop
 //          and no call through a register (the only CALLs are direct ones to the math
-//          library's out-of-line slow path for large sin/cos arguments). Strategy 01's kernels
-//          compile to the same instructions: the abstraction of a functor costs nothing.
+//          library's out-of-line slow path for large sin/cos arguments); REG:38 STACK:0 for
+//          map_quadratic_vec<float>. Strategy 01's kernels compile to the same instructions:
+//          the abstraction of a functor costs nothing. The tasks kernel, a switch on each
+//          element's op id, compiles to a BRX jump through a table, like 03's.
 //
 // The loop around the op (bounds, 16-byte vector loads, the k evaluations) is the shared
 // skeleton's body in common/skeletons/map.cuh, so the only thing that differs from the

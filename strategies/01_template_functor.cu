@@ -11,8 +11,10 @@
 //          (the tasks workload shows this strategy's answer: group by op, one launch each).
 // Use it   by default: whenever the set of functions is known at build time.
 // See it.  The SASS of map_vec_kernel<float, ops::quadratic> matches 00's map_quadratic_vec
-//          instruction for instruction: FFMAs in the loop, no call through a register, no
-//          stack frame (`cuobjdump -res-usage` reports STACK:0).
+//          instruction for instruction: FFMAs in the loop, no call through a register, no BRX,
+//          REG:38 STACK:0 (`cuobjdump -res-usage`). Kernels of sin/cos ops show STACK:32 and a
+//          direct CALL: the math library's out-of-line slow path for huge arguments, not
+//          dispatch.
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
