@@ -25,7 +25,7 @@ class MapStrategy : public gpu_param_test<map_param> {};
 TEST_P(MapStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const map_entry& entry = get_registry().map.at(index);
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(1000003),
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(1000003), (std::size_t(1) << 20) + 3,
                         std::size_t(1) << 24}) {
     for (int k : {1, 16}) {
       const map_problem p{op, type, n, k};
