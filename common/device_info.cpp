@@ -67,7 +67,7 @@ copy_fixture::copy_fixture(std::size_t bytes) : bytes_(bytes / 4 * 4), src_(byte
 }
 
 void copy_fixture::launch(cudaStream_t stream) const {
-  CDL_CUDA_CHECK(cudaMemcpyAsync(const_cast<std::uint32_t*>(dst_.data()), src_.data(), bytes_,
+  CDL_CUDA_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_,
                                  cudaMemcpyDeviceToDevice, stream));
 }
 

@@ -35,16 +35,14 @@ image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
 }
 
 void image_fixture::launch(image_launch_fn fn, image_form, cudaStream_t stream) const {
-  fn(image_launch{problem_.op, in_.data(), const_cast<float*>(out_.data()), problem_.width, problem_.height, problem_.r,
+  fn(image_launch{problem_.op, in_.data(), out_.data(), problem_.width, problem_.height, problem_.r,
                   stream});
 }
 
 validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  poison(const_cast<float*>(out_.data()), out_.bytes(), stream);
-  launch(fn, form, stream);
   const int terms = std::max(9, (2 * problem_.r + 1) * (2 * problem_.r + 1));
-  return download_and_validate(out_.data(), dtype::f32, out_.size(), reference_,
-                               tolerance_for(epsilon_of<float>(), 4, terms), stream);
+  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_,
+                             tolerance_for(epsilon_of<float>(), 4, terms), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -43,7 +43,8 @@ class image_fixture {
  private:
   image_problem problem_;
   std::vector<reference_value> reference_;
-  device_buffer<float> in_, out_;
+  device_buffer<float> in_;
+  mutable device_buffer<float> out_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

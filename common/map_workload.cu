@@ -55,14 +55,13 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
 }
 
 void map_fixture::launch(map_launch_fn launch, map_form form, cudaStream_t stream) const {
-  launch(map_launch{problem_.op, problem_.type, form, x_.data(), const_cast<std::byte*>(y_.data()), problem_.n,
+  launch(map_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), problem_.n,
                     problem_.k, stream});
 }
 
 validation_result map_fixture::run_and_validate(map_launch_fn fn, map_form form, cudaStream_t stream) const {
-  poison(const_cast<std::byte*>(y_.data()), y_.bytes(), stream);
-  launch(fn, form, stream);
-  return download_and_validate(y_.data(), problem_.type, problem_.n, reference_, map_tolerance(problem_), stream);
+  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, map_tolerance(problem_),
+                             stream, [&] { launch(fn, form, stream); });
 }
 
 

@@ -47,16 +47,14 @@ matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
 }
 
 void matmul_fixture::launch(matmul_launch_fn fn, matmul_form, cudaStream_t stream) const {
-  fn(matmul_launch{problem_.op, problem_.type, a_.data(), b_.data(), const_cast<std::byte*>(c_.data()), problem_.m,
+  fn(matmul_launch{problem_.op, problem_.type, a_.data(), b_.data(), c_.data(), problem_.m,
                    problem_.n, problem_.k, stream});
 }
 
 validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  poison(const_cast<std::byte*>(c_.data()), c_.bytes(), stream);
-  launch(fn, form, stream);
   const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return download_and_validate(c_.data(), problem_.type, std::size_t(problem_.m) * problem_.n, reference_,
-                               tolerance_for(eps, 2, problem_.k), stream);
+  return poison_run_validate(c_.data(), c_.bytes(), problem_.type, std::size_t(problem_.m) * problem_.n, reference_,
+                             tolerance_for(eps, 2, problem_.k), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

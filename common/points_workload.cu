@@ -38,16 +38,14 @@ points_fixture::points_fixture(const points_problem& p, std::uint64_t seed)
 
 void points_fixture::launch(points_launch_fn fn, layout l, cudaStream_t stream) const {
   fn(points_launch{problem_.op, problem_.type, l == layout::soa, l == layout::aos ? aos_.data() : soa_.data(),
-                   const_cast<std::byte*>(out_.data()), problem_.n, stream});
+                   out_.data(), problem_.n, stream});
 }
 
 validation_result points_fixture::run_and_validate(points_launch_fn fn, layout l, cudaStream_t stream) const {
-  poison(const_cast<std::byte*>(out_.data()), out_.bytes(), stream);
-  launch(fn, l, stream);
   const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return download_and_validate(out_.data(), problem_.type, 2 * problem_.n,
-                               l == layout::aos ? reference_aos_ : reference_soa_,
-                               tolerance_for(eps, info(problem_.op).max_ulps, 2), stream);
+  return poison_run_validate(out_.data(), out_.bytes(), problem_.type, 2 * problem_.n,
+                             l == layout::aos ? reference_aos_ : reference_soa_,
+                             tolerance_for(eps, info(problem_.op).max_ulps, 2), stream, [&] { launch(fn, l, stream); });
 }
 
 }  // namespace cdl

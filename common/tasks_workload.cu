@@ -129,14 +129,12 @@ tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
 }
 
 void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) const {
-  fn(tasks_launch{x_.data(), tasks_.data(), const_cast<float*>(y_.data()), problem_.n, stream});
+  fn(tasks_launch{x_.data(), tasks_.data(), y_.data(), problem_.n, stream});
 }
 
 validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const {
-  poison(const_cast<float*>(y_.data()), y_.bytes(), stream);
-  launch(fn, form, stream);
-  return download_and_validate(y_.data(), dtype::f32, problem_.n, reference_, tolerance_for(epsilon_of<float>(), 2, 8),
-                               stream);
+  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_,
+                             tolerance_for(epsilon_of<float>(), 2, 8), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -65,7 +65,8 @@ class tasks_fixture {
  private:
   tasks_problem problem_;
   std::vector<reference_value> reference_;
-  device_buffer<float> x_, y_;
+  device_buffer<float> x_;
+  mutable device_buffer<float> y_;  // scratch written by every run; inputs and reference stay const
   device_buffer<task> tasks_;
 };
 

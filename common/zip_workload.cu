@@ -31,16 +31,15 @@ zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
 }
 
 void zip_fixture::launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), const_cast<std::byte*>(z_.data()),
+  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), z_.data(),
                 problem_.n, stream});
 }
 
 validation_result zip_fixture::run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  poison(const_cast<std::byte*>(z_.data()), z_.bytes(), stream);
-  launch(fn, form, stream);
   const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return download_and_validate(z_.data(), problem_.type, problem_.n, reference_,
-                               tolerance_for(eps, info(problem_.op).max_ulps, 1), stream);
+  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_,
+                             tolerance_for(eps, info(problem_.op).max_ulps, 1), stream,
+                             [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl
