@@ -5,7 +5,7 @@
 //   ops::quadratic                      a __host__ __device__ functor (templates, lambdas,
 //                                       the CPU reference in double precision)
 //   map_op::quadratic                   an op id for run-time selection (switch, tables)
-//   as_device_function<ops::quadratic, float>
+//   as_device_function<ops::quadratic, float, float>
 //                                       a __device__ function whose address can be taken
 //                                       (function pointers, device tables)
 //   map_op_catalogue[id].source         the expression as text, stringified from the same
