@@ -42,12 +42,6 @@ struct map_launch {
 
 using map_launch_fn = void (*)(const map_launch&);
 
-// The typed views of a launch's buffers.
-template <class T>
-const T* input(const map_launch& a) { return static_cast<const T*>(a.x); }
-template <class T>
-T* output(const map_launch& a) { return static_cast<T*>(a.y); }
-
 // float64 reference of map_apply for inputs of type T (arguments rounded as the device does).
 template <class T>
 std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);

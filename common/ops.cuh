@@ -324,9 +324,6 @@ Op parse_op(std::string_view text, const std::array<op_info, N>& catalogue, cons
 }
 inline map_op parse_map_op(std::string_view text) { return parse_op<map_op>(text, map_op_catalogue, "map"); }
 inline zip_op parse_zip_op(std::string_view text) { return parse_op<zip_op>(text, zip_op_catalogue, "zip"); }
-inline point_op parse_point_op(std::string_view text) {
-  return parse_op<point_op>(text, point_op_catalogue, "point");
-}
 
 // Host-side selection of a functor type from an op id, validated: each case is a separate
 // instantiation of whatever f does with the op, which is exactly the template strategy's

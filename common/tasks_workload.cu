@@ -20,11 +20,6 @@ std::string_view to_string(task_layout l) {
   }
   return "?";
 }
-task_layout parse_task_layout(std::string_view text) {
-  for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
-    if (to_string(l) == text) return l;
-  throw std::invalid_argument("unknown task layout '" + std::string(text) + "' (valid: uniform, sorted, warp, random)");
-}
 
 std::string tasks_problem::describe() const {
   return "tasks layout=" + std::string(to_string(layout)) + " distinct=" + std::to_string(distinct) +

@@ -20,7 +20,6 @@ namespace cdl {
 
 enum class task_layout { uniform, sorted, warp, random };
 std::string_view to_string(task_layout l);
-task_layout parse_task_layout(std::string_view text);
 
 // How an implementation reaches the op: one kernel choosing per element, or grouping the
 // elements by op and launching one kernel per op (the template strategies' answer).
