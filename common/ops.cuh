@@ -16,16 +16,11 @@
 // host uses <cmath>, and the same text compiles under nvcc, NVRTC and the host compiler.
 #pragma once
 
-#if defined(__CUDACC__)
-#define CDL_HD __host__ __device__
-#else
-#define CDL_HD
-#endif
+#include "portable.cuh"
 
 #if !defined(__CUDACC_RTC__)
 #include <array>
 #include <cmath>
-#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -245,9 +240,11 @@ using point_ops = op_list_from<void CDL_POINT_OPS(CDL_OP_TYPE)>;
 using semirings = op_list_from<void CDL_SEMIRINGS(CDL_OP_TYPE)>;
 using image_ops = op_list_from<void CDL_IMAGE_OPS(CDL_OP_TYPE)>;
 #undef CDL_OP_TYPE
+#if !defined(__CUDACC_RTC__)
 template <std::size_t... I>
 op_list<ops::task_op<int(I)>...> make_task_ops(std::index_sequence<I...>);
 using task_ops = decltype(make_task_ops(std::make_index_sequence<task_op_count>{}));
+#endif
 
 // The bridge from a run-time op id to a compile-time functor: calls f(Op{}) for the id-th op of
 // List through a literal switch (up to 32 ops). On the host it is how templates are chosen at
@@ -297,7 +294,10 @@ struct op_info {
 inline constexpr std::array map_op_catalogue{CDL_MAP_OPS(CDL_OP_INFO)};
 inline constexpr std::array zip_op_catalogue{CDL_ZIP_OPS(CDL_OP_INFO)};
 inline constexpr std::array point_op_catalogue{CDL_POINT_OPS(CDL_OP_INFO)};
-inline constexpr std::array semiring_catalogue{CDL_SEMIRINGS(CDL_OP_INFO)};
+// A semiring's source is its fused step; the identity is a value the host passes the kernel.
+#define CDL_SEMIRING_INFO(name, sums, identity, step) op_info{#name, sums, #step},
+inline constexpr std::array semiring_catalogue{CDL_SEMIRINGS(CDL_SEMIRING_INFO)};
+#undef CDL_SEMIRING_INFO
 inline constexpr std::array image_op_catalogue{CDL_IMAGE_OPS(CDL_OP_INFO)};
 #undef CDL_OP_INFO
 

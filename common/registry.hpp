@@ -71,5 +71,7 @@ void register_02_device_lambda(registry&);
 void register_03_switch(registry&);
 void register_04_function_pointer(registry&);
 void register_05_virtual(registry&);
+void register_06_nvrtc_jit(registry&);
+void register_07_jit_lto(registry&);
 
 }  // namespace cdl

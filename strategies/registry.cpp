@@ -35,6 +35,8 @@ const registry& get_registry() {
     register_03_switch(built);
     register_04_function_pointer(built);
     register_05_virtual(built);
+    register_06_nvrtc_jit(built);
+    register_07_jit_lto(built);
     return built;
   }();
   return r;

@@ -1,6 +1,7 @@
 #include "elementwise.cuh"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 

@@ -7,38 +7,50 @@
 // A strategy never writes its own loop: a difference in time is the cost of the call.
 #pragma once
 
+#include "../portable.cuh"
+
+#if !defined(__CUDACC_RTC__)
 #include "../check.hpp"
 #include "../types.hpp"
 
-#include <cstddef>
-#include <cstdint>
-#include <utility>
+#include <initializer_list>
+#endif
 
 namespace cdl::skeleton {
 
 inline constexpr int elementwise_block = 256;  // threads per block, both forms
 inline constexpr int vecs_per_thread = 4;      // 16-byte loads in flight per thread and input (vec form)
 
+#if !defined(__CUDACC_RTC__)
 struct elementwise_geometry {
   map_form form;  // the form actually launched: vec needs 16-byte aligned pointers
   unsigned grid;
 };
 elementwise_geometry elementwise_launch_geometry(map_form wanted, std::size_t n, std::size_t elem_bytes,
                                                  std::initializer_list<const void*> pointers);
+#endif
 
 #if defined(__CUDACC__)
 template <class T> struct vec16;
 template <> struct vec16<float> { using type = float4; };
 template <> struct vec16<double> { using type = double2; };
 
-// g applied lane by lane across N 16-byte vectors (one per input).
-template <class G, std::size_t N, std::size_t... A>
-__device__ __forceinline__ float4 on_lanes(const G& g, const float4 (&v)[N], std::index_sequence<A...>) {
-  return {g(v[A].x...), g(v[A].y...), g(v[A].z...), g(v[A].w...)};
+// g applied lane by lane to one 16-byte vector per input: unary (map) and binary (zip).
+template <class G>
+__device__ __forceinline__ float4 on_lanes(const G& g, const float4 (&v)[1]) {
+  return {g(v[0].x), g(v[0].y), g(v[0].z), g(v[0].w)};
 }
-template <class G, std::size_t N, std::size_t... A>
-__device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[N], std::index_sequence<A...>) {
-  return {g(v[A].x...), g(v[A].y...)};
+template <class G>
+__device__ __forceinline__ float4 on_lanes(const G& g, const float4 (&v)[2]) {
+  return {g(v[0].x, v[1].x), g(v[0].y, v[1].y), g(v[0].z, v[1].z), g(v[0].w, v[1].w)};
+}
+template <class G>
+__device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[1]) {
+  return {g(v[0].x), g(v[0].y)};
+}
+template <class G>
+__device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[2]) {
+  return {g(v[0].x, v[1].x), g(v[0].y, v[1].y)};
 }
 
 template <class T, class G, class... In>
@@ -71,7 +83,7 @@ __device__ __forceinline__ void elementwise_vec(T* __restrict__ y, std::size_t n
 #pragma unroll
   for (int u = 0; u < vecs_per_thread; ++u) {
     const std::size_t i = first + std::size_t(u) * blockDim.x;
-    if (i < nvec) reinterpret_cast<V*>(y)[i] = on_lanes(g, v[u], std::make_index_sequence<inputs>{});
+    if (i < nvec) reinterpret_cast<V*>(y)[i] = on_lanes(g, v[u]);
   }
   const std::size_t tail = nvec * lanes + threadIdx.x;
   if (blockIdx.x == 0 && tail < n) y[tail] = g(x[tail]...);

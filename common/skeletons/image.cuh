@@ -3,7 +3,9 @@
 // shared-memory tiled form comes with strategy 08.
 #pragma once
 
+#if !defined(__CUDACC_RTC__)
 #include "../check.hpp"
+#endif
 #include "../ops.cuh"
 
 #if defined(__CUDACC__)
@@ -23,6 +25,12 @@ __global__ void __launch_bounds__(image_block_x * image_block_y)
     image_kernel(image_view<float> in, float* __restrict__ out, int r, F f) {
   image_body(in, out, r, f);
 }
+
+}  // namespace cdl::skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace cdl::skeleton {
 
 inline dim3 image_grid(int width, int height) {
   return dim3((width + image_block_x - 1) / image_block_x, (height + image_block_y - 1) / image_block_y);

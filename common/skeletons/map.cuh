@@ -52,6 +52,12 @@ __global__ void __launch_bounds__(elementwise_block) map_vec_kernel(const T* x, 
   map_vec_body(x, y, n, k, f);
 }
 
+}  // namespace skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace skeleton {
+
 // Launches the generic skeleton with invoker f; checks the launch.
 template <class T, class F>
 void launch_map(map_form wanted, const T* x, T* y, std::size_t n, int k, const F& f, cudaStream_t stream) {

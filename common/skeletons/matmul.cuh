@@ -3,9 +3,11 @@
 // passes f its own way; the shared-memory tiled form comes with strategy 08.
 #pragma once
 
+#if !defined(__CUDACC_RTC__)
 #include "../check.hpp"
-#include "../ops.cuh"
 #include "../types.hpp"
+#endif
+#include "../ops.cuh"
 
 #if defined(__CUDACC__)
 namespace cdl::skeleton {
@@ -29,6 +31,12 @@ __global__ void __launch_bounds__(matmul_tile * matmul_tile)
                         T init, F f) {
   matmul_naive_body(A, B, C, M, N, K, init, f);
 }
+
+}  // namespace cdl::skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace cdl::skeleton {
 
 inline dim3 matmul_grid(int M, int N) {
   return dim3((N + matmul_tile - 1) / matmul_tile, (M + matmul_tile - 1) / matmul_tile);

@@ -35,6 +35,12 @@ __global__ void __launch_bounds__(elementwise_block)
   points_soa_body(xs, ys, out_x, out_y, n, f);
 }
 
+}  // namespace cdl::skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace cdl::skeleton {
+
 // in/out hold n points: interleaved (aos) or n xs followed by n ys (soa).
 template <class T, class F>
 void launch_points(bool soa, const T* in, T* out, std::size_t n, const F& f, cudaStream_t stream) {

@@ -8,10 +8,10 @@
 //                        lambdas), after the elements are grouped by op (tasks_workload.hpp).
 #pragma once
 
+#if !defined(__CUDACC_RTC__)
 #include "../check.hpp"
+#endif
 #include "../ops.cuh"
-
-#include <cstddef>
 
 namespace cdl {
 
@@ -43,6 +43,12 @@ __global__ void __launch_bounds__(tasks_block)
   const unsigned j = index[i];
   y[j] = op(x[j], t[j].p1, t[j].p2);
 }
+
+}  // namespace skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace skeleton {
 
 inline unsigned tasks_grid(std::size_t n) { return unsigned((n + tasks_block - 1) / tasks_block); }
 

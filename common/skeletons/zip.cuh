@@ -16,6 +16,12 @@ __global__ void __launch_bounds__(elementwise_block) zip_vec_kernel(const T* x, 
   elementwise_vec(z, n, f, x, y);
 }
 
+}  // namespace cdl::skeleton
+#endif  // device code
+
+#if CDL_HOST_LAUNCHES
+namespace cdl::skeleton {
+
 template <class T, class F>
 void launch_zip(map_form wanted, const T* x, const T* y, T* z, std::size_t n, const F& f, cudaStream_t stream) {
   if (n == 0) return;

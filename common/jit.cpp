@@ -1,0 +1,209 @@
+#include "jit.hpp"
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <filesystem>
+#include <memory>
+#include <regex>
+
+namespace cdl::jit {
+
+compile_error::compile_error(const std::string& what, std::string log)
+    : error(what + (log.empty() ? std::string() : ":\n" + log)), log_(std::move(log)) {}
+
+std::string_view to_string(code_kind k) { return k == code_kind::cubin ? "cubin" : "ltoir"; }
+
+namespace {
+
+void check_nvrtc(nvrtcResult code, const char* call, const char* file, int line) {
+  if (code != NVRTC_SUCCESS)
+    throw error(std::string(call) + " failed: " + nvrtcGetErrorString(code) + " (" + file + ":" +
+                std::to_string(line) + ")");
+}
+#define CDL_NVRTC_CHECK(call) check_nvrtc((call), #call, __FILE__, __LINE__)
+
+// nvJitLink has no error-string function; its result codes are numbered in nvJitLink.h.
+void check_nvjitlink(nvJitLinkResult code, const char* call, const char* file, int line) {
+  if (code != NVJITLINK_SUCCESS)
+    throw error(std::string(call) + " failed: nvJitLinkResult " + std::to_string(int(code)) + " (" + file + ":" +
+                std::to_string(line) + ")");
+}
+#define CDL_NVJITLINK_CHECK(call) check_nvjitlink((call), #call, __FILE__, __LINE__)
+
+std::string trimmed(std::vector<char> text) {
+  std::string s(text.begin(), text.end());
+  while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+// NVRTC finds a header only by the exact string in the #include, so each embedded header is
+// offered under its path and under every relative spelling another embedded file uses for it
+// ("../ops.cuh" from common/skeletons/map.cuh names common/ops.cuh).
+struct header_table {
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs, text_ptrs;
+};
+const header_table& headers() {
+  static const header_table table = [] {
+    namespace fs = std::filesystem;
+    std::map<std::string, std::string_view> by_name;
+    for (const source_file& f : embedded_sources()) by_name.emplace(std::string(f.name), f.text);
+    const std::map<std::string, std::string_view> files = by_name;
+    const std::regex include(R"re(#\s*include\s*"([^"]+)")re");
+    for (const auto& [name, text] : files) {
+      for (std::cregex_iterator m(text.data(), text.data() + text.size(), include), end; m != end; ++m) {
+        const std::string spelled = (*m)[1];
+        const std::string target = (fs::path(name).parent_path() / spelled).lexically_normal().generic_string();
+        const auto found = files.find(target);
+        if (found == files.end()) continue;  // a host-only header, skipped under NVRTC
+        const auto [it, added] = by_name.emplace(spelled, found->second);
+        if (!added && it->second.data() != found->second.data())
+          throw error("embedded headers: \"" + spelled + "\" names two different files");
+      }
+    }
+    header_table t;
+    for (const auto& [name, text] : by_name) {
+      t.names.push_back(name);
+      t.text_ptrs.push_back(text.data());
+    }
+    for (const std::string& n : t.names) t.name_ptrs.push_back(n.c_str());
+    return t;
+  }();
+  return table;
+}
+
+struct program_deleter {
+  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+};
+using program_handle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, program_deleter>;
+
+}  // namespace
+
+std::vector<std::string> compile_options(int arch, code_kind kind) {
+  // nvcc's flags for the skeletons (CMakeLists.txt), so both build the same kernel; nvcc's
+  // --extended-lambda and --expt-relaxed-constexpr serve host code NVRTC never sees.
+  std::vector<std::string> o{"-arch=sm_" + std::to_string(arch), "-std=c++20", "-lineinfo"};
+  if (kind == code_kind::ltoir) o.push_back("-dlto");  // implies relocatable device code
+  return o;
+}
+
+compiled compile(const program& p, int arch, code_kind kind) {
+  const header_table& h = headers();
+  nvrtcProgram raw = nullptr;
+  CDL_NVRTC_CHECK(nvrtcCreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
+                                     h.text_ptrs.data(), h.name_ptrs.data()));
+  const program_handle prog(raw);
+  for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtcAddNameExpression(raw, e.c_str()));
+
+  const std::vector<std::string> options = compile_options(arch, kind);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  const nvrtcResult rc = nvrtcCompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
+
+  std::size_t log_size = 0;
+  CDL_NVRTC_CHECK(nvrtcGetProgramLogSize(raw, &log_size));
+  std::vector<char> log(log_size);
+  CDL_NVRTC_CHECK(nvrtcGetProgramLog(raw, log.data()));
+  compiled out{kind, arch, {}, trimmed(std::move(log))};
+  if (rc == NVRTC_ERROR_COMPILATION) throw compile_error(p.name + " does not compile", out.log);
+  if (rc != NVRTC_SUCCESS) throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtcGetErrorString(rc), out.log);
+
+  std::size_t size = 0;
+  if (kind == code_kind::cubin) {
+    CDL_NVRTC_CHECK(nvrtcGetCUBINSize(raw, &size));
+    out.image.code.resize(size);
+    CDL_NVRTC_CHECK(nvrtcGetCUBIN(raw, out.image.code.data()));
+  } else {
+    CDL_NVRTC_CHECK(nvrtcGetLTOIRSize(raw, &size));
+    out.image.code.resize(size);
+    CDL_NVRTC_CHECK(nvrtcGetLTOIR(raw, out.image.code.data()));
+  }
+  for (const std::string& e : p.name_expressions) {
+    const char* lowered = nullptr;
+    CDL_NVRTC_CHECK(nvrtcGetLoweredName(raw, e.c_str(), &lowered));
+    out.image.kernel_names[e] = lowered;
+  }
+  return out;
+}
+
+std::vector<std::string> link_options(int arch) { return {"-arch=sm_" + std::to_string(arch), "-lto"}; }
+
+linked link(std::span<const compiled* const> parts, int arch) {
+  const std::vector<std::string> options = link_options(arch);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  nvJitLinkHandle h = nullptr;
+  CDL_NVJITLINK_CHECK(nvJitLinkCreate(&h, std::uint32_t(option_ptrs.size()), option_ptrs.data()));
+  const std::unique_ptr<nvJitLinkHandle, void (*)(nvJitLinkHandle*)> guard(&h, [](nvJitLinkHandle* p) {
+    nvJitLinkDestroy(p);
+  });
+
+  linked out{arch, {}, {}};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const compiled& c = *parts[i];
+    if (c.arch != arch) throw error("link: part " + std::to_string(i) + " was compiled for sm_" + std::to_string(c.arch));
+    const std::string name = "part" + std::to_string(i);
+    CDL_NVJITLINK_CHECK(nvJitLinkAddData(h, c.kind == code_kind::ltoir ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
+                                         c.image.code.data(), c.image.code.size(), name.c_str()));
+    out.image.kernel_names.insert(c.image.kernel_names.begin(), c.image.kernel_names.end());
+  }
+  const nvJitLinkResult rc = nvJitLinkComplete(h);
+  std::size_t size = 0;
+  CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLogSize(h, &size));
+  std::vector<char> log(size + 1);
+  CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLog(h, log.data()));
+  out.log = trimmed(std::move(log));
+  if (rc != NVJITLINK_SUCCESS)
+    throw link_error("nvJitLink could not link (nvJitLinkResult " + std::to_string(int(rc)) + ")", out.log);
+
+  CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(h, &size));
+  out.image.code.resize(size);
+  CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubin(h, out.image.code.data()));
+  return out;
+}
+
+loaded::loaded(const module_image& image) : kernel_names_(image.kernel_names) {
+  CDL_CUDA_CHECK(cudaLibraryLoadData(&library_, image.code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+}
+
+loaded::~loaded() {
+  // Not checked: at process exit the runtime may already be unloading, and there is nothing to
+  // do about a failure here.
+  if (library_) (void)cudaLibraryUnload(library_);
+}
+
+cudaKernel_t loaded::kernel(const std::string& name_expression) const {
+  const auto found = kernel_names_.find(name_expression);
+  if (found == kernel_names_.end()) throw error("JIT library has no kernel named by " + name_expression);
+  cudaKernel_t k = nullptr;
+  CDL_CUDA_CHECK(cudaLibraryGetKernel(&k, library_, found->second.c_str()));
+  return k;
+}
+
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream) {
+  // A cudaKernel_t is accepted wherever the runtime takes a kernel's address.
+  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream));
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  CDL_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string nvjitlink_version() {
+  unsigned major = 0, minor = 0;
+  CDL_NVJITLINK_CHECK(nvJitLinkVersion(&major, &minor));
+  return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+int device_arch() {
+  int device = 0, major = 0, minor = 0;
+  CDL_CUDA_CHECK(cudaGetDevice(&device));
+  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
+}  // namespace cdl::jit

@@ -1,0 +1,116 @@
+// The run-time compilation pipeline behind strategies 06 (NVRTC JIT) and 07 (JIT LTO), one type
+// per stage, after NVIDIA/jitify2:
+//
+//   program --compile()--> compiled --link()--> linked --loaded{}--> loaded --kernel()--> cudaKernel_t
+//   source text,           CUBIN or             CUBIN made           a cudaLibrary_t      launched with
+//   kernels to             LTO-IR, with the     by nvJitLink from    in this process      cudaLaunchKernel
+//   instantiate            kernels' mangled     LTO-IR parts
+//                          names
+//
+// Each stage returns its value or throws: jit::compile_error and jit::link_error carry the
+// compiler's or linker's log, in which the op's own lines are named after the op (a `#line`
+// directive in the generated source), so an error points at the line the user wrote.
+//
+// The programs include the project's real headers (ops.cuh, skeletons/*.cuh), embedded in the
+// executable at build time: NVRTC compiles the same skeleton nvcc compiled. Compiling and
+// linking need no GPU (CPU tests run them in CI); only loading does. Loading goes through the
+// runtime's library API, so the executables do not link libcuda and still start without one.
+#pragma once
+
+#include "check.hpp"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdl::jit {
+
+// A compiler or linker failure; what() holds the message and the log.
+class compile_error : public error {
+ public:
+  compile_error(const std::string& what, std::string log);
+  const std::string& log() const noexcept { return log_; }
+
+ private:
+  std::string log_;
+};
+class link_error : public compile_error {
+  using compile_error::compile_error;
+};
+
+// A file compiled into the executable: its path in the source tree and its text.
+struct source_file {
+  std::string_view name;
+  std::string_view text;
+};
+// The headers NVRTC sees (common/ops.cuh, common/skeletons/*.cuh, ...), generated at build time.
+const std::vector<source_file>& embedded_sources();
+
+enum class code_kind { cubin, ltoir };
+std::string_view to_string(code_kind k);
+
+// Stage 0: what to compile.
+struct program {
+  std::string name;                           // file name in logs, e.g. "06_map_sine_f32.cu"
+  std::string source;                         // includes embedded headers by their paths
+  std::vector<std::string> name_expressions;  // kernels to instantiate, e.g. "&cdl::k<float, cdl::jit_op>"
+};
+
+// Compiled code and the mangled names of the kernels the program asked for.
+struct module_image {
+  std::vector<char> code;
+  std::map<std::string, std::string> kernel_names;  // name expression -> mangled name
+};
+
+// Stage 1: NVRTC's output for one architecture (sm_XY as XY: 90 for Hopper).
+struct compiled {
+  code_kind kind;
+  int arch;
+  module_image image;
+  std::string log;  // warnings, if any
+};
+
+// The NVRTC options compile() uses: part of every cache key.
+std::vector<std::string> compile_options(int arch, code_kind kind);
+compiled compile(const program& p, int arch, code_kind kind);
+
+// Stage 2: nvJitLink's output. Link-time optimisation across the parts: a call from one LTO-IR
+// part into a function defined in another is inlined as if both had been one source file.
+struct linked {
+  int arch;
+  module_image image;  // CUBIN; kernel names gathered from the parts
+  std::string log;
+};
+std::vector<std::string> link_options(int arch);
+linked link(std::span<const compiled* const> parts, int arch);
+
+// Stage 3: a CUBIN loaded into the process (all devices, lazily), unloaded on destruction.
+class loaded {
+ public:
+  explicit loaded(const module_image& image);
+  ~loaded();
+  loaded(const loaded&) = delete;
+  loaded& operator=(const loaded&) = delete;
+
+  // Stage 4: the kernel a name expression of the program named.
+  cudaKernel_t kernel(const std::string& name_expression) const;
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+  std::map<std::string, std::string> kernel_names_;
+};
+
+// Launches a kernel obtained from a library; args point to each parameter's value.
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream);
+
+// "NVRTC 13.0" and "nvJitLink 13.0": part of every cache key, printed in records.
+std::string nvrtc_version();
+std::string nvjitlink_version();
+// The architecture of the current device, as compile() wants it (needs a GPU).
+int device_arch();
+
+}  // namespace cdl::jit

@@ -1,0 +1,59 @@
+// 06 - NVRTC JIT: the kernel is compiled at run time, with the op written into its source.
+//
+// Idea.    Keep the op as text (common/ops.cuh stringifies each op's expression from the same
+//          macro argument the functor is made from) and, when the op is known, hand NVRTC a
+//          tiny program: the workload's skeleton header (embedded in the executable at build
+//          time: the same file nvcc compiled), a functor made from the op's text, and the
+//          skeleton's kernel templates instantiated with it (name expressions). NVRTC compiles
+//          it straight to a CUBIN for the running GPU; the runtime's library API loads it
+//          (cudaLibraryLoadData: no driver API linked, so the program starts without a GPU).
+//          The kernel is then exactly strategy 01's template kernel: the op inlined.
+// Cost.    Compile time, paid once per (op, type, architecture): NVRTC's start-up on the first
+//          compile of a process, then tens of milliseconds per program (the benchmarks measure
+//          both), plus the module load. The cache (common/jit_cache.hpp) pays it once per
+//          machine: later lookups are a memory hit, or a disk read in a new process. At run
+//          time nothing: the kernel is a template kernel. The price is the toolchain at run
+//          time (libnvrtc, ~100 MB) and a compiler's failure modes (bad source, a missing
+//          header) moved from build time to the user's run time.
+// Use it   when the op is only known at run time and many elements are processed per compile:
+//          expressions typed by a user, generated code (query engines, simulators), or ops
+//          specialised to run-time constants. With an op per element (tasks) the JIT still
+//          needs a switch in the kernel; here its ops are compiled from text like the others.
+// See it.  Each compiled program's source is in jit::whole_program (strategies/jit_kernels.cu);
+//          `cdl_run --expr '...' --dump-source` prints one. Its SASS (the CUBIN is in the cache
+//          directory; `cuobjdump -sass` reads it) matches strategy 01's kernel for the same op.
+#include "jit_kernels.hpp"
+
+#include "common/jit_cache.hpp"
+
+namespace cdl {
+namespace {
+
+// Source -> CUBIN, through the cache: compiled once per (op, type, architecture, compiler).
+jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch) {
+  const jit::program p = jit::whole_program(w, t, op);
+  return jit::process_cache().get(jit::cache_key(p, arch, jit::code_kind::cubin),
+                                  [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
+}
+
+void launch_map(const map_launch& a) { jit::launch_map(build, a); }
+void launch_zip(const zip_launch& a) { jit::launch_zip(build, a); }
+void launch_points(const points_launch& a) { jit::launch_points(build, a); }
+void launch_image(const image_launch& a) { jit::launch_image(build, a); }
+void launch_tasks(const tasks_launch& a) { jit::launch_tasks(build, a); }
+void launch_matmul(const matmul_launch& a) { jit::launch_matmul(build, a); }
+
+}  // namespace
+
+const jit::build_fn nvrtc_jit_build = build;
+
+void register_06_nvrtc_jit(registry& r) {
+  r.add_image("06_nvrtc_jit", "", launch_image);
+  r.add_tasks("06_nvrtc_jit", "", tasks_form::per_element, launch_tasks);
+  r.add_matmul("06_nvrtc_jit", "", launch_matmul);
+  r.add_map("06_nvrtc_jit", "", launch_map);
+  r.add_zip("06_nvrtc_jit", "", launch_zip);
+  r.add_points("06_nvrtc_jit", "", launch_points);
+}
+
+}  // namespace cdl

@@ -1,0 +1,71 @@
+// 07 - JIT link-time optimisation: kernels compiled without their op, the op linked in later.
+//
+// Idea.    Split 06's program in two. The kernels, with the op only *declared* (an extern
+//          __device__ function), are compiled once to LTO-IR: NVVM's intermediate code, not
+//          machine code. The op alone is compiled to LTO-IR when it is chosen. nvJitLink links
+//          the two with -lto: it optimises across them as if they were one file, so the call
+//          into the other module is inlined and the kernel is again the template kernel. This
+//          is what separate compilation (-rdc) without LTO cannot do: there, the call stays a
+//          call (strategy 04's cost without the pointer).
+// Cost.    Per op: compiling the op alone (a small program) plus the link, which runs the
+//          optimiser and code generator over the whole kernel: the link is the larger part
+//          (the benchmarks measure each). The kernels' LTO-IR is compiled once per process or
+//          read from the disk cache, and the linked CUBIN is cached like 06's. At run time:
+//          nothing, if the link inlined the op; the benchmarks check that it runs at template
+//          speed.
+// Use it   when kernels are large or many and ops are small and chosen at run time: a library
+//          ships its kernels as LTO-IR (built offline with nvcc -dlto) and links user ops into
+//          them, paying for the op's compile rather than the kernels'. Here the kernels' LTO-IR
+//          is made by NVRTC from the embedded skeleton header, for the running architecture.
+// See it.  The linked CUBIN's SASS has no CALL to lto_entry: the op's instructions sit in the
+//          kernel's loop. Programs: jit::lto_skeleton_program and jit::lto_op_program in
+//          strategies/jit_kernels.cu.
+#include "jit_kernels.hpp"
+
+#include "common/jit_cache.hpp"
+
+namespace cdl {
+namespace {
+
+jit::compiled ltoir(const jit::program& p, int arch) {
+  jit::module_image image = jit::process_cache().get(jit::cache_key(p, arch, jit::code_kind::ltoir), [&] {
+    return jit::compile(p, arch, jit::code_kind::ltoir).image;
+  });
+  return {jit::code_kind::ltoir, arch, std::move(image), {}};
+}
+
+// Kernels' LTO-IR + op's LTO-IR -> one CUBIN, each stage through the cache.
+jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch) {
+  const jit::program kernels = jit::lto_skeleton_program(w, t);
+  const jit::program op_program = jit::lto_op_program(w, t, op);
+  std::string key = jit::nvjitlink_version();
+  for (const std::string& o : jit::link_options(arch)) key += " " + o;
+  for (const jit::program* p : {&kernels, &op_program}) key.append("\n").append(jit::cache_key(*p, arch, jit::code_kind::ltoir));
+  return jit::process_cache().get(key, [&] {
+    const jit::compiled parts[] = {ltoir(kernels, arch), ltoir(op_program, arch)};
+    const jit::compiled* part_ptrs[] = {&parts[0], &parts[1]};
+    return jit::link(part_ptrs, arch).image;
+  });
+}
+
+void launch_map(const map_launch& a) { jit::launch_map(build, a); }
+void launch_zip(const zip_launch& a) { jit::launch_zip(build, a); }
+void launch_points(const points_launch& a) { jit::launch_points(build, a); }
+void launch_image(const image_launch& a) { jit::launch_image(build, a); }
+void launch_tasks(const tasks_launch& a) { jit::launch_tasks(build, a); }
+void launch_matmul(const matmul_launch& a) { jit::launch_matmul(build, a); }
+
+}  // namespace
+
+const jit::build_fn jit_lto_build = build;
+
+void register_07_jit_lto(registry& r) {
+  r.add_image("07_jit_lto", "", launch_image);
+  r.add_tasks("07_jit_lto", "", tasks_form::per_element, launch_tasks);
+  r.add_matmul("07_jit_lto", "", launch_matmul);
+  r.add_map("07_jit_lto", "", launch_map);
+  r.add_zip("07_jit_lto", "", launch_zip);
+  r.add_points("07_jit_lto", "", launch_points);
+}
+
+}  // namespace cdl

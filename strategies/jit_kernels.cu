@@ -1,0 +1,342 @@
+#include "jit_kernels.hpp"
+
+#include "common/jit_cache.hpp"
+#include "common/skeletons/elementwise.cuh"
+#include "common/skeletons/image.cuh"
+#include "common/skeletons/matmul.cuh"
+#include "common/skeletons/tasks.cuh"
+
+#include <map>
+#include <mutex>
+#include <regex>
+#include <tuple>
+
+namespace cdl::jit {
+
+std::string_view to_string(workload w) {
+  static constexpr std::string_view names[] = {"map", "zip", "points", "image", "tasks", "matmul"};
+  return names[int(w)];
+}
+
+namespace {
+
+// How each workload's skeleton calls its op, as text. $T is the element type.
+struct workload_shape {
+  std::string_view call;         // the op's call operator, generic in T (image: in the view type V)
+  std::string_view prologue;     // names the op's text may use besides the parameters
+  std::string_view open, close;  // around an expression: return ( ... ); or return { ... };
+  std::string_view result, params, args;  // the same call with concrete types (07's link-time entry)
+  std::vector<std::string_view> kernels;  // the skeleton's kernels, one per form, with $F the op
+};
+
+const workload_shape& shape(workload w) {
+  static const workload_shape shapes[] = {
+      {"template <class T> __device__ T operator()(T x) const", "", "return (", ");",  //
+       "$T", "$T x", "x",
+       {"&cdl::skeleton::map_scalar_kernel<$T, $F>", "&cdl::skeleton::map_vec_kernel<$T, $F>"}},
+      {"template <class T> __device__ T operator()(T x, T y) const", "", "return (", ");",  //
+       "$T", "$T x, $T y", "x, y",
+       {"&cdl::skeleton::zip_scalar_kernel<$T, $F>", "&cdl::skeleton::zip_vec_kernel<$T, $F>"}},
+      {"template <class T> __device__ point<T> operator()(point<T> p) const",
+       "const T x = p.x, y = p.y; (void)x; (void)y;", "return {", "};",  //
+       "point<$T>", "point<$T> p", "p",
+       {"&cdl::skeleton::points_aos_kernel<$T, $F>", "&cdl::skeleton::points_soa_kernel<$T, $F>"}},
+      {"template <class V> __device__ typename V::value_type operator()(const V& img, int x, int y, int r) const",
+       "using T = typename V::value_type; (void)r;", "return (", ");",  //
+       "float", "const image_view<float>& img, int x, int y, int r", "img, x, y, r",
+       {"&cdl::skeleton::image_kernel<$F>"}},
+      {"__device__ float operator()(int id, float x, float p1, float p2) const", "", "", "",  //
+       "float", "int id, float x, float p1, float p2", "id, x, p1, p2",
+       {"&cdl::skeleton::tasks_kernel<$F>"}},
+      {"template <class T> __device__ T operator()(T acc, T a, T b) const", "", "return (", ");",  //
+       "$T", "$T acc, $T a, $T b", "acc, a, b",
+       {"&cdl::skeleton::matmul_naive_kernel<$T, $F>"}},
+  };
+  return shapes[int(w)];
+}
+
+// Every program's kernels take the op as this type (06: the op itself; 07: a forwarder to it).
+constexpr std::string_view invoker = "cdl::ops::jit_op";
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string with_type(std::string_view text, dtype t) {
+  return replace_all(std::string(text), "$T", t == dtype::f32 ? "float" : "double");
+}
+
+// Builds a program's text; the op's lines are numbered as the op's own (#line).
+class source_builder {
+ public:
+  explicit source_builder(std::string file) : file_(std::move(file)) {}
+  source_builder& operator<<(std::string_view text) {
+    text_ += text;
+    return *this;
+  }
+  void op_lines(const op_text& op) {
+    text_ += "\n#line 1 \"" + op.name + "\"\n" + op.source + "\n";
+    text_ += "#line " + std::to_string(line() + 1) + " \"" + file_ + "\"\n";
+  }
+  std::string str() const { return text_; }
+
+ private:
+  int line() const { return int(std::count(text_.begin(), text_.end(), '\n')) + 1; }
+  std::string file_, text_;
+};
+
+bool is_body(std::string_view source) {
+  static const std::regex return_statement(R"(\breturn\b)");
+  return std::regex_search(source.begin(), source.end(), return_statement);
+}
+
+// `struct <type>`, the op, in namespace cdl::ops (where the op math overloads live).
+void define_op(source_builder& b, workload w, const op_text& op, std::string_view type) {
+  check_op_source(op.source);
+  const workload_shape& s = shape(w);
+  b << "namespace cdl::ops {\n";
+  if (w == workload::tasks) {
+    // Per-element dispatch needs every op in one kernel: the op text is a template over the op
+    // id I, and jit_op switches on the id (as strategy 03 does).
+    b << "template <int I>\nstruct jit_task_op {\n  template <class T>\n  __device__ T operator()(T x, T p1, T p2) const {";
+    b.op_lines(op);
+    b << "  }\n};\nusing jit_task_ops = op_list<";
+    for (int i = 0; i < task_op_count; ++i) b << (i ? ", " : "") << "jit_task_op<" << std::to_string(i) << ">";
+    b << ">;\nstruct " << type << " {\n  struct apply {\n    float x, p1, p2;\n"
+      << "    template <class Op>\n    __device__ float operator()(Op op) const { return op(x, p1, p2); }\n  };\n  "
+      << s.call << " {\n    return visit<jit_task_ops>(id, apply{x, p1, p2});\n  }\n};\n";
+  } else {
+    b << "struct " << type << " {\n  " << s.call << " {\n    " << s.prologue << "\n";
+    if (is_body(op.source)) {
+      b << "    {";
+      b.op_lines(op);
+      b << "    }\n";
+    } else {
+      b << "    " << s.open;
+      b.op_lines(op);
+      b << "    " << s.close << "\n";
+    }
+    b << "  }\n};\n";
+  }
+  b << "}  // namespace cdl::ops\n";
+}
+
+std::vector<std::string> kernel_expressions(workload w, dtype t) {
+  std::vector<std::string> out;
+  for (std::string_view k : shape(w).kernels) out.push_back(replace_all(with_type(k, t), "$F", invoker));
+  return out;
+}
+
+std::string file_name(std::string_view strategy, workload w, dtype t, std::string_view op) {
+  return std::string(strategy) + "_" + std::string(to_string(w)) + "_" + std::string(op) + "_" +
+         std::string(cdl::to_string(t)) + ".cu";
+}
+
+std::string include_line(workload w) {
+  const std::string header = w == workload::points ? "points" : std::string(to_string(w));
+  return "#include \"common/skeletons/" + header + ".cuh\"\n";
+}
+
+}  // namespace
+
+void check_op_source(std::string_view source) {
+  if (source.find_first_not_of(" \t\r\n") == std::string_view::npos) throw error("op source is empty");
+  if (source.size() > max_op_source_bytes)
+    throw error("op source is " + std::to_string(source.size()) + " bytes; the limit is " +
+                std::to_string(max_op_source_bytes));
+  std::string open;  // brackets not yet closed
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    auto at = [&] { return " at offset " + std::to_string(i) + " of the op source"; };
+    if (c == '\0') throw error("op source contains a NUL byte" + at());
+    if (c == '"' || c == '\'') {  // skip a literal, escapes included
+      std::size_t j = i + 1;
+      while (j < source.size() && source[j] != c && source[j] != '\n') j += source[j] == '\\' ? 2 : 1;
+      if (j >= source.size() || source[j] != c) throw error("unterminated literal" + at());
+      i = j;
+    } else if (source.substr(i, 2) == "//") {
+      i = std::min(source.find('\n', i), source.size());
+    } else if (source.substr(i, 2) == "/*") {
+      const std::size_t end = source.find("*/", i + 2);
+      if (end == std::string_view::npos) throw error("unterminated comment" + at());
+      i = end + 1;
+    } else if (c == '#') {
+      throw error("preprocessor directives are not allowed in an op ('#'" + at() + ")");
+    } else if (c == '(' || c == '{' || c == '[') {
+      open += c;
+    } else if (c == ')' || c == '}' || c == ']') {
+      const char want = c == ')' ? '(' : c == '}' ? '{' : '[';
+      if (open.empty() || open.back() != want)
+        throw error(std::string("unbalanced '") + c + "'" + at() +
+                    (open.empty() ? ": it closes nothing (an op cannot close the function it is pasted into)"
+                                  : ": it does not match the open '" + std::string(1, open.back()) + "'"));
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) throw error(std::string("unbalanced '") + open.back() + "': never closed in the op source");
+}
+
+program whole_program(workload w, dtype t, const op_text& op) {
+  const std::string name = file_name("06", w, t, op.name);
+  source_builder b(name);
+  b << "// " << name << ": strategy 06, generated at run time\n" << include_line(w);
+  define_op(b, w, op, "jit_op");
+  return {name, b.str(), kernel_expressions(w, t)};
+}
+
+// 07's two programs meet in one function, lto_entry: declared by the kernels, defined with the
+// op. Their op types have different names: one program's inline functions must not be taken
+// for the other's when the linker merges them.
+static std::string lto_entry(workload w, dtype t, std::string_view name) {
+  const workload_shape& s = shape(w);
+  return "__device__ " + with_type(s.result, t) + " " + std::string(name) + "(" + with_type(s.params, t) + ")";
+}
+
+program lto_skeleton_program(workload w, dtype t) {
+  const std::string name = file_name("07", w, t, "skeleton");
+  source_builder b(name);
+  b << "// " << name << ": strategy 07's kernels, generated at run time; the op comes at link time\n"
+    << include_line(w) << "namespace cdl::ops {\n"
+    << lto_entry(w, t, "lto_entry") << ";  // defined in the op's LTO-IR\n"
+    << "struct jit_op {\n  " << lto_entry(w, t, "operator()") << " const { return lto_entry(" << shape(w).args
+    << "); }\n};\n}  // namespace cdl::ops\n";
+  return {name, b.str(), kernel_expressions(w, t)};
+}
+
+program lto_op_program(workload w, dtype t, const op_text& op) {
+  const std::string name = file_name("07", w, t, op.name);
+  source_builder b(name);
+  b << "// " << name << ": strategy 07's op, generated at run time\n" << include_line(w);
+  define_op(b, w, op, "lto_op");
+  b << "namespace cdl::ops {\n" << lto_entry(w, t, "lto_entry") << " { return lto_op{}(" << shape(w).args
+    << "); }\n}  // namespace cdl::ops\n";
+  return {name, b.str(), {}};
+}
+
+std::string cache_key(const program& p, int arch, code_kind kind) {
+  std::string key = "cuda-dispatch-lab jit 1\n" + nvrtc_version() + "\nsm_" + std::to_string(arch) + " " +
+                    std::string(to_string(kind)) + "\noptions";
+  for (const std::string& o : compile_options(arch, kind)) key += " " + o;
+  key += "\nheaders " + headers_digest() + "\nkernels";
+  for (const std::string& e : p.name_expressions) key += " " + e;
+  return key + "\nsource " + p.name + "\n" + p.source;
+}
+
+op_text builtin_op(map_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
+op_text builtin_op(zip_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
+op_text builtin_op(point_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
+op_text builtin_op(image_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
+op_text builtin_op(semiring op) { return {std::string(info(op).name), std::string(info(op).source)}; }
+op_text builtin_task_ops() { return {"task_ops", std::string(task_op_source)}; }
+
+namespace {
+
+// The loaded kernels of one (strategy, workload, type, op), one per form.
+struct kernel_set {
+  std::shared_ptr<const loaded> library;
+  std::vector<cudaKernel_t> kernels;
+};
+
+// Found by the launch on every call, so kept cheap: a map lookup, no compile, no file access.
+const kernel_set& kernels(build_fn build, workload w, dtype t, const op_text& op) {
+  using key = std::tuple<build_fn, workload, dtype, std::string, std::string>;
+  static std::map<key, kernel_set> sets;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  key k{build, w, t, op.name, op.source};
+  if (const auto found = sets.find(k); found != sets.end()) return found->second;
+
+  const module_image image = build(w, t, op, device_arch());
+  kernel_set s{std::make_shared<const loaded>(image), {}};
+  for (const std::string& e : kernel_expressions(w, t)) s.kernels.push_back(s.library->kernel(e));
+  return sets.emplace(std::move(k), std::move(s)).first->second;
+}
+
+char no_state = 0;  // the value of the empty op object each kernel takes by value
+
+}  // namespace
+
+void launch_map(build_fn build, const map_launch& a, const op_text& op) {
+  if (a.n == 0) return;
+  const kernel_set& s = kernels(build, workload::map, a.type, op);
+  const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  std::size_t n = a.n;
+  int k = a.k;
+  const void* x = a.x;
+  void* y = a.y;
+  void* args[] = {&x, &y, &n, &k, &no_state};
+  launch(s.kernels[int(g.form)], g.grid, skeleton::elementwise_block, args, a.stream);
+}
+void launch_map(build_fn build, const map_launch& a) { launch_map(build, a, builtin_op(a.op)); }
+
+void launch_zip(build_fn build, const zip_launch& a) {
+  if (a.n == 0) return;
+  const kernel_set& s = kernels(build, workload::zip, a.type, builtin_op(a.op));
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y, a.z});
+  std::size_t n = a.n;
+  const void *x = a.x, *y = a.y;
+  void* z = a.z;
+  void* args[] = {&x, &y, &z, &n, &no_state};
+  launch(s.kernels[int(g.form)], g.grid, skeleton::elementwise_block, args, a.stream);
+}
+
+void launch_points(build_fn build, const points_launch& a) {
+  if (a.n == 0) return;
+  const kernel_set& s = kernels(build, workload::points, a.type, builtin_op(a.op));
+  const unsigned grid = skeleton::elementwise_launch_geometry(map_form::scalar, a.n, size_of(a.type), {}).grid;
+  std::size_t n = a.n;
+  const std::size_t coordinate = size_of(a.type);
+  const void* in = a.in;
+  void* out = a.out;
+  if (a.soa) {  // xs then ys, in and out
+    const void* in_y = static_cast<const char*>(a.in) + n * coordinate;
+    void* out_y = static_cast<char*>(a.out) + n * coordinate;
+    void* args[] = {&in, &in_y, &out, &out_y, &n, &no_state};
+    launch(s.kernels[1], grid, skeleton::elementwise_block, args, a.stream);
+  } else {
+    void* args[] = {&in, &out, &n, &no_state};
+    launch(s.kernels[0], grid, skeleton::elementwise_block, args, a.stream);
+  }
+}
+
+void launch_image(build_fn build, const image_launch& a) {
+  if (a.width == 0 || a.height == 0) return;
+  const kernel_set& s = kernels(build, workload::image, dtype::f32, builtin_op(a.op));
+  image_view<float> in{a.in, a.width, a.height};
+  float* out = a.out;
+  int r = a.r;
+  void* args[] = {&in, &out, &r, &no_state};
+  launch(s.kernels[0], skeleton::image_grid(a.width, a.height),
+         dim3(skeleton::image_block_x, skeleton::image_block_y), args, a.stream);
+}
+
+void launch_tasks(build_fn build, const tasks_launch& a) {
+  if (a.n == 0) return;
+  const kernel_set& s = kernels(build, workload::tasks, dtype::f32, builtin_task_ops());
+  const float* x = a.x;
+  const task* t = a.tasks;
+  float* y = a.y;
+  std::size_t n = a.n;
+  void* args[] = {&x, &t, &y, &n, &no_state};
+  launch(s.kernels[0], skeleton::tasks_grid(a.n), skeleton::tasks_block, args, a.stream);
+}
+
+void launch_matmul(build_fn build, const matmul_launch& a) {
+  if (a.m == 0 || a.n == 0) return;
+  const kernel_set& s = kernels(build, workload::matmul, a.type, builtin_op(a.op));
+  visit_dtype(a.type, [&](auto type) {
+    using T = decltype(type);
+    T init = visit_op(a.op, [](auto ring) { return decltype(ring)::template identity<T>(); });
+    const void *A = a.a, *B = a.b;
+    void* C = a.c;
+    int m = a.m, n = a.n, k = a.k;
+    void* args[] = {&A, &B, &C, &m, &n, &k, &init, &no_state};
+    launch(s.kernels[0], skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
+           a.stream);
+  });
+}
+
+}  // namespace cdl::jit

@@ -1,0 +1,76 @@
+// What the run-time strategies 06 (NVRTC JIT) and 07 (JIT LTO) share: the programs they
+// generate for each workload from an op's source text, and the launches of the kernels they
+// load. The two differ only in how source becomes a CUBIN (their own files say how).
+//
+// A generated program is small: it includes the workload's skeleton header (the one nvcc
+// compiled, embedded in the executable), defines `cdl::ops::jit_op` from the op's text in the
+// shape the skeleton calls, and names the skeleton's kernel templates instantiated with it. The
+// op's text is preceded by `#line 1 "<op name>"`, so compiler errors name the op's own lines.
+#pragma once
+
+#include "common/jit.hpp"
+#include "common/registry.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdl::jit {
+
+enum class workload { map, zip, points, image, tasks, matmul };
+std::string_view to_string(workload w);
+
+// An op as the compilers see it: a name for logs and file names, and its source text. The
+// text is an expression (map: in x; zip: in x and y; points: the new x and y, separated by
+// a comma; matmul: the fused step in acc, a and b) or a function body with `return`.
+struct op_text {
+  std::string name;
+  std::string source;
+};
+
+// Rejects text that must not be pasted into a program, with the reason: empty, longer than
+// max_op_source_bytes, a NUL or a preprocessor directive, or brackets that close more than they
+// opened (text that could end the function it is pasted into and add code after it) or do
+// not close. Everything else is left to the compiler, whose log the user then sees.
+inline constexpr std::size_t max_op_source_bytes = 16 * 1024;
+void check_op_source(std::string_view source);
+
+// 06: one program holding the op and the workload's kernels for element type t.
+program whole_program(workload w, dtype t, const op_text& op);
+// 07: the kernels, calling an op declared but not defined (the same for every op), and the
+// op alone, defining that declaration. Compiled to LTO-IR, they are linked with nvJitLink.
+program lto_skeleton_program(workload w, dtype t);
+program lto_op_program(workload w, dtype t, const op_text& op);
+
+// Everything that determines what compile() makes of p: the cache key.
+std::string cache_key(const program& p, int arch, code_kind kind);
+
+// How a run-time strategy makes a module for (workload, type, op) for the current device.
+using build_fn = module_image (*)(workload w, dtype t, const op_text& op, int arch);
+
+// The built-in ops' text, from the catalogue in common/ops.cuh.
+op_text builtin_op(map_op op);
+op_text builtin_op(zip_op op);
+op_text builtin_op(point_op op);
+op_text builtin_op(image_op op);
+op_text builtin_op(semiring op);
+op_text builtin_task_ops();
+
+// Launches with the kernels `build` makes for the launch's op, building and loading them once
+// per process (then kept, with their library, until exit).
+void launch_map(build_fn build, const map_launch& a, const op_text& op);
+void launch_map(build_fn build, const map_launch& a);
+void launch_zip(build_fn build, const zip_launch& a);
+void launch_points(build_fn build, const points_launch& a);
+void launch_image(build_fn build, const image_launch& a);
+void launch_tasks(build_fn build, const tasks_launch& a);
+void launch_matmul(build_fn build, const matmul_launch& a);
+
+}  // namespace cdl::jit
+
+namespace cdl {
+// The build functions of strategies 06 and 07, for the tests, the timing benchmarks and user ops.
+extern const jit::build_fn nvrtc_jit_build;
+extern const jit::build_fn jit_lto_build;
+}  // namespace cdl

@@ -1,0 +1,351 @@
+// Strategies 06 and 07 without a GPU: NVRTC and nvJitLink compile and link on any machine, so
+// every built-in op is compiled to a CUBIN here, bad op sources are shown to fail cleanly, and
+// the cache is put through its faults. Loading and running the kernels is in the GPU tests.
+#include "common/jit_cache.hpp"
+#include "strategies/jit_kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cdl::jit {
+namespace {
+
+constexpr int arch = 90;  // Hopper, the architecture the project is measured on
+
+struct op_case {
+  workload w;
+  dtype t;
+  op_text op;
+};
+void PrintTo(const op_case& c, std::ostream* os) { *os << to_string(c.w) << "/" << c.op.name << "/" << cdl::to_string(c.t); }
+
+std::vector<op_case> builtin_cases() {
+  std::vector<op_case> v;
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    for (std::size_t i = 0; i < map_op_catalogue.size(); ++i) v.push_back({workload::map, t, builtin_op(map_op(i))});
+    for (std::size_t i = 0; i < zip_op_catalogue.size(); ++i) v.push_back({workload::zip, t, builtin_op(zip_op(i))});
+    for (std::size_t i = 0; i < point_op_catalogue.size(); ++i)
+      v.push_back({workload::points, t, builtin_op(point_op(i))});
+    for (std::size_t i = 0; i < semiring_catalogue.size(); ++i)
+      v.push_back({workload::matmul, t, builtin_op(semiring(i))});
+  }
+  for (std::size_t i = 0; i < image_op_catalogue.size(); ++i)
+    v.push_back({workload::image, dtype::f32, builtin_op(image_op(i))});
+  v.push_back({workload::tasks, dtype::f32, builtin_task_ops()});
+  return v;
+}
+
+class JitBuiltinOp : public ::testing::TestWithParam<op_case> {};
+
+TEST_P(JitBuiltinOp, CompilesToCubinThrough06) {
+  const op_case& c = GetParam();
+  const program p = whole_program(c.w, c.t, c.op);
+  const compiled out = compile(p, arch, code_kind::cubin);
+  EXPECT_GT(out.image.code.size(), 0u);
+  ASSERT_EQ(out.image.kernel_names.size(), p.name_expressions.size());
+  for (const auto& [expression, mangled] : out.image.kernel_names) EXPECT_EQ(mangled.rfind("_Z", 0), 0u) << expression;
+}
+
+TEST_P(JitBuiltinOp, LinksToCubinThrough07) {
+  const op_case& c = GetParam();
+  const compiled kernels = compile(lto_skeleton_program(c.w, c.t), arch, code_kind::ltoir);
+  const compiled op = compile(lto_op_program(c.w, c.t, c.op), arch, code_kind::ltoir);
+  const compiled* parts[] = {&kernels, &op};
+  const linked out = link(parts, arch);
+  EXPECT_GT(out.image.code.size(), 0u);
+  EXPECT_EQ(out.image.kernel_names, kernels.image.kernel_names);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, JitBuiltinOp, ::testing::ValuesIn(builtin_cases()),
+                         [](const auto& info) {
+                           return std::string(to_string(info.param.w)) + "_" + info.param.op.name + "_" +
+                                  std::string(cdl::to_string(info.param.t));
+                         });
+
+// A bad op source, and what its error must say.
+struct bad_op {
+  std::string label, source, expected;
+};
+void PrintTo(const bad_op& b, std::ostream* os) { *os << b.label; }
+
+std::vector<bad_op> bad_ops() {
+  return {
+      {"empty", "", "empty"},
+      {"blank", " \n\t ", "empty"},
+      {"syntax_error", "x * * + 1", "user(1): error"},
+      {"unknown_name", "x * frobnicate(x)", "identifier \"frobnicate\" is undefined"},
+      {"wrong_type", "\"a string\"", "return value type does not match"},
+      {"error_on_line_3", "T y = x;\ny = y * 2;\nreturn undefined_thing;", "user(3): error"},
+      {"missing_semicolon", "return x * x", "expected a \";\""},
+      {"unbalanced_open_brace", "{ return x;", "never closed"},
+      {"unbalanced_paren", "(x + 1", "never closed"},
+      {"mismatched_brackets", "(x + 1]", "does not match"},
+      {"closes_the_function", "x; } __global__ void evil() { *(int*)0 = 1;", "closes nothing"},
+      {"closes_with_paren", "x); } __global__ void evil() { (x", "closes nothing"},
+      {"preprocessor", "#include </etc/passwd>\nx", "preprocessor"},
+      {"hidden_directive", "x\n#define T int", "preprocessor"},
+      {"too_long", std::string(max_op_source_bytes + 1, ' ') + "x", "limit"},
+      {"nul_byte", std::string("x\0 + 1", 6), "NUL"},
+      {"unterminated_string", "x + \"abc", "unterminated literal"},
+      {"unterminated_comment", "x /* never ends", "unterminated comment"},
+      {"other_workloads_name", "x * y", "identifier \"y\" is undefined"},
+  };
+}
+
+class JitBadOp : public ::testing::TestWithParam<bad_op> {};
+
+TEST_P(JitBadOp, GivesAClearErrorNotACrash) {
+  const op_text op{"user", GetParam().source};
+  for (auto make : {+[](const op_text& o) { return whole_program(workload::map, dtype::f32, o); },
+                    +[](const op_text& o) { return lto_op_program(workload::map, dtype::f32, o); }}) {
+    try {
+      const program p = make(op);
+      compile(p, arch, p.name_expressions.empty() ? code_kind::ltoir : code_kind::cubin);
+      FAIL() << "compiled: " << op.source;
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find(GetParam().expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Malformed, JitBadOp, ::testing::ValuesIn(bad_ops()),
+                         [](const auto& info) { return info.param.label; });
+
+TEST(JitCompile, CompilerErrorCarriesTheLogWithTheUsersLine) {
+  try {
+    compile(whole_program(workload::map, dtype::f32, {"user", "x +\n  nope(x)"}), arch, code_kind::cubin);
+    FAIL();
+  } catch (const compile_error& e) {
+    EXPECT_NE(e.log().find("user(2): error"), std::string::npos) << e.log();
+    EXPECT_NE(e.log().find("nope(x)"), std::string::npos) << "the log quotes the line: " << e.log();
+  }
+}
+
+TEST(JitCompile, AFunctionBodyIsAcceptedAsWellAsAnExpression) {
+  const op_text body{"body", "const T y = x * x;\nreturn y + T(2) * x + T(1);"};
+  EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(), 0u);
+}
+
+TEST(JitLink, AnUndefinedOpIsALinkErrorWithTheLog) {
+  const compiled kernels = compile(lto_skeleton_program(workload::map, dtype::f32), arch, code_kind::ltoir);
+  const compiled* parts[] = {&kernels};
+  try {
+    link(parts, arch);
+    FAIL() << "linked kernels whose op is missing";
+  } catch (const link_error& e) {
+    EXPECT_NE(e.log().find("lto_entry"), std::string::npos) << e.log();
+  }
+}
+
+// The cache, on a private temporary directory.
+class JitCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cdl-jit-cache-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, ignored);
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  cache make_cache() { return cache({dir_, [this](const std::string& m) { warnings_ += m + "\n"; }}); }
+  static module_image image(char fill, std::size_t bytes = 1000) {
+    return {std::vector<char>(bytes, fill), {{"&kernel", "_Z6kernelv"}}};
+  }
+  // Damages the stored entry of "key", then checks a new cache reports, discards and rebuilds it.
+  template <class Damage>
+  void expect_rebuilt(Damage damage, const std::string& why) {
+    const std::filesystem::path path = stored("key");
+    damage(path);
+    cache c = make_cache();
+    int builds = 0;
+    const module_image got = c.get("key", [&] { ++builds; return image('B'); });
+    EXPECT_EQ(builds, 1);
+    EXPECT_EQ(got.code, image('B').code);
+    EXPECT_EQ(c.stats().discarded, 1);
+    EXPECT_NE(warnings_.find(why), std::string::npos) << warnings_;
+    EXPECT_EQ(c.read_disk("key")->code, image('B').code) << "the rebuilt entry replaced the bad one";
+  }
+  // Stores image('A') under `key` and returns the entry's path.
+  std::filesystem::path stored(const std::string& key) {
+    cache c = make_cache();
+    c.get(key, [] { return image('A'); });
+    return c.entry_path(key);
+  }
+
+  std::filesystem::path dir_;
+  std::string warnings_;
+};
+
+TEST_F(JitCache, MissThenMemoryHitThenDiskHitInANewCache) {
+  int builds = 0;
+  auto make = [&] { ++builds; return image('A'); };
+  cache first = make_cache();
+  EXPECT_EQ(first.get("key", make).code, image('A').code);
+  EXPECT_EQ(first.get("key", make).code, image('A').code);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(first.stats().misses, 1);
+  EXPECT_EQ(first.stats().memory_hits, 1);
+
+  cache second = make_cache();  // what a new process sees
+  const module_image read = second.get("key", make);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(second.stats().disk_hits, 1);
+  EXPECT_EQ(read.code, image('A').code);
+  EXPECT_EQ(read.kernel_names, image('A').kernel_names);
+  EXPECT_TRUE(warnings_.empty()) << warnings_;
+}
+
+TEST_F(JitCache, DirectoryIsCreatedPrivate) {
+  stored("key");
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(JitCache, CorruptEntryIsReportedDiscardedAndRebuilt) {
+  expect_rebuilt([](const auto& p) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(std::filesystem::file_size(p) / 2));
+    f.put('\x5a');
+  }, "checksum");
+}
+
+TEST_F(JitCache, TruncatedEntryIsReportedDiscardedAndRebuilt) {
+  expect_rebuilt([](const auto& p) { std::filesystem::resize_file(p, std::filesystem::file_size(p) / 2); },
+                 "truncated");
+}
+
+TEST_F(JitCache, ForeignFileIsReportedDiscardedAndRebuilt) {
+  expect_rebuilt([](const auto& p) { std::ofstream(p) << "not a cache entry"; }, "not a cache entry");
+}
+
+TEST_F(JitCache, EntryForAnotherKeyIsReportedDiscardedAndRebuilt) {
+  const auto other = stored("other key");
+  expect_rebuilt([&](const auto& p) {
+    std::filesystem::copy_file(other, p, std::filesystem::copy_options::overwrite_existing);
+  }, "another key");
+}
+
+TEST_F(JitCache, UncreatableDirectoryIsReportedAndTheCodeStillUsed) {
+  std::filesystem::create_directories(dir_);
+  std::ofstream(dir_ / "file") << "a file where a directory should be";
+  cache c({dir_ / "file" / "jit", [this](const std::string& m) { warnings_ += m; }});
+  EXPECT_EQ(c.get("key", [] { return image('A'); }).code, image('A').code);
+  EXPECT_EQ(c.stats().write_failures, 1);
+  EXPECT_NE(warnings_.find("cannot store"), std::string::npos) << warnings_;
+}
+
+// Runs f in a child process and returns its exit status (f returns the status).
+template <class F>
+int in_child(F f) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(f());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+TEST_F(JitCache, ReadOnlyDirectoryIsReportedAndTheCodeStillUsed) {
+  std::filesystem::create_directories(dir_);
+  ::chmod(dir_.c_str(), 0555);
+  // Root may write anywhere: run the check as an unprivileged user (nobody) in that case.
+  const int status = in_child([this] {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) return 10;
+    if (::access(dir_.c_str(), W_OK) == 0) return 11;  // the directory is writable after all
+    std::string warnings;
+    cache c({dir_, [&](const std::string& m) { warnings += m; }});
+    if (c.get("key", [] { return image('A'); }).code != image('A').code) return 12;
+    if (c.stats().write_failures != 1) return 13;
+    if (warnings.find("cannot store") == std::string::npos) return 14;
+    return 0;
+  });
+  EXPECT_EQ(status, 0) << "10: cannot drop privileges, 11: directory writable, 12: wrong code, 13: no failure "
+                          "counted, 14: no warning";
+}
+
+TEST_F(JitCache, TwoProcessesWritingTheSameEntryAtOnce) {
+  const std::string key = "shared key";
+  constexpr int writes = 100;
+  constexpr std::size_t bytes = 256 * 1024;  // large enough that writes overlap
+  auto writer = [&](char fill) {
+    return [&, fill] {
+      cache c({dir_, [](const std::string&) {}});
+      for (int i = 0; i < writes; ++i) c.write_disk(key, image(fill, bytes));
+      return c.stats().write_failures == 0 ? 0 : 1;
+    };
+  };
+  std::filesystem::create_directories(dir_);
+  std::vector<pid_t> children;
+  for (char fill : {'A', 'B'}) {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(writer(fill)());
+    children.push_back(pid);
+  }
+  // Meanwhile, every read sees no entry or a whole one: never a torn or corrupt file.
+  cache reader({dir_, [this](const std::string& m) { warnings_ += m; }});
+  int whole = 0;
+  for (int i = 0; i < 2000; ++i) {
+    if (const auto got = reader.read_disk(key)) {
+      ++whole;
+      ASSERT_TRUE(got->code == image('A', bytes).code || got->code == image('B', bytes).code);
+    }
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed";
+  }
+  EXPECT_EQ(reader.stats().discarded, 0) << warnings_;
+  ASSERT_TRUE(reader.read_disk(key).has_value());
+  std::size_t leftovers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) leftovers += e.path().extension() == ".tmp";
+  EXPECT_EQ(leftovers, 0u) << "temporary files left behind";
+  RecordProperty("whole_reads_during_writes", whole);
+}
+
+TEST(JitCacheKey, DependsOnSourceArchitectureAndKind) {
+  const program a = whole_program(workload::map, dtype::f32, builtin_op(map_op::square));
+  const program b = whole_program(workload::map, dtype::f32, builtin_op(map_op::sine));
+  EXPECT_NE(cache_key(a, 90, code_kind::cubin), cache_key(b, 90, code_kind::cubin));
+  EXPECT_NE(cache_key(a, 90, code_kind::cubin), cache_key(a, 100, code_kind::cubin));
+  EXPECT_NE(cache_key(a, 90, code_kind::cubin), cache_key(a, 90, code_kind::ltoir));
+  EXPECT_NE(cache_key(a, 90, code_kind::cubin).find(nvrtc_version()), std::string::npos);
+}
+
+TEST(JitCacheEnvironment, VariablesChooseTheDirectoryOrTurnTheDiskOff) {
+  struct saved_environment {  // put back what the test changes
+    std::vector<std::pair<std::string, std::optional<std::string>>> vars;
+    saved_environment() {
+      for (const char* v : {"CDL_JIT_CACHE_DIR", "CDL_JIT_DISK_CACHE", "XDG_CACHE_HOME"}) {
+        const char* value = std::getenv(v);
+        vars.emplace_back(v, value ? std::optional<std::string>(value) : std::nullopt);
+      }
+    }
+    ~saved_environment() {
+      for (const auto& [name, value] : vars)
+        value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str());
+    }
+  } saved;
+  ::setenv("CDL_JIT_CACHE_DIR", "/some/where", 1);
+  ::unsetenv("CDL_JIT_DISK_CACHE");
+  EXPECT_EQ(cache::from_environment().dir, std::filesystem::path("/some/where"));
+  ::setenv("CDL_JIT_DISK_CACHE", "0", 1);
+  EXPECT_FALSE(cache::from_environment().dir.has_value());
+  ::unsetenv("CDL_JIT_DISK_CACHE");
+  ::unsetenv("CDL_JIT_CACHE_DIR");
+  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(cache::from_environment().dir, std::filesystem::path("/xdg/cuda-dispatch-lab/jit"));
+}
+
+}  // namespace
+}  // namespace cdl::jit
