@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <functional>
+#include <vector>
 #include <string>
 
 namespace cdl::bench {
@@ -37,6 +38,12 @@ class progress_reporter : public benchmark::ConsoleReporter {
  private:
   int total_, done_ = 0;
 };
+
+// The run-time strategies' compile, link, load and cache costs (jit_stages.cpp). Some stages run
+// in a fresh process: this program started again with --cdl_jit_probe, which run_jit_probe
+// recognises (returning true and the exit status) before anything else happens.
+void register_jit_stages(int repetitions, std::vector<std::string>& names);
+bool run_jit_probe(int argc, char** argv, int& status);
 
 // Counts the registered names that the --benchmark_filter regex selects.
 int count_selected(const std::vector<std::string>& names);

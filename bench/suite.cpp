@@ -158,6 +158,7 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
 int main(int argc, char** argv) {
   using namespace cdl;
   using namespace cdl::bench;
+  if (int status = 0; run_jit_probe(argc, argv, status)) return status;
   bool quick = false;
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--cdl_quick") == 0) {
@@ -179,6 +180,7 @@ int main(int argc, char** argv) {
     register_image(s, names);
     register_tasks(s, names);
     register_matmul(s, names);
+    register_jit_stages(s.repetitions, names);
 
     progress_reporter reporter(count_selected(names));
     benchmark::RunSpecifiedBenchmarks(&reporter);

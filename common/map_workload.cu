@@ -17,11 +17,11 @@ std::string map_problem::describe() const {
          " n=" + std::to_string(n) + " k=" + std::to_string(k);
 }
 
-template <class T>
-std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k) {
+namespace {
+template <class T, class F>
+std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, int k) {
   std::vector<reference_value> ref(x.size());
-  visit_op(op, [&](auto f) {
-    parallel_for(x.size(), worker_count(x.size() * std::size_t(k)), [&](std::size_t, std::size_t begin, std::size_t end) {
+  parallel_for(x.size(), worker_count(x.size() * std::size_t(k)), [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         reference_value r;
         for (int j = 0; j < k; ++j) {
@@ -32,35 +32,49 @@ std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int 
         ref[i] = r;
       }
     });
-  });
   return ref;
+}
+}  // namespace
+
+template <class T>
+std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k) {
+  return visit_op(op, [&](auto f) { return map_reference_of(f, x, k); });
 }
 template std::vector<reference_value> map_reference<float>(map_op, std::span<const float>, int);
 template std::vector<reference_value> map_reference<double>(map_op, std::span<const double>, int);
 
-double map_tolerance(const map_problem& p) {
+double map_tolerance(const map_problem& p, int max_ulps) {
   const double eps = p.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return tolerance_for(eps, info(p.op).max_ulps, p.k);
+  return tolerance_for(eps, max_ulps, p.k);
 }
 
-map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
-    : problem_(p), x_(p.n * size_of(p.type)), y_(p.n * size_of(p.type)) {
+// reference(x, k) makes the float64 reference for inputs x of the problem's type.
+template <class Reference>
+map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance)
+    : problem_(p), tolerance_(tolerance), x_(p.n * size_of(p.type)), y_(p.n * size_of(p.type)) {
   if (p.k < 1) throw error("map: k must be at least 1, got " + std::to_string(p.k));
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     const std::vector<T> x = uniform_inputs<T>(p.n, seed);
     CDL_CUDA_CHECK(cudaMemcpy(x_.data(), x.data(), x_.bytes(), cudaMemcpyHostToDevice));
-    reference_ = map_reference<T>(p.op, x, p.k);
+    reference_ = reference(std::span<const T>(x), p.k);
   });
 }
 
-void map_fixture::launch(map_launch_fn launch, map_form form, cudaStream_t stream) const {
+map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
+    : map_fixture(p, seed, [&](auto x, int k) { return map_reference(p.op, x, k); }, map_tolerance(p)) {}
+
+map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
+    : map_fixture(p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k); },
+                  map_tolerance(p, op.max_ulps)) {}
+
+void map_fixture::launch(const launcher& launch, map_form form, cudaStream_t stream) const {
   launch(map_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), problem_.n,
                     problem_.k, stream});
 }
 
-validation_result map_fixture::run_and_validate(map_launch_fn fn, map_form form, cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, map_tolerance(problem_),
+validation_result map_fixture::run_and_validate(const launcher& fn, map_form form, cudaStream_t stream) const {
+  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, tolerance_,
                              stream, [&] { launch(fn, form, stream); });
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,23 +47,39 @@ using map_launch_fn = void (*)(const map_launch&);
 template <class T>
 std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);
 
-// Relative tolerance for a map problem (op accuracy, k summed terms, element type).
-double map_tolerance(const map_problem& p);
+// An op outside the catalogue (a user's expression, strategies 06 and 07): its float64 form for
+// the reference and the error one evaluation may have, in epsilons of the element type.
+struct custom_map_op {
+  double (*reference)(double);
+  int max_ulps;
+};
+
+// Relative tolerance for a map problem: op accuracy (default: the catalogue's), k summed terms,
+// element type.
+double map_tolerance(const map_problem& p, int max_ulps);
+inline double map_tolerance(const map_problem& p) { return map_tolerance(p, info(p.op).max_ulps); }
 
 class map_fixture {
  public:
   map_fixture(const map_problem& p, std::uint64_t seed);
+  // The same problem for an op outside the catalogue (p.op is then not used).
+  map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op);
 
   const map_problem& problem() const { return problem_; }
   const std::vector<reference_value>& reference() const { return reference_; }
 
   // Launches `launch` on the fixture's buffers (no synchronisation).
-  void launch(map_launch_fn launch, map_form form, cudaStream_t stream) const;
+  using launcher = std::function<void(const map_launch&)>;
+  void launch(const launcher& launch, map_form form, cudaStream_t stream) const;
   // Poisons the output, launches, synchronises and compares every element.
-  validation_result run_and_validate(map_launch_fn launch, map_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(const launcher& launch, map_form form, cudaStream_t stream = nullptr) const;
 
  private:
+  template <class Reference>
+  map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance);
+
   map_problem problem_;
+  double tolerance_;
   std::vector<reference_value> reference_;
   device_buffer<std::byte> x_;
   mutable device_buffer<std::byte> y_;  // scratch written by every run; inputs and reference stay const

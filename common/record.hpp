@@ -33,6 +33,7 @@ struct run_record {
   double bytes = 0;                // minimum bytes the kernel must move
   double bandwidth_gbs = 0;        // bytes / median time
   double fraction_of_copy = 0;     // bandwidth / environment.copy_bandwidth_gbs
+  double first_launch_ms = 0;      // wall clock of the first launch, synchronised: a JIT's compile and load
   environment env;
 };
 
@@ -49,7 +50,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(timing_stats, repetitions, median_ms, min_ms,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(environment, device, copy_bandwidth_gbs, git_revision, nvcc_version, build_type,
                                    host, timestamp)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(run_record, strategy, variant, form, workload, problem, validation, timing, bytes,
-                                   bandwidth_gbs, fraction_of_copy, env)
+                                   bandwidth_gbs, fraction_of_copy, first_launch_ms, env)
 
 // Writes `j` to `path` through a temporary file in the same directory and a rename.
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);

@@ -6,7 +6,7 @@
 Prints the copy floor; the memory-bound map at its largest n with each implementation's
 fraction of the copy bandwidth; for every problem of every workload the fastest and slowest
 implementation and their ratio; and the dispatch penalty over k (each strategy's time over the
-template functor's). Standard library only; errors in the file are printed and make the exit
+template functor's); the run-time strategies' compile, link, load and cache times. Standard library only; errors in the file are printed and make the exit
 status non-zero.
 """
 import json
@@ -41,7 +41,7 @@ def rows_of(doc):
     for b in doc["benchmarks"]:
         if b.get("error_occurred"):
             errors.append(f"{b['run_name']}: {b.get('error_message')}")
-        elif b.get("aggregate_name") == "median" and not b["run_name"].startswith("copy/"):
+        elif b.get("aggregate_name") == "median" and not b["run_name"].startswith(("copy/", "jit/")):
             workload, entry, fields = parse(b["run_name"])
             key = (workload, tuple(sorted(fields.items())))
             table[key][entry] = {"t": b["real_time"], "cv": cv.get(b["run_name"], float("nan")), "row": b}
@@ -83,7 +83,7 @@ def main(path):
                    key=lambda fe: (dict(fe[0])["op"], int(dict(fe[0])["k"])))
     if sweep:
         cols = ["02_device_lambda/vec", "03_switch/vec", "04_function_pointer.symbol/vec",
-                "04_function_pointer.table/vec", "05_virtual/vec"]
+                "04_function_pointer.table/vec", "05_virtual/vec", "06_nvrtc_jit/vec", "07_jit_lto/vec"]
         print("\ndispatch penalty: time / 01_template_functor/vec time (map, f32, n = 2^22)")
         print(f"{'op':12s} {'k':>4s} " + " ".join(f"{c.split('/')[0][:22]:>22s}" for c in cols))
         for fields, entries in sweep:
@@ -93,6 +93,16 @@ def main(path):
             f = dict(fields)
             print(f"{f['op']:12s} {f['k']:>4s} " + " ".join(
                 f"{entries[c]['t'] / base['t']:22.2f}" if c in entries else f"{'-':>22s}" for c in cols))
+
+    stages = {(b["run_name"], b["aggregate_name"]): b for b in doc["benchmarks"]
+              if b["run_name"].startswith("jit/") and "aggregate_name" in b}
+    medians = [b for (_, agg), b in stages.items() if agg == "median"]
+    if medians:
+        print("\nrun-time strategies: host-side costs (wall clock, median of repetitions)")
+        for b in medians:
+            lo, hi = (stages.get((b["run_name"], a), {}).get("real_time") for a in ("min", "max"))
+            spread = f"  (min {lo:.3f}, max {hi:.3f})" if lo is not None and hi is not None else ""
+            print(f"{b['run_name']:64s} {b['real_time']:10.3f} {b['time_unit']}{spread}")
     if errors:
         sys.exit(1)
 

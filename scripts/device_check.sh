@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# One call on a lent GPU machine: build, GPU tests, SASS facts, benchmarks, short table last.
-# Full logs and results go under $OUT (or ./device_out when OUT is unset).
+# On a lent GPU machine: build, GPU tests, SASS facts, demos, benchmarks, short table last.
+#   scripts/device_check.sh [tests|bench|all] [cdl_bench flags...]   (default: all)
+# `tests` stops before the benchmarks, `bench` skips the tests (the build is incremental), so a
+# long session can be split into calls of under 10 minutes. Full logs and results go under
+# $OUT (or ./device_out when OUT is unset).
 set -uo pipefail
+phase=all
+case "${1:-}" in tests|bench|all) phase=$1; shift ;; esac
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device_out}
 mkdir -p "$OUT"
@@ -13,6 +18,7 @@ cat /tmp/gpu.txt
   || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build ok (${SECONDS}s)"
 
+if [ "$phase" != bench ]; then
 ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
 echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
 
@@ -36,6 +42,16 @@ cat "$OUT/sass.txt"
 echo "cdl_run rc=$?"; cat /tmp/run.txt
 ./build/release/bench/cdl_run --strategy 00_inline/vec --n 2^40; echo "oversize rc=$?"
 CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench; echo "no-gpu bench rc=$?"
+
+# A user's op through 06 and 07, beside the built-in strategies; then ops that must be refused.
+for k in 1 16; do
+  ./build/release/bench/cdl_run --expr 'x * x + 2.0f * x + 1.0f' --n 2^26 --k $k > /tmp/expr.txt 2>&1
+  echo "cdl_run --expr k=$k rc=$?"; cat /tmp/expr.txt
+done
+./build/release/bench/cdl_run --expr 'x * nope(x)' --n 2^20; echo "bad expr rc=$?"
+./build/release/bench/cdl_run --expr 'x; } __global__ void evil() {' --n 2^20; echo "injected expr rc=$?"
+fi
+[ "$phase" = tests ] && exit 0
 
 start=$SECONDS
 ./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \

@@ -108,7 +108,8 @@ void define_op(source_builder& b, workload w, const op_text& op, std::string_vie
       << "    template <class Op>\n    __device__ float operator()(Op op) const { return op(x, p1, p2); }\n  };\n  "
       << s.call << " {\n    return visit<jit_task_ops>(id, apply{x, p1, p2});\n  }\n};\n";
   } else {
-    b << "struct " << type << " {\n  " << s.call << " {\n    " << s.prologue << "\n";
+    b << "struct " << type << " {\n  " << s.call << " {\n";
+    if (!s.prologue.empty()) b << "    " << s.prologue << "\n";
     if (is_body(op.source)) {
       b << "    {";
       b.op_lines(op);
@@ -176,6 +177,12 @@ void check_op_source(std::string_view source) {
     }
   }
   if (!open.empty()) throw error(std::string("unbalanced '") + open.back() + "': never closed in the op source");
+}
+
+std::string op_definition(workload w, const op_text& op, std::string_view type) {
+  source_builder b(op.name + "_definition.cu");
+  define_op(b, w, op, type);
+  return b.str();
 }
 
 program whole_program(workload w, dtype t, const op_text& op) {

@@ -36,6 +36,11 @@ struct op_text {
 inline constexpr std::size_t max_op_source_bytes = 16 * 1024;
 void check_op_source(std::string_view source);
 
+// The op alone: `struct <type>` in namespace cdl::ops, made from the op's text in the shape the
+// workload's skeleton calls, as every program below contains it. Its members are __device__;
+// with that macro defined empty it compiles for the host too (strategies/user_op.cpp).
+std::string op_definition(workload w, const op_text& op, std::string_view type);
+
 // 06: one program holding the op and the workload's kernels for element type t.
 program whole_program(workload w, dtype t, const op_text& op);
 // 07: the kernels, calling an op declared but not defined (the same for every op), and the

@@ -3,6 +3,7 @@
 // the cache is put through its faults. Loading and running the kernels is in the GPU tests.
 #include "common/jit_cache.hpp"
 #include "strategies/jit_kernels.hpp"
+#include "strategies/user_op.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -140,6 +142,22 @@ TEST(JitLink, AnUndefinedOpIsALinkErrorWithTheLog) {
     FAIL() << "linked kernels whose op is missing";
   } catch (const link_error& e) {
     EXPECT_NE(e.log().find("lto_entry"), std::string::npos) << e.log();
+  }
+}
+
+TEST(HostOp, CompilesTheSameTextForTheHost) {
+  const host_op square_plus({"user", "x * x + 2.0f * x + 1.0f"});
+  EXPECT_DOUBLE_EQ(square_plus.function()(3.0), 16.0);
+  const host_op body({"user", "const T s = sin(x);\nreturn s * s;"});
+  EXPECT_DOUBLE_EQ(body.function()(0.5), std::sin(0.5) * std::sin(0.5)) << "T is double: the reference is float64";
+}
+
+TEST(HostOp, ACompilerErrorIsReportedWithTheLog) {
+  try {
+    host_op bad({"user", "x * frobnicate(x)"});
+    FAIL();
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("frobnicate"), std::string::npos) << e.what();
   }
 }
 

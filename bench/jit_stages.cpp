@@ -1,0 +1,198 @@
+// The costs of the run-time strategies (06, 07) that are not kernel time, each measured on its
+// own: NVRTC's first compile in a process (its start-up included), later compiles, the LTO
+// link, a module load, and the cache's memory hit, disk hit, and disk hit in a fresh process.
+//
+// "First in a process" and "fresh process" cannot be repeated inside one process, so each of
+// their iterations starts this program again (`cdl_bench --cdl_jit_probe ...`), which measures
+// the one operation with a steady clock and prints the milliseconds; process start-up itself is
+// not counted. Everything else is timed in process, with a steady clock: these are host costs.
+#include "bench_common.hpp"
+
+#include "common/jit_cache.hpp"
+#include "strategies/jit_kernels.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+extern char** environ;
+
+namespace cdl::bench {
+namespace {
+
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
+
+// The op every stage is measured with: map, quadratic, float.
+const jit::op_text& measured_op() {
+  static const jit::op_text op = jit::builtin_op(map_op::quadratic);
+  return op;
+}
+jit::program measured_program() { return jit::whole_program(jit::workload::map, dtype::f32, measured_op()); }
+
+// Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
+double probe(const std::vector<std::string>& args) {
+  int out[2];
+  if (::pipe(out) != 0) throw error("pipe failed");
+  std::vector<std::string> all{"/proc/self/exe", "--cdl_jit_probe"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  std::string text;
+  char buf[256];
+  for (ssize_t got; (got = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(got));
+  ::close(out[0]);
+  int status = 0;
+  if (spawned != 0) throw error("cannot start the probe process: " + std::string(std::strerror(spawned)));
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw error("the probe process failed: " + text);
+  return std::stod(text);
+}
+
+// Registers a host-timed stage; `once` runs one timed operation and returns its seconds.
+template <class Once>
+void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names, Once once) {
+  names.push_back(name);
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [once](benchmark::State& state) {
+                                 try {
+                                   for (auto _ : state) state.SetIterationTime(once());
+                                 } catch (const std::exception& e) {
+                                   state.SkipWithError(e.what());
+                                 }
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(iterations)
+      ->Repetitions(repetitions)
+      ->ReportAggregatesOnly(true)
+      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+}
+
+// A cache directory holding the measured program's entry, for the disk-hit stages; removed at exit.
+const std::filesystem::path& primed_cache_dir(int arch) {
+  static const struct primed {
+    std::filesystem::path dir;
+    explicit primed(int arch)
+        : dir(std::filesystem::temp_directory_path() / ("cdl-bench-jit-" + std::to_string(::getpid()))) {
+      jit::cache c({dir, {}});
+      const jit::program p = measured_program();
+      c.get(jit::cache_key(p, arch, jit::code_kind::cubin), [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
+    }
+    ~primed() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } cache_dir(arch);
+  return cache_dir.dir;
+}
+
+// A disk hit: read, parse and check the entry; a miss is an error, not a compile.
+double disk_hit(jit::cache& c, int arch) {
+  const std::string key = jit::cache_key(measured_program(), arch, jit::code_kind::cubin);
+  const auto start = clock::now();
+  c.get(key, []() -> jit::module_image { throw error("expected a disk hit, found no entry"); });
+  return seconds_since(start);
+}
+
+}  // namespace
+
+bool run_jit_probe(int argc, char** argv, int& status) {
+  if (argc < 4 || std::strcmp(argv[1], "--cdl_jit_probe") != 0) return false;
+  try {
+    const std::string stage = argv[2];
+    const int arch = std::stoi(argv[3]);
+    double seconds = 0;
+    if (stage == "first_compile") {
+      const jit::program p = measured_program();
+      const auto start = clock::now();
+      jit::compile(p, arch, jit::code_kind::cubin);
+      seconds = seconds_since(start);
+    } else if (stage == "disk_hit" && argc == 5) {
+      jit::cache c({std::filesystem::path(argv[4]), {}});
+      seconds = disk_hit(c, arch);
+    } else {
+      throw error("unknown probe '" + stage + "'");
+    }
+    std::printf("%.9f\n", seconds);
+    status = 0;
+  } catch (const std::exception& e) {
+    std::printf("%s\n", e.what());
+    status = 1;
+  }
+  return true;
+}
+
+void register_jit_stages(int repetitions, std::vector<std::string>& names) {
+  const int arch = jit::device_arch();
+  const std::string a = std::to_string(arch);
+  const auto& op = measured_op();
+  const jit::program whole = measured_program();
+  const jit::program kernels = jit::lto_skeleton_program(jit::workload::map, dtype::f32);
+  const jit::program op_only = jit::lto_op_program(jit::workload::map, dtype::f32, op);
+  const std::string suffix = "/map/op:" + op.name + "/type:f32";
+
+  add_stage("jit/first_compile_in_process/06" + suffix, repetitions, 3, names,
+            [a] { return probe({"first_compile", a}); });
+  auto compile_stage = [&](const std::string& name, const jit::program& p, jit::code_kind kind) {
+    add_stage(name, repetitions, 5, names, [p, arch, kind] {
+      const auto start = clock::now();
+      jit::compile(p, arch, kind);
+      return seconds_since(start);
+    });
+  };
+  compile_stage("jit/compile/06" + suffix, whole, jit::code_kind::cubin);
+  compile_stage("jit/compile/07_kernels_ltoir/map/type:f32", kernels, jit::code_kind::ltoir);
+  compile_stage("jit/compile/07_op_ltoir" + suffix, op_only, jit::code_kind::ltoir);
+  add_stage("jit/link/07" + suffix, repetitions, 5, names, [kernels, op_only, arch] {
+    static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
+    static const jit::compiled o = jit::compile(op_only, arch, jit::code_kind::ltoir);
+    const jit::compiled* parts[] = {&k, &o};
+    const auto start = clock::now();
+    jit::link(parts, arch);
+    return seconds_since(start);
+  });
+  add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {
+    static jit::cache c({std::nullopt, {}});
+    const std::string key = jit::cache_key(whole, arch, jit::code_kind::cubin);
+    c.get(key, [&] { return jit::compile(whole, arch, jit::code_kind::cubin).image; });
+    const auto start = clock::now();
+    c.get(key, []() -> jit::module_image { throw error("expected a memory hit"); });
+    return seconds_since(start);
+  });
+  add_stage("jit/cache_disk_hit" + suffix, repetitions, 20, names, [arch] {
+    jit::cache c({primed_cache_dir(arch), {}});  // new cache object: nothing in memory
+    return disk_hit(c, arch);
+  });
+  add_stage("jit/cache_disk_hit_fresh_process" + suffix, repetitions, 3, names,
+            [a, arch] { return probe({"disk_hit", a, primed_cache_dir(arch).string()}); });
+  // Loading: cudaLibraryLoadData, the kernel handle, and cudaFuncGetAttributes, which makes the
+  // (otherwise lazy) load of the kernel onto the device happen now.
+  add_stage("jit/load/06" + suffix, repetitions, 20, names, [whole, arch] {
+    static const jit::module_image image = jit::compile(whole, arch, jit::code_kind::cubin).image;
+    const auto start = clock::now();
+    const jit::loaded library(image);
+    cudaFuncAttributes attributes{};
+    CDL_CUDA_CHECK(cudaFuncGetAttributes(&attributes,
+                                         reinterpret_cast<const void*>(library.kernel(whole.name_expressions.back()))));
+    return seconds_since(start);
+  });
+}
+
+}  // namespace cdl::bench

@@ -1,0 +1,26 @@
+// A user's map op, compiled for the host so that what 06 and 07 compute from it can be checked
+// against a float64 reference, like every built-in op. The host compiler ($CXX, else c++) sees
+// the very text the JIT compiled (jit::op_definition, with __device__ defined empty) and the
+// embedded ops.cuh, so `sin(x)` means the same function on both sides.
+#pragma once
+
+#include "jit_kernels.hpp"
+
+namespace cdl {
+
+class host_op {
+ public:
+  // Compiles and loads op; throws cdl::error with the compiler's output when it cannot.
+  explicit host_op(const jit::op_text& op);
+  ~host_op();
+  host_op(const host_op&) = delete;
+  host_op& operator=(const host_op&) = delete;
+
+  double (*function() const)(double) { return function_; }
+
+ private:
+  void* library_ = nullptr;
+  double (*function_)(double) = nullptr;
+};
+
+}  // namespace cdl

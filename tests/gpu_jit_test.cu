@@ -1,0 +1,62 @@
+// Strategies 06 and 07 on the GPU beyond the registry's built-in ops (which every workload's
+// registry test covers): a user's expression, validated against the host compiler's build of
+// the same text, and evidence that 07's link inlined the op.
+#include "common/inputs.hpp"
+#include "common/jit_cache.hpp"
+#include "gpu_test.hpp"
+#include "strategies/jit_kernels.hpp"
+#include "strategies/user_op.hpp"
+
+namespace cdl {
+namespace {
+
+class JitUserOp : public gpu_test {};
+
+TEST_F(JitUserOp, ExpressionAndBodyMatchTheirHostBuildThrough06And07) {
+  for (const jit::op_text& op : {jit::op_text{"user", "x * x + 2.0f * x + 1.0f"},
+                                 jit::op_text{"user_body", "const T s = sin(x);\nreturn s * s + T(0.5) * x;"}}) {
+    const host_op reference(op);
+    for (dtype t : {dtype::f32, dtype::f64})
+      for (int k : {1, 16}) {
+        const map_problem p{map_op::quadratic, t, 1000003, k};
+        const map_fixture fixture(p, default_seed, custom_map_op{reference.function(), 16});
+        for (jit::build_fn build : {nvrtc_jit_build, jit_lto_build})
+          for (map_form form : {map_form::scalar, map_form::vec}) {
+            const validation_result r =
+                fixture.run_and_validate([&](const map_launch& a) { jit::launch_map(build, a, op); }, form);
+            EXPECT_TRUE(r.passed) << op.source << " " << p.describe() << ": " << r.summary();
+          }
+      }
+  }
+}
+
+TEST_F(JitUserOp, AWrongResultIsCaught) {
+  const host_op reference({"user", "x * x + T(1)"});  // the reference of another op
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed, custom_map_op{reference.function(), 16});
+  const jit::op_text op{"user", "x * x"};
+  const validation_result r = fixture.run_and_validate([&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, op); },
+                                                       map_form::vec);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.failures, 4096u);
+}
+
+// If nvJitLink had not inlined the op into the kernel, the call would need a stack frame and
+// the argument registers of the calling convention, as strategy 04's kernels do.
+TEST_F(JitUserOp, LtoLinkedKernelHasTheResourcesOfTheWholeProgram) {
+  const int arch = jit::device_arch();
+  for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
+    const jit::op_text text = jit::builtin_op(map_op(op));
+    const jit::loaded whole(nvrtc_jit_build(jit::workload::map, dtype::f32, text, arch));
+    const jit::loaded lto(jit_lto_build(jit::workload::map, dtype::f32, text, arch));
+    for (const std::string& kernel : jit::whole_program(jit::workload::map, dtype::f32, text).name_expressions) {
+      cudaFuncAttributes a{}, b{};
+      CDL_CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(whole.kernel(kernel))));
+      CDL_CUDA_CHECK(cudaFuncGetAttributes(&b, reinterpret_cast<const void*>(lto.kernel(kernel))));
+      EXPECT_EQ(b.localSizeBytes, a.localSizeBytes) << text.name << " " << kernel;
+      EXPECT_LE(b.numRegs, a.numRegs + 8) << text.name << " " << kernel;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cdl
