@@ -6,6 +6,7 @@
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/tasks.cuh"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -136,8 +137,7 @@ std::string file_name(std::string_view strategy, workload w, dtype t, std::strin
 }
 
 std::string include_line(workload w) {
-  const std::string header = w == workload::points ? "points" : std::string(to_string(w));
-  return "#include \"common/skeletons/" + header + ".cuh\"\n";
+  return "#include \"common/skeletons/" + std::string(to_string(w)) + ".cuh\"\n";
 }
 
 }  // namespace

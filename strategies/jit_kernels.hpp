@@ -11,7 +11,6 @@
 #include "common/jit.hpp"
 #include "common/registry.hpp"
 
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
