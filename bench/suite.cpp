@@ -10,6 +10,7 @@
 // strategies of one problem share its inputs and reference (one fixture alive at a time).
 #include "bench_common.hpp"
 
+#include "common/cublas_peer.hpp"
 #include "common/device_info.hpp"
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
@@ -127,7 +128,7 @@ void register_points(const settings& s, std::vector<std::string>& names) {
 
 void register_image(const settings& s, std::vector<std::string>& names) {
   std::vector<image_problem> problems;
-  for (int r : s.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8})
+  for (int r : s.quick ? std::vector<int>{1, 4, 8} : std::vector<int>{1, 2, 4, 8, 16})
     problems.push_back({image_op::box_blur, 3840, 2160, r});
   for (image_op op : {image_op::sharpen, image_op::invert, image_op::sobel}) problems.push_back({op, 3840, 2160, 1});
   for (const image_problem& p : problems) add_all<image_fixture>(get_registry().image, p, s, names);
@@ -141,15 +142,31 @@ void register_tasks(const settings& s, std::vector<std::string>& names) {
       add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
+// cuBLAS SGEMM, the peer of the (+,×) product, named like a registry entry.
+struct cublas_entry {
+  matmul_form form = matmul_form::naive;  // not used: cuBLAS picks its own kernel
+  matmul_launch_fn launch = cublas_matmul;
+  std::string name() const { return "cublas/sgemm"; }
+};
+
 void register_matmul(const settings& s, std::vector<std::string>& names) {
+  static const cublas_entry cublas;  // benchmarks keep a reference to their entry
+  auto add_matmul = [&](const auto& entry, const matmul_problem& p) {
+    add<matmul_fixture>(entry, p, s, names, [p](benchmark::State& state, double seconds) {
+      state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
+    });
+  };
   for (int size : s.quick ? std::vector<int>{1024} : std::vector<int>{1024, 2048})
     for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) {
       const matmul_problem p{semiring(op), dtype::f32, size, size, size};
-      for (const matmul_entry& e : get_registry().matmul)
-        add<matmul_fixture>(e, p, s, names, [p](benchmark::State& state, double seconds) {
-          state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
-        });
+      for (const matmul_entry& e : get_registry().matmul) add_matmul(e, p);
+      if (semiring(op) == semiring::plus_times) add_matmul(cublas, p);
     }
+  // The tiled kernels against cuBLAS where it is at its best, with the naive template kernel.
+  const matmul_problem big{semiring::plus_times, dtype::f32, 4096, 4096, 4096};
+  for (const matmul_entry& e : get_registry().matmul)
+    if (e.form == matmul_form::tiled || e.strategy == "01_template_functor") add_matmul(e, big);
+  add_matmul(cublas, big);
 }
 
 }  // namespace

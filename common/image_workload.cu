@@ -34,8 +34,8 @@ image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
   });
 }
 
-void image_fixture::launch(image_launch_fn fn, image_form, cudaStream_t stream) const {
-  fn(image_launch{problem_.op, in_.data(), out_.data(), problem_.width, problem_.height, problem_.r,
+void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t stream) const {
+  fn(image_launch{problem_.op, form, in_.data(), out_.data(), problem_.width, problem_.height, problem_.r,
                   stream});
 }
 

@@ -12,8 +12,11 @@
 
 namespace cdl {
 
-enum class image_form { global };
-inline std::string_view to_string(image_form) { return "global"; }
+// global: every read from global memory (through the caches); tiled: the block's tile and its
+// halo staged in shared memory first (strategy 08), radius at most image_max_radius.
+enum class image_form { global, tiled };
+inline std::string_view to_string(image_form f) { return f == image_form::global ? "global" : "tiled"; }
+inline constexpr int image_max_radius = 64;
 
 struct image_problem {
   image_op op = image_op::box_blur;
@@ -26,6 +29,7 @@ struct image_problem {
 
 struct image_launch {
   image_op op;
+  image_form form;
   const float* in;
   float* out;
   int width, height, r;

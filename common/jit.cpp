@@ -181,9 +181,10 @@ cudaKernel_t loaded::kernel(const std::string& name_expression) const {
   return k;
 }
 
-void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream) {
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
+            std::size_t dynamic_shared_bytes) {
   // A cudaKernel_t is accepted wherever the runtime takes a kernel's address.
-  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream));
+  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, dynamic_shared_bytes, stream));
 }
 
 std::string nvrtc_version() {

@@ -105,7 +105,8 @@ class loaded {
 };
 
 // Launches a kernel obtained from a library; args point to each parameter's value.
-void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream);
+void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
+            std::size_t dynamic_shared_bytes = 0);
 
 // "NVRTC 13.0" and "nvJitLink 13.0": part of every cache key, printed in records.
 std::string nvrtc_version();

@@ -13,8 +13,9 @@
 
 namespace cdl {
 
-enum class matmul_form { naive };
-inline std::string_view to_string(matmul_form) { return "naive"; }
+// naive: one thread per element of C; tiled: shared-memory tiles and register blocking (08).
+enum class matmul_form { naive, tiled };
+inline std::string_view to_string(matmul_form f) { return f == matmul_form::naive ? "naive" : "tiled"; }
 
 struct matmul_problem {
   semiring op = semiring::plus_times;
@@ -28,6 +29,7 @@ struct matmul_problem {
 
 struct matmul_launch {
   semiring op;
+  matmul_form form;
   dtype type;
   const void* a;
   const void* b;

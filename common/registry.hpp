@@ -73,5 +73,6 @@ void register_04_function_pointer(registry&);
 void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
+void register_08_shared_memory(registry&);  // the tiled and staged forms of the entries above
 
 }  // namespace cdl

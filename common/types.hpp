@@ -26,14 +26,18 @@ decltype(auto) visit_dtype(dtype t, F&& f) {
 
 // How an elementwise kernel walks its data. `scalar` is one element per thread, the form every
 // article writes; `vec` loads 16 bytes per access with several loads in flight per thread,
-// the form that reaches the memory system's bandwidth.
-enum class map_form { scalar, vec };
+// the form that reaches the memory system's bandwidth; `staged` is scalar with each block's
+// inputs copied through shared memory first, the articles' advice (strategy 08 measures it).
+enum class map_form { scalar, vec, staged };
 
-inline std::string_view to_string(map_form f) { return f == map_form::scalar ? "scalar" : "vec"; }
+inline std::string_view to_string(map_form f) {
+  return f == map_form::scalar ? "scalar" : f == map_form::vec ? "vec" : "staged";
+}
 inline map_form parse_map_form(std::string_view text) {
   if (text == "scalar") return map_form::scalar;
   if (text == "vec") return map_form::vec;
-  throw std::invalid_argument("unknown kernel form '" + std::string(text) + "' (valid: scalar, vec)");
+  if (text == "staged") return map_form::staged;
+  throw std::invalid_argument("unknown kernel form '" + std::string(text) + "' (valid: scalar, vec, staged)");
 }
 
 }  // namespace cdl

@@ -52,6 +52,35 @@ def problem_text(fields):
     return " ".join(f"{k}={v}" for k, v in fields)
 
 
+def print_shared_memory(table):
+    """Strategy 08's questions: tiled GEMM against cuBLAS, tiled over global blur, staged over plain map."""
+    for (workload, fields), entries in sorted(table.items()):
+        f = dict(fields)
+        if workload == "matmul" and "cublas/sgemm" in entries:
+            base = entries["cublas/sgemm"]["t"]
+            print(f"\nmatmul {problem_text(fields)}: fraction of cuBLAS SGEMM (its time / each time)")
+            for entry, r in sorted(entries.items(), key=lambda kv: kv[1]["t"]):
+                tops = r["row"].get("TOP/s", float("nan"))
+                print(f"  {entry:40s} {r['t']:10.1f} us  {tops:6.2f} TOP/s  {base / r['t']:6.3f}")
+    blurs = sorted((int(dict(f)["r"]), e) for (w, f), e in table.items() if w == "image" and dict(f)["op"] == "box_blur")
+    if blurs:
+        print("\nimage box blur: global time / tiled time, per strategy (above 1: tiling pays)")
+        strategies = sorted({e.split("/")[0] for _, entries in blurs for e in entries if e.endswith("/tiled")})
+        print(f"{'r':>3s} " + " ".join(f"{s[:20]:>20s}" for s in strategies))
+        for r, entries in blurs:
+            print(f"{r:3d} " + " ".join(
+                f"{entries[f'{s}/global']['t'] / entries[f'{s}/tiled']['t']:20.2f}"
+                if f"{s}/global" in entries and f"{s}/tiled" in entries else f"{'-':>20s}" for s in strategies))
+    for (workload, fields), entries in sorted(table.items()):
+        staged = {e: r for e, r in entries.items() if e.endswith("/staged")}
+        if workload in ("map", "zip") and staged and dict(fields).get("n") == str(1 << 28):
+            print(f"\n{workload} {problem_text(fields)}: staged through shared memory / plain scalar (below 1: staging pays)")
+            for entry, r in sorted(staged.items()):
+                plain = entries.get(entry.replace("/staged", "/scalar"))
+                if plain:
+                    print(f"  {entry:40s} {r['t']:10.1f} us  scalar {plain['t']:10.1f} us  x{r['t'] / plain['t']:.3f}")
+
+
 def main(path):
     doc = load(path)
     table, errors = rows_of(doc)
@@ -93,6 +122,8 @@ def main(path):
             f = dict(fields)
             print(f"{f['op']:12s} {f['k']:>4s} " + " ".join(
                 f"{entries[c]['t'] / base['t']:22.2f}" if c in entries else f"{'-':>22s}" for c in cols))
+
+    print_shared_memory(table)
 
     stages = {(b["run_name"], b["aggregate_name"]): b for b in doc["benchmarks"]
               if b["run_name"].startswith("jit/") and "aggregate_name" in b}

@@ -120,6 +120,7 @@ void launch_map(const map_launch& a) {
     using T = decltype(t);
     const T* x = static_cast<const T*>(a.x);
     T* y = static_cast<T*>(a.y);
+    if (a.form == map_form::staged) throw error("00_inline has no staged map kernels");
     const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y});
     const bool vec = g.form == map_form::vec;
     switch (a.op) {
@@ -140,6 +141,7 @@ void launch_zip(const zip_launch& a) {
     using T = decltype(t);
     const T *x = static_cast<const T*>(a.x), *y = static_cast<const T*>(a.y);
     T* z = static_cast<T*>(a.z);
+    if (a.form == map_form::staged) throw error("00_inline has no staged zip kernels");
     const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y, z});
     const bool vec = g.form == map_form::vec;
     switch (a.op) {
@@ -179,6 +181,7 @@ void launch_points(const points_launch& a) {
 }
 
 void launch_matmul(const matmul_launch& a) {
+  if (a.form != matmul_form::naive) throw error("00_inline has no " + std::string(to_string(a.form)) + " matmul kernels");
   if (a.m == 0 || a.n == 0) return;
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
@@ -199,7 +202,8 @@ void launch_matmul(const matmul_launch& a) {
 
 void launch_image(const image_launch& a) {
   if (a.width == 0 || a.height == 0) return;
-  const dim3 grid = skeleton::image_grid(a.width, a.height), block(skeleton::image_block_x, skeleton::image_block_y);
+  if (a.form != image_form::global) throw error("00_inline has no " + std::string(to_string(a.form)) + " image kernels");
+  const dim3 grid = skeleton::image_grid(a.form, a.width, a.height), block(skeleton::image_block_x, skeleton::image_block_y);
   const image_view<float> in{a.in, a.width, a.height};
   switch (a.op) {
 #define CDL_CASE(name, ...)                                                            \

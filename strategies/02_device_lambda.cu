@@ -51,7 +51,7 @@ void points_with_lambda(const points_launch& a, Op op) {
 template <class T, class Op>
 void matmul_with_lambda(const matmul_launch& a, Op op) {
   const auto f = [op] __device__(T acc, T x, T y) { return op(acc, x, y); };
-  skeleton::launch_matmul(static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m, a.n, a.k,
+  skeleton::launch_matmul(a.form, static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m, a.n, a.k,
                           Op::template identity<T>(), f, a.stream);
 }
 // The radius is captured: the lambda carries a run-time parameter into the kernel.
@@ -59,7 +59,7 @@ template <class Op>
 void image_with_lambda(const image_launch& a, Op op) {
   const int r = a.r;
   const auto f = [op, r] __device__(const image_view<float>& img, int x, int y, int) { return op(img, x, y, r); };
-  skeleton::launch_image(a.in, a.out, a.width, a.height, a.r, f, a.stream);
+  skeleton::launch_image(a.form, a.in, a.out, a.width, a.height, a.r, f, a.stream);
 }
 template <class Op>
 void task_group_with_lambda(const tasks_launch& a, const unsigned* index, std::size_t count, Op op) {

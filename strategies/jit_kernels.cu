@@ -27,17 +27,19 @@ struct workload_shape {
   std::string_view prologue;     // names the op's text may use besides the parameters
   std::string_view open, close;  // around an expression: return ( ... ); or return { ... };
   std::string_view result, params, args;  // the same call with concrete types (07's link-time entry)
-  std::vector<std::string_view> kernels;  // the skeleton's kernels, one per form, with $F the op
+  std::vector<std::string_view> kernels;  // the skeleton's kernels, one per form in enum order, $F the op
 };
 
 const workload_shape& shape(workload w) {
   static const workload_shape shapes[] = {
       {"template <class T> __device__ T operator()(T x) const", "", "return (", ");",  //
        "$T", "$T x", "x",
-       {"&cdl::skeleton::map_scalar_kernel<$T, $F>", "&cdl::skeleton::map_vec_kernel<$T, $F>"}},
+       {"&cdl::skeleton::map_scalar_kernel<$T, $F>", "&cdl::skeleton::map_vec_kernel<$T, $F>",
+        "&cdl::skeleton::map_staged_kernel<$T, $F>"}},
       {"template <class T> __device__ T operator()(T x, T y) const", "", "return (", ");",  //
        "$T", "$T x, $T y", "x, y",
-       {"&cdl::skeleton::zip_scalar_kernel<$T, $F>", "&cdl::skeleton::zip_vec_kernel<$T, $F>"}},
+       {"&cdl::skeleton::zip_scalar_kernel<$T, $F>", "&cdl::skeleton::zip_vec_kernel<$T, $F>",
+        "&cdl::skeleton::zip_staged_kernel<$T, $F>"}},
       {"template <class T> __device__ point<T> operator()(point<T> p) const",
        "const T x = p.x, y = p.y; (void)x; (void)y;", "return {", "};",  //
        "point<$T>", "point<$T> p", "p",
@@ -45,13 +47,13 @@ const workload_shape& shape(workload w) {
       {"template <class V> __device__ typename V::value_type operator()(const V& img, int x, int y, int r) const",
        "using T = typename V::value_type; (void)r;", "return (", ");",  //
        "float", "const image_view<float>& img, int x, int y, int r", "img, x, y, r",
-       {"&cdl::skeleton::image_kernel<$F>"}},
+       {"&cdl::skeleton::image_kernel<$F>", "&cdl::skeleton::image_tiled_kernel<$F>"}},
       {"__device__ float operator()(int id, float x, float p1, float p2) const", "", "", "",  //
        "float", "int id, float x, float p1, float p2", "id, x, p1, p2",
        {"&cdl::skeleton::tasks_kernel<$F>"}},
       {"template <class T> __device__ T operator()(T acc, T a, T b) const", "", "return (", ");",  //
        "$T", "$T acc, $T a, $T b", "acc, a, b",
-       {"&cdl::skeleton::matmul_naive_kernel<$T, $F>"}},
+       {"&cdl::skeleton::matmul_naive_kernel<$T, $F>", "&cdl::skeleton::matmul_tiled_kernel<$T, $F>"}},
   };
   return shapes[int(w)];
 }
@@ -258,6 +260,13 @@ const kernel_set& kernels(build_fn build, workload w, dtype t, const op_text& op
   const module_image image = build(w, t, op, device_arch());
   kernel_set s{std::make_shared<const loaded>(image), {}};
   for (const std::string& e : kernel_expressions(w, t)) s.kernels.push_back(s.library->kernel(e));
+  if (w == workload::image) {  // the tiled kernel may take more than the default 48 KiB
+    int device = 0;
+    CDL_CUDA_CHECK(cudaGetDevice(&device));
+    CDL_CUDA_CHECK(cudaKernelSetAttributeForDevice(s.kernels[int(image_form::tiled)],
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   int(skeleton::image_tile_bytes(image_max_radius)), device));
+  }
   return sets.emplace(std::move(k), std::move(s)).first->second;
 }
 
@@ -311,13 +320,15 @@ void launch_points(build_fn build, const points_launch& a) {
 
 void launch_image(build_fn build, const image_launch& a) {
   if (a.width == 0 || a.height == 0) return;
+  skeleton::check_image_radius(a.form, a.r);
   const kernel_set& s = kernels(build, workload::image, dtype::f32, builtin_op(a.op));
   image_view<float> in{a.in, a.width, a.height};
   float* out = a.out;
   int r = a.r;
   void* args[] = {&in, &out, &r, &no_state};
-  launch(s.kernels[0], skeleton::image_grid(a.width, a.height),
-         dim3(skeleton::image_block_x, skeleton::image_block_y), args, a.stream);
+  const std::size_t shared = a.form == image_form::tiled ? skeleton::image_tile_bytes(a.r) : 0;
+  launch(s.kernels[int(a.form)], skeleton::image_grid(a.form, a.width, a.height),
+         dim3(skeleton::image_block_x, skeleton::image_block_y), args, a.stream, shared);
 }
 
 void launch_tasks(build_fn build, const tasks_launch& a) {
@@ -341,8 +352,11 @@ void launch_matmul(build_fn build, const matmul_launch& a) {
     void* C = a.c;
     int m = a.m, n = a.n, k = a.k;
     void* args[] = {&A, &B, &C, &m, &n, &k, &init, &no_state};
-    launch(s.kernels[0], skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
-           a.stream);
+    if (a.form == matmul_form::tiled)
+      launch(s.kernels[1], skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, args, a.stream);
+    else
+      launch(s.kernels[0], skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
+             a.stream);
   });
 }
 

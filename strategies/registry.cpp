@@ -4,6 +4,8 @@
 
 #include "common/check.hpp"
 
+#include <algorithm>
+
 namespace cdl {
 
 void registry::add_map(std::string strategy, std::string variant, map_launch_fn launch) {
@@ -37,6 +39,17 @@ const registry& get_registry() {
     register_05_virtual(built);
     register_06_nvrtc_jit(built);
     register_07_jit_lto(built);
+    register_08_shared_memory(built);
+    // Reading order: each strategy's forms together, strategies by number.
+    const auto in_reading_order = [](auto& entries) {
+      std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.strategy < b.strategy; });
+    };
+    in_reading_order(built.map);
+    in_reading_order(built.zip);
+    in_reading_order(built.points);
+    in_reading_order(built.image);
+    in_reading_order(built.tasks);
+    in_reading_order(built.matmul);
     return built;
   }();
   return r;

@@ -1,7 +1,10 @@
 // Every registered image, tasks and matmul implementation, validated element by element
-// against its float64 CPU reference at the edge sizes: images 1x1, 17x3, 1920x1080 (and a
-// single row and column); task arrays of 0, 1, 31, 33 and 2^20 + 3 elements in every layout
-// with 1, 2, 7 and 32 distinct ops; matrices 1, 33, 257 and a non-square shape.
+// against its float64 CPU reference at the edge sizes: images 1x1, 17x3, 100x70, 1920x1080 (and
+// a single row and column; none a multiple of the 32 x 32 tile in both sides) at radii 0, 1, 4
+// and the tiled form's maximum; task arrays of 0, 1, 31, 33 and 2^20 + 3 elements in every
+// layout with 1, 2, 7 and 32 distinct ops; matrices 1, 33, 257, exact 128 x 128 x 8 tiles and
+// non-square shapes with partial tiles in every dimension. cuBLAS, the matmul peer, too.
+#include "common/cublas_peer.hpp"
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
@@ -22,10 +25,11 @@ class ImageStrategy : public gpu_param_test<std::tuple<std::size_t, image_op>> {
 TEST_P(ImageStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, op] = GetParam();
   const image_entry& entry = get_registry().image.at(index);
-  const int sizes[][2] = {{1, 1}, {17, 3}, {1, 40}, {40, 1}, {1920, 1080}};
+  const int sizes[][2] = {{1, 1}, {17, 3}, {1, 40}, {40, 1}, {100, 70}, {1920, 1080}};
   for (const auto& [w, h] : sizes)
-    for (int r : {0, 1, 4}) {
+    for (int r : {0, 1, 4, image_max_radius}) {
       if (op != image_op::box_blur && r != 1) continue;  // the radius only matters to the blur
+      if (r == image_max_radius && w * h > 100 * 70) continue;  // its reference takes minutes at 1080p
       const image_problem p{op, w, h, r};
       const validation_result v = image_fixture(p, default_seed + w).run_and_validate(entry.launch, entry.form);
       EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
@@ -77,7 +81,8 @@ class MatmulStrategy : public gpu_param_test<std::tuple<std::size_t, dtype, semi
 TEST_P(MatmulStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const matmul_entry& entry = get_registry().matmul.at(index);
-  const int shapes[][3] = {{1, 1, 1}, {33, 33, 33}, {257, 257, 257}, {70, 130, 45}, {1, 300, 17}};
+  const int shapes[][3] = {{1, 1, 1}, {33, 33, 33}, {257, 257, 257}, {256, 128, 64}, {70, 130, 45}, {1, 300, 17},
+                           {129, 257, 9}};
   for (const auto& [m, n, k] : shapes) {
     const matmul_problem p{op, type, m, n, k};
     const validation_result v = matmul_fixture(p, default_seed + m).run_and_validate(entry.launch, entry.form);
@@ -99,6 +104,28 @@ std::string matmul_name(const ::testing::TestParamInfo<std::tuple<std::size_t, d
                   std::string(cdl::info(op).name));
 }
 INSTANTIATE_TEST_SUITE_P(Registry, MatmulStrategy, ::testing::ValuesIn(matmul_params()), matmul_name);
+
+class Peers : public gpu_test {};
+
+TEST_F(Peers, CublasMatchesTheReferenceForThePlainProduct) {
+  for (dtype t : {dtype::f32, dtype::f64})
+    for (int size : {1, 257, 1024}) {
+      const matmul_problem p{semiring::plus_times, t, size, size + 3, size};
+      const validation_result v = matmul_fixture(p, default_seed).run_and_validate(cublas_matmul, matmul_form::naive);
+      EXPECT_TRUE(v.passed) << p.describe() << ": " << v.summary();
+    }
+  EXPECT_THROW(matmul_fixture({semiring::min_plus, dtype::f32, 8, 8, 8}, default_seed)
+                   .run_and_validate(cublas_matmul, matmul_form::naive),
+               error);
+}
+
+class ImageTiled : public gpu_test {};
+
+TEST_F(ImageTiled, ARadiusBeyondTheMaximumIsRefused) {
+  const image_fixture f({image_op::box_blur, 64, 64, image_max_radius + 1}, default_seed);
+  for (const image_entry& e : get_registry().image)
+    if (e.form == image_form::tiled) EXPECT_THROW(f.run_and_validate(e.launch, e.form), error) << e.name();
+}
 
 }  // namespace
 }  // namespace cdl

@@ -18,7 +18,7 @@ elementwise_geometry elementwise_launch_geometry(map_form wanted, std::size_t n,
   const std::size_t grid = std::max<std::size_t>(1, (n + per_block - 1) / per_block);
   if (grid > std::size_t(std::numeric_limits<int>::max()))
     throw error("n = " + std::to_string(n) + " needs more blocks than a launch allows");
-  return {vec ? map_form::vec : map_form::scalar, unsigned(grid)};
+  return {vec ? map_form::vec : wanted == map_form::staged ? map_form::staged : map_form::scalar, unsigned(grid)};
 }
 }  // namespace skeleton
 

@@ -44,6 +44,10 @@ __device__ __forceinline__ void map_vec_body(const T* x, T* y, std::size_t n, in
 }
 
 template <class T, class F>
+__global__ void __launch_bounds__(elementwise_block) map_staged_kernel(const T* x, T* y, std::size_t n, int k, F f) {
+  elementwise_staged(y, n, [&](T e) { return map_apply(f, e, k); }, x);
+}
+template <class T, class F>
 __global__ void __launch_bounds__(elementwise_block) map_scalar_kernel(const T* x, T* y, std::size_t n, int k, F f) {
   map_scalar_body(x, y, n, k, f);
 }
@@ -65,6 +69,8 @@ void launch_map(map_form wanted, const T* x, T* y, std::size_t n, int k, const F
   const elementwise_geometry g = elementwise_launch_geometry(wanted, n, sizeof(T), {x, y});
   if (g.form == map_form::vec)
     map_vec_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
+  else if (g.form == map_form::staged)
+    map_staged_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
   else
     map_scalar_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
   CDL_CHECK_LAUNCH();

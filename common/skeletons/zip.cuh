@@ -12,6 +12,10 @@ __global__ void __launch_bounds__(elementwise_block) zip_scalar_kernel(const T* 
   elementwise_scalar(z, n, f, x, y);
 }
 template <class T, class F>
+__global__ void __launch_bounds__(elementwise_block) zip_staged_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
+  elementwise_staged(z, n, f, x, y);
+}
+template <class T, class F>
 __global__ void __launch_bounds__(elementwise_block) zip_vec_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
   elementwise_vec(z, n, f, x, y);
 }
@@ -28,6 +32,8 @@ void launch_zip(map_form wanted, const T* x, const T* y, T* z, std::size_t n, co
   const elementwise_geometry g = elementwise_launch_geometry(wanted, n, sizeof(T), {x, y, z});
   if (g.form == map_form::vec)
     zip_vec_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
+  else if (g.form == map_form::staged)
+    zip_staged_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
   else
     zip_scalar_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
   CDL_CHECK_LAUNCH();
