@@ -30,7 +30,7 @@ def load(path):
 def parse(run_name):
     """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value})."""
     parts = [p for p in run_name.split("/") if not p.startswith(GB_SUFFIXES)]
-    fields = dict(p.split(":", 1) for p in parts[3:] if ":" in p)
+    fields = dict(p.split(":", 1) if ":" in p else ("shape", p) for p in parts[3:])  # e.g. 4096x4096x4096
     return parts[0], parts[1] + "/" + parts[2], fields
 
 
