@@ -31,9 +31,9 @@
 // Measured (H100, quick suite; strategies/README.md has the tables):
 //   - Tiled (+,×) GEMM at 4096^3: 26.7 TOP/s through the template functor, 0.525 of cuBLAS
 //     SGEMM (50.9 TOP/s); 0.529 through the JIT, 0.503 through the switch; the naive kernel
-//     0.108. A function pointer (0.018) or a virtual call (0.012) per step makes the tiled
-//     kernel slower than the naive one: register blocking multiplies the calls, and a call
-//     keeps the 64 accumulators from staying in registers.
+//     0.108. With a function pointer (0.018) or a virtual call (0.012) per step the tiled
+//     kernel is slower than their naive one (2.5-3.5x at 1024^3): a call keeps the 64
+//     accumulators from staying in registers.
 //   - Tiled over global box blur, template functor: r = 1 0.87x (slower: the caches already
 //     serve a 3 x 3 neighbourhood, and the tile costs a barrier and a halo), r = 4 1.25x,
 //     r = 8 1.35x. With function pointers or virtual calls about 0.95x: the calls dominate.
