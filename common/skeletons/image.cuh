@@ -79,9 +79,10 @@ inline std::size_t image_tile_bytes(int r) {
 }
 // Throws cdl::error for a radius the form cannot take.
 inline void check_image_radius(image_form form, int r) {
-  if (r < 0 || (form == image_form::tiled && r > image_max_radius))
-    throw error("image: radius " + std::to_string(r) + " out of range for the " + std::string(to_string(form)) +
-                " form (0.." + (form == image_form::tiled ? std::to_string(image_max_radius) : "") + ")");
+  if (r < 0) throw error("image: negative radius " + std::to_string(r));
+  if (form == image_form::tiled && r > image_max_radius)
+    throw error("image: the tiled form takes radii up to " + std::to_string(image_max_radius) + ", not " +
+                std::to_string(r) + " (its tile and halo must fit in shared memory)");
 }
 
 inline dim3 image_grid(image_form form, int width, int height) {
