@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -68,21 +67,18 @@ double probe(const std::vector<std::string>& args) {
 template <class Once>
 void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names, Once once) {
   names.push_back(name);
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [once](benchmark::State& state) {
-                                 try {
-                                   for (auto _ : state) state.SetIterationTime(once());
-                                 } catch (const std::exception& e) {
-                                   state.SkipWithError(e.what());
-                                 }
-                               })
-      ->UseManualTime()
+  // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
+  configure(benchmark::RegisterBenchmark(name.c_str(),
+                                         [once](benchmark::State& state) {
+                                           try {
+                                             for (auto _ : state) state.SetIterationTime(once());
+                                           } catch (const std::exception& e) {
+                                             state.SkipWithError(e.what());
+                                           }
+                                         }),
+            repetitions, 0.01)
       ->Unit(benchmark::kMillisecond)
-      ->Iterations(iterations)
-      ->Repetitions(repetitions)
-      ->ReportAggregatesOnly(true)
-      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
-      ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+      ->Iterations(iterations);
 }
 
 // A cache directory holding the measured program's entry, for the disk-hit stages; removed at exit.

@@ -78,6 +78,4 @@ validation_result map_fixture::run_and_validate(const launcher& fn, map_form for
                              stream, [&] { launch(fn, form, stream); });
 }
 
-
-
 }  // namespace cdl

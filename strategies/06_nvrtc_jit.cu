@@ -37,24 +37,10 @@ jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int ar
                                   [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
 }
 
-void launch_map(const map_launch& a) { jit::launch_map(build, a); }
-void launch_zip(const zip_launch& a) { jit::launch_zip(build, a); }
-void launch_points(const points_launch& a) { jit::launch_points(build, a); }
-void launch_image(const image_launch& a) { jit::launch_image(build, a); }
-void launch_tasks(const tasks_launch& a) { jit::launch_tasks(build, a); }
-void launch_matmul(const matmul_launch& a) { jit::launch_matmul(build, a); }
-
 }  // namespace
 
 const jit::build_fn nvrtc_jit_build = build;
 
-void register_06_nvrtc_jit(registry& r) {
-  r.add_image("06_nvrtc_jit", "", launch_image);
-  r.add_tasks("06_nvrtc_jit", "", tasks_form::per_element, launch_tasks);
-  r.add_matmul("06_nvrtc_jit", "", launch_matmul);
-  r.add_map("06_nvrtc_jit", "", launch_map);
-  r.add_zip("06_nvrtc_jit", "", launch_zip);
-  r.add_points("06_nvrtc_jit", "", launch_points);
-}
+void register_06_nvrtc_jit(registry& r) { jit::register_strategy<build>(r, "06_nvrtc_jit"); }
 
 }  // namespace cdl

@@ -50,24 +50,10 @@ jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int ar
   });
 }
 
-void launch_map(const map_launch& a) { jit::launch_map(build, a); }
-void launch_zip(const zip_launch& a) { jit::launch_zip(build, a); }
-void launch_points(const points_launch& a) { jit::launch_points(build, a); }
-void launch_image(const image_launch& a) { jit::launch_image(build, a); }
-void launch_tasks(const tasks_launch& a) { jit::launch_tasks(build, a); }
-void launch_matmul(const matmul_launch& a) { jit::launch_matmul(build, a); }
-
 }  // namespace
 
 const jit::build_fn jit_lto_build = build;
 
-void register_07_jit_lto(registry& r) {
-  r.add_image("07_jit_lto", "", launch_image);
-  r.add_tasks("07_jit_lto", "", tasks_form::per_element, launch_tasks);
-  r.add_matmul("07_jit_lto", "", launch_matmul);
-  r.add_map("07_jit_lto", "", launch_map);
-  r.add_zip("07_jit_lto", "", launch_zip);
-  r.add_points("07_jit_lto", "", launch_points);
-}
+void register_07_jit_lto(registry& r) { jit::register_strategy<build>(r, "07_jit_lto"); }
 
 }  // namespace cdl

@@ -233,11 +233,6 @@ std::string cache_key(const program& p, int arch, code_kind kind) {
   return key + "\nsource " + p.name + "\n" + p.source;
 }
 
-op_text builtin_op(map_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
-op_text builtin_op(zip_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
-op_text builtin_op(point_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
-op_text builtin_op(image_op op) { return {std::string(info(op).name), std::string(info(op).source)}; }
-op_text builtin_op(semiring op) { return {std::string(info(op).name), std::string(info(op).source)}; }
 op_text builtin_task_ops() { return {"task_ops", std::string(task_op_source)}; }
 
 namespace {

@@ -53,12 +53,11 @@ std::string cache_key(const program& p, int arch, code_kind kind);
 // How a run-time strategy makes a module for (workload, type, op) for the current device.
 using build_fn = module_image (*)(workload w, dtype t, const op_text& op, int arch);
 
-// The built-in ops' text, from the catalogue in common/ops.cuh.
-op_text builtin_op(map_op op);
-op_text builtin_op(zip_op op);
-op_text builtin_op(point_op op);
-op_text builtin_op(image_op op);
-op_text builtin_op(semiring op);
+// The built-in ops' text, from the catalogue in common/ops.cuh (any op enum with an info()).
+template <class Op>
+op_text builtin_op(Op op) {
+  return {std::string(info(op).name), std::string(info(op).source)};
+}
 op_text builtin_task_ops();
 
 // Launches with the kernels `build` makes for the launch's op, building and loading them once
@@ -70,6 +69,17 @@ void launch_points(build_fn build, const points_launch& a);
 void launch_image(build_fn build, const image_launch& a);
 void launch_tasks(build_fn build, const tasks_launch& a);
 void launch_matmul(build_fn build, const matmul_launch& a);
+
+// Registers a run-time strategy for every workload: its launches are the ones above, with Build.
+template <build_fn Build>
+void register_strategy(registry& r, const std::string& strategy) {
+  r.add_image(strategy, "", [](const image_launch& a) { launch_image(Build, a); });
+  r.add_tasks(strategy, "", tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); });
+  r.add_matmul(strategy, "", [](const matmul_launch& a) { launch_matmul(Build, a); });
+  r.add_map(strategy, "", [](const map_launch& a) { launch_map(Build, a); });
+  r.add_zip(strategy, "", [](const zip_launch& a) { launch_zip(Build, a); });
+  r.add_points(strategy, "", [](const points_launch& a) { launch_points(Build, a); });
+}
 
 }  // namespace cdl::jit
 
