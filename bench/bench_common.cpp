@@ -56,9 +56,11 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
 }
 
 benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time) {
+  return configure_repetitions(b, repetitions)->Unit(benchmark::kMicrosecond)->MinTime(min_time);
+}
+
+benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions) {
   return b->UseManualTime()
-      ->Unit(benchmark::kMicrosecond)
-      ->MinTime(min_time)
       ->Repetitions(repetitions)
       ->ReportAggregatesOnly(true)
       ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })

@@ -28,6 +28,9 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
 // Standard settings for a GPU benchmark: manual (event) time, microseconds, repetitions with
 // median and spread reported, and the min/max across repetitions.
 benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time);
+// The same without a unit or a minimum time (Google Benchmark refuses a minimum time beside a
+// fixed number of iterations).
+benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions);
 
 // The console reporter, plus a "[done/total] name" line on stderr per finished benchmark.
 class progress_reporter : public benchmark::ConsoleReporter {

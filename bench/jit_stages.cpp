@@ -68,7 +68,7 @@ template <class Once>
 void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names, Once once) {
   names.push_back(name);
   // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
-  configure(benchmark::RegisterBenchmark(name.c_str(),
+  configure_repetitions(benchmark::RegisterBenchmark(name.c_str(),
                                          [once](benchmark::State& state) {
                                            try {
                                              for (auto _ : state) state.SetIterationTime(once());
@@ -76,7 +76,7 @@ void add_stage(const std::string& name, int repetitions, int iterations, std::ve
                                              state.SkipWithError(e.what());
                                            }
                                          }),
-            repetitions, 0.01)
+                       repetitions)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(iterations);
 }
