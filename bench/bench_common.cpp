@@ -4,6 +4,7 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -55,8 +56,8 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
   return total_s;
 }
 
-benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time) {
-  return configure_repetitions(b, repetitions)->Unit(benchmark::kMicrosecond)->MinTime(min_time);
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, int iterations) {
+  return configure_repetitions(b, repetitions)->Unit(benchmark::kMicrosecond)->Iterations(iterations);
 }
 
 benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions) {
@@ -69,7 +70,12 @@ benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Bench
 
 void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
-  if (!runs.empty()) std::cerr << "[" << ++done_ << "/" << total_ << "] " << runs.front().run_name.function_name << std::endl;
+  if (runs.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  std::fprintf(stderr, "[%d/%d, %.1f s, %.0f s in] %s\n", ++done_, total_, seconds(now - last_), seconds(now - start_),
+               runs.front().run_name.function_name.c_str());
+  last_ = now;
 }
 
 int count_selected(const std::vector<std::string>& names) {

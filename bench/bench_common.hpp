@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <functional>
 #include <vector>
 #include <string>
@@ -25,14 +26,15 @@ double publish_environment();
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                 double copy_gbs);
 
-// Standard settings for a GPU benchmark: manual (event) time, microseconds, repetitions with
-// median and spread reported, and the min/max across repetitions.
-benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, double min_time);
-// The same without a unit or a minimum time (Google Benchmark refuses a minimum time beside a
-// fixed number of iterations).
+// Standard settings for a GPU benchmark: manual (event) time, microseconds, a fixed number of
+// iterations per repetition, repetitions with median and spread reported, and the min/max
+// across repetitions.
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, int iterations);
+// The same without the unit and the iteration count.
 benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions);
 
-// The console reporter, plus a "[done/total] name" line on stderr per finished benchmark.
+// The console reporter, plus a "[done/total, seconds it took, seconds so far] name" line on
+// stderr per finished benchmark (validation and fixture set-up included).
 class progress_reporter : public benchmark::ConsoleReporter {
  public:
   explicit progress_reporter(int total) : total_(total) {}
@@ -40,6 +42,7 @@ class progress_reporter : public benchmark::ConsoleReporter {
 
  private:
   int total_, done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
 // The run-time strategies' compile, link, load and cache costs (jit_stages.cpp). Some stages run

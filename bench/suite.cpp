@@ -13,8 +13,11 @@
 #include "common/cublas_peer.hpp"
 #include "common/device_info.hpp"
 #include "common/inputs.hpp"
+#include "common/library_peers.hpp"
 #include "common/registry.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -22,11 +25,22 @@
 namespace cdl::bench {
 namespace {
 
+// Every benchmark runs a fixed number of iterations, chosen at registration from its floor (the
+// copy of its bytes at the measured bandwidth): about `target_s` of GPU time per repetition,
+// within [min_iterations, max_iterations]. Google Benchmark's own search for an iteration count
+// (1, 10, 100, ... until a minimum time) would launch a 4 µs kernel thousands of times, each with
+// an L2 flush, and make the quick suite minutes long for no better median.
 struct settings {
   bool quick;
   int repetitions;
-  double min_time;
+  double target_s;
+  int min_iterations, max_iterations;
   double copy_gbs;
+
+  int iterations_for(double bytes) const {
+    const double floor_s = bytes / (copy_gbs * 1e9);
+    return int(std::clamp(target_s / floor_s, double(min_iterations), double(max_iterations)));
+  }
 };
 
 // The one fixture alive, keyed by its problem's description.
@@ -70,7 +84,7 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
                                            state.counters["max_rel_err"] = v.max_rel_error;
                                            extra(state, seconds);
                                          }),
-            s.repetitions, s.min_time);
+            s.repetitions, s.iterations_for(double(p.min_bytes())));
 }
 
 template <class Fixture, class Problem, class Entries>
@@ -94,78 +108,100 @@ void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& na
                                                state, [&](cudaStream_t st) { copy.launch(st); },
                                                2.0 * double(copy.bytes()), s.copy_gbs);
                                          }),
-            s.repetitions, s.min_time);
+            s.repetitions, s.iterations_for(2.0 * double(bytes)));
 }
+
+// A library peer, named like a registry entry ("cub/DeviceTransform"); the form is not used
+// (the library picks its own kernel).
+template <class Launch, class Form>
+struct peer_entry {
+  Form form;
+  Launch launch;
+  std::string label;
+  std::string name() const { return label; }
+};
+// Benchmarks keep a reference to their entry: these live as long as the program.
+const std::array<peer_entry<map_launch_fn, map_form>, 2> map_peers{{
+    {map_form::scalar, cub_transform_map, "cub/DeviceTransform"}, {map_form::scalar, thrust_transform_map, "thrust/transform"}}};
+const std::array<peer_entry<zip_launch_fn, map_form>, 2> zip_peers{{
+    {map_form::scalar, cub_transform_zip, "cub/DeviceTransform"}, {map_form::scalar, thrust_transform_zip, "thrust/transform"}}};
+const peer_entry<matmul_launch_fn, matmul_form> cublas{matmul_form::naive, cublas_matmul, "cublas/sgemm"};
+
+std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int> full) { return s.quick ? quick : full; }
 
 void register_map(const settings& s, std::vector<std::string>& names) {
   const auto& entries = get_registry().map;
-  for (int e = s.quick ? 16 : 10; e <= 28; e += s.quick ? 4 : 2) {
+  auto add_map = [&](const map_problem& p) {
+    add_all<map_fixture>(entries, p, s, names);
+    add_all<map_fixture>(map_peers, p, s, names);
+  };
+  // Bandwidth against n, beside the copy of the same bytes.
+  for (int e : pick(s, {16, 20, 24, 28}, {10, 12, 14, 16, 18, 20, 22, 24, 26, 28})) {
     const std::size_t n = std::size_t(1) << e;
     add_copy(n * sizeof(float), s, names);
-    add_all<map_fixture>(entries, map_problem{map_op::quadratic, dtype::f32, n, 1}, s, names);
+    add_map(map_problem{map_op::quadratic, dtype::f32, n, 1});
   }
-  add_all<map_fixture>(entries, map_problem{map_op::quadratic, dtype::f64, std::size_t(1) << 27, 1}, s, names);
+  add_map(map_problem{map_op::quadratic, dtype::f64, std::size_t(1) << (s.quick ? 26 : 27), 1});
   // The dispatch penalty: k evaluations per element at 2^22 elements (32 MiB in and out, past
   // L2 once flushed; the float64 reference of k = 256 takes seconds, not minutes).
-  const std::vector<int> ks = s.quick ? std::vector<int>{1, 16, 256} : std::vector<int>{1, 4, 16, 64, 256};
   for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
     if (s.quick && op != std::size_t(map_op::quadratic) && op != std::size_t(map_op::exp_sin_cos)) continue;
-    for (int k : ks) add_all<map_fixture>(entries, map_problem{map_op(op), dtype::f32, std::size_t(1) << 22, k}, s, names);
+    for (int k : pick(s, {1, 16, 256}, {1, 2, 4, 8, 16, 32, 64, 128, 256}))
+      add_all<map_fixture>(entries, map_problem{map_op(op), dtype::f32, std::size_t(1) << 22, k}, s, names);
   }
 }
 
 void register_zip(const settings& s, std::vector<std::string>& names) {
-  for (int e : s.quick ? std::vector<int>{24, 28} : std::vector<int>{20, 24, 28})
-    for (zip_op op : {zip_op::add, zip_op::multiply})
-      add_all<zip_fixture>(get_registry().zip, zip_problem{op, dtype::f32, std::size_t(1) << e}, s, names);
+  for (int e : pick(s, {24}, {20, 24, 28}))
+    for (zip_op op : {zip_op::add, zip_op::multiply}) {
+      const zip_problem p{op, dtype::f32, std::size_t(1) << e};
+      add_all<zip_fixture>(get_registry().zip, p, s, names);
+      add_all<zip_fixture>(zip_peers, p, s, names);
+    }
 }
 
 void register_points(const settings& s, std::vector<std::string>& names) {
-  for (int e : s.quick ? std::vector<int>{26} : std::vector<int>{22, 26})
+  for (int e : pick(s, {24}, {22, 26}))
     add_all<points_fixture>(get_registry().points, points_problem{point_op::scale_shift, dtype::f32, std::size_t(1) << e},
                             s, names);
 }
 
 void register_image(const settings& s, std::vector<std::string>& names) {
   std::vector<image_problem> problems;
-  for (int r : s.quick ? std::vector<int>{1, 4, 8} : std::vector<int>{1, 2, 4, 8, 16})
-    problems.push_back({image_op::box_blur, 3840, 2160, r});
+  for (int r : pick(s, {1, 4, 8}, {1, 2, 3, 4, 6, 8, 12, 16})) problems.push_back({image_op::box_blur, 3840, 2160, r});
   for (image_op op : {image_op::sharpen, image_op::invert, image_op::sobel}) problems.push_back({op, 3840, 2160, 1});
   for (const image_problem& p : problems) add_all<image_fixture>(get_registry().image, p, s, names);
 }
 
+// Divergence: distinct ops per warp from 1 (uniform) to 32, in each layout.
 void register_tasks(const settings& s, std::vector<std::string>& names) {
   const std::size_t n = std::size_t(1) << 24;
   add_all<tasks_fixture>(get_registry().tasks, tasks_problem{task_layout::uniform, 1, n}, s, names);
   for (task_layout l : {task_layout::sorted, task_layout::warp, task_layout::random})
-    for (int d : s.quick ? std::vector<int>{4, 32} : std::vector<int>{2, 4, 8, 16, 32})
-      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
+    for (int d : pick(s, {4, 32}, {2, 4, 8, 16, 32})) add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
-// cuBLAS SGEMM, the peer of the (+,×) product, named like a registry entry.
-struct cublas_entry {
-  matmul_form form = matmul_form::naive;  // not used: cuBLAS picks its own kernel
-  matmul_launch_fn launch = cublas_matmul;
-  std::string name() const { return "cublas/sgemm"; }
-};
-
 void register_matmul(const settings& s, std::vector<std::string>& names) {
-  static const cublas_entry cublas;  // benchmarks keep a reference to their entry
   auto add_matmul = [&](const auto& entry, const matmul_problem& p) {
     add<matmul_fixture>(entry, p, s, names, [p](benchmark::State& state, double seconds) {
       state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
     });
   };
-  for (int size : s.quick ? std::vector<int>{1024} : std::vector<int>{1024, 2048})
+  for (int size : pick(s, {1024}, {1024, 2048}))
     for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) {
       const matmul_problem p{semiring(op), dtype::f32, size, size, size};
       for (const matmul_entry& e : get_registry().matmul) add_matmul(e, p);
       if (semiring(op) == semiring::plus_times) add_matmul(cublas, p);
     }
   // The tiled kernels against cuBLAS where it is at its best, with the naive template kernel.
+  // The tiled kernels that call the op through the ABI (04, 05) take 0.15-0.25 s a launch
+  // here: the full suite only.
   const matmul_problem big{semiring::plus_times, dtype::f32, 4096, 4096, 4096};
-  for (const matmul_entry& e : get_registry().matmul)
-    if (e.form == matmul_form::tiled || e.strategy == "01_template_functor") add_matmul(e, big);
+  for (const matmul_entry& e : get_registry().matmul) {
+    const bool abi_call = e.strategy.starts_with("04_") || e.strategy.starts_with("05_");
+    if ((e.form == matmul_form::tiled && !(s.quick && abi_call)) || e.strategy == "01_template_functor")
+      add_matmul(e, big);
+  }
   add_matmul(cublas, big);
 }
 
@@ -188,7 +224,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   try {
     require_gpu("cdl_bench");
-    const settings s{quick, quick ? 3 : 5, quick ? 0.02 : 0.05, publish_environment()};
+    const settings s = quick ? settings{true, 3, 0.002, 3, 20, publish_environment()}
+                             : settings{false, 5, 0.01, 10, 100, publish_environment()};
     benchmark::AddCustomContext("cdl_mode", quick ? "quick" : "full");
     std::vector<std::string> names;
     register_map(s, names);

@@ -14,11 +14,14 @@
 //          an op id", which they call "far more efficient": the benchmarks say compared with
 //          what.
 // See it.  In `cuobjdump -sass`, the kernel holds every op's instructions behind a BRX (an
-//          indirect branch through a jump table: 72 of them in this file on sm_90), and no CALL
-//          through a register. The price of carrying every op shows in the resource report:
-//          map_vec_kernel<float, switch_invoker> needs a 64-byte stack frame (STACK:64) where
-//          the template kernel needs none, and at k = 1 its vec form reaches 0.83 of the copy
-//          bandwidth instead of 1.00 (H100, 2^28 elements).
+//          indirect branch through a jump table, one per switch), and no CALL
+//          through a register. The price of carrying every op shows in the resource report
+//          (`nvcc -Xptxas -v`): ptxas gives map_vec_kernel<float, switch_invoker> 32 registers
+//          and spills (64-byte stack frame, 32 bytes of spill stores) where the template kernel
+//          takes 38 and spills nothing, and at k = 1 its vec form reached 0.83 of the copy
+//          bandwidth instead of 1.00 (H100, 2^28 elements). The "hoisted" variant below takes
+//          the same switch once per thread, outside the element loop: 40 registers, no spill,
+//          the template kernel's loop in each case.
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
@@ -43,6 +46,33 @@ struct switch_invoker {
 void launch_map(const map_launch& a) {
   skeleton::launch_map_with(a, [&](auto) { return switch_invoker<map_ops>{static_cast<int>(a.op)}; });
 }
+// Variant "hoisted": the same switch taken once per thread, outside the element loop. Each case
+// is then the template kernel's loop with its op inlined, and the kernel pays one uniform branch
+// per thread instead of one per element. Hoisting is what a compiler may do to the per-element
+// switch but need not; writing it out makes it certain.
+template <class T, map_form Form>
+__global__ void __launch_bounds__(skeleton::elementwise_block)
+    map_hoisted_kernel(const T* x, T* y, std::size_t n, int k, int id) {
+  visit<map_ops>(id, [&](auto op) {
+    if constexpr (Form == map_form::vec)
+      skeleton::map_vec_body(x, y, n, k, op);
+    else
+      skeleton::map_scalar_body(x, y, n, k, op);
+  });
+}
+void launch_map_hoisted(const map_launch& a) {
+  if (a.form == map_form::staged) throw error("03_switch.hoisted has no staged form");
+  if (a.n == 0) return;
+  visit_dtype(a.type, [&](auto t) {
+    using T = decltype(t);
+    const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
+    const auto kernel = g.form == map_form::vec ? map_hoisted_kernel<T, map_form::vec> : map_hoisted_kernel<T, map_form::scalar>;
+    kernel<<<g.grid, skeleton::elementwise_block, 0, a.stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.n,
+                                                               a.k, static_cast<int>(a.op));
+    CDL_CHECK_LAUNCH();
+  });
+}
+
 void launch_zip(const zip_launch& a) {
   skeleton::launch_zip_with(a, [&](auto) { return switch_invoker<zip_ops>{static_cast<int>(a.op)}; });
 }
@@ -73,6 +103,7 @@ void register_03_switch(registry& r) {
   r.add_tasks("03_switch", "", tasks_form::per_element, launch_tasks);
   r.add_matmul("03_switch", "", launch_matmul);
   r.add_map("03_switch", "", launch_map);
+  r.add_map("03_switch", "hoisted", launch_map_hoisted);
   r.add_zip("03_switch", "", launch_zip);
   r.add_points("03_switch", "", launch_points);
 }

@@ -5,6 +5,7 @@
 // layout with 1, 2, 7 and 32 distinct ops; matrices 1, 33, 257, exact 128 x 128 x 8 tiles and
 // non-square shapes with partial tiles in every dimension. cuBLAS, the matmul peer, too.
 #include "common/cublas_peer.hpp"
+#include "common/library_peers.hpp"
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
@@ -117,6 +118,27 @@ TEST_F(Peers, CublasMatchesTheReferenceForThePlainProduct) {
   EXPECT_THROW(matmul_fixture({semiring::min_plus, dtype::f32, 8, 8, 8}, default_seed)
                    .run_and_validate(cublas_matmul, matmul_form::naive),
                error);
+}
+
+TEST_F(Peers, CubAndThrustMatchTheReferenceForEveryElementwiseOp) {
+  for (dtype t : {dtype::f32, dtype::f64})
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000003)}) {
+      for (std::size_t op = 0; op < map_op_catalogue.size(); ++op)
+        for (int k : {1, 3}) {
+          const map_fixture f({map_op(op), t, n, k}, default_seed);
+          for (map_launch_fn fn : {cub_transform_map, thrust_transform_map}) {
+            const validation_result v = f.run_and_validate(fn, map_form::scalar);
+            EXPECT_TRUE(v.passed) << f.problem().describe() << ": " << v.summary();
+          }
+        }
+      for (std::size_t op = 0; op < zip_op_catalogue.size(); ++op) {
+        const zip_fixture f({zip_op(op), t, n}, default_seed);
+        for (zip_launch_fn fn : {cub_transform_zip, thrust_transform_zip}) {
+          const validation_result v = f.run_and_validate(fn, map_form::scalar);
+          EXPECT_TRUE(v.passed) << f.problem().describe() << ": " << v.summary();
+        }
+      }
+    }
 }
 
 class ImageTiled : public gpu_test {};
