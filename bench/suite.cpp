@@ -149,6 +149,9 @@ void register_map(const settings& s, std::vector<std::string>& names) {
     for (int k : pick(s, {1, 16, 256}, {1, 2, 4, 8, 16, 32, 64, 128, 256}))
       add_all<map_fixture>(entries, map_problem{map_op(op), dtype::f32, std::size_t(1) << 22, k}, s, names);
   }
+  // float64 where arithmetic, not memory, sets the time (against the same problems in float32).
+  for (map_op op : {map_op::quadratic, map_op::exp_sin_cos})
+    add_all<map_fixture>(entries, map_problem{op, dtype::f64, std::size_t(1) << 22, 16}, s, names);
 }
 
 void register_zip(const settings& s, std::vector<std::string>& names) {
