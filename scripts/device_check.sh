@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On a lent GPU machine: build, GPU tests, SASS facts, demos, benchmarks, short table last.
+# On a lent GPU machine: build, GPU tests, demos, build facts, kernel resources, benchmarks,
+# the report, short table last.
 #   scripts/device_check.sh [tests|bench|all] [cdl_bench flags...]   (default: all)
 # `tests` stops before the benchmarks, `bench` skips the tests (the build is incremental), so a
 # long session can be split into calls of under 10 minutes. Full logs and results go under
@@ -22,21 +23,6 @@ if [ "$phase" != bench ]; then
 ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
 echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
 
-# Machine-code facts the strategy headers state: calls through a register (indirect) and the
-# stack frame of one float kernel per strategy. Direct CALLs (to sinf/cosf's slow-path
-# argument reduction) are not dispatch and are not counted.
-objs=build/release/strategies/CMakeFiles/cdl_strategies.dir
-{ for f in 00_inline 01_template_functor 02_device_lambda 03_switch 04_function_pointer 05_virtual; do
-    o=$objs/$f.cu.o
-    sass=$(cuobjdump -sass $o)
-    echo "== $f: indirect calls $(grep -cE 'CALL\.[A-Z.]* R[0-9]+' <<<"$sass"), direct calls $(grep -cE 'CALL\.[A-Z.]* 0x' <<<"$sass"), BRX $(grep -c 'BRX' <<<"$sass")"
-    # Registers and stack of the float map kernels (vec form) for the quadratic op or its invoker.
-    cuobjdump -res-usage $o 2>&1 | grep -A1 -E "map_vec_kernelIf|map_quadratic_vecIf" | grep -oE "REG:[0-9]+ STACK:[0-9]+" | sort | uniq -c | head -4
-  done
-  cuobjdump -sass $objs/05_virtual.cu.o | grep -m1 -B4 -E "CALL.* R[0-9]+"
-} > "$OUT/sass.txt" 2>&1
-cat "$OUT/sass.txt"
-
 # The demo, and the faults a user meets first: a size that cannot fit, no visible GPU.
 ./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
 echo "cdl_run rc=$?"; cat /tmp/run.txt
@@ -53,8 +39,12 @@ done
 fi
 [ "$phase" = tests ] && exit 0
 
+# The compiler's answers (build facts), each kernel's resources with its SASS, then the suite.
+./build/release/bench/cdl_build_facts "$OUT/build_facts.json" || echo "build facts FAILED"
+python3 reports/resources.py build/release "$OUT/resources.json" || echo "resources FAILED"
 start=$SECONDS
 ./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
   > "$OUT/bench.log" 2> "$OUT/bench.err"
 echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
-/usr/bin/env python3 reports/summary.py "$OUT/bench.json"
+sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$OUT/bench.err") | head -8
+python3 reports/summary.py "$OUT/bench.json" | head -70
