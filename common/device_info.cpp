@@ -1,5 +1,9 @@
 #include "device_info.hpp"
 
+#include "parallel.hpp"
+
+#include <atomic>
+
 #include "check.hpp"
 #include "device_buffer.hpp"
 #include "timing.hpp"
@@ -61,7 +65,9 @@ std::uint32_t pattern(std::size_t i) { return std::uint32_t(i * 2654435761u) ^ 0
 
 copy_fixture::copy_fixture(std::size_t bytes) : bytes_(bytes / 4 * 4), src_(bytes / 4), dst_(bytes / 4) {
   std::vector<std::uint32_t> h(src_.size());
-  for (std::size_t i = 0; i < h.size(); ++i) h[i] = pattern(i);
+  parallel_for(h.size(), worker_count(h.size()), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) h[i] = pattern(i);
+  });
   src_.copy_from(h);
   CDL_CUDA_CHECK(cudaMemset(dst_.data(), 0, dst_.bytes()));
 }
@@ -74,9 +80,12 @@ void copy_fixture::launch(cudaStream_t stream) const {
 bool copy_fixture::verify() const {
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint32_t> h = dst_.to_host();
-  for (std::size_t i = 0; i < h.size(); ++i)
-    if (h[i] != pattern(i)) return false;
-  return true;
+  std::atomic<bool> equal = true;
+  parallel_for(h.size(), worker_count(h.size()), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end && equal; ++i)
+      if (h[i] != pattern(i)) equal = false;
+  });
+  return equal;
 }
 
 double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
