@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# Builds the release configuration and runs the benchmark suite on this machine's GPU,
-# writing results/<device>/bench.json (Google Benchmark JSON with the environment in
-# "context"). Pass --quick for the short sweep; other arguments go to the benchmark program.
+# Builds the release configuration, runs the benchmark suite on this machine's GPU and writes the
+# performance report:
+#   results/<device>/bench.json        cdl_bench's results (Google Benchmark JSON)
+#   results/<device>/build_facts.json  what nvcc and NVRTC accept (the articles' compile-time claims)
+#   results/<device>/resources.json    each kernel's registers, stack and spills (and SASS facts)
+#   results/<device>/report.md + *.png the report (reports/report.py)
+# Pass --quick for the short sweep (under a minute of benchmarks on an H100); other arguments go to
+# cdl_bench (Google Benchmark flags). Without a GPU it says so and regenerates the reports of the
+# committed reference results (reports/reference/<device>/) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 cmake --preset release
 cmake --build --preset release
 
-args=()
-for a in "$@"; do [ "$a" = --quick ] && args+=(--cdl_quick) || args+=("$a"); done
-
+python=$(sed -n 's/^CDL_PYTHON:FILEPATH=//p' build/release/CMakeCache.txt)
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9_.\n-' '_' || true)
 if [ -z "$device" ]; then
-  echo "bench: no GPU found (nvidia-smi lists none); nothing to measure on this machine" >&2
-  exit 1
+  echo "bench: no GPU found (nvidia-smi lists none): nothing to measure on this machine." >&2
+  echo "bench: regenerating the reports of the committed reference results instead." >&2
+  for d in reports/reference/*/; do "$python" reports/report.py "$d"; done
+  exit 0
 fi
+
+args=()
+for a in "$@"; do [ "$a" = --quick ] && args+=(--cdl_quick) || args+=("$a"); done
 out="results/$device"
 mkdir -p "$out"
-# Google Benchmark writes the file at the end; write to a temporary name and move it into place
-# so an interrupted run never leaves a half-written results file.
+./build/release/bench/cdl_build_facts "$out/build_facts.json"
+"$python" reports/resources.py build/release "$out/resources.json"
+# Google Benchmark writes its file at the end: write to a temporary name and move it into place,
+# so an interrupted run never leaves a half-written results file (an earlier one stays whole).
 ./build/release/bench/cdl_bench --benchmark_out="$out/bench.json.partial" --benchmark_out_format=json "${args[@]}"
 mv "$out/bench.json.partial" "$out/bench.json"
-echo "bench: results in $out/bench.json"
-/usr/bin/env python3 reports/summary.py "$out/bench.json"
+"$python" reports/report.py "$out"

@@ -12,7 +12,7 @@ command -v g++ >/dev/null || need+=(g++)
 have_header benchmark/benchmark.h || need+=(libbenchmark-dev)
 have_header gtest/gtest.h || need+=(libgtest-dev)
 have_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
-if [ "${CDL_NEED_PLOTS:-0}" = 1 ] && ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && ! python3 -c 'import matplotlib' 2>/dev/null; then
   need+=(python3-matplotlib)
 fi
 

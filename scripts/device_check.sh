@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a lent GPU machine: build, GPU tests, demos, build facts, kernel resources, benchmarks,
-# the report, short table last.
+# the report (its short table last).
 #   scripts/device_check.sh [tests|bench|all] [cdl_bench flags...]   (default: all)
 # `tests` stops before the benchmarks, `bench` skips the tests (the build is incremental), so a
 # long session can be split into calls of under 10 minutes. Full logs and results go under
@@ -46,5 +46,12 @@ start=$SECONDS
 ./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
   > "$OUT/bench.log" 2> "$OUT/bench.err"
 echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
-sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$OUT/bench.err") | head -8
-python3 reports/summary.py "$OUT/bench.json" | head -70
+sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$OUT/bench.err") | head -5
+# Run to run: the same benchmarks (REPEAT_FILTER) again, in a new process, into repeat.json.
+if [ -n "${REPEAT_FILTER:-}" ]; then
+  ./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
+    --benchmark_out_format=json > /dev/null 2> "$OUT/repeat.err"
+  echo "repeat rc=$? ($((SECONDS - start))s)"
+fi
+# The report goes to /tmp (the results come back; regenerate it from them), its table here.
+python3 reports/report.py "$OUT" --out /tmp/report | tail -15
