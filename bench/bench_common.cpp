@@ -84,7 +84,7 @@ int count_selected(const std::vector<std::string>& names) {
   const bool negate = filter.front() == '-';
   const std::regex re(negate ? filter.substr(1) : filter);
   return int(std::count_if(names.begin(), names.end(),
-                           [&](const std::string& n) { return std::regex_search(n, re) != negate; }));
+                           [&](const std::string& n) { return std::regex_search(n + "/", re) != negate; }));
 }
 
 }  // namespace cdl::bench

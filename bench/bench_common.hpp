@@ -51,7 +51,8 @@ class progress_reporter : public benchmark::ConsoleReporter {
 void register_jit_stages(int repetitions, std::vector<std::string>& names);
 bool run_jit_probe(int argc, char** argv, int& status);
 
-// Counts the registered names that the --benchmark_filter regex selects.
+// Counts the registered names that the --benchmark_filter regex selects (Google Benchmark matches
+// it against the name followed by "/iterations:..."; a trailing "/" stands in for that).
 int count_selected(const std::vector<std::string>& names);
 
 }  // namespace cdl::bench
