@@ -163,7 +163,7 @@ void register_map(const settings& s, std::vector<std::string>& names) {
   }
   // float64 where arithmetic, not memory, sets the time (against the same problems in float32).
   for (map_op op : {map_op::quadratic, map_op::exp_sin_cos})
-    add_all<map_fixture>(entries, map_problem{op, dtype::f64, std::size_t(1) << 22, 16}, s, names);
+    add_all<map_fixture>(entries, map_problem{op, dtype::f64, std::size_t(1) << 22, s.quick ? 8 : 16}, s, names);
 }
 
 void register_zip(const settings& s, std::vector<std::string>& names) {

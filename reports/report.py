@@ -16,7 +16,6 @@ make the exit status 1.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -244,7 +243,7 @@ def section_map(r, bench, resources):
     below = sorted(((f, s, e) for s, (e, f) in best.items() if f < COPY_TARGET))
     r.add(f"**Best form per strategy.** {len(reached)} of {len(best)} strategies (peers included) reach "
           f"{COPY_TARGET} of the copy bandwidth with their best form" +
-          (f"; below it: " + "; ".join(f"`{e}` {f:.3f}" + (f" ({map_kernel_facts(resources, e)})" if map_kernel_facts(resources, e) else "")
+          ("; below it: " + "; ".join(f"`{e}` {f:.3f}" + (f" ({map_kernel_facts(resources, e)})" if map_kernel_facts(resources, e) else "")
                                        for f, s, e in below) if below else "") + ".\n")
     scalar = [row["counters"]["frac_copy"] for e, row in entries.items() if e.endswith("/scalar")]
     vec = [row["counters"]["frac_copy"] for e, row in entries.items() if e.endswith("/vec")]
