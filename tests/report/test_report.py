@@ -32,8 +32,8 @@ class ReportTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir)
 
-    def edit_bench(self, edit):
-        path = os.path.join(self.results, "bench.json")
+    def edit_results(self, edit, name="bench.json"):
+        path = os.path.join(self.results, name)
         with open(path) as f:
             doc = json.load(f)
         edit(doc)
@@ -74,7 +74,7 @@ class ReportTest(unittest.TestCase):
             doc["benchmarks"].append({"name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
                                       "run_name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
                                       "error_occurred": True, "error_message": "validation failed: WRONG RESULT"})
-        self.edit_bench(fail_one)
+        self.edit_results(fail_one)
         run = run_report(self.results, self.out)
         self.assertEqual(run.returncode, 1)
         self.assertIn("FAILED", run.stderr)
@@ -104,7 +104,7 @@ class ReportTest(unittest.TestCase):
         self.assert_refused("not a Google Benchmark results file")
 
     def test_a_google_benchmark_file_from_another_program_is_refused(self):
-        self.edit_bench(lambda doc: doc["context"].pop("cdl_environment"))
+        self.edit_results(lambda doc: doc["context"].pop("cdl_environment"))
         self.assert_refused("not from cdl_bench")
 
     def test_a_missing_results_file_is_refused(self):
@@ -115,7 +115,7 @@ class ReportTest(unittest.TestCase):
         def break_one(doc):
             row = next(b for b in doc["benchmarks"] if b.get("aggregate_name") == "median")
             del row["real_time"]
-        self.edit_bench(break_one)
+        self.edit_results(break_one)
         self.assert_refused("no usable real_time")
 
     def test_a_resources_file_of_another_schema_is_refused(self):
@@ -139,12 +139,7 @@ class ReportTest(unittest.TestCase):
                 if b["run_name"].startswith("map/01_template_functor/vec/") and b.get("aggregate_name") == "median":
                     b["real_time"] *= 1.05
         shutil.copy(os.path.join(self.results, "bench.json"), os.path.join(self.results, "repeat.json"))
-        path = os.path.join(self.results, "repeat.json")
-        with open(path) as f:
-            doc = json.load(f)
-        slower(doc)
-        with open(path, "w") as f:
-            json.dump(doc, f)
+        self.edit_results(slower, "repeat.json")
         run = run_report(self.results, self.out)
         self.assertEqual(run.returncode, 0, run.stderr)
         with open(os.path.join(self.out, "report.md")) as f:
