@@ -12,6 +12,7 @@
 //
 //   cdl_run --expr 'x * x + 2.0f * x + 1.0f' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
+#include "common/cli.hpp"
 #include "common/inputs.hpp"
 #include "common/record.hpp"
 #include "common/registry.hpp"
@@ -49,20 +50,6 @@ void usage(FILE* out) {
                "  against the host compiler's build of the same text (error allowed: U epsilons per\n"
                "  evaluation, default 16) and times it beside the built-in strategies running --op.\n"
                "  --dump-source prints the program 06 compiles for it and exits.\n");
-}
-
-std::size_t parse_size(const std::string& text) try {
-  std::size_t used = 0;
-  if (text.rfind("2^", 0) == 0) {
-    const int e = std::stoi(text.substr(2), &used);
-    if (used + 2 != text.size() || e < 0 || e > 62) throw error("bad size '" + text + "'");
-    return std::size_t(1) << e;
-  }
-  const double v = std::stod(text, &used);
-  if (used != text.size() || v < 0 || v != double(std::size_t(v))) throw error("bad size '" + text + "'");
-  return std::size_t(v);
-} catch (const std::logic_error&) {  // std::stoi / std::stod found no number
-  throw error("bad size '" + text + "' (expected a whole number such as 1000, 1e8 or 2^24)");
 }
 
 options parse(int argc, char** argv) {

@@ -56,15 +56,10 @@ const Fixture& fixture_for(const Problem& p) {
   return *current;
 }
 
-std::string slug(std::string text) {  // "map op=sine type=f32 n=4" -> "map/op:sine/type:f32/n:4"
-  for (char& c : text) c = c == ' ' ? '/' : c == '=' ? ':' : c;
-  return text;
-}
-
 // Registers one benchmark: validate once, then time. `extra` adds workload-specific counters.
 template <class Fixture, class Problem, class Entry, class Extra>
 void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names, Extra extra) {
-  const std::string problem = slug(p.describe());
+  const std::string problem = result_name(p.describe());
   const std::string workload = problem.substr(0, problem.find('/'));
   const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
   names.push_back(name);

@@ -12,15 +12,12 @@ std::string image_problem::describe() const {
          " r=" + std::to_string(r);
 }
 
-image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
-    : problem_(p), in_(std::size_t(p.width) * p.height), out_(std::size_t(p.width) * p.height) {
+image_host make_image_host(const image_problem& p, std::uint64_t seed) {
   if (p.width < 0 || p.height < 0 || p.r < 0) throw error("image: negative size or radius in " + p.describe());
   const std::size_t pixels = std::size_t(p.width) * p.height;
-  const std::vector<float> in = uniform_inputs<float>(pixels, seed);
-  in_.copy_from(in);
-  const std::vector<double> wide(in.begin(), in.end());
+  image_host h{uniform_inputs<float>(pixels, seed), std::vector<reference_value>(pixels)};
+  const std::vector<double> wide(h.in.begin(), h.in.end());
   const image_view<double> view{wide.data(), p.width, p.height};
-  reference_.resize(pixels);
   visit_op(p.op, [&](auto f) {
     // Error bound: the filter's coefficient weight times the largest pixel, plus the value.
     const double weight = double(decltype(f)::weight) * input_hi;
@@ -28,10 +25,22 @@ image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
       for (std::size_t y = begin; y < end; ++y)
         for (int x = 0; x < p.width; ++x) {
           const double v = f(view, x, int(y), p.r);
-          reference_[y * p.width + x] = {v, std::fabs(v) + weight};
+          h.reference[y * p.width + x] = {v, std::fabs(v) + weight};
         }
     });
   });
+  return h;
+}
+
+double image_tolerance(const image_problem& p) {
+  return tolerance_for(epsilon_of<float>(), 4, std::max(9, (2 * p.r + 1) * (2 * p.r + 1)));
+}
+
+image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
+    : problem_(p), in_(std::size_t(std::max(p.width, 0)) * std::max(p.height, 0)), out_(in_.size()) {
+  image_host h = make_image_host(p, seed);
+  in_.copy_from(h.in);
+  reference_ = std::move(h.reference);
 }
 
 void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t stream) const {
@@ -40,9 +49,7 @@ void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t str
 }
 
 validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  const int terms = std::max(9, (2 * problem_.r + 1) * (2 * problem_.r + 1));
-  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_,
-                             tolerance_for(epsilon_of<float>(), 4, terms), stream, [&] { launch(fn, form, stream); });
+  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_, image_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

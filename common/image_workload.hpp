@@ -37,6 +37,15 @@ struct image_launch {
 };
 using image_launch_fn = void (*)(const image_launch&);
 
+// The host side of a problem, built without a GPU: the image (from `seed`) and the float64
+// reference. The fixture uploads it; cdl_problem writes it out for the Python peers.
+struct image_host {
+  std::vector<float> in;
+  std::vector<reference_value> reference;
+};
+image_host make_image_host(const image_problem& p, std::uint64_t seed);
+double image_tolerance(const image_problem& p);
+
 class image_fixture {
  public:
   image_fixture(const image_problem& p, std::uint64_t seed);

@@ -41,14 +41,18 @@ environment current_environment(double copy_bandwidth_gbs) {
   return e;
 }
 
-void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j) {
+void write_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << '\n';
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    write(out);
     out.flush();
-    if (!out) throw error("cannot write " + tmp.string());
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp);
+      throw error("cannot write " + tmp.string());
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -56,6 +60,10 @@ void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& 
     std::filesystem::remove(tmp);
     throw error("cannot move " + tmp.string() + " to " + path.string() + ": " + ec.message());
   }
+}
+
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j) {
+  write_atomic(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 
 namespace cdl {
@@ -52,6 +54,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(environment, device, copy_bandwidth_gbs, git_
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(run_record, strategy, variant, form, workload, problem, validation, timing, bytes,
                                    bandwidth_gbs, fraction_of_copy, first_launch_ms, env)
 
+// A problem's name in result files, made from its describe(): "map op=sine type=f32 n=4" ->
+// "map/op:sine/type:f32/n:4". cdl_bench and cdl_problem (for the Python peers) both use it.
+inline std::string result_name(std::string describe) {
+  for (char& c : describe) c = c == ' ' ? '/' : c == '=' ? ':' : c;
+  return describe;
+}
+
+// Writes `path` through a temporary file in the same directory and a rename: a reader (or a run
+// interrupted half way) sees the old file or the whole new one, never part of one.
+void write_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 // Writes `j` to `path` through a temporary file in the same directory and a rename.
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 // Reads and parses `path`; throws cdl::error naming the file and what is wrong with it.

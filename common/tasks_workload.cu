@@ -92,13 +92,11 @@ task_groups group_tasks(const tasks_launch& a) {
   return g;
 }
 
-tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
-    : problem_(p), x_(p.n), y_(p.n), tasks_(p.n) {
+tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {
   if (p.distinct < 1 || p.distinct > task_op_count)
     throw error("tasks: distinct ops must be 1.." + std::to_string(task_op_count) + ", got " + std::to_string(p.distinct));
-  const std::vector<float> x = uniform_inputs<float>(p.n, seed), p1 = uniform_inputs<float>(p.n, seed + 1, 0.5, 1.0),
-                           p2 = uniform_inputs<float>(p.n, seed + 2, 0.0, 0.5);
-  std::vector<task> tasks(p.n);
+  const std::vector<float> p1 = uniform_inputs<float>(p.n, seed + 1, 0.5, 1.0), p2 = uniform_inputs<float>(p.n, seed + 2, 0.0, 0.5);
+  tasks_host h{uniform_inputs<float>(p.n, seed), std::vector<task>(p.n), std::vector<reference_value>(p.n)};
   const std::size_t d = std::size_t(p.distinct);
   for (std::size_t i = 0; i < p.n; ++i) {
     std::size_t op = 0;
@@ -108,19 +106,26 @@ tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
       case task_layout::warp: op = (i / 32) % d; break;
       case task_layout::random: op = std::min(d - 1, std::size_t(uniform01(seed + 3, i) * double(d))); break;
     }
-    tasks[i] = {int(op), p1[i], p2[i]};
+    h.tasks[i] = {int(op), p1[i], p2[i]};
   }
-  x_.copy_from(x);
-  tasks_.copy_from(tasks);
-  reference_.resize(p.n);
   parallel_for(p.n, worker_count(p.n), [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const double v = visit<task_ops>(tasks[i].op, [&](auto op) {
-        return op(double(x[i]), double(tasks[i].p1), double(tasks[i].p2));
-      });
-      reference_[i] = {v, std::fabs(v)};
+      const task& t = h.tasks[i];
+      const double v = visit<task_ops>(t.op, [&](auto op) { return op(double(h.x[i]), double(t.p1), double(t.p2)); });
+      h.reference[i] = {v, std::fabs(v)};
     }
   });
+  return h;
+}
+
+double tasks_tolerance() { return tolerance_for(epsilon_of<float>(), 2, 8); }
+
+tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
+    : problem_(p), x_(p.n), y_(p.n), tasks_(p.n) {
+  tasks_host h = make_tasks_host(p, seed);
+  x_.copy_from(h.x);
+  tasks_.copy_from(h.tasks);
+  reference_ = std::move(h.reference);
 }
 
 void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) const {
@@ -128,8 +133,7 @@ void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) 
 }
 
 validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_,
-                             tolerance_for(epsilon_of<float>(), 2, 8), stream, [&] { launch(fn, form, stream); });
+  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -54,6 +54,17 @@ struct task_groups {
 };
 task_groups group_tasks(const tasks_launch& a);
 
+// The host side of a problem, built without a GPU: x (from `seed`), the task records (p1, p2
+// from `seed + 1`, `seed + 2`; random ops from `seed + 3`) and the float64 reference. The fixture
+// uploads it; cdl_problem writes it out for the Python peers.
+struct tasks_host {
+  std::vector<float> x;
+  std::vector<task> tasks;
+  std::vector<reference_value> reference;
+};
+tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed);
+double tasks_tolerance();
+
 class tasks_fixture {
  public:
   tasks_fixture(const tasks_problem& p, std::uint64_t seed);

@@ -11,22 +11,34 @@ std::string zip_problem::describe() const {
   return "zip op=" + std::string(info(op).name) + " type=" + std::string(to_string(type)) + " n=" + std::to_string(n);
 }
 
+template <class T>
+zip_host<T> make_zip_host(const zip_problem& p, std::uint64_t seed) {
+  zip_host<T> h{uniform_inputs<T>(p.n, seed), uniform_inputs<T>(p.n, seed + 1), std::vector<reference_value>(p.n)};
+  visit_op(p.op, [&](auto f) {
+    parallel_for(p.n, worker_count(p.n), [&](std::size_t, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const double v = f(double(h.x[i]), double(h.y[i]));
+        h.reference[i] = {v, std::fabs(v)};
+      }
+    });
+  });
+  return h;
+}
+template zip_host<float> make_zip_host<float>(const zip_problem&, std::uint64_t);
+template zip_host<double> make_zip_host<double>(const zip_problem&, std::uint64_t);
+
+double zip_tolerance(const zip_problem& p) {
+  const double eps = p.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
+  return tolerance_for(eps, info(p.op).max_ulps, 1);
+}
+
 zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
     : problem_(p), x_(p.n * size_of(p.type)), y_(p.n * size_of(p.type)), z_(p.n * size_of(p.type)) {
   visit_dtype(p.type, [&](auto t) {
-    using T = decltype(t);
-    const std::vector<T> x = uniform_inputs<T>(p.n, seed), y = uniform_inputs<T>(p.n, seed + 1);
-    CDL_CUDA_CHECK(cudaMemcpy(x_.data(), x.data(), x_.bytes(), cudaMemcpyHostToDevice));
-    CDL_CUDA_CHECK(cudaMemcpy(y_.data(), y.data(), y_.bytes(), cudaMemcpyHostToDevice));
-    reference_.resize(p.n);
-    visit_op(p.op, [&](auto f) {
-      parallel_for(p.n, worker_count(p.n), [&](std::size_t, std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) {
-          const double v = f(double(x[i]), double(y[i]));
-          reference_[i] = {v, std::fabs(v)};
-        }
-      });
-    });
+    zip_host<decltype(t)> h = make_zip_host<decltype(t)>(p, seed);
+    CDL_CUDA_CHECK(cudaMemcpy(x_.data(), h.x.data(), x_.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(y_.data(), h.y.data(), y_.bytes(), cudaMemcpyHostToDevice));
+    reference_ = std::move(h.reference);
   });
 }
 
@@ -36,9 +48,7 @@ void zip_fixture::launch(zip_launch_fn fn, map_form form, cudaStream_t stream) c
 }
 
 validation_result zip_fixture::run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_,
-                             tolerance_for(eps, info(problem_.op).max_ulps, 1), stream,
+  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_, zip_tolerance(problem_), stream,
                              [&] { launch(fn, form, stream); });
 }
 

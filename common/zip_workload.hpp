@@ -33,6 +33,17 @@ struct zip_launch {
 };
 using zip_launch_fn = void (*)(const zip_launch&);
 
+// The host side of a problem, built without a GPU: the inputs (x from `seed`, y from `seed + 1`)
+// and the float64 reference. The fixture uploads it; cdl_problem writes it out for the Python peers.
+template <class T>
+struct zip_host {
+  std::vector<T> x, y;
+  std::vector<reference_value> reference;
+};
+template <class T>
+zip_host<T> make_zip_host(const zip_problem& p, std::uint64_t seed);
+double zip_tolerance(const zip_problem& p);
+
 class zip_fixture {
  public:
   zip_fixture(const zip_problem& p, std::uint64_t seed);
