@@ -1,0 +1,190 @@
+"""python3 -m cdl_peers: run the Python peers and write their results beside cdl_bench's.
+
+    python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out results/python.json [--quick]
+                         [--systems cupy,numba,cuda_python,pycuda] [--filter TEXT] [--work DIR]
+
+Makes each problem's inputs and reference with cdl_problem, then runs each system in a process
+of its own (a crash, a context or an import in one cannot touch the others) and merges what
+they report into one file in cdl_bench's schema, written atomically. A system that cannot run
+is skipped with one line saying why. Exit status: 0 when every peer that ran was validated
+(skips included), 1 when any result was wrong or any peer failed, 2 for bad arguments or a
+problem that could not be made.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy
+except ImportError:
+    print(f"cdl_peers: skipped: numpy is not installed for {sys.executable}; the Python peers need it", file=sys.stderr)
+    sys.exit(0)
+
+from . import cuda_python_peers, cupy_peers, harness, numba_peers, pycuda_peers
+
+SYSTEMS = {m.NAME: m for m in (cupy_peers, numba_peers, cuda_python_peers, pycuda_peers)}
+
+
+def problems(quick):
+    """The problems the peers run: the C++ suite's own (bench/suite.cpp), in both of its modes, so
+    every peer has its C++ counterparts in the same results directory."""
+    return [
+        "map op=quadratic type=f32 n=67108864 k=1",                               # memory-bound
+        f"map op=quadratic type=f64 n={2 ** 25 if quick else 2 ** 27} k=1",      # float64
+        "map op=exp_sin_cos type=f32 n=4194304 k=64",                             # arithmetic-bound
+        "zip op=add type=f32 n=16777216",
+        "tasks layout=uniform distinct=1 n=16777216",
+        "tasks layout=random distinct=32 n=16777216",
+        "image op=box_blur 3840x2160 r=8",
+        "image op=sobel 3840x2160 r=1",
+    ]
+
+
+def make_problems(tool, work, specs):
+    dirs = []
+    for i, spec in enumerate(specs):
+        d = os.path.join(work, f"problem{i}")
+        r = subprocess.run([tool, d, *spec.split()], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"cdl_peers: cdl_problem could not make '{spec}': {r.stderr.strip() or r.returncode}")
+        dirs.append(d)
+    return dirs
+
+
+def run_child(args):
+    """One system, in this process: the parent starts one of these per system. With --probe,
+    only says whether the system can run here (exit status 3 and the reason if not)."""
+    if args.probe:
+        try:
+            SYSTEMS[args.system].connect()
+            return 0
+        except harness.Unavailable as e:
+            print(e)
+            return 3
+    part = harness.run_system(SYSTEMS[args.system], args.problems, harness.Settings.of(args.quick), args.filter)
+    harness.write_json_atomic(args.part, part)
+    return 0
+
+
+def git_revision():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def merge(parts, quick):
+    ran = [p for p in parts if p.get("status") == "ran"]
+    first = ran[0] if ran else {}
+    device = first.get("device", {})
+    copy = first.get("copy_bandwidth_gbs", 0.0)
+    env = {"device": device, "copy_bandwidth_gbs": copy, "copy_measured_by": first.get("system"),
+           "git_revision": git_revision(), "python": platform.python_version(), "numpy": numpy.__version__,
+           "host": platform.node(), "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    systems = {p["system"]: {k: v for k, v in p.items() if k not in ("benchmarks", "experiments", "system")}
+               for p in parts}
+    return {
+        "context": {"date": env["timestamp"], "host_name": env["host"], "executable": "python3 -m cdl_peers",
+                    "cdl_environment": json.dumps(env), "cdl_mode": "quick" if quick else "full",
+                    "copy_bandwidth_gbs": str(copy), "device": device.get("name", "none"), "git_revision": env["git_revision"]},
+        "benchmarks": [b for p in parts for b in p["benchmarks"]],
+        "cdl_python": {"schema": harness.PYTHON_SCHEMA, "systems": systems,
+                       "experiments": [e for p in parts for e in p["experiments"]]},
+    }
+
+
+def summary(doc):
+    rows = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"]
+    print(f"\n{'python peer':34s} {'problem':44s} {'median':>10s} {'of copy':>8s} {'first call':>11s}")
+    for b in rows:
+        workload, case, rest = b["run_name"].split("/", 2)
+        problem = workload + "/" + rest.split("/iterations:")[0]
+        print(f"{case:34s} {problem:44s} {b['real_time']:8.1f} µs {b['frac_copy']:8.3f} {b['first_call_ms']:8.1f} ms")
+    for name, s in doc["cdl_python"]["systems"].items():
+        if s["status"] != "ran":
+            print(f"{name}: {s['status']}: {s.get('reason', '')}")
+    failed = [b for b in doc["benchmarks"] if b.get("error_occurred")]
+    for b in failed:
+        print(f"FAILED {b['run_name']}: {b['error_message']}", file=sys.stderr)
+    return failed
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="python3 -m cdl_peers", description=__doc__.split("\n")[0])
+    ap.add_argument("--cdl-problem", help="the cdl_problem executable (build/release/bench/cdl_problem)")
+    ap.add_argument("--out", help="results file to write (cdl_bench's schema)")
+    ap.add_argument("--quick", action="store_true", help="the quick suite's repetitions and sizes")
+    ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of: {', '.join(SYSTEMS)}")
+    ap.add_argument("--filter", default="", help="run only benchmarks whose workload/peer contains this text")
+    ap.add_argument("--work", help="directory for the problems' files (default: a temporary one, removed after)")
+    ap.add_argument("--system", help=argparse.SUPPRESS)            # child mode
+    ap.add_argument("--problems", nargs="*", help=argparse.SUPPRESS)
+    ap.add_argument("--part", help=argparse.SUPPRESS)
+    ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.system:
+        return run_child(args)
+    systems = [s for s in args.systems.split(",") if s]
+    unknown = [s for s in systems if s not in SYSTEMS]
+    if unknown or not systems:
+        print(f"cdl_peers: unknown system {', '.join(unknown) or '(none given)'} (valid: {', '.join(SYSTEMS)})", file=sys.stderr)
+        return 2
+    if not args.out or not args.cdl_problem:
+        print("cdl_peers: --out and --cdl-problem are required", file=sys.stderr)
+        return 2
+    if not os.access(args.cdl_problem, os.X_OK):
+        print(f"cdl_peers: {args.cdl_problem}: not an executable cdl_problem (build it first)", file=sys.stderr)
+        return 2
+    work = args.work or tempfile.mkdtemp(prefix="cdl_peers.")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]),
+        CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"))  # an empty cache: CuPy's first call compiles
+
+    def child(name, *extra, **kw):
+        return subprocess.run([sys.executable, "-m", "cdl_peers", "--system", name, *extra], env=env, **kw)
+    try:
+        parts, dirs = [], None
+        for name in systems:
+            probe = child(name, "--probe", capture_output=True, text=True)
+            if probe.returncode == 3:
+                reason = probe.stdout.strip()
+                print(f"cdl_peers: {name} skipped: {reason}", file=sys.stderr, flush=True)
+                parts.append({"system": name, "status": "skipped", "reason": reason, "benchmarks": [], "experiments": []})
+                continue
+            failure = None
+            if probe.returncode != 0:
+                failure = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
+            else:
+                if dirs is None:  # made once, and only when some system can run
+                    dirs = make_problems(args.cdl_problem, work, problems(args.quick))
+                part_path = os.path.join(work, f"{name}.json")
+                rc = child(name, "--part", part_path, "--filter", args.filter, "--problems", *dirs,
+                           *(["--quick"] if args.quick else [])).returncode
+                if rc != 0 or not os.path.exists(part_path):
+                    failure = f"its process ended with exit status {rc}"
+            if failure:
+                print(f"cdl_peers: {name} FAILED: {failure}", file=sys.stderr, flush=True)
+                parts.append({"system": name, "status": "failed", "reason": failure, "benchmarks": [], "experiments": []})
+                continue
+            with open(part_path) as f:
+                parts.append(json.load(f))
+        doc = merge(parts, args.quick)
+        harness.write_json_atomic(args.out, doc)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"cdl_peers: {args.out}")
+    failed = summary(doc)
+    crashed = [p["system"] for p in parts if p["status"] == "failed"]
+    return 1 if failed or crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,298 @@
+"""The Python side of the measurement protocol: problems, validation, timing, result records.
+
+It mirrors the C++ suite (bench/suite.cpp, common/timing.hpp) so that a Python peer's figure
+means what a strategy's figure means:
+  * inputs and the float64 reference come from cdl_problem, i.e. from the C++ workloads; the
+    tolerance is theirs too, and an element that is NaN (the output is poisoned before the
+    first call) fails;
+  * the first call is timed on the host clock, synchronised: for these systems it includes
+    the compile, which is what the articles' claims about compilation cost are about;
+  * steady time: CUDA events from the peer's own library around each call, the L2 flushed
+    before each (outside the events), a fixed number of iterations per repetition chosen from
+    the copy floor, the median over repetitions with min, max and cv;
+  * the copy floor (device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
+    own library in the same process, and every bandwidth is reported as a fraction of it.
+The records are Google Benchmark aggregates, as cdl_bench writes them.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PROBLEM_SCHEMA = "cdl-problem/1"
+PYTHON_SCHEMA = "cdl-python/1"
+
+
+class Unavailable(Exception):
+    """A peer that cannot run here: its package is missing or broken, or there is no GPU."""
+
+
+class ProblemError(Exception):
+    """A problem directory that is incomplete or not what cdl_problem writes."""
+
+
+@dataclass
+class Settings:
+    """The C++ suite's settings (bench/suite.cpp): repetitions and the GPU time aimed at per one."""
+    quick: bool
+    repetitions: int
+    target_s: float
+    min_iterations: int
+    max_iterations: int
+
+    @staticmethod
+    def of(quick):
+        return Settings(True, 3, 0.002, 3, 10) if quick else Settings(False, 5, 0.010, 5, 100)
+
+    def iterations_for(self, min_bytes, copy_gbs):
+        floor_s = min_bytes / (copy_gbs * 1e9)
+        return int(min(max(self.target_s / floor_s, self.min_iterations), self.max_iterations))
+
+
+# ---------------------------------------------------------------------------------------------
+# Problems
+
+@dataclass
+class Problem:
+    """One problem as cdl_problem wrote it: inputs, reference and what problem.json says."""
+    dir: str
+    info: dict
+    inputs: dict = field(default_factory=dict)   # name -> numpy array (host)
+    reference: np.ndarray = None                 # records (value, scale), float64
+
+    @property
+    def name(self):
+        return self.info["name"]
+
+    @property
+    def workload(self):
+        return self.info["workload"]
+
+    @property
+    def dtype(self):
+        return np.float32 if self.info["type"] == "f32" else np.float64
+
+    @property
+    def size(self):
+        return len(self.reference)
+
+    @staticmethod
+    def load(path):
+        try:
+            with open(os.path.join(path, "problem.json")) as f:
+                info = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ProblemError(f"{path}: no readable problem.json ({e}); make it with cdl_problem")
+        if not isinstance(info, dict) or info.get("schema") != PROBLEM_SCHEMA:
+            raise ProblemError(f"{path}/problem.json: not a {PROBLEM_SCHEMA} file")
+        try:
+            p = Problem(path, info)
+            p.inputs = {n: np.load(os.path.join(path, n + ".npy")) for n in info["inputs"]}
+            p.reference = np.load(os.path.join(path, "reference.npy"))
+        except (OSError, ValueError, KeyError) as e:
+            raise ProblemError(f"{path}: cannot read its arrays: {e}")
+        if p.reference.dtype.names != ("value", "scale") or \
+                any(len(a) != len(p.reference) for a in p.inputs.values()):
+            raise ProblemError(f"{path}: reference.npy and the inputs do not match")
+        return p
+
+
+@dataclass
+class Validation:
+    passed: bool
+    failures: int
+    max_rel_error: float
+    summary: str
+
+
+def validate(got, problem):
+    """Every element against the float64 reference, as common/validation.cpp does it."""
+    ref, tol = problem.reference, problem.info["tolerance"]
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    if got.shape != ref.shape:
+        return Validation(False, len(ref), float("inf"),
+                          f"WRONG RESULT: {got.size} elements, expected {ref.size}")
+    err = np.abs(got - ref["value"])
+    scale = ref["scale"]
+    rel = np.where(scale > 0, err / np.where(scale > 0, scale, 1.0), err)
+    ok = rel <= tol  # NaN (an element never written over the poison) compares false
+    failures = int(ok.size - np.count_nonzero(ok))
+    max_rel = float(np.nanmax(np.where(np.isnan(rel), np.inf, rel))) if rel.size else 0.0
+    if failures == 0:
+        return Validation(True, 0, max_rel, f"ok: {ref.size} elements, max rel error {max_rel:.3g} (tolerance {tol:.3g})")
+    i = int(np.argmin(ok))
+    return Validation(False, failures, max_rel,
+                      f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index {i}: "
+                      f"got {got[i]:.9g}, expected {ref['value'][i]:.9g}; max rel error {max_rel:.3g}")
+
+
+# ---------------------------------------------------------------------------------------------
+# What a peer system provides
+
+class Device:
+    """What the harness needs from a peer's own library. Each system implements it with its own
+    memory and events, so that no peer's figures depend on another system being installed."""
+    name = "?"
+
+    def upload(self, array):
+        raise NotImplementedError
+
+    def empty_like(self, array):
+        raise NotImplementedError
+
+    def download(self, buffer):
+        raise NotImplementedError
+
+    def poison(self, buffer):  # every byte 0xFF: NaN as float32 and float64
+        raise NotImplementedError
+
+    def flush_l2(self):
+        raise NotImplementedError
+
+    def time_ms(self, call):  # events around call() on the stream the peer launches on
+        raise NotImplementedError
+
+    def copy(self, dst, src):
+        raise NotImplementedError
+
+    def synchronize(self):
+        raise NotImplementedError
+
+    def properties(self):  # {"name", "l2_bytes", "cc": "9.0"}
+        raise NotImplementedError
+
+
+@dataclass
+class Case:
+    """One way of writing a workload. build(device, problem, inputs, out) does what a user does
+    before the first call (define and compile, or not yet: CuPy and Numba compile at the first
+    call) and returns the call: launch() -> the device array holding the result."""
+    name: str                    # "<system>.<technique>/<form>", like a registry entry
+    workloads: tuple
+    build: callable
+    applies: callable = lambda problem: True
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one system
+
+def result_entries(run_name, rep_ms, counters, repetitions, iterations):
+    """Google Benchmark aggregates (median, mean, min, max, cv) in microseconds, as cdl_bench writes."""
+    mean = statistics.fmean(rep_ms)
+    values = {"median": statistics.median(rep_ms), "mean": mean, "min": min(rep_ms), "max": max(rep_ms),
+              "cv": (statistics.stdev(rep_ms) / mean) if len(rep_ms) > 1 and mean > 0 else 0.0}
+    out = []
+    for agg, v in values.items():
+        e = {"name": f"{run_name}_{agg}", "run_name": run_name, "run_type": "aggregate", "repetitions": repetitions,
+             "threads": 1, "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv" else "time",
+             "iterations": iterations, "real_time": v if agg == "cv" else v * 1e3, "cpu_time": 0.0, "time_unit": "us"}
+        e.update(counters)
+        out.append(e)
+    return out
+
+
+def error_entry(run_name, message):
+    return {"name": run_name, "run_name": run_name, "run_type": "iteration", "error_occurred": True,
+            "error_message": message}
+
+
+def measure_copy_gbs(dev, l2_bytes, repetitions=20):
+    """Device-to-device copy bandwidth (bytes read + written), the same size and count as the C++ suite."""
+    n = max(1 << 30, 8 * l2_bytes) // 4
+    src = dev.upload(np.ones(n, dtype=np.float32))
+    dst = dev.empty_like(np.empty(n, dtype=np.float32))
+    dev.copy(dst, src)
+    times = [dev.time_ms(lambda: dev.copy(dst, src)) for _ in range(repetitions)]
+    if not np.array_equal(dev.download(dst)[:: 1 << 16], np.ones(n, dtype=np.float32)[:: 1 << 16]):
+        raise RuntimeError("the copy floor's copy wrote wrong data")
+    return 2 * n * 4 / (statistics.median(times) * 1e-3) / 1e9
+
+
+def run_case(dev, case, problem, settings, copy_gbs):
+    """Builds, calls once (timed, validated), then times; returns result entries."""
+    run_prefix = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
+    inputs = {k: dev.upload(np.ascontiguousarray(a)) for k, a in problem.inputs.items()}
+    out = dev.empty_like(np.empty(problem.size, dtype=problem.dtype))
+    dev.poison(out)
+    dev.synchronize()
+    t0 = time.perf_counter()
+    launch = case.build(dev, problem, inputs, out)
+    result = launch()
+    dev.synchronize()
+    first_call_ms = (time.perf_counter() - t0) * 1e3
+    v = validate(dev.download(result), problem)
+    iterations = settings.iterations_for(problem.info["min_bytes"], copy_gbs)
+    run_name = f"{run_prefix}/iterations:{iterations}/repeats:{settings.repetitions}/manual_time"
+    if not v.passed:
+        return [error_entry(run_name, "validation failed: " + v.summary)], v
+    launch()  # warm-up beyond the first call
+    rep_ms = []
+    for _ in range(settings.repetitions):
+        total = 0.0
+        for _ in range(iterations):
+            dev.flush_l2()
+            total += dev.time_ms(launch)
+        rep_ms.append(total / iterations)
+    gbs = problem.info["min_bytes"] / (statistics.median(rep_ms) * 1e-3) / 1e9
+    counters = {"GB/s": gbs, "bytes_per_second": gbs * 1e9, "frac_copy": gbs / copy_gbs,
+                "max_rel_err": v.max_rel_error, "first_call_ms": first_call_ms}
+    return result_entries(run_name, rep_ms, counters, settings.repetitions, iterations), v
+
+
+def run_system(system, problem_dirs, settings, case_filter=""):
+    """Runs every case of one system (a *_peers module) on every problem it applies to."""
+    part = {"system": system.NAME, "benchmarks": [], "experiments": []}
+    try:
+        version, dev = system.connect()
+    except Unavailable as e:
+        print(f"cdl_peers: {system.NAME} skipped: {e}", file=sys.stderr, flush=True)
+        part.update(status="skipped", reason=str(e))
+        return part
+    props = dev.properties()
+    part.update(status="ran", version=version, device=props)
+    problems = [Problem.load(d) for d in problem_dirs]
+    work = [(c, p) for p in problems for c in system.cases()
+            if p.workload in c.workloads and c.applies(p) and case_filter in f"{p.workload}/{c.name}"]
+    start = time.perf_counter()
+    copy_gbs = measure_copy_gbs(dev, props["l2_bytes"])
+    part["copy_bandwidth_gbs"] = copy_gbs
+    print(f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s; {len(work)} benchmarks",
+          file=sys.stderr, flush=True)
+    for i, (case, problem) in enumerate(work, 1):
+        label = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
+        try:
+            entries, v = run_case(dev, case, problem, settings, copy_gbs)
+            status = v.summary if v.passed else "FAILED " + v.summary
+        except Exception as e:  # a compile error or a crash in the peer's library is a failure, loudly
+            entries = [error_entry(label, f"{type(e).__name__}: {e}")]
+            status = f"FAILED {type(e).__name__}: {str(e)[:300]}"
+        part["benchmarks"] += entries
+        print(f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
+              file=sys.stderr, flush=True)
+    if hasattr(system, "experiments"):
+        part["experiments"] = system.experiments(dev)
+        for e in part["experiments"]:
+            print(f"cdl_peers: experiment '{e['name']}': {'runs' if e['runs'] else 'fails'}"
+                  f"{'' if e['runs'] else ': ' + e['error'].splitlines()[0][:200]}", file=sys.stderr, flush=True)
+    return part
+
+
+def import_failure(package, exc):
+    """One line for a package that will not import; names numpy's version when numpy is the cause."""
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] == package.split(".")[0]:
+        return f"{package} is not installed for {sys.executable}"
+    if "numpy" in text.lower():
+        return f"{package} fails to import against numpy {np.__version__} ({text})"
+    return f"{package} fails to import ({text})"
+
+
+def write_json_atomic(path, doc):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)

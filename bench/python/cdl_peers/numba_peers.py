@@ -1,0 +1,409 @@
+"""numba.cuda, the ways articles 000, 001 and 003 write it.
+
+  numba.inline           the op written in the kernel's body (article 003's example 2)
+  numba.device_function  a kernel calling a @cuda.jit(device=True) function; Numba compiles the
+                         two together at the kernel's first call and inlines the callee
+  numba.op_switch        one kernel, the op chosen by an integer id through if/elif (article
+                         001); for the tasks workload the id is per element, over 32 ops
+  numba.factory          make_map_kernel(f): a kernel closing over a device function, compiled
+                         once per new function and reused from a cache after that
+
+How Numba sees a function: a kernel argument must have a Numba type. A device function or an
+@njit function has a dispatcher type, not a value a kernel can receive, so the articles'
+"pass the function as an argument" depends on the Numba version; experiments() tries each
+form the articles use and records the exact error where it fails. What always works is to
+make the function a *global* or a *closure variable* of the kernel: it is then a compile-time
+constant, and a new function means a new kernel (the factory).
+
+Element type: Numba types a literal 2 as int64 and 2.0 as float64, so `x * 2.0` with float32 x
+is computed in float64. The ops below take their constants from the element type.
+
+To see the machine code: kernel.inspect_sass() (needs nvdisasm) or kernel.inspect_asm() (PTX),
+after the first call.
+"""
+import importlib.metadata
+import math
+import time
+
+import numpy as np
+
+from . import harness
+
+NAME = "numba"
+BLOCK = 256
+
+
+def connect():
+    try:
+        import numba
+        from numba import cuda
+    except Exception as e:
+        raise harness.Unavailable(harness.import_failure("numba", e))
+    if not cuda.is_available():
+        raise harness.Unavailable("numba.cuda.is_available() is false: no usable CUDA device or driver")
+    try:
+        version = f"{numba.__version__} (numba-cuda {importlib.metadata.version('numba-cuda')})"
+    except importlib.metadata.PackageNotFoundError:
+        version = numba.__version__
+    global cuda_module
+    cuda_module = cuda
+    return version, NumbaDevice(cuda)
+
+
+cuda_module = None  # numba.cuda, once connect() has imported it
+
+
+class NumbaDevice(harness.Device):
+    def __init__(self, cuda):
+        self.cuda = cuda
+        d = cuda.get_current_device()
+        name = d.name.decode() if isinstance(d.name, bytes) else d.name
+        self.props = {"name": name, "l2_bytes": int(d.L2_CACHE_SIZE), "cc": "%d.%d" % d.compute_capability}
+
+        @cuda.jit
+        def fill(a, value):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = value
+        self.fill = fill
+        self.scratch = cuda.device_array(2 * self.props["l2_bytes"], dtype=np.uint8)
+        self.start, self.stop = cuda.event(timing=True), cuda.event(timing=True)
+
+    def _fill(self, bytes_view, value):
+        self.fill[(bytes_view.size + BLOCK - 1) // BLOCK, BLOCK](bytes_view, np.uint8(value))
+
+    def upload(self, array):
+        return self.cuda.to_device(array)
+
+    def empty_like(self, array):
+        return self.cuda.device_array(array.shape, dtype=array.dtype)
+
+    def download(self, buffer):
+        return buffer.copy_to_host()
+
+    def poison(self, buffer):
+        self._fill(buffer.view(np.uint8), 0xFF)
+
+    def flush_l2(self):
+        self._fill(self.scratch, 1)
+
+    def time_ms(self, call):
+        self.start.record()
+        call()
+        self.stop.record()
+        self.stop.synchronize()
+        return self.cuda.event_elapsed_time(self.start, self.stop)
+
+    def copy(self, dst, src):
+        dst.copy_to_device(src)
+
+    def synchronize(self):
+        self.cuda.synchronize()
+
+    def properties(self):
+        return self.props
+
+
+# --- The catalogue's ops (common/ops.cuh) in Python ---------------------------------------------
+
+def python_ops(T):
+    """The map ops for element type T (np.float32 or np.float64), as plain Python functions that
+    Numba compiles for the device. The constants are of type T: closure variables are frozen as
+    typed constants, and a bare 2.0 would make float32 arithmetic float64."""
+    one, two, half = T(1), T(2), T(0.5)
+
+    def quadratic(x):
+        return x * x + two * x + one
+
+    def square(x):
+        return x * x
+
+    def sine(x):
+        return math.sin(x)
+
+    def exp_sin_cos(x):
+        return math.exp(math.sin(x) * math.cos(x))
+
+    def threshold(x):
+        return two * x if x > half else x / two
+    return {"quadratic": quadratic, "square": square, "sine": sine, "exp_sin_cos": exp_sin_cos, "threshold": threshold}
+
+
+OP_IDS = {name: i for i, name in enumerate(python_ops(np.float32))}  # the catalogue's order
+
+
+def _grid(n):
+    return (n + BLOCK - 1) // BLOCK
+
+
+def _map_args(problem, inputs, out):
+    T = problem.dtype
+    return inputs["x"], out, problem.info["k"], T(problem.info["map_delta"])
+
+
+# --- inline --------------------------------------------------------------------------------------
+
+def build_inline(dev, problem, inputs, out):
+    cuda, T = dev.cuda, problem.dtype
+    if problem.workload == "zip":
+        @cuda.jit
+        def add(x, y, z):
+            i = cuda.grid(1)
+            if i < x.size:
+                z[i] = x[i] + y[i]
+        x, y = inputs["x"], inputs["y"]
+        return lambda: (add[_grid(problem.size), BLOCK](x, y, out), out)[1]
+    if problem.workload == "image":
+        return build_image_inline(dev, problem, inputs, out)
+    zero, one, two = T(0), T(1), T(2)
+    if problem.info["op"] == "quadratic":
+        @cuda.jit
+        def kernel(xs, ys, k, delta):
+            i = cuda.grid(1)
+            if i < xs.size:
+                acc = zero
+                for j in range(k):
+                    x = xs[i] + T(j) * delta
+                    acc += x * x + two * x + one
+                ys[i] = acc
+    else:
+        @cuda.jit
+        def kernel(xs, ys, k, delta):
+            i = cuda.grid(1)
+            if i < xs.size:
+                acc = zero
+                for j in range(k):
+                    x = xs[i] + T(j) * delta
+                    acc += math.exp(math.sin(x) * math.cos(x))
+                ys[i] = acc
+    args = _map_args(problem, inputs, out)
+    return lambda: (kernel[_grid(problem.size), BLOCK](*args), out)[1]
+
+
+def build_image_inline(dev, problem, inputs, out):
+    cuda = dev.cuda
+    w, h, r = problem.info["width"], problem.info["height"], problem.info["r"]
+    f0, two = np.float32(0), np.float32(2)
+    if problem.info["op"] == "box_blur":
+        area = np.float32((2 * r + 1) * (2 * r + 1))
+
+        @cuda.jit
+        def kernel(img, dst, w, h, r):
+            x, y = cuda.grid(2)
+            if x < w and y < h:
+                s = f0
+                for dy in range(-r, r + 1):
+                    yy = min(max(y + dy, 0), h - 1)
+                    for dx in range(-r, r + 1):
+                        s += img[yy * w + min(max(x + dx, 0), w - 1)]
+                dst[y * w + x] = s / area
+    else:  # sobel
+        @cuda.jit
+        def kernel(img, dst, w, h, r):
+            x, y = cuda.grid(2)
+            if x < w and y < h:
+                xl, xr = max(x - 1, 0), min(x + 1, w - 1)
+                yu, yd = max(y - 1, 0), min(y + 1, h - 1)
+                gx = img[yu * w + xr] + two * img[y * w + xr] + img[yd * w + xr] - \
+                    (img[yu * w + xl] + two * img[y * w + xl] + img[yd * w + xl])
+                gy = img[yd * w + xl] + two * img[yd * w + x] + img[yd * w + xr] - \
+                    (img[yu * w + xl] + two * img[yu * w + x] + img[yu * w + xr])
+                dst[y * w + x] = math.sqrt(gx * gx + gy * gy)
+    grid = ((w + 31) // 32, (h + 7) // 8)
+    src = inputs["in"]
+    return lambda: (kernel[grid, (32, 8)](src, out, w, h, r), out)[1]
+
+
+def image_inline_applies(problem):
+    return problem.workload != "image" or problem.info["op"] in ("box_blur", "sobel")
+
+
+def inline_applies(problem):
+    return problem.workload != "map" or problem.info["op"] in ("quadratic", "exp_sin_cos")
+
+
+# --- a device function called from a kernel; the factory ------------------------------------------
+
+def make_map_kernel(f, T):
+    """A kernel closing over the device function f: a compile-time constant to Numba, so f is
+    inlined, and each new f is a new kernel to compile."""
+    cuda = cuda_module
+    zero = T(0)
+
+    @cuda.jit
+    def kernel(xs, ys, k, delta):
+        i = cuda.grid(1)
+        if i < xs.size:
+            acc = zero
+            for j in range(k):
+                acc += f(xs[i] + T(j) * delta)
+            ys[i] = acc
+    return kernel
+
+
+def build_device_function(dev, problem, inputs, out):
+    f = dev.cuda.jit(device=True)(python_ops(problem.dtype)[problem.info["op"]])
+    kernel = make_map_kernel(f, problem.dtype)  # defined here, so the first call compiles it
+    args = _map_args(problem, inputs, out)
+    return lambda: (kernel[_grid(problem.size), BLOCK](*args), out)[1]
+
+
+_factory_cache = {}
+
+
+def kernel_for(op, T):
+    """The factory users write: one kernel per (function, type), compiled once, then reused."""
+    key = (op, T)
+    if key not in _factory_cache:
+        f = cuda_module.jit(device=True)(python_ops(T)[op])
+        _factory_cache[key] = make_map_kernel(f, T)
+    return _factory_cache[key]
+
+
+def build_factory(dev, problem, inputs, out):
+    kernel = kernel_for(problem.info["op"], problem.dtype)
+    args = _map_args(problem, inputs, out)
+    return lambda: (kernel[_grid(problem.size), BLOCK](*args), out)[1]
+
+
+# --- op-id switch (article 001) ------------------------------------------------------------------
+
+def make_switch_kernel(T):
+    cuda = cuda_module
+    ops = {name: cuda.jit(device=True)(f) for name, f in python_ops(T).items()}
+    quadratic, square, sine, exp_sin_cos, threshold = (ops[n] for n in OP_IDS)
+    zero = T(0)
+
+    @cuda.jit
+    def kernel(xs, ys, op, k, delta):
+        i = cuda.grid(1)
+        if i < xs.size:
+            acc = zero
+            for j in range(k):
+                x = xs[i] + T(j) * delta
+                if op == 0:
+                    acc += quadratic(x)
+                elif op == 1:
+                    acc += square(x)
+                elif op == 2:
+                    acc += sine(x)
+                elif op == 3:
+                    acc += exp_sin_cos(x)
+                else:
+                    acc += threshold(x)
+            ys[i] = acc
+    return kernel
+
+
+def make_task_op(i):
+    """Task op i of the catalogue (CDL_TASK_OP_BODY): i % 4 + 1 multiply-adds, plus i / 8."""
+    steps, constant = i % 4 + 1, np.float32(i) * np.float32(0.125)
+
+    def op(x, p1, p2):
+        acc = x
+        for _ in range(steps):
+            acc = acc * p1 + p2
+        return acc + constant
+    return cuda_module.jit(device=True)(op)
+
+
+def make_tasks_switch_kernel(count):
+    """if/elif over `count` ops, chosen per element from its task record. Numba has no switch and
+    no table of functions, so the chain is generated as source text and compiled."""
+    names = {f"op{i}": make_task_op(i) for i in range(count)}
+    lines = ["def kernel(x, tasks, y):", "    i = cuda.grid(1)", "    if i < x.size:", "        t = tasks[i]",
+             "        o = t.op", "        v = x[i]"]
+    for i in range(count):
+        lines.append(f"        {'if' if i == 0 else 'elif'} o == {i}:")
+        lines.append(f"            v = op{i}(x[i], t.p1, t.p2)")
+    lines.append("        y[i] = v")
+    scope = dict(names, cuda=cuda_module)
+    exec("\n".join(lines), scope)
+    return cuda_module.jit(scope["kernel"])
+
+
+def build_switch(dev, problem, inputs, out):
+    if problem.workload == "tasks":
+        kernel = make_tasks_switch_kernel(problem.info["task_op_count"])
+        x, tasks = inputs["x"], inputs["tasks"]
+        return lambda: (kernel[_grid(problem.size), BLOCK](x, tasks, out), out)[1]
+    kernel = make_switch_kernel(problem.dtype)
+    xs, ys, k, delta = _map_args(problem, inputs, out)
+    op = OP_IDS[problem.info["op"]]
+    return lambda: (kernel[_grid(problem.size), BLOCK](xs, ys, op, k, delta), out)[1]
+
+
+def cases():
+    return [
+        harness.Case("numba.inline/scalar", ("map", "zip", "image"), build_inline,
+                     lambda p: inline_applies(p) and image_inline_applies(p)),
+        harness.Case("numba.device_function/scalar", ("map",), build_device_function),
+        harness.Case("numba.op_switch/scalar", ("map", "tasks"), build_switch),
+        harness.Case("numba.factory/scalar", ("map",), build_factory),
+    ]
+
+
+# --- The articles' "pass a function to a kernel" -------------------------------------------------
+
+def experiments(dev):
+    """Article 000's apply_lambda kernel, given the function each way the articles suggest.
+    Each attempt is validated where it runs; where it fails, the exception is kept verbatim."""
+    import numba
+    cuda = dev.cuda
+    x = (np.arange(1000, dtype=np.float32) / np.float32(1000)) + np.float32(0.25)
+    expected = x.astype(np.float64) ** 2 + 2 * x.astype(np.float64) + 1
+    d_x = cuda.to_device(x)
+
+    def my_lambda(val):
+        return val ** 2 + 2 * val + 1
+
+    def attempt(name, run):
+        out = cuda.device_array_like(d_x)
+        record = {"name": name, "runs": False, "valid": False, "error": ""}
+        try:
+            run(out)
+            cuda.synchronize()
+            got = out.copy_to_host()
+            record["runs"] = True
+            record["valid"] = bool(np.allclose(got, expected, rtol=1e-5))
+        except Exception as e:
+            record["error"] = "\n".join(f"{type(e).__name__}: {e}".splitlines()[:20])[:3000]
+        return record
+
+    def as_argument(func):
+        @cuda.jit
+        def apply_lambda(xs, out, func):
+            idx = cuda.grid(1)
+            if idx < xs.size:
+                out[idx] = func(xs[idx])
+        return lambda out: apply_lambda[_grid(x.size), BLOCK](d_x, out, func)
+
+    def as_global(func):
+        @cuda.jit
+        def apply_global(xs, out):
+            idx = cuda.grid(1)
+            if idx < xs.size:
+                out[idx] = func(xs[idx])
+        return lambda out: apply_global[_grid(x.size), BLOCK](d_x, out)
+
+    records = [
+        attempt("an @njit function as a kernel argument (article 000)", as_argument(numba.njit(my_lambda))),
+        attempt("a @cuda.jit(device=True) function as a kernel argument", as_argument(cuda.jit(device=True)(my_lambda))),
+        attempt("a Python lambda as a kernel argument", as_argument(lambda val: val ** 2 + 2 * val + 1)),
+        attempt("an @njit function called from a kernel as a global", as_global(numba.njit(my_lambda))),
+        attempt("a device function called from a kernel as a global (closure)", as_global(cuda.jit(device=True)(my_lambda))),
+    ]
+
+    # The factory: a new function costs a compile at its first call; the same function again
+    # costs a dictionary lookup and a launch.
+    out = cuda.device_array_like(d_x)
+    times = []
+    for op in ("square", "square"):
+        t0 = time.perf_counter()
+        kernel_for(op, np.float32)[_grid(x.size), BLOCK](d_x, out, 1, np.float32(0))
+        cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    records.append({"name": "kernel factory: a new function, then the same one again", "runs": True,
+                    "valid": bool(np.allclose(out.copy_to_host(), x.astype(np.float64) ** 2, rtol=1e-5)), "error": "",
+                    "first_ms": times[0], "reuse_ms": times[1]})
+    return records

@@ -1,0 +1,86 @@
+"""PyCUDA's SourceModule, the way articles 002 and 004 write it, where PyCUDA is installed.
+
+  pycuda.SourceModule  the kernel as CUDA C (sources.py), compiled by nvcc when the module is
+                       made (PyCUDA caches the cubin on disk, keyed by the source) and called
+                       with grid and block given per call.
+
+The articles use `import pycuda.autoinit`, which makes a context of PyCUDA's own; here PyCUDA
+works on the primary context instead, the one the runtime and the other systems use.
+"""
+import numpy as np
+
+from . import harness, sources
+
+NAME = "pycuda"
+
+
+def connect():
+    try:
+        import pycuda
+        import pycuda.driver as drv
+        import pycuda.gpuarray as gpuarray
+        from pycuda.compiler import SourceModule
+    except Exception as e:
+        raise harness.Unavailable(harness.import_failure("pycuda", e))
+    try:
+        drv.init()
+        if drv.Device.count() < 1:
+            raise harness.Unavailable("the driver sees no CUDA device")
+    except drv.Error as e:
+        raise harness.Unavailable(f"no usable CUDA device ({e})")
+    return pycuda.VERSION_TEXT, PycudaDevice(drv, gpuarray, SourceModule)
+
+
+class PycudaDevice(harness.Device):
+    def __init__(self, drv, gpuarray, source_module):
+        self.drv, self.gpuarray, self.SourceModule = drv, gpuarray, source_module
+        device = drv.Device(0)
+        self.context = device.retain_primary_context()
+        self.context.push()
+        self.props = {"name": device.name(), "l2_bytes": int(device.get_attribute(drv.device_attribute.L2_CACHE_SIZE)),
+                      "cc": "%d.%d" % device.compute_capability()}
+        self.scratch = gpuarray.empty(2 * self.props["l2_bytes"], dtype=np.uint8)
+        self.start, self.stop = drv.Event(), drv.Event()
+
+    def upload(self, array):
+        return self.gpuarray.to_gpu(array)
+
+    def empty_like(self, array):
+        return self.gpuarray.empty(array.shape, dtype=array.dtype)
+
+    def download(self, buffer):
+        return buffer.get()
+
+    def poison(self, buffer):
+        self.drv.memset_d8(buffer.gpudata, 0xFF, buffer.nbytes)
+
+    def flush_l2(self):
+        self.drv.memset_d8(self.scratch.gpudata, 1, self.scratch.nbytes)
+
+    def time_ms(self, call):
+        self.start.record()
+        call()
+        self.stop.record()
+        self.stop.synchronize()
+        return self.stop.time_since(self.start)
+
+    def copy(self, dst, src):
+        self.drv.memcpy_dtod(dst.gpudata, src.gpudata, src.nbytes)
+
+    def synchronize(self):
+        self.context.synchronize()
+
+    def properties(self):
+        return self.props
+
+
+def build_source_module(dev, problem, inputs, out):
+    source, name, grid, block, buffers, scalars = sources.kernel_of(problem)
+    function = dev.SourceModule(source, no_extern_c=True, options=["--std=c++17"]).get_function(name)
+    numpy_type = {"int": np.int32, "unsigned long long": np.uint64}
+    values = [b.gpudata for b in buffers(inputs, out)] + [numpy_type[t](v) for v, t in scalars]
+    return lambda: (function(*values, grid=grid[:2], block=block), out)[1]
+
+
+def cases():
+    return [harness.Case("pycuda.SourceModule/scalar", ("map", "zip", "tasks", "image"), build_source_module)]
