@@ -253,7 +253,9 @@ def run_system(system, problem_dirs, settings, case_filter=""):
         part.update(status="skipped", reason=str(e))
         return part
     props = dev.properties()
-    part.update(status="ran", version=version, device=props)
+    part.update(status="ran", version=version, device=props, notes=getattr(dev, "notes", []))
+    for note in part["notes"]:
+        print(f"cdl_peers: {system.NAME}: {note}", file=sys.stderr, flush=True)
     problems = [Problem.load(d) for d in problem_dirs]
     work = [(c, p) for p in problems for c in system.cases()
             if p.workload in c.workloads and c.applies(p) and case_filter in f"{p.workload}/{c.name}"]
@@ -273,7 +275,7 @@ def run_system(system, problem_dirs, settings, case_filter=""):
         part["benchmarks"] += entries
         print(f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
               file=sys.stderr, flush=True)
-    if hasattr(system, "experiments"):
+    if hasattr(system, "experiments") and not case_filter:
         part["experiments"] = system.experiments(dev)
         for e in part["experiments"]:
             print(f"cdl_peers: experiment '{e['name']}': {'runs' if e['runs'] else 'fails'}"
