@@ -8,6 +8,7 @@ RESULTS_DIR holds what one run wrote (scripts/bench.sh, scripts/device_check.sh)
   resources.json    each kernel's registers, stack and spills (reports/resources.py; optional)
   build_facts.json  what nvcc and NVRTC accept (cdl_build_facts; optional)
   repeat.json       a second run of some of the same benchmarks, for run-to-run spread (optional)
+  python.json       the Python peers (bench/python: CuPy, Numba, cuda-python), same records (optional)
 Writes DIR/report.md and DIR/*.png (DIR defaults to RESULTS_DIR), each through a temporary
 file and a rename, and prints a short table last. Every finding in the text is computed from
 the numbers. A results file that is missing, malformed or foreign is an error (exit status 2)
@@ -56,8 +57,8 @@ def parse_name(run_name):
 class Bench:
     """One cdl_bench results file: per benchmark, the median time (µs) and its spread."""
 
-    def __init__(self, path):
-        doc = read_json(path, "cdl_bench results")
+    def __init__(self, path, doc=None, required=True):
+        doc = read_json(path, "cdl_bench results") if doc is None else doc
         if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list) or \
                 not isinstance(doc.get("context"), dict):
             raise ResultsError(f"{path}: not a Google Benchmark results file (no 'context' and 'benchmarks' list)")
@@ -88,7 +89,7 @@ class Bench:
             row[agg] = value
             if agg == "median":
                 row["counters"] = b
-        if not self.rows and not self.errors:
+        if required and not self.rows and not self.errors:
             raise ResultsError(f"{path}: no benchmark results in the file")
         # (workload, problem fields) -> entry -> row
         self.problems = defaultdict(dict)
@@ -113,6 +114,22 @@ class Bench:
             if w == workload and all(f.get(k) == str(v) for k, v in want.items()):
                 out.append((f, entries))
         return out
+
+
+class PythonPeers:
+    """python.json from bench/python (cdl_peers): the same records as cdl_bench's, plus which systems
+    ran or were skipped and why, and the function-as-argument experiments."""
+
+    def __init__(self, path):
+        doc = read_json(path, "Python peers' results")
+        info = doc.get("cdl_python") if isinstance(doc, dict) else None
+        if not isinstance(info, dict) or info.get("schema") != "cdl-python/1":
+            raise ResultsError(f"{path}: not a cdl-python/1 file (bench/python writes them)")
+        self.bench = Bench(path, doc, required=False)
+        self.systems, self.experiments = info.get("systems", {}), info.get("experiments", [])
+
+    def experiment(self, start):
+        return next((e for e in self.experiments if e.get("name", "").startswith(start)), None)
 
 
 def load_optional(path, schema):
@@ -609,6 +626,64 @@ def short_kernel(name):
     return head
 
 
+# The C++ entry each Python peer is set beside: the same form (one element per thread, global reads,
+# a per-element switch), written with a template functor, the static best case.
+CPP_SAME_FORM = {"map": "01_template_functor/scalar", "zip": "01_template_functor/scalar",
+                 "tasks": "03_switch/per_element", "image": "01_template_functor/global"}
+
+
+def section_python(r, bench, python):
+    """The articles' own systems beside the C++ strategies, problem by problem."""
+    found = {"ratio": {}, "first_ms": {}}
+    if python is None:
+        return found
+    r.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
+    r.add("The same problems written the ways the source articles write them (`bench/python`), on the inputs and "
+          "against the reference of the C++ workloads, timed by each system's own CUDA events with the C++ suite's "
+          "protocol. Events open before each call, so a system's per-call host time is in its figure wherever the "
+          "GPU waits for it. *First call* is the host time from defining the kernel to the end of its first run, "
+          "compile included (CuPy's disk cache starts empty). Fractions of copy use this report's copy floor "
+          f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy).\n")
+    rows = []
+    for name, sysinfo in python.systems.items():
+        status = sysinfo.get("status")
+        detail = sysinfo.get("version", "") if status == "ran" else sysinfo.get("reason", "")
+        notes = "; ".join(sysinfo.get("notes", []))
+        rows.append([f"`{name}`", status, detail + (f" ({notes})" if notes else "")])
+    r.add(table(["system", "status", "version, or why not"], rows))
+    for (workload, fields), entries in sorted(python.bench.problems.items()):
+        cpp = bench.problems.get((workload, fields), {})
+        f = dict(fields)
+        problem = f"{workload}: " + ", ".join(f"{k} = {pow2(v) if k == 'n' else v}" for k, v in f.items() if k != "shape") + \
+            (f", {f['shape']}" if "shape" in f else "")
+        same = cpp.get(CPP_SAME_FORM.get(workload, ""))
+        best_entry = min(cpp, key=lambda e: cpp[e]["median"]) if cpp else None
+        rows = []
+        for entry, row in sorted(entries.items(), key=lambda kv: kv[1]["median"]):
+            c = row["counters"]
+            ratio = row["median"] / same["median"] if same else None
+            found["ratio"][(workload, tuple(sorted(f.items())), label(entry))] = ratio
+            found["first_ms"][(workload, tuple(sorted(f.items())), label(entry))] = c.get("first_call_ms")
+            rows.append([f"`{label(entry)}`", fmt_time(row["median"]), f"{c.get('GB/s', float('nan')) / bench.copy_gbs:.3f}",
+                         "–" if ratio is None else f"{ratio:.2f}×", f"{c.get('first_call_ms', float('nan')):.1f} ms"])
+        for entry in dict.fromkeys(e for e in (CPP_SAME_FORM.get(workload), best_entry) if e and e in cpp):
+            row = cpp[entry]
+            rows.append([f"C++ `{entry}`", fmt_time(row["median"]), f"{row['counters'].get('frac_copy', float('nan')):.3f}",
+                         f"{row['median'] / same['median']:.2f}×" if same else "–", "built ahead"])
+        r.add(f"**{problem}**\n")
+        r.add(table(["peer", "median", "of copy", f"time / C++ `{CPP_SAME_FORM.get(workload, '?')}`", "first call"], rows))
+    if python.experiments:
+        r.add("Handing a function to a Numba kernel, as the articles do (article 000's `apply_lambda` kernel, validated "
+              "where it runs; the error verbatim where it does not):\n")
+        rows = []
+        for e in python.experiments:
+            extra = f" (first {e['first_ms']:.0f} ms, again {e['reuse_ms']:.2f} ms)" if "first_ms" in e else ""
+            rows.append([e["name"], ("runs" + (", valid" if e.get("valid") else ", WRONG RESULT")) if e["runs"] else "fails",
+                         (f"`{e['error'].splitlines()[0][:160]}`" if e.get("error") else "–") + extra])
+        r.add(table(["attempt", "result", "error"], rows))
+    return found
+
+
 def section_resources(r, resources):
     if not resources:
         r.add("## Kernel resources\n\nNo `resources.json` beside the results: run `reports/resources.py` on the build.\n")
@@ -674,11 +749,48 @@ def compiles(f, compiler):
     return None if v is None else bool(v.get("compiles"))
 
 
-def section_claims(r, bench, facts, found):
+def python_ratios(found, peer):
+    """{problem text: time / C++ same form} of one Python peer."""
+    return {f"{w} {dict(f).get('op', dict(f).get('layout', ''))} {dict(f).get('type', '')}".strip(): x
+            for (w, f, p), x in found["python"]["ratio"].items() if p == peer and x}
+
+
+def span(values, fmt="{:.2f}"):
+    return "–" if not values else fmt.format(min(values)) + ("" if min(values) == max(values) else "–" + fmt.format(max(values)))
+
+
+def numba_switch(found):
+    sw, fn = python_ratios(found, "numba.op_switch"), python_ratios(found, "numba.device_function")
+    both = [sw[k] / fn[k] for k in sw if k in fn and k.startswith("map")]
+    return f" Numba: the if/elif kernel takes {span(both)}× the time of the kernel calling one device function." if both else ""
+
+
+def python_source_text(found):
+    parts = []
+    for peer, what in (("cuda_python.nvrtc", "NVRTC through cuda-python"), ("cupy.RawKernel", "CuPy's RawKernel"),
+                       ("pycuda.SourceModule", "PyCUDA's SourceModule")):
+        ratios = python_ratios(found, peer)
+        first = [v for (w, f, p), v in found["python"]["first_ms"].items() if p == peer and v]
+        if ratios:
+            parts.append(f"{what}: first call {span(first, '{:.0f}')} ms, then {span(list(ratios.values()))}× the C++ same-form time")
+    return (" From Python, " + "; ".join(parts) + ".") if parts else ""
+
+
+def section_claims(r, bench, facts, found, python):
     rows = []
     no_python = ("no data", "Needs the Python peers' results (bench/python); none beside this run.")
+    numba = (python.systems.get("numba", {}) if python else {})
 
-    rows.append(["000", "An `@njit` function can be passed as a kernel argument", "Numba", *no_python])
+    njit = python.experiment("an @njit function as a kernel argument") if python else None
+    if njit:
+        works = [e["name"] for e in python.experiments if e["runs"] and e.get("valid") and "factory" not in e["name"]]
+        rows.append(["000", "An `@njit` function can be passed as a kernel argument", f"Numba {numba.get('version', '')}",
+                     "holds" if njit["runs"] and njit.get("valid") else "does not hold",
+                     ("It runs and validates" if njit["runs"] else f"`{njit['error'].splitlines()[0][:160]}`") +
+                     (f". What does run: {'; '.join(works)}." if works else ".")])
+    else:
+        rows.append(["000", "An `@njit` function can be passed as a kernel argument", "Numba",
+                     *(no_python if not numba else ("no data", f"Numba {numba.get('status')}: {numba.get('reason', '')}"))])
 
     staged = found["other"].get("staged", {})
     v = verdict_ratio(list(staged.values()))
@@ -697,6 +809,12 @@ def section_claims(r, bench, facts, found):
                 "kernel pays none of it")
         if jit_ratio:
             text += f", and afterwards the JIT kernel runs at {jit_ratio:.3f}× the template's time"
+        factory = python.experiment("kernel factory") if python else None
+        numba_first = [v for (w, f, p), v in found["python"]["first_ms"].items() if p.startswith("numba.") and v]
+        if numba_first:
+            text += f". Numba compiles at a kernel's first call: {span(numba_first, '{:.0f}')} ms here"
+            if factory and "reuse_ms" in factory:
+                text += f"; a factory's second call with the same function takes {factory['reuse_ms']:.2f} ms"
         rows.append(["000", "A pre-compiled function avoids the overhead of dynamic compilation", "`jit/` stages, map",
                      "holds", text + "."])
     else:
@@ -718,7 +836,7 @@ def section_claims(r, bench, facts, found):
                      "map dispatch sweep, vec forms", v,
                      f"switch / fastest indirect call: {min(vs_indirect):.2f}–{max(vs_indirect):.2f}× over the ops and k; "
                      f"switch / template functor: {min(vs_static):.2f}–{max(vs_static):.2f}× (the template and the JIT "
-                     "are the efficient alternatives)."])
+                     "are the efficient alternatives)." + numba_switch(found)])
     tasks = found["tasks"]
     per_element = {e: w for e, w in tasks.get("worst", {}).items() if e.endswith("/per_element")}
     failed_tasks = [n for n, _ in bench.errors if n.startswith("tasks/")]
@@ -745,8 +863,22 @@ def section_claims(r, bench, facts, found):
                      "06 against 01 and 03/04/05", "depends",
                      f"The JIT runs at {jit_ratio:.3f}× the template's time, but a switch, function pointers and virtual "
                      f"calls also take a run-time choice without a compiler, at {min(sw):.2f}–{max(sw):.2f}× (switch) in the "
-                     "dispatch sweep: the JIT is the way when the op is not known at build time or the call is hot."])
-    rows.append(["003", "CuPy ufunc chains and `ElementwiseKernel` are a fast path", "CuPy", *no_python])
+                     "dispatch sweep: the JIT is the way when the op is not known at build time or the call is hot." +
+                     python_source_text(found)])
+    ufunc, elementwise = python_ratios(found, "cupy.ufunc_chain"), python_ratios(found, "cupy.ElementwiseKernel")
+    if ufunc or elementwise:
+        ratios = list(ufunc.values()) + list(elementwise.values())
+        fast = [x <= 1 + NOISE for x in ratios]
+        rows.append(["003", "CuPy ufunc chains and `ElementwiseKernel` are a fast path", "CuPy, against C++ `01_template_functor/scalar`",
+                     "holds" if all(fast) else "does not hold" if not any(fast) else "depends",
+                     "Time / the C++ template functor's one-element-per-thread kernel: ufunc chain " +
+                     ", ".join(f"{k} {v:.2f}×" for k, v in ufunc.items()) + "; ElementwiseKernel " +
+                     ", ".join(f"{k} {v:.2f}×" for k, v in elementwise.items()) +
+                     ". A chain of operators is a kernel and a temporary per operator."])
+    else:
+        rows.append(["003", "CuPy ufunc chains and `ElementwiseKernel` are a fast path", "CuPy",
+                     *(no_python if not python else ("no data", "CuPy: " + python.systems.get("cupy", {}).get(
+                         "reason", "not among the systems run")))])
     prec = found["precision"]
     if prec:
         v = verdict_ratio(list(prec.values()), holds_if_below=False)
@@ -862,6 +994,10 @@ def main(argv):
         bench = Bench(os.path.join(args.results, "bench.json"))
         resources = load_optional(os.path.join(args.results, "resources.json"), "cdl-resources/1")
         facts = load_optional(os.path.join(args.results, "build_facts.json"), "cdl-build-facts/1")
+        python_path = os.path.join(args.results, "python.json")
+        python = PythonPeers(python_path) if os.path.exists(python_path) else None
+        if python:
+            bench.errors += python.bench.errors
         try:
             report = Report(out_dir)
         except ImportError as e:
@@ -878,8 +1014,9 @@ def main(argv):
         found["image"] = section_image(report, bench)
         found["matmul"] = section_matmul(report, bench)
         found["other"] = section_elementwise_other(report, bench)
+        found["python"] = section_python(report, bench, python)
         section_resources(report, resources)
-        section_claims(report, bench, facts, found)
+        section_claims(report, bench, facts, found, python)
         section_repeat(report, bench, os.path.join(args.results, "repeat.json"))
         path = report.write("report.md")
         if args.readme:

@@ -4,6 +4,9 @@
 #   results/<device>/bench.json        cdl_bench's results (Google Benchmark JSON)
 #   results/<device>/build_facts.json  what nvcc and NVRTC accept (the articles' compile-time claims)
 #   results/<device>/resources.json    each kernel's registers, stack and spills (and SASS facts)
+#   results/<device>/python.json       the articles' own systems (bench/python: CuPy, Numba, cuda-python,
+#                                      PyCUDA), each skipped with a line where it cannot run; the
+#                                      interpreter is $CDL_PEERS_PYTHON (default python3)
 #   results/<device>/report.md + *.png the report (reports/report.py)
 # Pass --quick for the short sweep (under a minute of benchmarks on an H100); other arguments go to
 # cdl_bench (Google Benchmark flags). Without a GPU it says so and regenerates the reports of the
@@ -33,4 +36,11 @@ mkdir -p "$out"
 # so an interrupted run never leaves a half-written results file (an earlier one stays whole).
 ./build/release/bench/cdl_bench --benchmark_out="$out/bench.json.partial" --benchmark_out_format=json "${args[@]}"
 mv "$out/bench.json.partial" "$out/bench.json"
-"$python" reports/report.py "$out"
+rm -f "$out/python.json"  # never report an earlier run's peers beside this one
+quick=(); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done
+peers=0
+PYTHONPATH=bench/python "${CDL_PEERS_PYTHON:-python3}" -m cdl_peers --cdl-problem build/release/bench/cdl_problem \
+  --out "$out/python.json" "${quick[@]}" || peers=$?
+report=0
+"$python" reports/report.py "$out" || report=$?
+exit $(( report > peers ? report : peers ))

@@ -11,17 +11,20 @@ case "${1:-}" in tests|bench|all) phase=$1; shift ;; esac
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device_out}
 mkdir -p "$OUT"
+# Results stay in $OUT; logs go to $LOGS and come back as one archive ($OUT returns 8 files at most).
+LOGS=$(mktemp -d)
+trap 'tar -czf "$OUT/logs.tgz" -C "$LOGS" .' EXIT
 export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > /tmp/gpu.txt 2>&1
 cat /tmp/gpu.txt
 
-{ cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$OUT/build.log" 2>&1 \
-  || { tail -40 "$OUT/build.log"; exit 1; }
+{ cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$LOGS/build.log" 2>&1 \
+  || { tail -40 "$LOGS/build.log"; exit 1; }
 echo "build ok (${SECONDS}s)"
 
 if [ "$phase" != bench ]; then
-ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
-echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
+ctest --preset release -j 16 --output-on-failure > "$LOGS/ctest.log" 2>&1
+echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$LOGS/ctest.log" | tail -3
 
 # The demo, and the faults a user meets first: a size that cannot fit, no visible GPU.
 ./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
@@ -44,14 +47,19 @@ fi
 python3 reports/resources.py build/release "$OUT/resources.json" || echo "resources FAILED"
 start=$SECONDS
 ./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
-  > "$OUT/bench.log" 2> "$OUT/bench.err"
-echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$OUT/bench.err"; grep -i error "$OUT/bench.log" | head -5
-sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$OUT/bench.err") | head -5
+  > "$LOGS/bench.log" 2> "$LOGS/bench.err"
+echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$LOGS/bench.err"; grep -i error "$LOGS/bench.log" | head -5
+sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$LOGS/bench.err") | head -5
 # Run to run: the same benchmarks (REPEAT_FILTER) again, in a new process, into repeat.json.
 if [ -n "${REPEAT_FILTER:-}" ]; then
   ./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
-    --benchmark_out_format=json > /dev/null 2> "$OUT/repeat.err"
+    --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
   echo "repeat rc=$? ($((SECONDS - start))s)"
 fi
+# The articles' own systems from Python (CuPy, Numba, cuda-python), beside the suite.
+quick=(); for a in "$@"; do [ "$a" = --cdl_quick ] && quick=(--quick); done
+PYTHONPATH=bench/python python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out "$OUT/python.json" \
+  "${quick[@]}" > "$LOGS/peers.log" 2>&1
+echo "python peers rc=$?"; grep -E "skipped|FAILED|experiment|workaround|restored" "$LOGS/peers.log" | cut -c1-200
 # The report goes to /tmp (the results come back; regenerate it from them), its table here.
 python3 reports/report.py "$OUT" --out /tmp/report | tail -15

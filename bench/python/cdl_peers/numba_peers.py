@@ -63,7 +63,7 @@ def connect():
         cuda.synchronize()
     except Exception as e:
         raise harness.Unavailable(f"numba {version} cannot compile and run a kernel with numpy {np.__version__}: "
-                                  + f"{type(e).__name__}: {e}".splitlines()[0])
+                                  + harness.error_text(e, 1))
     dev.notes = notes
     return version, dev
 
@@ -385,7 +385,7 @@ def experiments(dev):
             record["runs"] = True
             record["valid"] = bool(np.allclose(got, expected, rtol=1e-5))
         except Exception as e:
-            record["error"] = "\n".join(f"{type(e).__name__}: {e}".splitlines()[:20])[:3000]
+            record["error"] = harness.error_text(e)
         return record
 
     def as_argument(func):

@@ -1,0 +1,233 @@
+"""Tests of the Python peers (bench/python/cdl_peers) that need no GPU: the problems cdl_problem
+writes, validation, the CUDA C the source-compiling peers build, skipping a system that cannot
+run, and the results file the report reads. Run by ctest:
+    test_peers.py CDL_PROBLEM
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PEERS = os.path.join(ROOT, "bench", "python")
+sys.path.insert(0, PEERS)
+from cdl_peers import __main__ as runner, harness, sources  # noqa: E402
+
+CDL_PROBLEM = None
+PROBLEMS = {"map": "op=exp_sin_cos type=f32 n=1000 k=4", "zip": "op=add type=f64 n=1001",
+            "tasks": "layout=random distinct=32 n=5000", "image": "op=sobel 37x5 r=1"}
+
+
+def make_problem(workload, spec, where):
+    path = os.path.join(where, workload)
+    run = subprocess.run([CDL_PROBLEM, path, workload, *spec.split()], capture_output=True, text=True)
+    return path, run
+
+
+class ProblemTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="cdl_peers_test.")
+        cls.problems = {}
+        for w, spec in PROBLEMS.items():
+            path, run = make_problem(w, spec, cls.dir)
+            assert run.returncode == 0, run.stderr
+            cls.problems[w] = harness.Problem.load(path)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def test_problems_carry_inputs_reference_and_the_catalogue_source(self):
+        m = self.problems["map"]
+        self.assertEqual(m.name, "map/op:exp_sin_cos/type:f32/n:1000/k:4")  # cdl_bench's name for it
+        self.assertEqual(m.inputs["x"].dtype, np.float32)
+        self.assertEqual(m.info["source"], "exp(sin(x) * cos(x))")
+        self.assertTrue(np.all((m.inputs["x"] >= 0.25) & (m.inputs["x"] < 1.75)))
+        t = self.problems["tasks"]
+        self.assertEqual(t.inputs["tasks"].dtype.names, ("op", "p1", "p2"))
+        self.assertEqual(len(set(t.inputs["tasks"]["op"])), 32)
+        self.assertEqual(self.problems["image"].size, 37 * 5)
+        self.assertEqual(self.problems["zip"].dtype, np.float64)
+
+    def test_the_reference_is_the_workload_s(self):
+        # exp(sin(a) cos(a)) summed over a = x + j/4096, j < k, in float64 from float32 arguments.
+        m = self.problems["map"]
+        x = m.inputs["x"][:10]
+        a = [(x + np.float32(j) * np.float32(1 / 4096)).astype(np.float64) for j in range(4)]
+        expected = sum(np.exp(np.sin(v) * np.cos(v)) for v in a)
+        np.testing.assert_allclose(m.reference["value"][:10], expected, rtol=1e-12)
+        z = self.problems["zip"]
+        np.testing.assert_array_equal(z.reference["value"], z.inputs["x"] + z.inputs["y"])
+
+    def test_validation_passes_the_reference_and_catches_errors(self):
+        m = self.problems["map"]
+        good = m.reference["value"].astype(np.float32)
+        self.assertTrue(harness.validate(good, m).passed)
+        bad = good.copy()
+        bad[17] *= 1.001
+        v = harness.validate(bad, m)
+        self.assertFalse(v.passed)
+        self.assertEqual(v.failures, 1)
+        self.assertIn("first at index 17", v.summary)
+        unwritten = good.copy()
+        unwritten[3] = np.nan  # what an element left at the poison looks like
+        self.assertFalse(harness.validate(unwritten, m).passed)
+        self.assertFalse(harness.validate(good[:-1], m).passed)
+
+    def test_bad_problems_are_refused_and_leave_nothing(self):
+        for workload, spec, message in (("map", "op=nope type=f32 n=4 k=1", "unknown map op 'nope'"),
+                                        ("map", "op=square type=f32 n=4", "missing k="),
+                                        ("zip", "op=add type=f32 n=4 k=2", "unknown argument 'k'"),
+                                        ("blur", "n=4", "unknown workload 'blur'"),
+                                        ("tasks", "layout=random distinct=33 n=4", "distinct ops must be 1..32")):
+            path, run = make_problem(workload, spec, os.path.join(self.dir, "bad"))
+            self.assertEqual(run.returncode, 2, spec)
+            self.assertIn(message, run.stderr)
+            self.assertFalse(os.path.exists(os.path.join(path, "problem.json")), spec)
+        with self.assertRaises(harness.ProblemError):
+            harness.Problem.load(os.path.join(self.dir, "bad", "map"))
+
+    @unittest.skipUnless(shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "no nvcc to compile with")
+    def test_the_runtime_compiled_sources_compile(self):
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        for w, p in self.problems.items():
+            source, name, grid, block, buffers, scalars = sources.kernel_of(p)
+            path = os.path.join(self.dir, w + ".cu")
+            with open(path, "w") as f:
+                f.write(source)
+            run = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "--std=c++17", "-o", path + ".cubin", path],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, f"{w}:\n{run.stderr}\n{source}")
+            self.assertIn(f"void {name}(", source)
+            self.assertGreaterEqual(grid[0] * block[0] * grid[1] * block[1], p.size)
+
+
+FAKE_PACKAGES = {  # each the way a real install breaks
+    "cupy/__init__.py": "raise ImportError('numpy.core.multiarray failed to import')\n",
+    "numba/__init__.py": "raise ImportError('Numba needs NumPy 2.3 or less. Got NumPy 2.5.')\n",
+    "cuda/__init__.py": "",
+    "cuda/bindings/__init__.py": "raise ModuleNotFoundError(\"No module named 'cuda.bindings'\", name='cuda.bindings')\n",
+    "pycuda/__init__.py": "raise ModuleNotFoundError(\"No module named 'pycuda'\", name='pycuda')\n",
+}
+
+
+class RunnerTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cdl_peers_runner.")
+        self.fake = os.path.join(self.dir, "fake")
+        for path, text in FAKE_PACKAGES.items():
+            os.makedirs(os.path.dirname(os.path.join(self.fake, path)), exist_ok=True)
+            with open(os.path.join(self.fake, path), "w") as f:
+                f.write(text)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def run_peers(self, *args):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.fake, PEERS]))
+        return subprocess.run([sys.executable, "-m", "cdl_peers", "--cdl-problem", CDL_PROBLEM, *args],
+                              capture_output=True, text=True, env=env)
+
+    def test_systems_that_cannot_run_are_skipped_with_one_line_each(self):
+        out = os.path.join(self.dir, "python.json")
+        run = self.run_peers("--out", out, "--quick")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = [l for l in run.stderr.splitlines() if "skipped" in l]
+        self.assertEqual(len(lines), 4, run.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        systems = doc["cdl_python"]["systems"]
+        self.assertEqual(doc["cdl_python"]["schema"], harness.PYTHON_SCHEMA)
+        self.assertEqual({s["status"] for s in systems.values()}, {"skipped"})
+        self.assertIn("fails to import against numpy", systems["numba"]["reason"])
+        self.assertIn("Numba needs NumPy 2.3 or less", systems["numba"]["reason"])
+        self.assertIn("fails to import against numpy", systems["cupy"]["reason"])
+        self.assertIn("not installed", systems["pycuda"]["reason"])
+        self.assertIn("not installed", systems["cuda_python"]["reason"])
+        self.assertEqual(doc["benchmarks"], [])
+        self.assertFalse([n for n in os.listdir(self.dir) if ".tmp" in n], "temporary files left behind")
+
+    def test_bad_arguments_are_refused(self):
+        run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown system julia", run.stderr)
+        run = subprocess.run([sys.executable, "-m", "cdl_peers", "--cdl-problem", "/nonexistent", "--out", "x.json"],
+                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PEERS))
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("not an executable cdl_problem", run.stderr)
+
+
+class ResultsTest(unittest.TestCase):
+    """The records a peer writes are cdl_bench's: the report reads them beside the C++ results."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cdl_peers_results.")
+        self.results = os.path.join(self.dir, "results")
+        shutil.copytree(os.path.join(ROOT, "tests", "report", "fixture"), self.results)
+        with open(os.path.join(self.results, "bench.json")) as f:
+            cpp = json.load(f)
+        # A problem of the C++ run, to set a peer beside it.
+        self.cpp_name = next(b["run_name"] for b in cpp["benchmarks"]
+                             if b["run_name"].startswith("map/01_template_functor/scalar/op:quadratic/type:f32/"))
+        self.problem = self.cpp_name.split("/", 3)[3].split("/iterations:")[0]
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write_python(self, benchmarks, experiments=()):
+        part = {"system": "numba", "status": "ran", "version": "0.0 (test)", "device": {"name": "test"},
+                "copy_bandwidth_gbs": 3000.0, "benchmarks": benchmarks, "experiments": list(experiments)}
+        skipped = {"system": "cupy", "status": "skipped", "reason": "cupy is not installed for test",
+                   "benchmarks": [], "experiments": []}
+        harness.write_json_atomic(os.path.join(self.results, "python.json"), runner.merge([part, skipped], quick=True))
+
+    def report(self):
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "reports", "report.py"), self.results,
+                              "--out", os.path.join(self.dir, "out")], capture_output=True, text=True)
+        text = ""
+        if os.path.exists(os.path.join(self.dir, "out", "report.md")):
+            with open(os.path.join(self.dir, "out", "report.md")) as f:
+                text = f.read()
+        return run, text
+
+    def test_the_report_sets_peers_beside_the_strategies_and_answers_the_claims(self):
+        run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"
+        entries = harness.result_entries(run_name, [0.30, 0.31, 0.32], {"GB/s": 2000.0, "frac_copy": 0.66,
+                                                                        "max_rel_err": 1e-7, "first_call_ms": 85.0}, 3, 3)
+        self.assertEqual({e["aggregate_name"] for e in entries}, {"median", "mean", "min", "max", "cv"})
+        njit = {"name": "an @njit function as a kernel argument (article 000)", "runs": False, "valid": False,
+                "error": "ValueError: Expected fastmath option(s) to be either a bool, dict or set"}
+        self.write_python(entries, [njit])
+        run, text = self.report()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("The articles' own systems", text)
+        self.assertIn("| `numba.inline` | 310.0 µs |", text)
+        self.assertIn("cupy is not installed for test", text)
+        self.assertIn("| 000 | An `@njit` function can be passed as a kernel argument | Numba 0.0 (test) | does not hold | "
+                      "`ValueError: Expected fastmath", text)
+
+    def test_a_wrong_python_result_fails_the_report(self):
+        run_name = f"map/numba.inline/scalar/{self.problem}"
+        self.write_python([harness.error_entry(run_name, "validation failed: WRONG RESULT: 3 of 9 elements")])
+        run, text = self.report()
+        self.assertEqual(run.returncode, 1)
+        self.assertIn(f"`{run_name}`: validation failed: WRONG RESULT", text)
+
+    def test_a_foreign_python_file_is_refused(self):
+        with open(os.path.join(self.results, "python.json"), "w") as f:
+            json.dump({"context": {}, "benchmarks": []}, f)
+        run, _ = self.report()
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("not a cdl-python/1 file", run.stderr)
+
+
+if __name__ == "__main__":
+    CDL_PROBLEM = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
