@@ -23,6 +23,7 @@ nvidia-smi -L > /dev/null 2>&1 || { echo "sanitize: no GPU visible: the sanitize
 mkdir -p "$LOGS"
 export CDL_JIT_CACHE_DIR="$build/jit-cache-sanitize"  # the JIT strategies compile under the tool too
 
+declare -A pids
 declare -A options=(
   [memcheck]="--leak-check full --padding 32"
   [racecheck]="--racecheck-report all"
