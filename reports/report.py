@@ -643,7 +643,9 @@ def section_python(r, bench, python):
           "protocol. Events open before each call, so a system's per-call host time is in its figure wherever the "
           "GPU waits for it. *First call* is the host time from defining the kernel to the end of its first run, "
           "compile included (CuPy's disk cache starts empty). Fractions of copy use this report's copy floor "
-          f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy).\n")
+          f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`: {python.bench.context.get('date', '?')[:16]}, "
+          f"revision `{python.bench.context.get('git_revision', '?')}`, mode `{python.bench.context.get('cdl_mode', '?')}`, "
+          f"Python {python.bench.env.get('python', '?')}, numpy {python.bench.env.get('numpy', '?')}.\n")
     rows = []
     for name, sysinfo in python.systems.items():
         status = sysinfo.get("status")

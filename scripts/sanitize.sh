@@ -13,7 +13,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
-filter=${2:-*}
+# Left out: a test that times GPU work against a bound (instrumentation changes the timing, not
+# the result) and the tests that provoke a failing CUDA call on purpose (the tools report it).
+filter=${2:-*-Harness.EventTimingMeasuresGpuWork:Harness.OversizedAllocationSaysHowMuchIsFree}
 tests="$build/tests/cdl_gpu_tests"
 LOGS=${LOGS:-sanitize_logs}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -28,7 +30,7 @@ declare -A options=(
   [memcheck]="--leak-check full --padding 32"
   [racecheck]="--racecheck-report all"
   [synccheck]=""
-  [initcheck]="--track-unused-memory no"
+  [initcheck]=""
 )
 for tool in memcheck racecheck synccheck initcheck; do
   # --kernel-name-exclude none: every kernel is checked; --print-limit: enough to read, not a flood.
