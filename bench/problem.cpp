@@ -49,7 +49,7 @@ void write_npy(const std::filesystem::path& path, const std::string& descr, std:
 }
 
 template <class T>
-std::string descr_of() {
+std::string descr_of() {  // the element types of the inputs: float and double
   return sizeof(T) == 4 ? "'<f4'" : "'<f8'";
 }
 
@@ -135,7 +135,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     tasks_problem p{parse_layout(f.take("layout")), parse_int(f.take("distinct")), parse_size(f.take("n"))};
     f.finish();
     const tasks_host h = make_tasks_host(p, default_seed);
-    write_npy<float>(dir / "x.npy", "'<f4'", h.x);
+    write_npy<float>(dir / "x.npy", descr_of<float>(), h.x);
     write_npy<task>(dir / "tasks.npy", task_descr, h.tasks);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     j = {{"name", result_name(p.describe())}, {"tolerance", tasks_tolerance()}, {"min_bytes", p.min_bytes()},
@@ -148,7 +148,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     image_problem p{op, parse_int(size.substr(0, x)), parse_int(size.substr(x + 1)), parse_int(f.take("r"))};
     f.finish();
     const image_host h = make_image_host(p, default_seed);
-    write_npy<float>(dir / "in.npy", "'<f4'", h.in);
+    write_npy<float>(dir / "in.npy", descr_of<float>(), h.in);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     j = {{"name", result_name(p.describe())}, {"tolerance", image_tolerance(p)}, {"min_bytes", p.min_bytes()},
          {"inputs", {"in"}}, {"op", info(op).name}, {"type", "f32"}, {"width", p.width}, {"height", p.height},

@@ -49,7 +49,8 @@ void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t str
 }
 
 validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_, image_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
+  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_, image_tolerance(problem_),
+                             stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

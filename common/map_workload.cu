@@ -44,8 +44,7 @@ template std::vector<reference_value> map_reference<float>(map_op, std::span<con
 template std::vector<reference_value> map_reference<double>(map_op, std::span<const double>, int);
 
 double map_tolerance(const map_problem& p, int max_ulps) {
-  const double eps = p.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return tolerance_for(eps, max_ulps, p.k);
+  return tolerance_for(epsilon_of(p.type), max_ulps, p.k);
 }
 
 // reference(x, k) makes the float64 reference for inputs x of the problem's type.

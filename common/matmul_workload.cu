@@ -61,9 +61,8 @@ void matmul_fixture::launch(matmul_launch_fn fn, matmul_form form, cudaStream_t 
 }
 
 validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
   return poison_run_validate(c_.data(), c_.bytes(), problem_.type, std::size_t(problem_.m) * problem_.n, reference_,
-                             tolerance_for(eps, 2, problem_.k), stream, [&] { launch(fn, form, stream); });
+                             tolerance_for(epsilon_of(problem_.type), 2, problem_.k), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -42,10 +42,9 @@ void points_fixture::launch(points_launch_fn fn, layout l, cudaStream_t stream) 
 }
 
 validation_result points_fixture::run_and_validate(points_launch_fn fn, layout l, cudaStream_t stream) const {
-  const double eps = problem_.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
   return poison_run_validate(out_.data(), out_.bytes(), problem_.type, 2 * problem_.n,
                              l == layout::aos ? reference_aos_ : reference_soa_,
-                             tolerance_for(eps, info(problem_.op).max_ulps, 2), stream, [&] { launch(fn, l, stream); });
+                             tolerance_for(epsilon_of(problem_.type), info(problem_.op).max_ulps, 2), stream, [&] { launch(fn, l, stream); });
 }
 
 }  // namespace cdl

@@ -133,7 +133,8 @@ void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) 
 }
 
 validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(), stream, [&] { launch(fn, form, stream); });
+  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(), stream,
+                             [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -7,6 +7,8 @@
 // the launch) is caught.
 #pragma once
 
+#include "types.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -44,6 +46,7 @@ template <class T>
 constexpr double epsilon_of() {
   return std::numeric_limits<T>::epsilon();
 }
+inline double epsilon_of(dtype t) { return t == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>(); }
 
 // Fills the bytes of a device output with 0xFF before a run: NaN for float and double.
 inline constexpr int poison_byte = 0xFF;

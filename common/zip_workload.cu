@@ -28,8 +28,7 @@ template zip_host<float> make_zip_host<float>(const zip_problem&, std::uint64_t)
 template zip_host<double> make_zip_host<double>(const zip_problem&, std::uint64_t);
 
 double zip_tolerance(const zip_problem& p) {
-  const double eps = p.type == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>();
-  return tolerance_for(eps, info(p.op).max_ulps, 1);
+  return tolerance_for(epsilon_of(p.type), info(p.op).max_ulps, 1);
 }
 
 zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
