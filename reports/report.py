@@ -664,8 +664,8 @@ def section_python(r, bench, python):
         for entry, row in sorted(entries.items(), key=lambda kv: kv[1]["median"]):
             c = row["counters"]
             ratio = row["median"] / same["median"] if same else None
-            found["ratio"][(workload, tuple(sorted(f.items())), label(entry))] = ratio
-            found["first_ms"][(workload, tuple(sorted(f.items())), label(entry))] = c.get("first_call_ms")
+            found["ratio"][(workload, fields, label(entry))] = ratio
+            found["first_ms"][(workload, fields, label(entry))] = c.get("first_call_ms")
             rows.append([f"`{label(entry)}`", fmt_time(row["median"]), f"{c.get('GB/s', float('nan')) / bench.copy_gbs:.3f}",
                          "–" if ratio is None else f"{ratio:.2f}×", f"{c.get('first_call_ms', float('nan')):.1f} ms"])
         for entry in dict.fromkeys(e for e in (CPP_SAME_FORM.get(workload), best_entry) if e and e in cpp):

@@ -232,12 +232,12 @@ def build_image_inline(dev, problem, inputs, out):
     return lambda: (kernel[grid, (32, 8)](src, out, w, h, r), out)[1]
 
 
-def image_inline_applies(problem):
-    return problem.workload != "image" or problem.info["op"] in ("box_blur", "sobel")
+INLINE_OPS = {"map": ("quadratic", "exp_sin_cos"), "zip": ("add",), "image": ("box_blur", "sobel")}
 
 
 def inline_applies(problem):
-    return problem.workload != "map" or problem.info["op"] in ("quadratic", "exp_sin_cos")
+    """Whether build_inline has this problem's op written out."""
+    return problem.info["op"] in INLINE_OPS[problem.workload]
 
 
 # --- a device function called from a kernel; the factory ------------------------------------------
@@ -353,8 +353,7 @@ def build_switch(dev, problem, inputs, out):
 
 def cases():
     return [
-        harness.Case("numba.inline/scalar", ("map", "zip", "image"), build_inline,
-                     lambda p: inline_applies(p) and image_inline_applies(p)),
+        harness.Case("numba.inline/scalar", tuple(INLINE_OPS), build_inline, inline_applies),
         harness.Case("numba.device_function/scalar", ("map",), build_device_function),
         harness.Case("numba.op_switch/scalar", ("map", "tasks"), build_switch),
         harness.Case("numba.factory/scalar", ("map",), build_factory),
