@@ -13,14 +13,23 @@ void check_cublas(cublasStatus_t status, const char* call, const char* file, int
 }
 #define CDL_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
 
-// One per process, created on first use and never destroyed: at exit the CUDA runtime may
-// already be gone.
+// One per process, created on first use and destroyed at exit (before the CUDA runtime's own
+// teardown, which was set up by the runtime's first call, earlier), so that a leak check sees
+// cuBLAS's workspace freed.
+class cublas_handle {
+ public:
+  cublas_handle() { CDL_CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~cublas_handle() { cublasDestroy(handle_); }  // never throws
+  cublas_handle(const cublas_handle&) = delete;
+  cublas_handle& operator=(const cublas_handle&) = delete;
+  operator cublasHandle_t() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
 cublasHandle_t handle() {
-  static const cublasHandle_t h = [] {
-    cublasHandle_t made = nullptr;
-    CDL_CUBLAS_CHECK(cublasCreate(&made));
-    return made;
-  }();
+  static const cublas_handle h;
   return h;
 }
 
