@@ -3,10 +3,16 @@
 #include "common/device_info.hpp"
 #include "common/timing.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <regex>
 
@@ -33,6 +39,67 @@ double publish_environment() {
   return copy;
 }
 
+namespace {
+volatile std::sig_atomic_t signal_seen = 0;
+std::atomic<int> failed{0};
+constexpr const char* interrupted_message = "interrupted";
+}  // namespace
+
+void stop_on_signals() {
+  struct sigaction action {};
+  action.sa_handler = [](int signal) { signal_seen = signal; };
+  action.sa_flags = SA_RESETHAND;  // the second signal takes the default action: the process ends
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM}) sigaction(signal, &action, nullptr);
+}
+
+int interrupted() { return signal_seen; }
+
+void fail(benchmark::State& state, const std::string& why) {
+  ++failed;
+  state.SkipWithError(why.c_str());
+}
+
+int failures() { return failed; }
+
+benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
+                                                   std::function<void(benchmark::State&)> body) {
+  names.push_back(name);
+  return benchmark::RegisterBenchmark(name.c_str(), [body = std::move(body)](benchmark::State& state) {
+    if (interrupted()) return state.SkipWithError(interrupted_message);
+    try {
+      body(state);
+    } catch (const std::exception& e) {
+      fail(state, e.what());
+    }
+  });
+}
+
+results_file::results_file(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = "--benchmark_out=";
+    if (std::strncmp(argv[i], flag.data(), flag.size()) != 0) continue;
+    final_ = argv[i] + flag.size();
+    if (final_.empty()) continue;
+    temporary_ = final_ + ".tmp." + std::to_string(::getpid());
+    argument_ = std::string(flag) + temporary_;
+    argv[i] = argument_.data();  // Google Benchmark copies the value; argument_ lives on regardless
+  }
+}
+
+results_file::~results_file() {
+  std::error_code ignored;  // a destructor must not throw
+  if (!temporary_.empty()) std::filesystem::remove(temporary_, ignored);  // a run that threw
+}
+
+std::string results_file::settle(bool was_interrupted) {
+  if (temporary_.empty()) return "";
+  std::filesystem::path target = final_;
+  if (was_interrupted) target.replace_extension(".interrupted" + target.extension().string());
+  std::filesystem::rename(std::exchange(temporary_, ""), target);
+  return target;
+}
+
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                 double copy_gbs) {
   const cudaStream_t stream = nullptr;
@@ -40,6 +107,10 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
   event_pair events;
   double total_s = 0;
   for (auto _ : state) {
+    if (interrupted()) {  // stop now: the benchmark's repetitions would take their whole time
+      state.SkipWithError(interrupted_message);
+      return 0;
+    }
     flusher.flush(stream);
     events.start(stream);
     launch(stream);
@@ -68,9 +139,19 @@ benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Bench
       ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
 }
 
+namespace {
+// Google Benchmark 1.8 replaced Run::error_occurred with Run::skipped.
+template <class Run>
+bool skipped(const Run& r) {
+  if constexpr (requires { r.skipped; }) return bool(r.skipped);
+  else return r.error_occurred;
+}
+}  // namespace
+
 void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
   if (runs.empty()) return;
+  if (!skipped(runs.front())) ++finished_;
   const auto now = std::chrono::steady_clock::now();
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
   std::fprintf(stderr, "[%d/%d, %.1f s, %.0f s in] %s\n", ++done_, total_, seconds(now - last_), seconds(now - start_),

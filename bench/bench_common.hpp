@@ -8,8 +8,8 @@
 
 #include <chrono>
 #include <functional>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace cdl::bench {
 
@@ -26,6 +26,44 @@ double publish_environment();
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                 double copy_gbs);
 
+// Registers `body` as the benchmark `name` (and adds the name to `names`): the one way cdl_bench
+// registers a benchmark. The body may throw: the benchmark then fails with the exception's
+// message and the run goes on to the next one. After an interrupt (see interrupted()) the
+// benchmarks not yet run are skipped, each marked "interrupted", so that the run ends at once
+// with a whole results file.
+benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
+                                                   std::function<void(benchmark::State&)> body);
+// Marks the benchmark failed (Google Benchmark's SkipWithError: never timed, its message in the
+// results) and counts it in failures().
+void fail(benchmark::State& state, const std::string& why);
+int failures();
+
+// SIGINT and SIGTERM no longer kill the run: the first one sets interrupted(), the benchmark in
+// flight stops at its next iteration and the rest are skipped. A second one kills as usual.
+void stop_on_signals();
+int interrupted();  // the signal's number, 0 when none came
+
+// Google Benchmark writes --benchmark_out as the run goes and closes the JSON document at its end,
+// so a run that stops early would leave half a document under the final name, in place of the last
+// whole one. results_file gives Google Benchmark a temporary name in the same directory instead
+// (by rewriting the argument) and settles it when the run ends:
+//   a whole run       the temporary file is renamed to FILE (a reader sees the old file or the new)
+//   an interrupted one FILE stays as it was; the benchmarks that finished are kept, as a whole
+//                     JSON document, in FILE with ".interrupted" before its extension
+//   a run that threw  the temporary file is removed
+class results_file {
+ public:
+  results_file(int argc, char** argv);  // before benchmark::Initialize
+  ~results_file();
+  results_file(const results_file&) = delete;
+  results_file& operator=(const results_file&) = delete;
+  // Moves the finished run's file into place and returns where it went ("" without --benchmark_out).
+  std::string settle(bool was_interrupted);
+
+ private:
+  std::string final_, temporary_, argument_;
+};
+
 // Standard settings for a GPU benchmark: manual (event) time, microseconds, a fixed number of
 // iterations per repetition, repetitions with median and spread reported, and the min/max
 // across repetitions.
@@ -39,9 +77,10 @@ class progress_reporter : public benchmark::ConsoleReporter {
  public:
   explicit progress_reporter(int total) : total_(total) {}
   void ReportRuns(const std::vector<Run>& runs) override;
+  int finished() const { return finished_; }  // reported without an error or a skip
 
  private:
-  int total_, done_ = 0;
+  int total_, done_ = 0, finished_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 

@@ -66,17 +66,12 @@ double probe(const std::vector<std::string>& args) {
 // Registers a host-timed stage; `once` runs one timed operation and returns its seconds.
 template <class Once>
 void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names, Once once) {
-  names.push_back(name);
   // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
-  configure_repetitions(benchmark::RegisterBenchmark(name.c_str(),
-                                         [once](benchmark::State& state) {
-                                           try {
+  configure_repetitions(register_benchmark(name, names,
+                                           [once](benchmark::State& state) {
                                              for (auto _ : state) state.SetIterationTime(once());
-                                           } catch (const std::exception& e) {
-                                             state.SkipWithError(e.what());
-                                           }
-                                         }),
-                       repetitions)
+                                           }),
+                        repetitions)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(iterations);
 }

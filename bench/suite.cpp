@@ -5,7 +5,7 @@
 //   cdl_bench [--cdl_quick] [Google Benchmark flags, e.g. --benchmark_filter=tasks/ --benchmark_out=r.json]
 //
 // Each benchmark first validates its configuration against the float64 CPU reference; a wrong
-// result is reported with SkipWithError and never timed. Time is GPU time from CUDA events,
+// result is reported with SkipWithError and never timed, and the run's exit status is then 3. Time is GPU time from CUDA events,
 // with L2 flushed before every iteration. Benchmarks are registered problem by problem, so the
 // strategies of one problem share its inputs and reference (one fixture alive at a time).
 #include "bench_common.hpp"
@@ -62,23 +62,20 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
   const std::string problem = result_name(p.describe());
   const std::string workload = problem.substr(0, problem.find('/'));
   const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
-  names.push_back(name);
-  configure(benchmark::RegisterBenchmark(name.c_str(),
-                                         [&entry, p, s, extra, name](benchmark::State& state) {
-                                           static std::map<std::string, validation_result> checked;
-                                           const Fixture& f = fixture_for<Fixture>(p);
-                                           if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
-                                           const validation_result& v = checked[name];
-                                           if (!v.passed) {
-                                             state.SkipWithError(("validation failed: " + v.summary()).c_str());
-                                             return;
-                                           }
-                                           const double seconds = timed_loop(
-                                               state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
-                                               double(p.min_bytes()), s.copy_gbs);
-                                           state.counters["max_rel_err"] = v.max_rel_error;
-                                           extra(state, seconds);
-                                         }),
+  configure(register_benchmark(name, names,
+                               [&entry, p, s, extra, name](benchmark::State& state) {
+                                 static std::map<std::string, validation_result> checked;
+                                 const Fixture& f = fixture_for<Fixture>(p);
+                                 if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
+                                 const validation_result& v = checked[name];
+                                 if (!v.passed) return fail(state, "validation failed: " + v.summary());
+                                 const double seconds = timed_loop(
+                                     state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
+                                     double(p.min_bytes()), s.copy_gbs);
+                                 if (state.error_occurred()) return;
+                                 state.counters["max_rel_err"] = v.max_rel_error;
+                                 extra(state, seconds);
+                               }),
             s.repetitions, s.iterations_for(double(p.min_bytes())));
 }
 
@@ -98,23 +95,19 @@ struct copy_bench_fixture : copy_fixture {
 
 void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& names) {
   const std::string name = "copy/cudaMemcpy/bytes:" + std::to_string(bytes);
-  names.push_back(name);
-  configure(benchmark::RegisterBenchmark(name.c_str(),
-                                         [bytes, s](benchmark::State& state) {
-                                           static std::map<std::size_t, bool> checked;
-                                           const copy_fixture& copy = fixture_for<copy_bench_fixture>(copy_problem{bytes});
-                                           if (!checked.count(bytes)) {
-                                             copy.launch(nullptr);
-                                             checked[bytes] = copy.verify();
-                                           }
-                                           if (!checked[bytes]) {
-                                             state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
-                                             return;
-                                           }
-                                           timed_loop(
-                                               state, [&](cudaStream_t st) { copy.launch(st); },
-                                               2.0 * double(copy.bytes()), s.copy_gbs);
-                                         }),
+  configure(register_benchmark(name, names,
+                               [bytes, s](benchmark::State& state) {
+                                 static std::map<std::size_t, bool> checked;
+                                 const copy_fixture& copy = fixture_for<copy_bench_fixture>(copy_problem{bytes});
+                                 if (!checked.count(bytes)) {
+                                   copy.launch(nullptr);
+                                   checked[bytes] = copy.verify();
+                                 }
+                                 if (!checked[bytes]) return fail(state, "validation failed: cudaMemcpy wrote wrong data");
+                                 timed_loop(
+                                     state, [&](cudaStream_t st) { copy.launch(st); }, 2.0 * double(copy.bytes()),
+                                     s.copy_gbs);
+                               }),
             s.repetitions, s.iterations_for(2.0 * double(bytes)));
 }
 
@@ -233,6 +226,7 @@ int main(int argc, char** argv) {
       --argc;
       break;
     }
+  results_file results(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   try {
@@ -249,9 +243,28 @@ int main(int argc, char** argv) {
     register_matmul(s, names);
     register_jit_stages(s.repetitions, names);
 
-    progress_reporter reporter(count_selected(names));
+    const int selected = count_selected(names);
+    if (selected == 0) {
+      std::fprintf(stderr, "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks (--benchmark_list_tests lists them)\n",
+                   benchmark::GetBenchmarkFilter().c_str(), names.size());
+      return 2;
+    }
+    stop_on_signals();
+    progress_reporter reporter(selected);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
+    const std::string written = results.settle(interrupted() != 0);
+    if (interrupted()) {
+      std::fprintf(stderr, "cdl_bench: interrupted (signal %d) after %d of %d benchmarks%s\n", interrupted(),
+                   reporter.finished(), selected,
+                   written.empty() ? "" : ("; the finished ones are in " + written + ", the earlier results file is untouched").c_str());
+      return 128 + interrupted();
+    }
+    if (failures()) {
+      std::fprintf(stderr, "cdl_bench: %d benchmarks FAILED (their errors are in the output%s)\n", failures(),
+                   written.empty() ? "" : (" and in " + written).c_str());
+      return 3;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cdl_bench: %s\n", e.what());
     return 1;

@@ -32,10 +32,12 @@ out="results/$device"
 mkdir -p "$out"
 ./build/release/bench/cdl_build_facts "$out/build_facts.json"
 "$python" reports/resources.py build/release "$out/resources.json"
-# Google Benchmark writes its file at the end: write to a temporary name and move it into place,
-# so an interrupted run never leaves a half-written results file (an earlier one stays whole).
-./build/release/bench/cdl_bench --benchmark_out="$out/bench.json.partial" --benchmark_out_format=json "${args[@]}"
-mv "$out/bench.json.partial" "$out/bench.json"
+# cdl_bench writes bench.json whole or not at all: interrupted (Ctrl-C), it keeps the finished
+# benchmarks in bench.interrupted.json and leaves an earlier bench.json as it was. Its exit status 3
+# means some benchmark failed: the report lists the failures first, so go on to it.
+bench=0
+./build/release/bench/cdl_bench --benchmark_out="$out/bench.json" --benchmark_out_format=json "${args[@]}" || bench=$?
+[ "$bench" -eq 0 ] || [ "$bench" -eq 3 ] || exit "$bench"
 rm -f "$out/python.json"  # never report an earlier run's peers beside this one
 quick=(); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done
 peers=0
@@ -43,4 +45,5 @@ PYTHONPATH=bench/python "${CDL_PEERS_PYTHON:-python3}" -m cdl_peers --cdl-proble
   --out "$out/python.json" "${quick[@]}" || peers=$?
 report=0
 "$python" reports/report.py "$out" || report=$?
-exit $(( report > peers ? report : peers ))
+worst=$(( report > peers ? report : peers ))
+exit $(( bench > worst ? bench : worst ))
