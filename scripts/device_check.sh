@@ -26,11 +26,11 @@ if [ "$phase" != bench ]; then
 ctest --preset release -j 16 --output-on-failure > "$LOGS/ctest.log" 2>&1
 echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$LOGS/ctest.log" | tail -3
 
-# The demo, and the faults a user meets first: a size that cannot fit, no visible GPU.
+grep -E "fault_tests" "$LOGS/ctest.log"  # the faults (tests/faults) on this machine
+
+# The demo.
 ./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
 echo "cdl_run rc=$?"; cat /tmp/run.txt
-./build/release/bench/cdl_run --strategy 00_inline/vec --n 2^40; echo "oversize rc=$?"
-CUDA_VISIBLE_DEVICES= ./build/release/bench/cdl_bench; echo "no-gpu bench rc=$?"
 
 # A user's op through 06 and 07, beside the built-in strategies; then ops that must be refused.
 for k in 1 16; do
