@@ -13,10 +13,10 @@
 # A tool slows the tests 10 to 100 times, mostly on the host, so each tool runs the suite in
 # SHARDS pieces at once (GoogleTest's sharding; default: 16 processes in all, one per core of the
 # machines we use). Logs: $LOGS/<tool>.<shard>.log (LOGS defaults to ./sanitize_logs). The summary
-# gives, per tool, the tests that passed and were skipped, the findings, and the kernels the tool
-# checked: distinct kernels and kernel runs, counted by the CUPTI census (tests/kernel_census.cpp)
-# preloaded into the same processes ($LOGS/<tool>.<shard>.kernels.<pid>). Exit status 1 on any
-# finding, failed test or tool that did not finish, 2 when the tool, the tests or a GPU is
+# gives, per tool, the tests that passed and were skipped and the findings; then the kernels those
+# tests run, counted by a CUPTI census (tests/kernel_census.cpp) preloaded into the same tests run
+# once more without a tool, at the same time (CUPTI sees nothing under a tool). Exit status 1 on
+# any finding, failed test or tool that did not finish, 2 when the tool, the tests or a GPU is
 # missing, 0 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +35,6 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 nvidia-smi -L > /dev/null 2>&1 || { echo "sanitize: no GPU visible: the sanitizer checks GPU code as it runs" >&2; exit 2; }
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS"/*.kernels.*
-preload=()
-[ -f "$census" ] && preload=(--preload-library "$(realpath "$census")")
 export CDL_JIT_CACHE_DIR="$build/jit-cache-sanitize"  # the JIT strategies compile under the tool too
 
 declare -A options=(
@@ -47,44 +45,54 @@ declare -A options=(
 )
 echo "sanitize: ${tools[*]} over $tests (filter $filter), $shards shards per tool"
 pids=()
-for tool in "${tools[@]}"; do
-  for ((shard = 0; shard < shards; ++shard)); do
+for ((shard = 0; shard < shards; ++shard)); do
+  export GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard
+  for tool in "${tools[@]}"; do
     # shellcheck disable=SC2086
-    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard CDL_KERNEL_CENSUS="$LOGS/$tool.$shard.kernels" \
-      "$sanitizer" --tool "$tool" ${options[$tool]} "${preload[@]}" --error-exitcode 99 --print-limit 100 \
-      --launch-timeout 0 "$tests" --gtest_filter="$filter" > "$LOGS/$tool.$shard.log" 2>&1 &
+    "$sanitizer" --tool "$tool" ${options[$tool]} --error-exitcode 99 --print-limit 100 --launch-timeout 0 \
+      "$tests" --gtest_filter="$filter" > "$LOGS/$tool.$shard.log" 2>&1 &
     pids+=($!)
   done
+  [ -f "$census" ] && LD_PRELOAD=$(realpath "$census") CDL_KERNEL_CENSUS="$LOGS/census.$shard.kernels" \
+    "$tests" --gtest_filter="$filter" > "$LOGS/census.$shard.log" 2>&1 &
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
+wait  # the census
 
 sum() { awk '{ s += $1 } END { print s + 0 }'; }
 status=0
-printf '%-10s %7s %7s %7s %9s %8s %9s\n' tool passed skipped failed findings kernels 'kernel runs'
+printf '%-10s %7s %7s %7s %9s\n' tool passed skipped failed findings
 for tool in "${tools[@]}"; do
   logs=("$LOGS/$tool".*.log)
   passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "${logs[@]}" | sum)
   skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?.*/\1/p' "${logs[@]}" | sum)
   failed=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?.*/\1/p' "${logs[@]}" | sum)
-  finished=$(grep -l '^========= ERROR SUMMARY' "${logs[@]}" | wc -l)
-  # Every tool's "ERROR SUMMARY: N errors", and racecheck's warnings (hazards it does not call errors).
-  findings=$(sed -nE -e 's/^========= ERROR SUMMARY: ([0-9]+) errors?.*/\1/p' \
-    -e 's/^========= RACECHECK SUMMARY: .*, ([0-9]+) warnings?\).*/\1/p' "${logs[@]}" | sum)
-  censuses=("$LOGS/$tool".*.kernels.*)
-  if [ -f "${censuses[0]}" ] && ! grep -q '^census failed' "${censuses[@]}"; then
-    kernels=$(cut -d' ' -f2- "${censuses[@]}" | sort -u | wc -l)
-    runs=$(cut -d' ' -f1 "${censuses[@]}" | sum)
-  else
-    kernels='?' runs='?'
-  fi
-  printf '%-10s %7s %7s %7s %9s %8s %9s\n' "$tool" "$passed" "$skipped" "$failed" "$findings" "$kernels" "$runs"
-  [ "$kernels" = '?' ] && { grep -h '^census failed' "${censuses[@]}" 2>/dev/null | sort | uniq -c | head -3 \
-                            || echo "           no kernel census: $census not built (no CUPTI) or not written"; }
+  # A tool ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards
+  # displayed (E errors, W warnings)": every hazard counts.
+  summary='^========= (ERROR SUMMARY: ([0-9]+) errors?|RACECHECK SUMMARY: ([0-9]+) hazards?).*'
+  finished=$(grep -lE "$summary" "${logs[@]}" | wc -l)
+  findings=$(sed -nE "s/$summary/"'\2\3/p' "${logs[@]}" | sum)
+  printf '%-10s %7s %7s %7s %9s\n' "$tool" "$passed" "$skipped" "$failed" "$findings"
   if [ "$findings" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] || [ "$finished" -ne "$shards" ]; then
     status=1
     [ "$finished" -ne "$shards" ] && echo "           $((shards - finished)) of $shards shards did not finish: see $LOGS/$tool.*.log"
-    grep -hE '^========= (Invalid|Race|Barrier|Uninitialized|Leaked|Program hit|Error|    at )|^\[  FAILED  \]' \
+    grep -hE '^========= (Invalid|Race|Barrier|Uninitialized|Leaked|Host API|Program hit|Error|    at )|^\[  FAILED  \]' \
       "${logs[@]}" | head -20
   fi
 done
+
+# The kernels: distinct names and runs over the census's shards; a census that failed, or that saw
+# no kernel, says so instead of a count.
+censuses=("$LOGS"/census.*.kernels.*)
+if [ ! -f "${censuses[0]}" ]; then
+  echo "kernels: no census ($census not built, CUPTI not found, or it wrote nothing)"
+elif grep -q '^census failed' "${censuses[@]}"; then
+  echo "kernels: no count: $(grep -h '^census failed' "${censuses[@]}" | head -1)"
+else
+  cat "${censuses[@]}" > "$LOGS/kernels.txt"
+  census_passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "$LOGS"/census.*.log | sum)
+  echo "kernels: $(cut -d' ' -f2- "$LOGS/kernels.txt" | sort -u | grep -c .) distinct," \
+    "$(cut -d' ' -f1 "$LOGS/kernels.txt" | sum) runs in the same tests ($census_passed passed) under a CUPTI census," \
+    "without a tool: $LOGS/kernels.txt"
+fi
 exit $status
