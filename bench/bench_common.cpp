@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <set>
 
 namespace cdl::bench {
 
@@ -41,7 +41,7 @@ double publish_environment() {
 
 namespace {
 volatile std::sig_atomic_t signal_seen = 0;
-std::atomic<int> failed{0};
+std::set<std::string> failed;  // benchmarks run one at a time, on the main thread
 constexpr const char* interrupted_message = "interrupted";
 }  // namespace
 
@@ -55,23 +55,19 @@ void stop_on_signals() {
 
 int interrupted() { return signal_seen; }
 
-void fail(benchmark::State& state, const std::string& why) {
-  ++failed;
-  state.SkipWithError(why.c_str());
-}
-
-int failures() { return failed; }
+int failures() { return int(failed.size()); }
 
 benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
                                                    std::function<void(benchmark::State&)> body) {
   names.push_back(name);
-  return benchmark::RegisterBenchmark(name.c_str(), [body = std::move(body)](benchmark::State& state) {
+  return benchmark::RegisterBenchmark(name.c_str(), [name, body = std::move(body)](benchmark::State& state) {
     if (interrupted()) return state.SkipWithError(interrupted_message);
     try {
       body(state);
     } catch (const std::exception& e) {
-      fail(state, e.what());
+      state.SkipWithError(e.what());
     }
+    if (state.error_occurred() && !interrupted()) failed.insert(name);
   });
 }
 

@@ -27,15 +27,13 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
                 double copy_gbs);
 
 // Registers `body` as the benchmark `name` (and adds the name to `names`): the one way cdl_bench
-// registers a benchmark. The body may throw: the benchmark then fails with the exception's
-// message and the run goes on to the next one. After an interrupt (see interrupted()) the
+// registers a benchmark. A body fails a benchmark with SkipWithError (never timed, the message
+// in the results) or by throwing (the exception's message); the run goes on to the next one, and
+// failures() counts the benchmarks that failed. After an interrupt (see interrupted()) the
 // benchmarks not yet run are skipped, each marked "interrupted", so that the run ends at once
 // with a whole results file.
 benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
                                                    std::function<void(benchmark::State&)> body);
-// Marks the benchmark failed (Google Benchmark's SkipWithError: never timed, its message in the
-// results) and counts it in failures().
-void fail(benchmark::State& state, const std::string& why);
 int failures();
 
 // SIGINT and SIGTERM no longer kill the run: the first one sets interrupted(), the benchmark in

@@ -24,8 +24,6 @@
 
 #include <cstdio>
 #include <map>
-#include <new>
-#include <stdexcept>
 #include <span>
 #include <string>
 #include <vector>
@@ -179,12 +177,7 @@ int main(int argc, char** argv) {
     std::printf("cdl_problem: %s -> %s\n", j["name"].get<std::string>().c_str(), dir.c_str());
     return 0;
   } catch (const std::exception& e) {
-    // std::vector's two ways of saying the host cannot hold it.
-    const bool memory = dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::length_error*>(&e);
-    std::fprintf(stderr, "cdl_problem: %s\n",
-                 memory ? "out of host memory: the inputs and the float64 reference need more than this machine can "
-                          "give; ask for a smaller one"
-                        : e.what());
+    std::fprintf(stderr, "cdl_problem: %s\n", failure_message(e, "ask for a smaller one").c_str());
     return 2;
   }
 }

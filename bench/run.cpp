@@ -21,8 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -190,12 +188,7 @@ int main(int argc, char** argv) {
   try {
     return run(parse(argc, argv));
   } catch (const std::exception& e) {
-    // std::vector's two ways of saying the host cannot hold it.
-    const bool memory = dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::length_error*>(&e);
-    std::fprintf(stderr, "cdl_run: %s\n",
-                 memory ? "out of host memory: the inputs and the float64 reference need more than this machine can "
-                          "give; ask for a smaller --n"
-                        : e.what());
+    std::fprintf(stderr, "cdl_run: %s\n", failure_message(e, "ask for a smaller --n").c_str());
     return 2;
   }
 }

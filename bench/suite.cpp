@@ -5,8 +5,8 @@
 //   cdl_bench [--cdl_quick] [Google Benchmark flags, e.g. --benchmark_filter=tasks/ --benchmark_out=r.json]
 //
 // Each benchmark first validates its configuration against the float64 CPU reference; a wrong
-// result is reported with SkipWithError and never timed, and the run's exit status is then 3. Time is GPU time from CUDA events,
-// with L2 flushed before every iteration. Benchmarks are registered problem by problem, so the
+// result is reported with SkipWithError and never timed, and the run's exit status is then 3.
+// Time is GPU time from CUDA events, with L2 flushed before every iteration. Benchmarks are registered problem by problem, so the
 // strategies of one problem share its inputs and reference (one fixture alive at a time).
 #include "bench_common.hpp"
 
@@ -68,7 +68,7 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
                                  const Fixture& f = fixture_for<Fixture>(p);
                                  if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
                                  const validation_result& v = checked[name];
-                                 if (!v.passed) return fail(state, "validation failed: " + v.summary());
+                                 if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
                                  const double seconds = timed_loop(
                                      state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
                                      double(p.min_bytes()), s.copy_gbs);
@@ -103,7 +103,7 @@ void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& na
                                    copy.launch(nullptr);
                                    checked[bytes] = copy.verify();
                                  }
-                                 if (!checked[bytes]) return fail(state, "validation failed: cudaMemcpy wrote wrong data");
+                                 if (!checked[bytes]) return state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
                                  timed_loop(
                                      state, [&](cudaStream_t st) { copy.launch(st); }, 2.0 * double(copy.bytes()),
                                      s.copy_gbs);
@@ -245,8 +245,8 @@ int main(int argc, char** argv) {
 
     const int selected = count_selected(names);
     if (selected == 0) {
-      std::fprintf(stderr, "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks (--benchmark_list_tests lists them)\n",
-                   benchmark::GetBenchmarkFilter().c_str(), names.size());
+      std::fprintf(stderr, "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks "
+                   "(--benchmark_list_tests lists them)\n", benchmark::GetBenchmarkFilter().c_str(), names.size());
       return 2;
     }
     stop_on_signals();
@@ -255,9 +255,9 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const std::string written = results.settle(interrupted() != 0);
     if (interrupted()) {
+      const std::string kept = "; the finished ones are in " + written + ", the earlier results file is untouched";
       std::fprintf(stderr, "cdl_bench: interrupted (signal %d) after %d of %d benchmarks%s\n", interrupted(),
-                   reporter.finished(), selected,
-                   written.empty() ? "" : ("; the finished ones are in " + written + ", the earlier results file is untouched").c_str());
+                   reporter.finished(), selected, written.empty() ? "" : kept.c_str());
       return 128 + interrupted();
     }
     if (failures()) {

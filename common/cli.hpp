@@ -1,9 +1,11 @@
-// Command-line vocabulary shared by the programs: sizes written the way people write them.
+// Command-line vocabulary shared by the programs: sizes written the way people write them, and
+// the message a program ends with.
 #pragma once
 
 #include "check.hpp"
 
 #include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +24,15 @@ inline std::size_t parse_size(const std::string& text) try {
   return std::size_t(v);
 } catch (const std::logic_error&) {  // std::stoi / std::stod found no number
   throw error("bad size '" + text + "' (expected a whole number such as 1000, 1e8 or 2^24)");
+}
+
+// What a program says when `e` ends it: e.what(), except for std::vector's two ways of saying the
+// host cannot hold a problem (std::bad_alloc, std::length_error), which become one plain sentence
+// ending with `smaller` (how to ask for less).
+inline std::string failure_message(const std::exception& e, const std::string& smaller) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::length_error*>(&e))
+    return "out of host memory: the inputs and the float64 reference need more than this machine can give; " + smaller;
+  return e.what();
 }
 
 }  // namespace cdl

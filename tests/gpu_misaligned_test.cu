@@ -16,8 +16,8 @@ namespace {
 
 constexpr std::size_t misaligned_n = (std::size_t(1) << 20) + 3;  // a vector tail, too
 
-// Inputs at offset 1 of their buffers; the output at offset 1 of n + 2 elements of poison (all
-// bits set: a NaN, so an unwritten element fails validation). Returns the whole output.
+// Inputs at offset 1 of their buffers (x, and y for zip); the output z at offset 1 of n + 2
+// elements of poison (all bits set: a NaN, so an unwritten element fails validation).
 template <class T>
 struct misaligned_buffers {
   device_buffer<T> x, y, z;
