@@ -45,6 +45,9 @@ declare -A options=(
   [synccheck]=""
   [initcheck]=""
 )
+for tool in "${tools[@]}"; do
+  [ -n "${options[$tool]+known}" ] || { echo "sanitize: unknown tool '$tool' (valid: ${!options[*]})" >&2; exit 2; }
+done
 echo "sanitize: ${tools[*]} over $tests (filter $filter), $shards shards per tool"
 pids=()
 for ((shard = 0; shard < shards; ++shard)); do
