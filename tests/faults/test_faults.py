@@ -9,7 +9,7 @@ Without --gpu: the faults that need no GPU (unknown names and options, no visibl
 too big for host memory); they run in CI. With --gpu: the faults met on a GPU (a size that cannot
 fit in device memory, a filter that selects nothing, an interrupted run); without a GPU the
 script says so and exits 77, which ctest reports as skipped. A malformed or foreign results file
-given to the report generator is tested with the report (tests/report/test_report.py).
+given to the report generator is tested with the report (tests/report/test_results.py).
 """
 import json
 import os

@@ -1,0 +1,15 @@
+"""The report generator's modules, one concern each. The command lines beside this package
+(reports/report.py, and later reports/compare.py) are thin: they read a results directory with
+`results`, compute with `stats`, and write with `document`.
+
+    results.py       the results model: reading and validating bench.json, python.json,
+                     resources.json, build_facts.json and repeat.json; the one place that knows
+                     Google Benchmark's naming (workload/strategy[.variant]/form/key:value/...)
+    stats.py         medians, spread and the noise threshold
+    document.py      the Markdown page: tables, number formats, figures, files written whole
+    plots.py         every figure, drawn from numbers a section has already computed
+    sections/        one module per section of the report, in the order they appear
+    claims.py        the source articles' claims, each rule beside its text
+    readme_table.py  the results table of strategies/README.md
+    build.py         the whole report: every section in order, then the files
+"""

@@ -1,0 +1,32 @@
+"""The whole report: every section in the order it appears, then the files, written whole."""
+import os
+
+from . import claims, readme_table
+from .document import Document
+from .sections import (dispatch, elementwise, header, image, jit, map, matmul, precision, python_peers, repeat,
+                       resources, tasks)
+
+
+def write_report(results, out_dir, readme=None):
+    """Writes out_dir/report.md and its plots from `results` (a results.Results); returns (path, found)."""
+    doc = Document(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    bench = results.bench
+    found = {}
+    header.add(doc, bench)
+    found["map"] = map.add(doc, bench, results.resources)
+    found["dispatch"] = dispatch.add(doc, bench)
+    found["precision"] = precision.add(doc, bench, found["dispatch"])
+    found["tasks"] = tasks.add(doc, bench)
+    found["jit"] = jit.add(doc, bench, found["dispatch"])
+    found["image"] = image.add(doc, bench)
+    found["matmul"] = matmul.add(doc, bench)
+    found["other"] = elementwise.add(doc, bench)
+    found["python"] = python_peers.add(doc, bench, results.python)
+    resources.add(doc, results.resources)
+    claims.add(doc, bench, results.facts, found, results.python)
+    repeat.add(doc, bench, results.repeat)
+    path = doc.write("report.md")
+    if readme:
+        readme_table.update(readme, readme_table.text(bench, found))
+    return path, found

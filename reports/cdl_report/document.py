@@ -1,0 +1,55 @@
+"""The Markdown page: tables, number formats, figures, and files written whole or not at all."""
+import os
+
+
+def fmt_time(us):
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
+
+
+class Document:
+    """The report being written: its Markdown parts and the files beside it. Nothing reaches its
+    final name until write(): every file is written under a temporary name first."""
+
+    def __init__(self, out_dir):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        self.plt, self.out_dir, self.parts, self.files = plt, out_dir, [], {}
+
+    def add(self, text):
+        self.parts.append(text)
+
+    def figure(self, name, fig, caption):
+        path = os.path.join(self.out_dir, name)
+        tmp = path + ".tmp.png"
+        fig.tight_layout()
+        fig.savefig(tmp, dpi=110)
+        self.plt.close(fig)
+        self.files[path] = tmp
+        self.add(f"![{caption}]({name})\n\n*{caption}*\n")
+
+    def text_file(self, name, text):
+        """Writes a text file under a temporary name; write() renames it with the rest."""
+        path = os.path.join(self.out_dir, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        self.files[path] = path + ".tmp"
+        return path
+
+    def write(self, name):
+        """Writes the report as `name`, then moves every file into place."""
+        path = self.text_file(name, "\n".join(self.parts))
+        for final, temporary in self.files.items():
+            os.replace(temporary, final)
+        return path

@@ -1,0 +1,110 @@
+"""Every figure of the report. Each function draws numbers a section has already computed and adds
+the figure, with its caption, to the document: no figure computes a finding of its own."""
+from collections import defaultdict
+
+from .results import label
+
+
+def map_bandwidth(doc, by_entry, copy):
+    """by_entry: {entry: [(n, GB/s)]}; copy: [(n, GB/s)] of cudaMemcpy for the same bytes."""
+    fig, ax = doc.plt.subplots(figsize=(8, 5))
+    # Each strategy's vec form, and the peers (whose "form" is the library's function name).
+    shown = sorted(e for e in by_entry if e.split("/")[1] not in ("scalar", "staged"))
+    for entry in shown + [e for e in ("01_template_functor/scalar",) if e in by_entry]:
+        pts = sorted(by_entry[entry])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
+                linestyle="--" if entry.endswith("scalar") else "-", label=entry)
+    if copy:
+        ax.plot([c[0] for c in copy], [c[1] for c in copy], color="black", lw=2.5, label="cudaMemcpy (floor)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n (float32 elements)")
+    ax.set_ylabel("GB/s (bytes read + written / time)")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    doc.figure("map_bandwidth.png", fig, "Map bandwidth against n: each strategy's vec form, the library peers, "
+               "the template's scalar form (dashed) and the device-to-device copy of the same bytes")
+
+
+def dispatch_penalty(doc, sweep, cols):
+    """sweep: {op: {k: {entry: median µs}}}; one panel per op, one line per entry of cols."""
+    ops = sorted(sweep)
+    fig, axes = doc.plt.subplots(1, len(ops), figsize=(6 * len(ops), 4.5), squeeze=False)
+    for ax, op in zip(axes[0], ops):
+        ks = sorted(sweep[op])
+        for c in ["01_template_functor/vec"] + cols:
+            pts = [(k, sweep[op][k][c]) for k in ks if c in sweep[op][k]]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label(c))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(op)
+        ax.set_xlabel("k (evaluations per element)")
+        ax.set_ylabel("median time (µs)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    doc.figure("dispatch_penalty.png", fig, "Time against k per strategy (vec forms): the slope is the cost of a call")
+
+
+def tasks_divergence(doc, runs, layouts, entries, uniform):
+    """runs: [(fields, {entry: row})] of the tasks workload; uniform: {entry: median at one op}."""
+    fig, axes = doc.plt.subplots(1, len(layouts), figsize=(5.5 * len(layouts), 4.3), squeeze=False, sharey=True)
+    for ax, layout in zip(axes[0], layouts):
+        for entry in entries:
+            pts = sorted((int(f["distinct"]), es[entry]["median"]) for f, es in runs if f["layout"] == layout and entry in es)
+            if entry in uniform:
+                pts = [(1, uniform[entry])] + pts
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=entry)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"layout: {layout}")
+        ax.set_xlabel("distinct ops (per warp for 'warp' and 'random')")
+        ax.set_ylabel("median time (µs)")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    doc.figure("tasks_divergence.png", fig, "Tasks: time against the number of distinct ops, per layout (d = 1 is the uniform layout)")
+
+
+def jit_breakeven(doc, breakeven):
+    """breakeven: {(op, k, cost label): elements}; solid for a compile, dashed for a cache load."""
+    pts = defaultdict(list)
+    for (op, k, cost), n_even in breakeven.items():
+        pts[(op, cost)].append((k, n_even))
+    fig, ax = doc.plt.subplots(figsize=(7, 4.5))
+    for (op, cost), p in sorted(pts.items()):
+        p.sort()
+        ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3, linestyle="-" if cost == "compile" else "--",
+                label=f"{op}, {cost}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("k (evaluations per element)")
+    ax.set_ylabel("elements processed to repay it")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid) or a disk-cache load (dashed) has paid for itself")
+
+
+def image_blur(doc, blurs, strategies):
+    """blurs: [(radius, {entry: row})]; each strategy's global (solid) and tiled (dashed) form."""
+    fig, ax = doc.plt.subplots(figsize=(8, 5))
+    for i, s in enumerate(strategies):
+        color = f"C{i % 10}"
+        for form, style in (("global", "-"), ("tiled", "--")):
+            pts = [(rad, es[f"{s}/{form}"]["median"]) for rad, es in blurs if f"{s}/{form}" in es]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, marker="o", ms=3,
+                    label=f"{s} ({form})")
+    ax.set_xlabel("radius r")
+    ax.set_ylabel("median time (µs)")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    doc.figure("image_blur.png", fig, "Box blur time against radius: global form (solid) and tiled form (dashed) per strategy")
+
+
+def matmul_fractions(doc, items, shape):
+    """items: [(fraction of cuBLAS, entry)], largest first."""
+    fig, ax = doc.plt.subplots(figsize=(8, 0.35 * len(items) + 1.2))
+    ax.barh([e for _, e in items][::-1], [v for v, _ in items][::-1], color="C0")
+    ax.set_xlabel(f"fraction of cuBLAS SGEMM, {shape}")
+    ax.set_xlim(0, 1.05)
+    ax.grid(axis="x", alpha=0.3)
+    ax.tick_params(axis="y", labelsize=7)
+    doc.figure("matmul_cublas.png", fig, f"(+,×) matrix product, float32, {shape}: each implementation's fraction of cuBLAS")

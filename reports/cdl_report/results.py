@@ -1,0 +1,160 @@
+"""The results model: what one run wrote, read and checked before anything is computed from it.
+
+A results directory holds
+  bench.json        cdl_bench's Google Benchmark JSON (required)
+  python.json       the Python peers (bench/python), the same records plus which systems ran
+  resources.json    each kernel's registers, stack and spills (reports/resources.py)
+  build_facts.json  what nvcc and NVRTC accept (cdl_build_facts)
+  repeat.json       a second run of some of the same benchmarks, for run-to-run spread
+Every file but bench.json is optional. A file that is present but missing, malformed or foreign
+raises ResultsError, and the command lines turn that into exit status 2 with nothing written.
+
+Benchmark names are Google Benchmark's run names as cdl_bench registers them:
+    workload/strategy[.variant]/form/key:value/.../iterations:N/manual_time
+    jit/<stage>/...                 host-timed costs of the run-time strategies
+    copy/cudaMemcpy/bytes:N         the floor
+This module is the one place that takes such a name apart.
+"""
+import json
+import os
+from collections import defaultdict
+
+GB_SUFFIXES = ("min_time:", "repeats:", "manual_time", "real_time", "iterations:")
+UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+class ResultsError(Exception):
+    """A results file that cannot be used: missing, not JSON, or not what it claims to be."""
+
+
+def read_json(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file ({what})")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ResultsError(f"{path}: not a readable JSON file ({what}): {e}")
+
+
+def parse_name(run_name):
+    """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value})."""
+    parts = [p for p in run_name.split("/") if not p.startswith(GB_SUFFIXES)]
+    if len(parts) < 3:
+        raise ResultsError(f"benchmark name {run_name!r} is not workload/strategy/form/...")
+    fields = dict(p.split(":", 1) if ":" in p else ("shape", p) for p in parts[3:])
+    return parts[0], parts[1] + "/" + parts[2], fields
+
+
+def strategy_of(entry):
+    """'04_function_pointer.table/vec' -> '04_function_pointer': variants and forms are its ways."""
+    return entry.split("/")[0].split(".")[0]
+
+
+def label(entry):
+    """'04_function_pointer.table/vec' -> '04_function_pointer.table'."""
+    return entry.split("/")[0]
+
+
+class Bench:
+    """One cdl_bench results file: per benchmark, the median time (µs) and its spread."""
+
+    def __init__(self, path, doc=None, required=True):
+        doc = read_json(path, "cdl_bench results") if doc is None else doc
+        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list) or \
+                not isinstance(doc.get("context"), dict):
+            raise ResultsError(f"{path}: not a Google Benchmark results file (no 'context' and 'benchmarks' list)")
+        self.path, self.context = path, doc["context"]
+        if "cdl_environment" not in self.context:
+            raise ResultsError(f"{path}: a Google Benchmark file, but not from cdl_bench (no cdl_environment in its context)")
+        try:
+            self.env = json.loads(self.context["cdl_environment"])
+            self.copy_gbs = float(self.context["copy_bandwidth_gbs"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ResultsError(f"{path}: malformed cdl_environment or copy bandwidth in its context: {e}")
+        self.errors, self.rows = [], defaultdict(dict)
+        for b in doc["benchmarks"]:
+            if not isinstance(b, dict) or "run_name" not in b:
+                raise ResultsError(f"{path}: a benchmark entry without a run_name: {str(b)[:80]}")
+            name = b["run_name"]
+            if b.get("error_occurred"):
+                self.errors.append((name, b.get("error_message", "")))
+                continue
+            agg = b.get("aggregate_name")
+            if agg not in ("median", "cv", "min", "max"):
+                continue
+            try:
+                value = float(b["real_time"]) * (UNIT_US[b["time_unit"]] if agg != "cv" else 1.0)
+            except (KeyError, TypeError, ValueError) as e:
+                raise ResultsError(f"{path}: benchmark {name}: no usable real_time/time_unit ({e})")
+            row = self.rows[name]
+            row[agg] = value
+            if agg == "median":
+                row["counters"] = b
+        if required and not self.rows and not self.errors:
+            raise ResultsError(f"{path}: no benchmark results in the file")
+        # (workload, problem fields) -> entry -> row
+        self.problems = defaultdict(dict)
+        self.stages = {}
+        self.copies = {}
+        for name, row in self.rows.items():
+            if "median" not in row:
+                continue
+            if name.startswith("jit/"):
+                self.stages[name.split("/iterations:")[0]] = row
+            elif name.startswith("copy/"):
+                self.copies[int(name.split("bytes:")[1].split("/")[0])] = row
+            else:
+                workload, entry, fields = parse_name(name)
+                self.problems[(workload, tuple(sorted(fields.items())))][entry] = row
+
+    def select(self, workload, **want):
+        """[(fields dict, {entry: row})] of a workload whose fields match `want` (values as text)."""
+        out = []
+        for (w, fields), entries in self.problems.items():
+            f = dict(fields)
+            if w == workload and all(f.get(k) == str(v) for k, v in want.items()):
+                out.append((f, entries))
+        return out
+
+
+class PythonPeers:
+    """python.json from bench/python (cdl_peers): the same records as cdl_bench's, plus which systems
+    ran or were skipped and why, and the function-as-argument experiments."""
+
+    def __init__(self, path):
+        doc = read_json(path, "Python peers' results")
+        info = doc.get("cdl_python") if isinstance(doc, dict) else None
+        if not isinstance(info, dict) or info.get("schema") != "cdl-python/1":
+            raise ResultsError(f"{path}: not a cdl-python/1 file (bench/python writes them)")
+        self.bench = Bench(path, doc, required=False)
+        self.systems, self.experiments = info.get("systems", {}), info.get("experiments", [])
+
+    def experiment(self, start):
+        return next((e for e in self.experiments if e.get("name", "").startswith(start)), None)
+
+
+def load_optional(path, schema):
+    """A file with a top-level 'schema' field (resources.json, build_facts.json), or None when absent."""
+    if not os.path.exists(path):
+        return None
+    doc = read_json(path, schema)
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        raise ResultsError(f"{path}: not a {schema} file (its 'schema' field is {doc.get('schema') if isinstance(doc, dict) else None!r})")
+    return doc
+
+
+class Results:
+    """Every file of one results directory, read and checked."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.bench = Bench(os.path.join(directory, "bench.json"))
+        self.resources = load_optional(os.path.join(directory, "resources.json"), "cdl-resources/1")
+        self.facts = load_optional(os.path.join(directory, "build_facts.json"), "cdl-build-facts/1")
+        python_path = os.path.join(directory, "python.json")
+        self.python = PythonPeers(python_path) if os.path.exists(python_path) else None
+        if self.python:
+            self.bench.errors += self.python.bench.errors
+        self.repeat_path = os.path.join(directory, "repeat.json")
+        self.repeat = Bench(self.repeat_path) if os.path.exists(self.repeat_path) else None

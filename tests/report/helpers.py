@@ -1,0 +1,54 @@
+"""What the report tests share: a copy of the trimmed H100 results (fixture/) to edit, and the
+report's command line run on it. The tests need matplotlib and no GPU."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIXTURE = os.path.join(HERE, "fixture")
+sys.path.insert(0, os.path.join(ROOT, "reports"))
+
+
+def run_report(results, out, *extra):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "reports", "report.py"), results, "--out", out, *extra],
+                          capture_output=True, text=True)
+
+
+class FixtureTest(unittest.TestCase):
+    """A fresh copy of the fixture in self.results per test; the report goes to self.out."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cdl_report_test.")
+        self.results = os.path.join(self.dir, "results")
+        self.out = os.path.join(self.dir, "out")
+        shutil.copytree(FIXTURE, self.results)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def edit_results(self, edit, name="bench.json"):
+        path = os.path.join(self.results, name)
+        with open(path) as f:
+            doc = json.load(f)
+        edit(doc)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+    def report(self, *extra, status=0):
+        """Runs the report, checks its exit status and returns the text of report.md."""
+        run = run_report(self.results, self.out, *extra)
+        self.assertEqual(run.returncode, status, run.stdout + run.stderr)
+        with open(os.path.join(self.out, "report.md")) as f:
+            return f.read()
+
+    def assert_refused(self, message):
+        run = run_report(self.results, self.out)
+        self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+        self.assertIn(message, run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "report.md")), "a report was written anyway")
