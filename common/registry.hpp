@@ -69,7 +69,7 @@ void register_00_inline(registry&);
 void register_01_template_functor(registry&);
 void register_02_device_lambda(registry&);
 void register_03_switch(registry&);
-void register_04_function_pointer(registry&);
+void register_04_function_pointer(registry&);  // registry.cpp: the parts of strategies/one_workload.hpp
 void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);

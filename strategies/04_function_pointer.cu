@@ -17,9 +17,15 @@
 // See it.  The kernels' SASS holds `CALL.REL.NOINC R<n>` (a call through a register) instead
 //          of the op's arithmetic, and each callee (as_device_function<...>) is a separate
 //          function ending in RET (463 calls through a register in this file on sm_90). The
-//          calling convention costs registers and a stack frame: REG:64 STACK:72 for
-//          map_vec_kernel<float, pointer_invoker>, against REG:38 STACK:0 for the template.
+//          calling convention costs registers and a stack frame (the report's resource table
+//          gives map_vec_kernel<float, pointer_invoker> against the template's kernel).
 //          Fetch the pointer once, not per launch: cudaMemcpyFromSymbol synchronises.
+// Build.   ptxas sizes a call through a pointer for every function the module could reach
+//          with it, so this file is compiled once per workload (strategies/one_workload.hpp):
+//          the map kernel's registers are then set by the map's table, not by the image
+//          filters'. The variant `crowded` is the file compiled whole, kept to show the cost.
+#include "strategies/one_workload.hpp"
+
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
@@ -102,28 +108,38 @@ template <class T> using point_fn = point<T>(point<T>);
 template <class T> using ternary = T(T, T, T);
 template <class T> using image_fn = T(image_view<T>, int, int, int);
 
+// The launches, each compiled only where this object serves its workload.
+#if CDL_SERVES(map)
 template <bool use_table>
 void launch_map(const map_launch& a) {
   skeleton::launch_map_with(a, invoker_factory<use_table, map_ops, unary>(a.op));
 }
+#endif
+#if CDL_SERVES(zip)
 template <bool use_table>
 void launch_zip(const zip_launch& a) {
   skeleton::launch_zip_with(a, invoker_factory<use_table, zip_ops, binary>(a.op));
 }
+#endif
+#if CDL_SERVES(points)
 template <bool use_table>
 void launch_points(const points_launch& a) {
   skeleton::launch_points_with(a, invoker_factory<use_table, point_ops, point_fn>(a.op));
 }
-
+#endif
+#if CDL_SERVES(image)
 template <bool use_table>
 void launch_image(const image_launch& a) {
   skeleton::launch_image_with(a, invoker_factory<use_table, image_ops, image_fn>(a.op));
 }
+#endif
+#if CDL_SERVES(matmul)
 template <bool use_table>
 void launch_matmul(const matmul_launch& a) {
   skeleton::launch_matmul_with(a, invoker_factory<use_table, semirings, ternary>(a.op));
 }
-
+#endif
+#if CDL_SERVES(tasks)
 // Per element, only the table can serve: each element indexes it with its own op id.
 struct per_element_table {
   const fn_ptr_t<ternary<float>>* table;
@@ -132,18 +148,35 @@ struct per_element_table {
 void launch_tasks(const tasks_launch& a) {
   skeleton::launch_tasks(a, per_element_table{fetch<task_ops, ternary<float>>().table});
 }
+#endif
 
 }  // namespace
 
-void register_04_function_pointer(registry& r) {
-  r.add_tasks("04_function_pointer", "table", tasks_form::per_element, launch_tasks);
+void CDL_REGISTER_PART(registry& r) {
+#if CDL_CROWDED
+  // Every workload's launches (and so their tables) in this one module, as in a file that serves
+  // them all; only the map's is registered, to be measured beside the map's own build.
+  r.add_map("04_function_pointer", "crowded", launch_map<false>);
+  (void)&launch_zip<false>, (void)&launch_points<false>, (void)&launch_image<false>, (void)&launch_matmul<false>;
+  (void)&launch_map<true>, (void)&launch_zip<true>, (void)&launch_points<true>, (void)&launch_image<true>;
+  (void)&launch_matmul<true>, (void)&launch_tasks;
+#else
   for (const auto& [variant, table] : {std::pair{"symbol", false}, std::pair{"table", true}}) {
+#if CDL_SERVES(map)
     r.add_map("04_function_pointer", variant, table ? launch_map<true> : launch_map<false>);
+#elif CDL_SERVES(zip)
     r.add_zip("04_function_pointer", variant, table ? launch_zip<true> : launch_zip<false>);
+#elif CDL_SERVES(points)
     r.add_points("04_function_pointer", variant, table ? launch_points<true> : launch_points<false>);
+#elif CDL_SERVES(image)
     r.add_image("04_function_pointer", variant, table ? launch_image<true> : launch_image<false>);
+#elif CDL_SERVES(matmul)
     r.add_matmul("04_function_pointer", variant, table ? launch_matmul<true> : launch_matmul<false>);
+#elif CDL_SERVES(tasks)
+    if (table) r.add_tasks("04_function_pointer", variant, tasks_form::per_element, launch_tasks);
+#endif
   }
+#endif
 }
 
 }  // namespace cdl

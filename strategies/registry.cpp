@@ -3,10 +3,19 @@
 #include "common/registry.hpp"
 
 #include "common/check.hpp"
+#include "strategies/one_workload.hpp"
 
 #include <algorithm>
 
 namespace cdl {
+
+// 04 and 05 are compiled once per workload (one_workload.hpp); each part registers its own.
+#define CDL_DECLARE_PART(strategy, workload) void register_##strategy##_##workload(registry&);
+#define CDL_CALL_PART(strategy, workload) register_##strategy##_##workload(r);
+CDL_SPLIT_PARTS(CDL_DECLARE_PART, 04_function_pointer)
+CDL_SPLIT_PARTS(CDL_DECLARE_PART, 05_virtual)
+void register_04_function_pointer(registry& r) { CDL_SPLIT_PARTS(CDL_CALL_PART, 04_function_pointer) }
+void register_05_virtual(registry& r) { CDL_SPLIT_PARTS(CDL_CALL_PART, 05_virtual) }
 
 void registry::add_map(std::string strategy, std::string variant, map_launch_fn launch) {
   for (map_form form : {map_form::scalar, map_form::vec}) map.push_back({strategy, variant, form, launch});
