@@ -1,5 +1,6 @@
 #include "tasks_workload.hpp"
 
+#include "device_info.hpp"
 #include "fixture.hpp"
 #include "inputs.hpp"
 
@@ -36,10 +37,23 @@ __global__ void keys_and_indices(const task* t, std::size_t n, unsigned* keys, u
   }
 }
 
+// begin[id] = the first position of op id in the sorted keys (a lower bound), for id = 0..32.
+__global__ void group_bounds(const unsigned* keys_sorted, std::size_t n, unsigned* begin) {
+  const unsigned id = threadIdx.x;
+  if (id > unsigned(task_op_count)) return;
+  std::size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (keys_sorted[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  begin[id] = unsigned(lo);
+}
+
 // Scratch for the grouping, grown on demand and kept: allocating inside a timed launch would
 // time cudaMalloc, not the grouping.
 struct grouping_scratch {
-  device_buffer<unsigned> keys, keys_sorted, index, index_sorted, unique, counts, runs;
+  device_buffer<unsigned> keys, keys_sorted, index, index_sorted, unique, counts, runs, begin;
   device_buffer<std::byte> temp;
   std::size_t capacity = 0;
 
@@ -57,6 +71,7 @@ struct grouping_scratch {
     CDL_CUDA_CHECK(cudaMemset(unique.data(), 0, unique.bytes()));
     CDL_CUDA_CHECK(cudaMemset(counts.data(), 0, counts.bytes()));
     runs = device_buffer<unsigned>(1);
+    begin = device_buffer<unsigned>(task_op_count + 1);
     std::size_t sort_bytes = 0, rle_bytes = 0;
     CDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(), index.data(),
                                                    index_sorted.data(), n, 0, 5));
@@ -67,22 +82,44 @@ struct grouping_scratch {
   }
 };
 
-}  // namespace
-
-task_groups group_tasks(const tasks_launch& a) {
+grouping_scratch& scratch() {
   static grouping_scratch s;
-  static std::mutex m;
-  const std::lock_guard lock(m);
-  s.reserve(a.n);
-  task_groups g{s.index_sorted.data(), {}, {0}};
-  if (a.n == 0) return g;
+  return s;
+}
+std::mutex scratch_mutex;
+
+// The sort both groupings start with: element indices ordered by op id, in s.index_sorted.
+void sort_by_op(grouping_scratch& s, const tasks_launch& a) {
   keys_and_indices<<<unsigned((a.n + 255) / 256), 256, 0, a.stream>>>(a.tasks, a.n, s.keys.data(), s.index.data());
   CDL_CHECK_LAUNCH();
   std::size_t bytes = s.temp.bytes();
   // Op ids are below 32: sorting 5 bits is enough.
   CDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(s.temp.data(), bytes, s.keys.data(), s.keys_sorted.data(),
                                                  s.index.data(), s.index_sorted.data(), a.n, 0, 5, a.stream));
-  bytes = s.temp.bytes();
+}
+
+}  // namespace
+
+device_task_groups group_tasks_on_device(const tasks_launch& a) {
+  grouping_scratch& s = scratch();
+  const std::lock_guard lock(scratch_mutex);
+  s.reserve(std::max<std::size_t>(a.n, 1));
+  if (a.n > 0) sort_by_op(s, a);
+  group_bounds<<<1, 64, 0, a.stream>>>(s.keys_sorted.data(), a.n, s.begin.data());
+  CDL_CHECK_LAUNCH();
+  // 2048 threads per SM on the GPUs measured here: a grid that fills the GPU once, whatever the
+  // size of the range it will find.
+  return {s.index_sorted.data(), s.begin.data(), unsigned(query_device().sm_count) * (2048 / skeleton::tasks_block)};
+}
+
+task_groups group_tasks(const tasks_launch& a) {
+  grouping_scratch& s = scratch();
+  const std::lock_guard lock(scratch_mutex);
+  s.reserve(a.n);
+  task_groups g{s.index_sorted.data(), {}, {0}};
+  if (a.n == 0) return g;
+  sort_by_op(s, a);
+  std::size_t bytes = s.temp.bytes();
   CDL_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(s.temp.data(), bytes, s.keys_sorted.data(), s.unique.data(),
                                                     s.counts.data(), s.runs.data(), a.n, a.stream));
   unsigned runs = 0, unique[task_op_count], counts[task_op_count];

@@ -22,9 +22,12 @@ enum class task_layout { uniform, sorted, warp, random };
 std::string_view to_string(task_layout l);
 
 // How an implementation reaches the op: one kernel choosing per element, or grouping the
-// elements by op and launching one kernel per op (the template strategies' answer).
-enum class tasks_form { per_element, grouped };
-inline std::string_view to_string(tasks_form f) { return f == tasks_form::per_element ? "per_element" : "grouped"; }
+// elements by op and launching one kernel per op (the template strategies' answer), with the
+// group sizes brought to the host (`grouped`) or left on the device (`grouped_device`).
+enum class tasks_form { per_element, grouped, grouped_device };
+inline std::string_view to_string(tasks_form f) {
+  return f == tasks_form::per_element ? "per_element" : f == tasks_form::grouped ? "grouped" : "grouped_device";
+}
 
 struct tasks_problem {
   task_layout layout = task_layout::random;
@@ -53,6 +56,18 @@ struct task_groups {
   std::vector<std::size_t> offsets;  // group g is index[offsets[g] .. offsets[g + 1])
 };
 task_groups group_tasks(const tasks_launch& a);
+
+// The same grouping with no round trip to the host: the sort, then each op id's range found on
+// the device (begin[id] .. begin[id + 1] of index, for all task_op_count ids). The host cannot
+// know which ops occur without asking, which is the round trip this avoids, so it launches one
+// kernel per op id and each kernel reads its own range (skeleton::launch_task_range); a kernel
+// whose op does not occur finds an empty range and exits.
+struct device_task_groups {
+  const unsigned* index;  // element indices sorted by op (device)
+  const unsigned* begin;  // task_op_count + 1 range boundaries (device)
+  unsigned blocks;        // the grid of each range kernel: as many blocks as the GPU holds at once
+};
+device_task_groups group_tasks_on_device(const tasks_launch& a);
 
 // The host side of a problem, built without a GPU: x (from `seed`), the task records (p1, p2
 // from `seed + 1`, `seed + 2`; random ops from `seed + 3`) and the float64 reference. The fixture

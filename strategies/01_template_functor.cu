@@ -46,9 +46,10 @@ void launch_matmul(const matmul_launch& a) {
 }
 
 // An op per element cannot be a template argument. This strategy's answer: group the elements
-// by op on the device (sort + run-length encode), then launch one instantiation per op over
-// its index list. The grouping and its synchronising copy of the group sizes are part of the
-// timed launch.
+// by op on the device (a sort), then launch one instantiation per op over its index list. The
+// grouping is part of the timed launch. `grouped` brings the group sizes to the host (a
+// synchronising copy) and launches a kernel per op that occurs; `grouped_device` leaves them
+// on the device and launches a kernel for every op id, each reading its own range.
 void launch_tasks(const tasks_launch& a) {
   const task_groups g = group_tasks(a);
   for (std::size_t i = 0; i < g.ops.size(); ++i)
@@ -56,12 +57,18 @@ void launch_tasks(const tasks_launch& a) {
       skeleton::launch_task_group(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
     });
 }
+void launch_tasks_on_device(const tasks_launch& a) {
+  const device_task_groups g = group_tasks_on_device(a);
+  for (int id = 0; id < task_op_count; ++id)
+    visit<task_ops>(id, [&](auto op) { skeleton::launch_task_range(a, g, id, op); });
+}
 
 }  // namespace
 
 void register_01_template_functor(registry& r) {
   r.add_image("01_template_functor", "", launch_image);
   r.add_tasks("01_template_functor", "", tasks_form::grouped, launch_tasks);
+  r.add_tasks("01_template_functor", "", tasks_form::grouped_device, launch_tasks_on_device);
   r.add_matmul("01_template_functor", "", launch_matmul);
   r.add_map("01_template_functor", "", launch_map);
   r.add_zip("01_template_functor", "", launch_zip);

@@ -66,6 +66,11 @@ void task_group_with_lambda(const tasks_launch& a, const unsigned* index, std::s
   const auto f = [op] __device__(float x, float p1, float p2) { return op(x, p1, p2); };
   skeleton::launch_task_group(a, index, count, f);
 }
+template <class Op>
+void task_range_with_lambda(const tasks_launch& a, const device_task_groups& g, int id, Op op) {
+  const auto f = [op] __device__(float x, float p1, float p2) { return op(x, p1, p2); };
+  skeleton::launch_task_range(a, g, id, f);
+}
 
 void launch_map(const map_launch& a) {
   visit_op(a.op, [&](auto op) {
@@ -99,12 +104,17 @@ void launch_tasks(const tasks_launch& a) {
       task_group_with_lambda(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
     });
 }
+void launch_tasks_on_device(const tasks_launch& a) {
+  const device_task_groups g = group_tasks_on_device(a);
+  for (int id = 0; id < task_op_count; ++id) visit<task_ops>(id, [&](auto op) { task_range_with_lambda(a, g, id, op); });
+}
 
 }  // namespace
 
 void register_02_device_lambda(registry& r) {
   r.add_image("02_device_lambda", "", launch_image);
   r.add_tasks("02_device_lambda", "", tasks_form::grouped, launch_tasks);
+  r.add_tasks("02_device_lambda", "", tasks_form::grouped_device, launch_tasks_on_device);
   r.add_matmul("02_device_lambda", "", launch_matmul);
   r.add_map("02_device_lambda", "", launch_map);
   r.add_zip("02_device_lambda", "", launch_zip);

@@ -5,7 +5,9 @@
 //                        (switch, function-pointer table, virtual objects);
 //   tasks_group_kernel - one op per launch over a list of element indices: the answer of the
 //                        strategies whose op must be known at compile time (templates,
-//                        lambdas), after the elements are grouped by op (tasks_workload.hpp).
+//                        lambdas), after the elements are grouped by op (tasks_workload.hpp);
+//   tasks_range_kernel - the same, its range of the list read from device memory, so that the
+//                        host need not learn the group sizes before launching.
 #pragma once
 
 #if !defined(__CUDACC_RTC__)
@@ -44,6 +46,18 @@ __global__ void __launch_bounds__(tasks_block)
   y[j] = op(x[j], t[j].p1, t[j].p2);
 }
 
+// A fixed grid strides over the range, whatever its size: the host launches it without knowing it.
+template <class Op>
+__global__ void __launch_bounds__(tasks_block)
+    tasks_range_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y,
+                       const unsigned* __restrict__ index, const unsigned* __restrict__ begin, int id, Op op) {
+  const unsigned first = begin[id], last = begin[id + 1];
+  for (unsigned i = first + blockIdx.x * blockDim.x + threadIdx.x; i < last; i += gridDim.x * blockDim.x) {
+    const unsigned j = index[i];
+    y[j] = op(x[j], t[j].p1, t[j].p2);
+  }
+}
+
 }  // namespace skeleton
 #endif  // device code
 
@@ -56,6 +70,14 @@ template <class Launch, class Op>
 void launch_task_group(const Launch& a, const unsigned* index, std::size_t count, const Op& op) {
   if (count == 0) return;
   tasks_group_kernel<<<tasks_grid(count), tasks_block, 0, a.stream>>>(a.x, a.tasks, a.y, index, count, op);
+  CDL_CHECK_LAUNCH();
+}
+
+// The range kernel of op `id` over groups left on the device (device_task_groups).
+template <class Launch, class Groups, class Op>
+void launch_task_range(const Launch& a, const Groups& g, int id, const Op& op) {
+  if (a.n == 0) return;
+  tasks_range_kernel<<<g.blocks, tasks_block, 0, a.stream>>>(a.x, a.tasks, a.y, g.index, g.begin, id, op);
   CDL_CHECK_LAUNCH();
 }
 
