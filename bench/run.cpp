@@ -70,7 +70,12 @@ options parse(int argc, char** argv) {
       else if (arg == "--reps") o.repetitions = int(parse_size(value()));
       else if (arg == "--seed") o.seed = parse_size(value());
       else if (arg == "--json") o.json_path = value();
-      else if (arg == "--expr") o.expr = value();
+      else if (arg == "--expr") {
+        o.expr = value();
+        // An empty --expr is a mistake (a shell variable that was not set, say), not "no op".
+        if (o.expr.find_first_not_of(" \t\r\n") == std::string::npos)
+          throw error("the op is empty: give an expression in x, e.g. --expr 'x * x + 1.0f'");
+      }
       else if (arg == "--ulps") o.expr_ulps = int(parse_size(value()));
       else if (arg == "--dump-source") o.dump_source = true;
       else if (arg == "--help" || arg == "-h") {

@@ -41,16 +41,20 @@ validation_result validate(std::span<const T> got, std::span<const reference_val
   parallel_for(n, workers, [&](std::size_t w, std::size_t begin, std::size_t end) {
     validation_result& p = part[w];
     for (std::size_t i = begin; i < end; ++i) {
-      const double g = double(got[i]);
-      const double abs_err = std::fabs(g - expected[i].value);
+      const double g = double(got[i]), want = expected[i].value;
+      // The same infinity is agreement (x / 0 where the reference divides by zero too), but
+      // |inf - inf| is NaN, so it is tested first. A NaN reference is never agreement: NaN is
+      // the poison that marks an element the kernel did not write, and the two cannot be told apart.
+      const bool same_infinity = std::isinf(want) && g == want;
+      const double abs_err = same_infinity ? 0.0 : std::fabs(g - want);
       // Written so that NaN (an unwritten, poisoned element) fails: NaN <= x is false.
-      const double rel_err = expected[i].scale > 0 ? abs_err / expected[i].scale : abs_err;
+      const double rel_err = expected[i].scale > 0 && std::isfinite(expected[i].scale) ? abs_err / expected[i].scale : abs_err;
       const bool ok = rel_err <= tolerance;
       if (!ok) {
         if (p.failures++ == 0) {
           p.first_bad = std::int64_t(i);
           p.first_bad_got = g;
-          p.first_bad_expected = expected[i].value;
+          p.first_bad_expected = want;
         }
       }
       // NaN compares false, so track it explicitly as an infinite error.

@@ -74,6 +74,21 @@ TEST(Validation, ToleranceIsRelativeToTheScale) {
   EXPECT_FALSE(validate<double>(std::vector<double>{1e-3 + 2.1e-6}, ref, 1e-6).passed);
 }
 
+TEST(Validation, TheSameInfinityAgreesAndNaNInTheReferenceNeverDoes) {
+  const double inf = INFINITY;
+  const std::vector<reference_value> ref{{inf, inf}, {-inf, inf}, {1.0, 1.0}};
+  EXPECT_TRUE(validate<float>(std::vector<float>{INFINITY, -INFINITY, 1.0f}, ref, 1e-6).passed);
+  const auto swapped = validate<float>(std::vector<float>{-INFINITY, INFINITY, 1.0f}, ref, 1e-6);
+  EXPECT_FALSE(swapped.passed);
+  EXPECT_EQ(swapped.failures, 2u);
+  const auto finite = validate<float>(std::vector<float>{3.4e38f, -INFINITY, 1.0f}, ref, 1e-6);
+  EXPECT_FALSE(finite.passed);
+  EXPECT_EQ(finite.first_bad, 0);
+  // NaN marks an unwritten element, so a NaN reference cannot be told from a missed write.
+  const std::vector<reference_value> nan_ref{{std::nan(""), 0.0}};
+  EXPECT_FALSE(validate<float>(std::vector<float>{std::nanf("")}, nan_ref, 1e-6).passed);
+}
+
 TEST(Validation, SizeMismatchFails) {
   const std::vector<float> got = {1, 2};
   EXPECT_FALSE(validate<float>(got, reference_of({1, 2, 3}), 1).passed);

@@ -67,7 +67,9 @@ class BadInput(Scratch):
                               (["--type", "f16"], "unknown element type 'f16' (valid: f32, f64)"),
                               (["--n", "lots"], "bad size 'lots'"),
                               (["--k", "0"], "--k must be at least 1"),
-                              (["--frobnicate"], "unknown option '--frobnicate'")):
+                              (["--frobnicate"], "unknown option '--frobnicate'"),
+                              (["--expr", ""], "the op is empty"),
+                              (["--expr", "  \n"], "the op is empty")):
             r = run(CDL_RUN, *args, "--json", self.path("r.json"))
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(message, r.stderr, args)
@@ -127,6 +129,11 @@ class OnTheGpu(Scratch):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertRegex(r.stderr, r"cannot allocate 4096\.00 GiB on the device: [0-9.]+ GiB free of [0-9.]+ GiB")
         self.assert_files()
+
+    def test_an_op_that_is_infinite_everywhere_validates_where_the_reference_is_the_same_infinity(self):
+        r = run(CDL_RUN, "--expr", "x / 0.0f", "--strategy", "00_inline/vec", "--n", "2^20")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("WRONG RESULT", r.stdout)
 
     def test_a_filter_that_selects_nothing_is_refused(self):
         r = run(CDL_BENCH, "--benchmark_filter=^blur/", "--benchmark_out=" + self.path("bench.json"))
