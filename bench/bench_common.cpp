@@ -1,7 +1,6 @@
 #include "bench_common.hpp"
 
 #include "common/device_info.hpp"
-#include "common/timing.hpp"
 
 #include <unistd.h>
 
@@ -33,6 +32,8 @@ double publish_environment() {
   benchmark::AddCustomContext("device", env.device.name);
   benchmark::AddCustomContext("copy_bandwidth_gbs", std::to_string(copy));
   benchmark::AddCustomContext("git_revision", env.git_revision);
+  // After the copy measurement, so that the clocks are those of a busy GPU, not an idle one.
+  benchmark::AddCustomContext("cdl_clocks_start", nlohmann::json(read_clocks()).dump());
   std::fprintf(stderr, "device: %s, %d SMs, L2 %.0f MiB; device-to-device copy: %.0f GB/s (peak %.0f GB/s)\n",
                env.device.name.c_str(), env.device.sm_count, double(env.device.l2_bytes) / (1 << 20), copy,
                env.device.peak_bandwidth_gbs);
@@ -88,18 +89,27 @@ results_file::~results_file() {
   if (!temporary_.empty()) std::filesystem::remove(temporary_, ignored);  // a run that threw
 }
 
-std::string results_file::settle(bool was_interrupted) {
+std::string results_file::settle(bool was_interrupted, const clock_reading& clocks_at_end) {
   if (temporary_.empty()) return "";
   std::filesystem::path target = final_;
-  if (was_interrupted) target.replace_extension(".interrupted" + target.extension().string());
+  if (was_interrupted) {
+    target.replace_extension(".interrupted" + target.extension().string());
+  } else {
+    // Google Benchmark wrote the context before the run; the clocks at its end join it here.
+    nlohmann::json doc = read_json_file(temporary_);
+    doc["context"]["cdl_clocks_end"] = nlohmann::json(clocks_at_end).dump();
+    write_json_atomic(temporary_, doc);
+  }
   std::filesystem::rename(std::exchange(temporary_, ""), target);
   return target;
 }
 
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
-                double copy_gbs) {
+                  double copy_gbs, std::optional<flush_kind> flush) {
   const cudaStream_t stream = nullptr;
-  static l2_flusher flusher(query_device().l2_bytes);
+  static l2_flusher read_flusher(query_device().l2_bytes, flush_kind::read);
+  static std::optional<l2_flusher> memset_flusher;  // only for the benchmarks that show its residue
+  if (flush == flush_kind::memset && !memset_flusher) memset_flusher.emplace(query_device().l2_bytes, flush_kind::memset);
   event_pair events;
   double total_s = 0;
   for (auto _ : state) {
@@ -107,7 +117,8 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
       state.SkipWithError(interrupted_message);
       return 0;
     }
-    flusher.flush(stream);
+    if (flush == flush_kind::read) read_flusher.flush(stream);
+    if (flush == flush_kind::memset) memset_flusher->flush(stream);
     events.start(stream);
     launch(stream);
     events.stop(stream);
@@ -130,7 +141,7 @@ benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int
 benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions) {
   return b->UseManualTime()
       ->Repetitions(repetitions)
-      ->ReportAggregatesOnly(true)
+      ->DisplayAggregatesOnly(true)
       ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
       ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
 }
@@ -150,6 +161,7 @@ void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
   if (!skipped(runs.front())) ++finished_;
   const auto now = std::chrono::steady_clock::now();
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  if (done_ + 1 == total_) clocks_at_end_ = read_clocks();
   std::fprintf(stderr, "[%d/%d, %.1f s, %.0f s in] %s\n", ++done_, total_, seconds(now - last_), seconds(now - start_),
                runs.front().run_name.function_name.c_str());
   last_ = now;

@@ -2,12 +2,15 @@
 // environment in Google Benchmark's context, event-timed iterations, and progress lines.
 #pragma once
 
+#include "common/clocks.hpp"
 #include "common/record.hpp"
+#include "common/timing.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,14 +20,15 @@ namespace cdl::bench {
 void require_gpu(const char* program);
 
 // Measures the device-to-device copy bandwidth and records it, with the device, build and
-// revision, in the benchmark context (the JSON output's "context" object). Returns GB/s.
+// revision, and the GPU's clocks now (cdl_clocks_start), in the benchmark context (the JSON
+// output's "context" object). Returns GB/s.
 double publish_environment();
 
-// Runs the benchmark loop: each iteration flushes L2 (untimed), then times `launch` with events
-// and reports that as the iteration's manual time. Sets GB/s and fraction-of-copy counters
-// for `bytes` moved per launch. Returns the total timed seconds.
+// Runs the benchmark loop: each iteration flushes L2 (untimed; `flush` picks how, or none), then
+// times `launch` with events and reports that as the iteration's manual time. Sets GB/s and
+// fraction-of-copy counters for `bytes` moved per launch. Returns the total timed seconds.
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
-                double copy_gbs);
+                  double copy_gbs, std::optional<flush_kind> flush = flush_kind::read);
 
 // Registers `body` as the benchmark `name` (and adds the name to `names`): the one way cdl_bench
 // registers a benchmark. A body fails a benchmark with SkipWithError (never timed, the message
@@ -45,7 +49,8 @@ int interrupted();  // the signal's number, 0 when none came
 // so a run that stops early would leave half a document under the final name, in place of the last
 // whole one. results_file gives Google Benchmark a temporary name in the same directory instead
 // (by rewriting the argument) and settles it when the run ends:
-//   a whole run       the temporary file is renamed to FILE (a reader sees the old file or the new)
+//   a whole run       the GPU's clocks at the end (cdl_clocks_end) are added to the file's
+//                     context, and it is renamed to FILE (a reader sees the old file or the new)
 //   an interrupted one FILE stays as it was; the benchmarks that finished are kept, as a whole
 //                     JSON document, in FILE with ".interrupted" before its extension
 //   a run that threw  the temporary file is removed
@@ -55,8 +60,9 @@ class results_file {
   ~results_file();
   results_file(const results_file&) = delete;
   results_file& operator=(const results_file&) = delete;
-  // Moves the finished run's file into place and returns where it went ("" without --benchmark_out).
-  std::string settle(bool was_interrupted);
+  // Moves the finished run's file into place and returns where it went ("" without --benchmark_out);
+  // a whole run's file gets `clocks_at_end` in its context first.
+  std::string settle(bool was_interrupted, const clock_reading& clocks_at_end);
 
  private:
   std::string final_, temporary_, argument_;
@@ -64,21 +70,25 @@ class results_file {
 
 // Standard settings for a GPU benchmark: manual (event) time, microseconds, a fixed number of
 // iterations per repetition, repetitions with median and spread reported, and the min/max
-// across repetitions.
+// across repetitions. The console shows the aggregates; the results file keeps every repetition
+// too, for the report's significance tests.
 benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, int iterations);
 // The same without the unit and the iteration count.
 benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Benchmark* b, int repetitions);
 
 // The console reporter, plus a "[done/total, seconds it took, seconds so far] name" line on
-// stderr per finished benchmark (validation and fixture set-up included).
+// stderr per finished benchmark (validation and fixture set-up included). It reads the GPU's
+// clocks as the last benchmark ends, while the GPU is still warm from it.
 class progress_reporter : public benchmark::ConsoleReporter {
  public:
   explicit progress_reporter(int total) : total_(total) {}
   void ReportRuns(const std::vector<Run>& runs) override;
   int finished() const { return finished_; }  // reported without an error or a skip
+  const clock_reading& clocks_at_end() const { return clocks_at_end_; }
 
  private:
   int total_, done_ = 0, finished_ = 0;
+  clock_reading clocks_at_end_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 

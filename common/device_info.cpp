@@ -91,7 +91,7 @@ bool copy_fixture::verify() const {
 double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
   const copy_fixture copy(bytes);
   const timing_stats t = time_launches([&](cudaStream_t s) { copy.launch(s); },
-                                       timing_options{.warmup = 3, .repetitions = repetitions, .flush_l2 = false});
+                                       timing_options{.warmup = 3, .repetitions = repetitions});
   if (!copy.verify()) throw error("device-to-device copy produced wrong data: the copy floor cannot be trusted");
   return 2.0 * double(copy.bytes()) / (t.median_ms * 1e-3) / 1e9;
 }
