@@ -1,11 +1,21 @@
 // The costs of the run-time strategies (06, 07) that are not kernel time, each measured on its
-// own: NVRTC's first compile in a process (its start-up included), later compiles, the LTO
-// link, a module load, and the cache's memory hit, disk hit, and disk hit in a fresh process.
+// own and each named by the cache state it meets:
+//   new_op      a text no cache has seen (jit::never_seen_op: a new constant every iteration), what
+//               a user pays for a new --expr. The benchmark fails if two of its iterations
+//               compile the same text, so no cache can answer it.
+//   same_text   the same text every iteration: from the second on, NVRTC's and nvJitLink's own
+//               cache (kept through the driver, 12.9+) answers, where the process has a driver
+//               and CUDA_CACHE_DISABLE is unset.
+//   cache_memory_hit, cache_disk_hit, cache_disk_hit_fresh_process: this project's cache
+//               (common/jit_cache.hpp).
+// Stages: NVRTC's first compile in a process (from before NVRTC is loaded: common/jit.cpp loads
+// it at the first compile), later compiles, the LTO link, a module load; and, for scale, a
+// one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route).
 //
 // "First in a process" and "fresh process" cannot be repeated inside one process, so each of
 // their iterations starts this program again (`cdl_bench --cdl_jit_probe ...`), which measures
-// the one operation with a steady clock and prints the milliseconds; process start-up itself is
-// not counted. Everything else is timed in process, with a steady clock: these are host costs.
+// the one operation with a steady clock and prints the seconds; the exec itself is not counted.
+// Everything else is timed in process, with a steady clock: these are host costs.
 #include "bench_common.hpp"
 
 #include "common/jit_cache.hpp"
@@ -17,8 +27,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 extern char** environ;
 
@@ -28,12 +41,23 @@ namespace {
 using clock = std::chrono::steady_clock;
 double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
 
-// The op every stage is measured with: map, quadratic, float.
+// The op every same_text stage is measured with: map, quadratic, float.
 const jit::op_text& measured_op() {
   static const jit::op_text op = jit::builtin_op(map_op::quadratic);
   return op;
 }
 jit::program measured_program() { return jit::whole_program(jit::workload::map, dtype::f32, measured_op()); }
+
+// A new op for a new_op iteration, refused if its text was compiled before in this process: the
+// guard that makes a cache hit impossible, not merely unlikely.
+jit::op_text next_new_op() {
+  static std::set<std::string> seen;
+  static std::mutex m;
+  jit::op_text op = jit::never_seen_op();
+  const std::lock_guard lock(m);
+  if (!seen.insert(op.source).second) throw error("new_op stage: the op text '" + op.source + "' was compiled before");
+  return op;
+}
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
 double probe(const std::vector<std::string>& args) {
@@ -110,9 +134,9 @@ bool run_jit_probe(int argc, char** argv, int& status) {
     const std::string stage = argv[2];
     const int arch = std::stoi(argv[3]);
     double seconds = 0;
-    if (stage == "first_compile") {
-      const jit::program p = measured_program();
-      const auto start = clock::now();
+    if (stage == "first_compile" && argc == 6) {  // op name and source: a new op, from the parent
+      const jit::program p = jit::whole_program(jit::workload::map, dtype::f32, jit::op_text{argv[4], argv[5]});
+      const auto start = clock::now();  // NVRTC is not loaded yet: the first compile loads it
       jit::compile(p, arch, jit::code_kind::cubin);
       seconds = seconds_since(start);
     } else if (stage == "disk_hit" && argc == 5) {
@@ -135,30 +159,49 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
   const std::string a = std::to_string(arch);
   const auto& op = measured_op();
   const jit::program whole = measured_program();
+  benchmark::AddCustomContext("cuda_cache_disable", std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "");
   const jit::program kernels = jit::lto_skeleton_program(jit::workload::map, dtype::f32);
   const jit::program op_only = jit::lto_op_program(jit::workload::map, dtype::f32, op);
   const std::string suffix = "/map/op:" + op.name + "/type:f32";
 
-  add_stage("jit/first_compile_in_process/06" + suffix, repetitions, 3, names,
-            [a] { return probe({"first_compile", a}); });
-  auto compile_stage = [&](const std::string& name, const jit::program& p, jit::code_kind kind) {
-    add_stage(name, repetitions, 5, names, [p, arch, kind] {
+  add_stage("jit/first_compile_in_process/06/new_op" + suffix, repetitions, 3, names, [a] {
+    const jit::op_text op = next_new_op();
+    return probe({"first_compile", a, op.name, op.source});
+  });
+  // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
+  auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind) {
+    add_stage(name, repetitions, iterations, names, [make, arch, kind] {
+      const jit::program p = make();
       const auto start = clock::now();
       jit::compile(p, arch, kind);
       return seconds_since(start);
     });
   };
-  compile_stage("jit/compile/06" + suffix, whole, jit::code_kind::cubin);
-  compile_stage("jit/compile/07_kernels_ltoir/map/type:f32", kernels, jit::code_kind::ltoir);
-  compile_stage("jit/compile/07_op_ltoir" + suffix, op_only, jit::code_kind::ltoir);
-  add_stage("jit/link/07" + suffix, repetitions, 5, names, [kernels, op_only, arch] {
-    static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
-    static const jit::compiled o = jit::compile(op_only, arch, jit::code_kind::ltoir);
-    const jit::compiled* parts[] = {&k, &o};
-    const auto start = clock::now();
-    jit::link(parts, arch);
-    return seconds_since(start);
-  });
+  const auto map_f32 = [](const jit::op_text& o) { return jit::whole_program(jit::workload::map, dtype::f32, o); };
+  const auto op_f32 = [](const jit::op_text& o) { return jit::lto_op_program(jit::workload::map, dtype::f32, o); };
+  compile_stage("jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); }, jit::code_kind::cubin);
+  compile_stage("jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
+  compile_stage("jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },
+                jit::code_kind::cubin);
+  compile_stage("jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
+                jit::code_kind::ltoir);
+  compile_stage("jit/compile/07_op_ltoir/new_op" + suffix, 3, [op_f32] { return op_f32(next_new_op()); },
+                jit::code_kind::ltoir);
+  compile_stage("jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
+  // The link of the kernels' LTO-IR with an op's: a new op's (compiled first, not timed), or the same one's.
+  auto link_stage = [&](const std::string& name, bool new_op) {
+    add_stage(name, repetitions, 5, names, [kernels, op_only, arch, new_op, op_f32] {
+      static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
+      static const jit::compiled same = jit::compile(op_only, arch, jit::code_kind::ltoir);
+      const jit::compiled o = new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
+      const jit::compiled* parts[] = {&k, &o};
+      const auto start = clock::now();
+      jit::link(parts, arch);
+      return seconds_since(start);
+    });
+  };
+  link_stage("jit/link/07/new_op" + suffix, true);
+  link_stage("jit/link/07/same_inputs" + suffix, false);
   add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {
     static jit::cache c({std::nullopt, {}});
     const std::string key = jit::cache_key(whole, arch, jit::code_kind::cubin);

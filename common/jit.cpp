@@ -1,5 +1,6 @@
 #include "jit.hpp"
 
+#include <dlfcn.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
@@ -16,9 +17,58 @@ std::string_view to_string(code_kind k) { return k == code_kind::cubin ? "cubin"
 
 namespace {
 
+// NVRTC is loaded by the first compile, not when the process starts (the programs do not link
+// it): a process that never compiles never pays for loading it, and a process's first compile
+// includes loading it and its builtins, which is what a new process pays for its first new op
+// (cdl_bench's jit/first_compile_in_process measures from before the load).
+struct nvrtc_api {
+  decltype(&nvrtcGetErrorString) GetErrorString;
+  decltype(&nvrtcVersion) Version;
+  decltype(&nvrtcCreateProgram) CreateProgram;
+  decltype(&nvrtcDestroyProgram) DestroyProgram;
+  decltype(&nvrtcAddNameExpression) AddNameExpression;
+  decltype(&nvrtcCompileProgram) CompileProgram;
+  decltype(&nvrtcGetProgramLogSize) GetProgramLogSize;
+  decltype(&nvrtcGetProgramLog) GetProgramLog;
+  decltype(&nvrtcGetCUBINSize) GetCUBINSize;
+  decltype(&nvrtcGetCUBIN) GetCUBIN;
+  decltype(&nvrtcGetLTOIRSize) GetLTOIRSize;
+  decltype(&nvrtcGetLTOIR) GetLTOIR;
+  decltype(&nvrtcGetLoweredName) GetLoweredName;
+};
+
+const nvrtc_api& nvrtc() {
+  static const nvrtc_api api = [] {
+    // The toolkit's library, by the path the build found (CDL_NVRTC_LIBRARY), else by its name.
+    void* lib = dlopen(CDL_NVRTC_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dlopen("libnvrtc.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw error(std::string("cannot load NVRTC (" CDL_NVRTC_LIBRARY "): ") + dlerror());
+    nvrtc_api a{};
+    const auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (!fn) throw error(std::string("NVRTC has no ") + name + ": " CDL_NVRTC_LIBRARY " is not the NVRTC this was built for");
+    };
+    sym(a.GetErrorString, "nvrtcGetErrorString");
+    sym(a.Version, "nvrtcVersion");
+    sym(a.CreateProgram, "nvrtcCreateProgram");
+    sym(a.DestroyProgram, "nvrtcDestroyProgram");
+    sym(a.AddNameExpression, "nvrtcAddNameExpression");
+    sym(a.CompileProgram, "nvrtcCompileProgram");
+    sym(a.GetProgramLogSize, "nvrtcGetProgramLogSize");
+    sym(a.GetProgramLog, "nvrtcGetProgramLog");
+    sym(a.GetCUBINSize, "nvrtcGetCUBINSize");
+    sym(a.GetCUBIN, "nvrtcGetCUBIN");
+    sym(a.GetLTOIRSize, "nvrtcGetLTOIRSize");
+    sym(a.GetLTOIR, "nvrtcGetLTOIR");
+    sym(a.GetLoweredName, "nvrtcGetLoweredName");
+    return a;
+  }();
+  return api;
+}
+
 void check_nvrtc(nvrtcResult code, const char* call, const char* file, int line) {
   if (code != NVRTC_SUCCESS)
-    throw error(std::string(call) + " failed: " + nvrtcGetErrorString(code) + " (" + file + ":" +
+    throw error(std::string(call) + " failed: " + nvrtc().GetErrorString(code) + " (" + file + ":" +
                 std::to_string(line) + ")");
 }
 #define CDL_NVRTC_CHECK(call) check_nvrtc((call), #call, __FILE__, __LINE__)
@@ -74,7 +124,7 @@ const header_table& headers() {
 }
 
 struct program_deleter {
-  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+  void operator()(nvrtcProgram p) const { nvrtc().DestroyProgram(&p); }
 };
 using program_handle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, program_deleter>;
 
@@ -91,37 +141,37 @@ std::vector<std::string> compile_options(int arch, code_kind kind) {
 compiled compile(const program& p, int arch, code_kind kind) {
   const header_table& h = headers();
   nvrtcProgram raw = nullptr;
-  CDL_NVRTC_CHECK(nvrtcCreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
+  CDL_NVRTC_CHECK(nvrtc().CreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
                                      h.text_ptrs.data(), h.name_ptrs.data()));
   const program_handle prog(raw);
-  for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtcAddNameExpression(raw, e.c_str()));
+  for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtc().AddNameExpression(raw, e.c_str()));
 
   const std::vector<std::string> options = compile_options(arch, kind);
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
-  const nvrtcResult rc = nvrtcCompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
+  const nvrtcResult rc = nvrtc().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 
   std::size_t log_size = 0;
-  CDL_NVRTC_CHECK(nvrtcGetProgramLogSize(raw, &log_size));
+  CDL_NVRTC_CHECK(nvrtc().GetProgramLogSize(raw, &log_size));
   std::vector<char> log(log_size);
-  CDL_NVRTC_CHECK(nvrtcGetProgramLog(raw, log.data()));
+  CDL_NVRTC_CHECK(nvrtc().GetProgramLog(raw, log.data()));
   compiled out{kind, arch, {}, trimmed(std::move(log))};
   if (rc == NVRTC_ERROR_COMPILATION) throw compile_error(p.name + " does not compile", out.log);
-  if (rc != NVRTC_SUCCESS) throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtcGetErrorString(rc), out.log);
+  if (rc != NVRTC_SUCCESS) throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtc().GetErrorString(rc), out.log);
 
   std::size_t size = 0;
   if (kind == code_kind::cubin) {
-    CDL_NVRTC_CHECK(nvrtcGetCUBINSize(raw, &size));
+    CDL_NVRTC_CHECK(nvrtc().GetCUBINSize(raw, &size));
     out.image.code.resize(size);
-    CDL_NVRTC_CHECK(nvrtcGetCUBIN(raw, out.image.code.data()));
+    CDL_NVRTC_CHECK(nvrtc().GetCUBIN(raw, out.image.code.data()));
   } else {
-    CDL_NVRTC_CHECK(nvrtcGetLTOIRSize(raw, &size));
+    CDL_NVRTC_CHECK(nvrtc().GetLTOIRSize(raw, &size));
     out.image.code.resize(size);
-    CDL_NVRTC_CHECK(nvrtcGetLTOIR(raw, out.image.code.data()));
+    CDL_NVRTC_CHECK(nvrtc().GetLTOIR(raw, out.image.code.data()));
   }
   for (const std::string& e : p.name_expressions) {
     const char* lowered = nullptr;
-    CDL_NVRTC_CHECK(nvrtcGetLoweredName(raw, e.c_str(), &lowered));
+    CDL_NVRTC_CHECK(nvrtc().GetLoweredName(raw, e.c_str(), &lowered));
     out.image.kernel_names[e] = lowered;
   }
   return out;
@@ -189,7 +239,7 @@ void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  CDL_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  CDL_NVRTC_CHECK(nvrtc().Version(&major, &minor));
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
 }
 

@@ -6,7 +6,11 @@
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/tasks.cuh"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -234,6 +238,27 @@ std::string cache_key(const program& p, int arch, code_kind kind) {
 }
 
 op_text builtin_task_ops() { return {"task_ops", std::string(task_op_source)}; }
+
+namespace {
+std::string unique_constant() {
+  static const unsigned long long salt =
+      (unsigned long long)std::chrono::system_clock::now().time_since_epoch().count() ^ ((unsigned long long)::getpid() << 40);
+  static std::atomic<unsigned long long> count{0};
+  return std::to_string((salt + count++) % 1000000000000000ull);  // an exact integer in a double
+}
+}  // namespace
+
+op_text never_seen_op() {
+  const std::string c = unique_constant();
+  return {"new_op_" + c, "x * x + T(2) * x + T(" + c + ")"};
+}
+
+program one_line_program(const op_text& unique) {
+  const std::string c = unique.name.substr(unique.name.rfind('_') + 1);
+  return {"one_line_" + c + ".cu",
+          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + c + ".0f; }\n",
+          {}};
+}
 
 namespace {
 

@@ -60,6 +60,17 @@ op_text builtin_op(Op op) {
 }
 op_text builtin_task_ops();
 
+// An op no compile cache has seen: the quadratic op with a constant term that is new in every
+// call (a count joined to this process's id and start time), so its text, its machine code and
+// every cache key made from them are new, in this process and in any earlier one. The new-op
+// timings (cdl_bench's jit/.../new_op) compile these: NVRTC's and nvJitLink's caches (kept
+// through the driver) and this project's cannot answer them.
+op_text never_seen_op();
+
+// The smallest useful program, for the floor of an NVRTC compile: one line of one kernel, with
+// a constant taken from never_seen_op() so that no cache answers it either.
+program one_line_program(const op_text& unique);
+
 // Launches with the kernels `build` makes for the launch's op, building and loading them once
 // per process (then kept, with their library, until exit).
 void launch_map(build_fn build, const map_launch& a, const op_text& op);

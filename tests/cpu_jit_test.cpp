@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace cdl::jit {
 namespace {
@@ -338,6 +339,21 @@ TEST(JitCacheKey, DependsOnSourceArchitectureAndKind) {
   EXPECT_NE(cache_key(a, 90, code_kind::cubin), cache_key(a, 100, code_kind::cubin));
   EXPECT_NE(cache_key(a, 90, code_kind::cubin), cache_key(a, 90, code_kind::ltoir));
   EXPECT_NE(cache_key(a, 90, code_kind::cubin).find(nvrtc_version()), std::string::npos);
+}
+
+// The new_op timings must meet no cache: every op they compile is new text, new code and a new key.
+TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
+  std::set<std::string> sources, keys, one_line;
+  for (int i = 0; i < 50; ++i) {
+    const jit::op_text op = jit::never_seen_op();
+    EXPECT_TRUE(sources.insert(op.source).second) << op.source << " came twice";
+    EXPECT_TRUE(keys.insert(jit::cache_key(jit::whole_program(jit::workload::map, dtype::f32, op), 90,
+                                           jit::code_kind::cubin)).second);
+    EXPECT_TRUE(one_line.insert(jit::one_line_program(op).source).second);
+  }
+  const jit::op_text op = jit::never_seen_op();
+  EXPECT_NO_THROW(jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin));
+  EXPECT_NO_THROW(jit::compile(jit::one_line_program(op), 90, jit::code_kind::cubin));
 }
 
 TEST(JitCacheEnvironment, VariablesChooseTheDirectoryOrTurnTheDiskOff) {
