@@ -109,6 +109,17 @@ class ProblemTest(unittest.TestCase):
             self.assertGreaterEqual(grid[0] * block[0] * grid[1] * block[1], p.size)
 
 
+PYCUDA_BANNER = """-------------------------------------------------------------------
+PyCUDA ERROR: The context stack was not empty upon module cleanup.
+-------------------------------------------------------------------
+A context was still active when the context stack was being
+cleaned up. At this point in our execution, CUDA may already
+have been deinitialized, so there is no way we can finish
+cleanly. The program will be aborted now.
+Use Context.pop() to avoid this problem.
+-------------------------------------------------------------------
+"""
+
 FAKE_PACKAGES = {  # each the way a real install breaks
     "cupy/__init__.py": "raise ImportError('numpy.core.multiarray failed to import')\n",
     "numba/__init__.py": "raise ImportError('Numba needs NumPy 2.3 or less. Got NumPy 2.5.')\n",
@@ -153,6 +164,29 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("not installed", systems["cuda_python"]["reason"])
         self.assertEqual(doc["benchmarks"], [])
         self.assertFalse([n for n in os.listdir(self.dir) if ".tmp" in n], "temporary files left behind")
+
+    def test_a_system_that_dies_with_a_banner_is_reported_by_its_message(self):
+        # PyCUDA's exit banner when a context is left pushed: its last line is a rule of dashes.
+        with open(os.path.join(self.fake, "pycuda", "__init__.py"), "w") as f:
+            f.write("import sys, os\nsys.stderr.write(%r)\nsys.stderr.flush()\nos._exit(1)\n" % PYCUDA_BANNER)
+        out = os.path.join(self.dir, "python.json")
+        run = self.run_peers("--out", out, "--quick", "--systems", "pycuda")
+        self.assertEqual(run.returncode, 1, run.stderr)
+        with open(out) as f:
+            pycuda = json.load(f)["cdl_python"]["systems"]["pycuda"]
+        self.assertEqual(pycuda["status"], "failed")
+        self.assertEqual(pycuda["reason"], "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 1)")
+        self.assertIn("pycuda FAILED: PyCUDA ERROR: The context stack was not empty", run.stderr)
+
+    def test_failure_reasons_are_the_exception_or_the_error_never_a_rule(self):
+        self.assertEqual(harness.failure_reason(PYCUDA_BANNER, 134),
+                         "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 134)")
+        traceback = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                     "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context\n" + "-" * 40 + "\n")
+        self.assertEqual(harness.failure_reason(traceback, 1),
+                         "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context (exit status 1)")
+        self.assertEqual(harness.failure_reason("----\n====\n", 139), "exit status 139")
+        self.assertEqual(harness.failure_reason("", 2), "exit status 2")
 
     def test_bad_arguments_are_refused(self):
         run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")
@@ -201,7 +235,8 @@ class ResultsTest(unittest.TestCase):
         run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"
         entries = harness.result_entries(run_name, [0.30, 0.31, 0.32], {"GB/s": 2000.0, "frac_copy": 0.66,
                                                                         "max_rel_err": 1e-7, "first_call_ms": 85.0}, 3, 3)
-        self.assertEqual({e["aggregate_name"] for e in entries}, {"median", "mean", "min", "max", "cv"})
+        self.assertEqual({e.get("aggregate_name") for e in entries}, {None, "median", "mean", "min", "max", "cv"})
+        self.assertEqual([e["real_time"] for e in entries if e["run_type"] == "iteration"], [300.0, 310.0, 320.0])
         njit = {"name": "an @njit function as a kernel argument (article 000)", "runs": False, "valid": False,
                 "error": "ValueError: Expected fastmath option(s) to be either a bool, dict or set"}
         self.write_python(entries, [njit])

@@ -62,7 +62,8 @@ def run_child(args):
     only says whether the system can run here (exit status 3 and the reason if not)."""
     if args.probe:
         try:
-            SYSTEMS[args.system].connect()
+            _, dev = SYSTEMS[args.system].connect()
+            dev.close()
             return 0
         except harness.Unavailable as e:
             print(e)
@@ -70,6 +71,18 @@ def run_child(args):
     part = harness.run_system(SYSTEMS[args.system], args.problems, harness.Settings.of(args.quick), args.filter)
     harness.write_json_atomic(args.part, part)
     return 0
+
+
+def streamed(command, env):
+    """Runs a child, passing its stderr (progress lines) through as they come, and returns its exit
+    status and that stderr, from which a failure is reported."""
+    p = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stderr:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+        lines.append(line)
+    return p.wait(), "".join(lines)
 
 
 def git_revision():
@@ -147,8 +160,11 @@ def main(argv):
         [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]),
         CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"))  # an empty cache: CuPy's first call compiles
 
+    def child_command(name, *extra):
+        return [sys.executable, "-m", "cdl_peers", "--system", name, *extra]
+
     def child(name, *extra, **kw):
-        return subprocess.run([sys.executable, "-m", "cdl_peers", "--system", name, *extra], env=env, **kw)
+        return subprocess.run(child_command(name, *extra), env=env, **kw)
     try:
         parts, dirs = [], None
         for name in systems:
@@ -160,15 +176,16 @@ def main(argv):
                 continue
             failure = None
             if probe.returncode != 0:
-                failure = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
+                sys.stderr.write(probe.stderr)
+                failure = harness.failure_reason(probe.stderr, probe.returncode)
             else:
                 if dirs is None:  # made once, and only when some system can run
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
                 part_path = os.path.join(work, f"{name}.json")
-                rc = child(name, "--part", part_path, "--filter", args.filter, "--problems", *dirs,
-                           *(["--quick"] if args.quick else [])).returncode
+                rc, stderr = streamed(child_command(name, "--part", part_path, "--filter", args.filter,
+                                                    "--problems", *dirs, *(["--quick"] if args.quick else [])), env)
                 if rc != 0 or not os.path.exists(part_path):
-                    failure = f"its process ended with exit status {rc}"
+                    failure = harness.failure_reason(stderr, rc)
             if failure:
                 print(f"cdl_peers: {name} FAILED: {failure}", file=sys.stderr, flush=True)
                 parts.append({"system": name, "status": "failed", "reason": failure, "benchmarks": [], "experiments": []})

@@ -40,7 +40,9 @@ class CupyDevice(harness.Device):
         p = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         self.props = {"name": p["name"].decode() if isinstance(p["name"], bytes) else p["name"],
                       "l2_bytes": int(p["l2CacheSize"]), "cc": f"{p['major']}.{p['minor']}"}
-        self.scratch = cp.empty(2 * self.props["l2_bytes"], dtype=cp.uint8)
+        size, self.flush_words, self.flush_blocks = sources.flush_shape(self.props["l2_bytes"], int(p["multiProcessorCount"]))
+        self.scratch, self.sink = cp.zeros(size, dtype=cp.uint8), cp.zeros(1, dtype=cp.uint32)
+        self.flush_kernel = cp.RawKernel(sources.FLUSH_SOURCE, sources.FLUSH_NAME)
         self.start, self.stop = cp.cuda.Event(), cp.cuda.Event()
 
     def upload(self, array):
@@ -56,7 +58,8 @@ class CupyDevice(harness.Device):
         buffer.view(self.cp.uint8).fill(0xFF)
 
     def flush_l2(self):
-        self.scratch.fill(1)
+        self.flush_kernel((self.flush_blocks,), (sources.BLOCK,),
+                          (self.scratch, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER), self.sink))
 
     def time_ms(self, call):
         self.start.record()

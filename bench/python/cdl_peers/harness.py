@@ -168,6 +168,9 @@ class Device:
     def properties(self):  # {"name", "l2_bytes", "cc": "9.0"}
         raise NotImplementedError
 
+    def close(self):  # gives back what the system needs given back before the process ends
+        pass
+
 
 @dataclass
 class Case:
@@ -184,11 +187,14 @@ class Case:
 # Running one system
 
 def result_entries(run_name, rep_ms, counters, repetitions, iterations):
-    """Google Benchmark aggregates (median, mean, min, max, cv) in microseconds, as cdl_bench writes."""
+    """Every repetition, then Google Benchmark's aggregates (median, mean, min, max, cv), in
+    microseconds, as cdl_bench writes them."""
     mean = statistics.fmean(rep_ms)
     values = {"median": statistics.median(rep_ms), "mean": mean, "min": min(rep_ms), "max": max(rep_ms),
               "cv": (statistics.stdev(rep_ms) / mean) if len(rep_ms) > 1 and mean > 0 else 0.0}
-    out = []
+    out = [{"name": run_name, "run_name": run_name, "run_type": "iteration", "repetitions": repetitions,
+            "repetition_index": i, "threads": 1, "iterations": iterations, "real_time": ms * 1e3, "cpu_time": 0.0,
+            "time_unit": "us"} for i, ms in enumerate(rep_ms)]
     for agg, v in values.items():
         e = {"name": f"{run_name}_{agg}", "run_name": run_name, "run_type": "aggregate", "repetitions": repetitions,
              "threads": 1, "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv" else "time",
@@ -261,6 +267,14 @@ def run_system(system, problem_dirs, settings, case_filter=""):
         print(f"cdl_peers: {system.NAME} skipped: {e}", file=sys.stderr, flush=True)
         part.update(status="skipped", reason=str(e))
         return part
+    try:
+        run_cases(system, dev, version, problem_dirs, settings, case_filter, part)
+    finally:
+        dev.close()
+    return part
+
+
+def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     props = dev.properties()
     part.update(status="ran", version=version, device=props, notes=getattr(dev, "notes", []))
     for note in part["notes"]:
@@ -289,7 +303,18 @@ def run_system(system, problem_dirs, settings, case_filter=""):
         for e in part["experiments"]:
             print(f"cdl_peers: experiment '{e['name']}': {'runs' if e['runs'] else 'fails'}"
                   f"{'' if e['runs'] else ': ' + e['error'].splitlines()[0][:200]}", file=sys.stderr, flush=True)
-    return part
+
+
+def failure_reason(stderr, returncode):
+    """What a child process that failed says went wrong, in one line: the exception and message of
+    its last traceback, else the first line that names an error, else its last line with words in
+    it. Never a banner's rule of dashes (PyCUDA's exit banner ends with one)."""
+    lines = [l.strip() for l in re.sub(r"\x1b\[[0-9;]*m", "", stderr).splitlines()]
+    words = [l for l in lines if re.search(r"[A-Za-z0-9]", l)]
+    exceptions = [l for l in words if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b(:|$)", l)]
+    errors = [l for l in words if re.search(r"\berror\b", l, re.IGNORECASE)]
+    line = (exceptions[-1:] or errors[:1] or words[-1:] or [f"exit status {returncode}"])[0]
+    return line[:500] + ("" if line.startswith("exit status") else f" (exit status {returncode})")
 
 
 def error_text(exc, lines=20):

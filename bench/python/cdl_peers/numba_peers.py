@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from . import harness
+from . import harness, sources
 
 NAME = "numba"
 BLOCK = 256
@@ -83,8 +83,21 @@ class NumbaDevice(harness.Device):
             i = cuda.grid(1)
             if i < a.size:
                 a[i] = value
-        self.fill = fill
-        self.scratch = cuda.device_array(2 * self.props["l2_bytes"], dtype=np.uint8)
+        # The L2 flush (sources.FLUSH_SOURCE, written for Numba): reads twice the L2, writes
+        # nothing that stays, so no dirty line's write-back lands in the timed call.
+        @cuda.jit
+        def read_flush(words, never, sink):
+            acc = np.uint32(0)
+            i, stride = cuda.grid(1), cuda.gridsize(1)
+            while i < words.size:
+                acc ^= words[i]
+                i += stride
+            if acc == never:
+                sink[0] = acc
+        self.fill, self.read_flush = fill, read_flush
+        size, _, self.flush_blocks = sources.flush_shape(self.props["l2_bytes"], int(d.MULTIPROCESSOR_COUNT))
+        self.scratch = cuda.to_device(np.zeros(size // 4, dtype=np.uint32))
+        self.sink = cuda.to_device(np.zeros(1, dtype=np.uint32))
         self.start, self.stop = cuda.event(timing=True), cuda.event(timing=True)
 
     def _fill(self, bytes_view, value):
@@ -103,7 +116,7 @@ class NumbaDevice(harness.Device):
         self._fill(buffer.view(np.uint8), 0xFF)
 
     def flush_l2(self):
-        self._fill(self.scratch, 1)
+        self.read_flush[self.flush_blocks, BLOCK](self.scratch, np.uint32(sources.FLUSH_NEVER), self.sink)
 
     def time_ms(self, call):
         self.start.record()

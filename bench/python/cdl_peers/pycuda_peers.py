@@ -39,7 +39,11 @@ class PycudaDevice(harness.Device):
         self.context.push()
         self.props = {"name": device.name(), "l2_bytes": int(device.get_attribute(drv.device_attribute.L2_CACHE_SIZE)),
                       "cc": "%d.%d" % device.compute_capability()}
-        self.scratch = gpuarray.empty(2 * self.props["l2_bytes"], dtype=np.uint8)
+        size, self.flush_words, blocks = sources.flush_shape(
+            self.props["l2_bytes"], device.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT))
+        self.scratch, self.sink = gpuarray.zeros(size, dtype=np.uint8), gpuarray.zeros(1, dtype=np.uint32)
+        self.flush_kernel = source_module(sources.FLUSH_SOURCE, no_extern_c=True).get_function(sources.FLUSH_NAME)
+        self.flush_grid = (blocks, 1)
         self.start, self.stop = drv.Event(), drv.Event()
 
     def upload(self, array):
@@ -55,7 +59,8 @@ class PycudaDevice(harness.Device):
         self.drv.memset_d8(buffer.gpudata, 0xFF, buffer.nbytes)
 
     def flush_l2(self):
-        self.drv.memset_d8(self.scratch.gpudata, 1, self.scratch.nbytes)
+        self.flush_kernel(self.scratch.gpudata, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER),
+                          self.sink.gpudata, grid=self.flush_grid, block=(sources.BLOCK, 1, 1))
 
     def time_ms(self, call):
         self.start.record()
@@ -72,6 +77,15 @@ class PycudaDevice(harness.Device):
 
     def properties(self):
         return self.props
+
+    def close(self):
+        """Frees what was allocated in the primary context, then pops it: PyCUDA aborts the process
+        at exit ("the context stack was not empty") when a pushed context is never popped."""
+        import gc
+        self.scratch = self.sink = self.flush_kernel = None
+        gc.collect()
+        self.context.synchronize()
+        self.context.pop()
 
 
 def build_source_module(dev, problem, inputs, out):
