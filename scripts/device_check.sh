@@ -17,6 +17,13 @@ trap 'tar -czf "$OUT/logs.tgz" -C "$LOGS" .' EXIT
 export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > /tmp/gpu.txt 2>&1
 cat /tmp/gpu.txt
+# PyCUDA, where its source was carried in .pycuda/ (tools/ and vendor/ of ../shared): built in the
+# background while the rest runs; the Python peers wait for it.
+pycuda=""
+if [ -x .pycuda/tools/pycuda-on-gpu-machine.sh ]; then
+  .pycuda/tools/pycuda-on-gpu-machine.sh python3 > "$LOGS/pycuda.log" 2>&1 &
+  pycuda=$!
+fi
 
 { cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$LOGS/build.log" 2>&1 \
   || { tail -40 "$LOGS/build.log"; exit 1; }
@@ -44,7 +51,8 @@ fi
 
 # The compiler's answers (build facts), each kernel's resources with its SASS, then the suite.
 ./build/release/bench/cdl_build_facts "$OUT/build_facts.json" || echo "build facts FAILED"
-python3 reports/resources.py build/release "$OUT/resources.json" || echo "resources FAILED"
+python3 reports/resources.py build/release "$OUT/resources.json" --occupancy build/release/bench/cdl_occupancy \
+  || echo "resources FAILED"
 start=$SECONDS
 ./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
   > "$LOGS/bench.log" 2> "$LOGS/bench.err"
@@ -56,7 +64,8 @@ if [ -n "${REPEAT_FILTER:-}" ]; then
     --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
   echo "repeat rc=$? ($((SECONDS - start))s)"
 fi
-# The articles' own systems from Python (CuPy, Numba, cuda-python), beside the suite.
+# The articles' own systems from Python (CuPy, Numba, cuda-python, PyCUDA), beside the suite.
+[ -z "$pycuda" ] || { wait "$pycuda"; echo "pycuda build rc=$? ($(tail -1 "$LOGS/pycuda.log"))"; }
 quick=(); for a in "$@"; do [ "$a" = --cdl_quick ] && quick=(--quick); done
 PYTHONPATH=bench/python python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out "$OUT/python.json" \
   "${quick[@]}" > "$LOGS/peers.log" 2>&1
