@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -95,10 +97,20 @@ std::string results_file::settle(bool was_interrupted, const clock_reading& cloc
   if (was_interrupted) {
     target.replace_extension(".interrupted" + target.extension().string());
   } else {
-    // Google Benchmark wrote the context before the run; the clocks at its end join it here.
-    nlohmann::json doc = read_json_file(temporary_);
-    doc["context"]["cdl_clocks_end"] = nlohmann::json(clocks_at_end).dump();
-    write_json_atomic(temporary_, doc);
+    // Google Benchmark wrote the context before the run; the clocks at its end join it here, as
+    // text: the file need not be JSON a strict parser takes (Google Benchmark writes NaN, e.g.
+    // for the spread of a counter whose mean is 0).
+    std::string text;
+    {
+      std::ifstream in(temporary_, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::string context = "\"context\": {";
+    const std::size_t at = text.find(context);
+    if (at == std::string::npos) throw error("results file " + temporary_ + " has no context object");
+    const std::string field = "\n    \"cdl_clocks_end\": " + nlohmann::json(nlohmann::json(clocks_at_end).dump()).dump() + ",";
+    text.insert(at + context.size(), field);
+    write_atomic(temporary_, [&](std::ostream& out) { out << text; });
   }
   std::filesystem::rename(std::exchange(temporary_, ""), target);
   return target;
@@ -126,11 +138,13 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
     state.SetIterationTime(s);
     total_s += s;
   }
-  const double iterations = double(state.iterations());
-  const double gbs = bytes * iterations / total_s / 1e9;
-  state.SetBytesProcessed(int64_t(bytes * iterations));
-  state.counters["GB/s"] = gbs;
-  state.counters["frac_copy"] = gbs / copy_gbs;
+  if (bytes > 0) {  // none for a launch that moves nothing (an empty kernel): no 0/0 spreads
+    const double iterations = double(state.iterations());
+    const double gbs = bytes * iterations / total_s / 1e9;
+    state.SetBytesProcessed(int64_t(bytes * iterations));
+    state.counters["GB/s"] = gbs;
+    state.counters["frac_copy"] = gbs / copy_gbs;
+  }
   return total_s;
 }
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace cdl::bench {
 namespace {
@@ -137,9 +138,11 @@ bool demonstration(const map_entry& e) { return e.variant == "crowded"; }
 
 void register_map(const settings& s, std::vector<std::string>& names) {
   const auto& entries = get_registry().map;
+  std::set<std::string> registered;  // entry and problem: the sweeps meet (2^22 and 2^24 at k = 1)
   auto add_map = [&](const map_problem& p, bool with_demonstrations, auto keep) {
     for (const map_entry& e : entries)
-      if ((with_demonstrations || !demonstration(e)) && keep(e)) add<map_fixture>(e, p, s, names, [](benchmark::State&, double) {});
+      if ((with_demonstrations || !demonstration(e)) && keep(e) && registered.insert(e.name() + " " + p.describe()).second)
+        add<map_fixture>(e, p, s, names, [](benchmark::State&, double) {});
   };
   const auto all = [](const map_entry&) { return true; };
   // Bandwidth against n, beside the copy of the same bytes.

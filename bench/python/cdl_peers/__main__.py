@@ -86,6 +86,9 @@ def streamed(command, env):
 
 
 def git_revision():
+    """The revision the C++ build records (CDL_GIT_REVISION, set by the scripts), else git's."""
+    if os.environ.get("CDL_GIT_REVISION"):
+        return os.environ["CDL_GIT_REVISION"]
     try:
         return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                               cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
