@@ -3,8 +3,9 @@ import os
 
 from . import claims, readme_table
 from .document import Document
-from .sections import (dispatch, elementwise, header, image, jit, map, matmul, precision, python_peers, repeat,
-                       resources, tasks)
+from .sections import (dispatch, elementwise, flush, header, image, jit, map, matmul, precision, python_peers,
+                       repeat, resources, tasks)
+from .stats import noise_threshold
 
 
 def write_report(results, out_dir, readme=None):
@@ -12,20 +13,22 @@ def write_report(results, out_dir, readme=None):
     doc = Document(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
-    found = {}
-    header.add(doc, bench)
+    noise, noise_how = noise_threshold(bench, results.repeat)
+    found = {"noise": noise}
+    header.add(doc, bench, noise, noise_how)
+    found["flush"] = flush.add(doc, bench, noise)
     found["map"] = map.add(doc, bench, results.resources)
-    found["dispatch"] = dispatch.add(doc, bench)
+    found["dispatch"] = dispatch.add(doc, bench, noise, results.resources)
     found["precision"] = precision.add(doc, bench, found["dispatch"])
     found["tasks"] = tasks.add(doc, bench)
-    found["jit"] = jit.add(doc, bench, found["dispatch"])
-    found["image"] = image.add(doc, bench)
+    found["jit"] = jit.add(doc, bench, found["dispatch"], noise, results.jit_uncached)
+    found["image"] = image.add(doc, bench, noise)
     found["matmul"] = matmul.add(doc, bench)
     found["other"] = elementwise.add(doc, bench)
     found["python"] = python_peers.add(doc, bench, results.python)
     resources.add(doc, results.resources)
     claims.add(doc, bench, results.facts, found, results.python)
-    repeat.add(doc, bench, results.repeat)
+    repeat.add(doc, bench, results.repeat, noise)
     path = doc.write("report.md")
     if readme:
         readme_table.update(readme, readme_table.text(bench, found))

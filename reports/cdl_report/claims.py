@@ -1,16 +1,16 @@
 """The claims of the source articles (shared/seeds/README.md), each answered from the data: a row per
 claim, its verdict computed by the rule written beside it."""
 from .document import table
-from .stats import NOISE, span
+from .stats import span
 
 
-def verdict_ratio(values, holds_if_below=True):
+def verdict_ratio(values, noise, holds_if_below=True):
     """'holds' when every ratio is beyond the noise in the claimed direction, 'does not hold' when every
     one is beyond it the other way, else 'depends'."""
     if not values:
         return "no data"
-    better = [v < 1 - NOISE for v in values] if holds_if_below else [v > 1 + NOISE for v in values]
-    worse = [v > 1 + NOISE for v in values] if holds_if_below else [v < 1 - NOISE for v in values]
+    better = [v < 1 - noise for v in values] if holds_if_below else [v > 1 + noise for v in values]
+    worse = [v > 1 + noise for v in values] if holds_if_below else [v < 1 - noise for v in values]
     return "holds" if all(better) else "does not hold" if all(worse) else "depends"
 
 
@@ -50,6 +50,7 @@ def python_source_text(found):
 
 
 def add(doc, bench, facts, found, python):
+    noise = found["noise"]
     rows = []
     no_python = ("no data", "Needs the Python peers' results (bench/python); none beside this run.")
     numba = (python.systems.get("numba", {}) if python else {})
@@ -66,7 +67,7 @@ def add(doc, bench, facts, found, python):
                      *(no_python if not numba else ("no data", f"Numba {numba.get('status')}: {numba.get('reason', '')}"))])
 
     staged = found["other"].get("staged", {})
-    v = verdict_ratio(list(staged.values()))
+    v = verdict_ratio(list(staged.values()), noise)
     rows.append(["000, 002", "Staging elementwise data in shared memory improves performance (incl. vector add)",
                  "map/zip `staged` against `scalar`, largest n", v,
                  ", ".join(f"{w} {op} {e.split('/')[0]}: ×{x:.3f}" for (w, op, e), x in sorted(staged.items())) or "–"])
@@ -76,8 +77,9 @@ def add(doc, bench, facts, found, python):
     jit_ratio = None
     if "06_nvrtc_jit" in best and "01_template_functor" in best:
         jit_ratio = best["01_template_functor"][1] / best["06_nvrtc_jit"][1]
-    if costs.get("first compile"):
-        text = (f"A JIT pays {costs['first compile']:.1f} ms for its first compile in a process, {costs['compile']:.1f} ms "
+    if costs.get("first compile, new process"):
+        text = (f"A JIT pays {costs['first compile, new process']:.1f} ms for a new op's first compile in a new process, "
+                f"{costs['compile']:.1f} ms "
                 f"for later ones, {costs['disk hit (fresh process)']:.2f} ms for a disk-cache hit; a pre-compiled "
                 "kernel pays none of it")
         if jit_ratio:
@@ -103,7 +105,7 @@ def add(doc, bench, facts, found, python):
         if sw:
             vs_static.append(sw)
     if vs_indirect:
-        v_ind, v_st = verdict_ratio(vs_indirect), verdict_ratio(vs_static)
+        v_ind, v_st = verdict_ratio(vs_indirect, noise), verdict_ratio(vs_static, noise)
         v = "holds" if v_ind == v_st == "holds" else "does not hold" if v_ind == "does not hold" else "depends"
         rows.append(["001", "If/else selection on an op id is \"far more efficient\" than the alternatives",
                      "map dispatch sweep, vec forms", v,
@@ -141,7 +143,7 @@ def add(doc, bench, facts, found, python):
     ufunc, elementwise = python_ratios(found, "cupy.ufunc_chain"), python_ratios(found, "cupy.ElementwiseKernel")
     if ufunc or elementwise:
         ratios = list(ufunc.values()) + list(elementwise.values())
-        fast = [x <= 1 + NOISE for x in ratios]
+        fast = [x <= 1 + noise for x in ratios]
         rows.append(["003", "CuPy ufunc chains and `ElementwiseKernel` are a fast path", "CuPy, against C++ `01_template_functor/scalar`",
                      "holds" if all(fast) else "does not hold" if not any(fast) else "depends",
                      "Time / the C++ template functor's one-element-per-thread kernel: ufunc chain " +
@@ -154,7 +156,7 @@ def add(doc, bench, facts, found, python):
                          "reason", "not among the systems run")))])
     prec = found["precision"]
     if prec:
-        v = verdict_ratio(list(prec.values()), holds_if_below=False)
+        v = verdict_ratio(list(prec.values()), noise, holds_if_below=False)
         rows.append(["003", "float32 matters for performance", "map, f64 against f32", v,
                      "; ".join(f"{kind} ({op}, k = {k}): f64 takes {x:.2f}× per element" for (kind, op, k), x in sorted(prec.items())) + "."])
     gd = fact(facts, "global_calls_device")
@@ -173,7 +175,7 @@ def add(doc, bench, facts, found, python):
                      "(a cost of layout, not a need for special code)."])
     doc.add("## The articles' claims, checked\n")
     doc.add("Each claim of `shared/seeds/` with the measurement or build that answers it. The verdict is computed: "
-          f"*holds* when every figure is beyond the {NOISE:.0%} noise in the claimed direction, *does not hold* when every "
+          f"*holds* when every figure is beyond the {noise:.1%} noise in the claimed direction, *does not hold* when every "
           "one is beyond it the other way, *depends* otherwise.\n")
     doc.add(table(["article", "claim", "answered by", "verdict", "figures"], rows))
     return rows

@@ -25,15 +25,19 @@ def map_bandwidth(doc, by_entry, copy):
                "the template's scalar form (dashed) and the device-to-device copy of the same bytes")
 
 
-def dispatch_penalty(doc, sweep, cols):
-    """sweep: {op: {k: {entry: median µs}}}; one panel per op, one line per entry of cols."""
+def dispatch_penalty(doc, sweep, cols, spread):
+    """sweep: {op: {k: {entry: median µs}}}; one panel per op, one line per entry of cols, with the
+    min-max of its repetitions as error bars (spread: {(op, k): {entry: (min, max)}})."""
     ops = sorted(sweep)
     fig, axes = doc.plt.subplots(1, len(ops), figsize=(6 * len(ops), 4.5), squeeze=False)
     for ax, op in zip(axes[0], ops):
         ks = sorted(sweep[op])
         for c in ["01_template_functor/vec"] + cols:
             pts = [(k, sweep[op][k][c]) for k in ks if c in sweep[op][k]]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label(c))
+            lo_hi = [spread.get((op, k), {}).get(c, (None, None)) for k, _ in pts]
+            err = [[max(t - (lo or t), 0) for (_, t), (lo, _) in zip(pts, lo_hi)],
+                   [max((hi or t) - t, 0) for (_, t), (_, hi) in zip(pts, lo_hi)]]
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err, marker="o", ms=3, capsize=2, label=label(c))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(op)
@@ -41,7 +45,8 @@ def dispatch_penalty(doc, sweep, cols):
         ax.set_ylabel("median time (µs)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    doc.figure("dispatch_penalty.png", fig, "Time against k per strategy (vec forms): the slope is the cost of a call")
+    doc.figure("dispatch_penalty.png", fig, "Time against k per strategy (vec forms): the slope is the cost of a call; "
+               "bars span the repetitions' min to max")
 
 
 def tasks_divergence(doc, runs, layouts, entries, uniform):
@@ -64,22 +69,23 @@ def tasks_divergence(doc, runs, layouts, entries, uniform):
 
 
 def jit_breakeven(doc, breakeven):
-    """breakeven: {(op, k, cost label): elements}; solid for a compile, dashed for a cache load."""
+    """breakeven: {(op, k, cost label): elements}; a line per op and cost."""
     pts = defaultdict(list)
     for (op, k, cost), n_even in breakeven.items():
         pts[(op, cost)].append((k, n_even))
     fig, ax = doc.plt.subplots(figsize=(7, 4.5))
     for (op, cost), p in sorted(pts.items()):
         p.sort()
-        ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3, linestyle="-" if cost == "compile" else "--",
-                label=f"{op}, {cost}")
+        ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3,
+                linestyle={"first compile (new process)": "-", "later compile": "-."}.get(cost, "--"), label=f"{op}, {cost}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("k (evaluations per element)")
     ax.set_ylabel("elements processed to repay it")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid) or a disk-cache load (dashed) has paid for itself")
+    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
+               "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival")
 
 
 def image_blur(doc, blurs, strategies):

@@ -56,8 +56,18 @@ def label(entry):
     return entry.split("/")[0]
 
 
+def clocks(context, key):
+    """A clock reading of the run's context (cdl_clocks_start/_end, common/clocks.hpp), or None."""
+    try:
+        reading = json.loads(context[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return reading if isinstance(reading, dict) else None
+
+
 class Bench:
-    """One cdl_bench results file: per benchmark, the median time (µs) and its spread."""
+    """One cdl_bench results file: per benchmark, the median time (µs), its spread (cv, min, max)
+    and every repetition's time (µs, in `reps`) where the file has them."""
 
     def __init__(self, path, doc=None, required=True):
         doc = read_json(path, "cdl_bench results") if doc is None else doc
@@ -81,6 +91,12 @@ class Bench:
                 self.errors.append((name, b.get("error_message", "")))
                 continue
             agg = b.get("aggregate_name")
+            if agg is None and b.get("run_type") == "iteration" and "real_time" in b:
+                try:  # one repetition: the mean time of its iterations
+                    self.rows[name].setdefault("reps", []).append(float(b["real_time"]) * UNIT_US[b["time_unit"]])
+                except (KeyError, TypeError, ValueError) as e:
+                    raise ResultsError(f"{path}: benchmark {name}: a repetition without a usable real_time/time_unit ({e})")
+                continue
             if agg not in ("median", "cv", "min", "max"):
                 continue
             try:
@@ -93,6 +109,11 @@ class Bench:
                 row["counters"] = b
         if required and not self.rows and not self.errors:
             raise ResultsError(f"{path}: no benchmark results in the file")
+        self.clocks_start, self.clocks_end = clocks(self.context, "cdl_clocks_start"), clocks(self.context, "cdl_clocks_end")
+        try:
+            self.parts = json.loads(self.context.get("cdl_parts", "[]"))
+        except ValueError:
+            raise ResultsError(f"{path}: malformed cdl_parts in its context")
         # (workload, problem fields) -> entry -> row
         self.problems = defaultdict(dict)
         self.stages = {}
@@ -158,3 +179,6 @@ class Results:
             self.bench.errors += self.python.bench.errors
         self.repeat_path = os.path.join(directory, "repeat.json")
         self.repeat = Bench(self.repeat_path) if os.path.exists(self.repeat_path) else None
+        # The JIT stages again with the driver's compile cache off (CUDA_CACHE_DISABLE=1).
+        uncached = os.path.join(directory, "jit_cache_disabled.json")
+        self.jit_uncached = Bench(uncached) if os.path.exists(uncached) else None

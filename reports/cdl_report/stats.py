@@ -1,10 +1,21 @@
 """Statistics over repetitions and runs: what counts as a difference.
 
-NOISE is the run-to-run spread below which a difference between two medians is not a finding.
+Two tests stand behind every "A differs from B" in the report:
+  - the noise threshold: how far the same benchmark moves from one run to the next, read from the
+    run's own repeat data (repeat.json: some benchmarks run again in a new process); without it,
+    the fallback NOISE, said to be one;
+  - a Mann-Whitney U test on the repetitions of the two benchmarks (as Google Benchmark's
+    compare.py does), exact for the few repetitions a suite runs: the two sets of times are told
+    apart only when the test says they are not one distribution.
+A difference is a finding when it passes both.
 """
+import math
 import statistics
+from functools import lru_cache
 
-NOISE = 0.02  # run-to-run spread below which a difference is not a finding
+NOISE = 0.02           # the fallback noise threshold, when the run has no repeat data
+NOISE_QUANTILE = 0.95  # the repeat run's differences under which this share of them falls
+ALPHA = 0.05           # significance level of the Mann-Whitney U test
 
 
 def median(values):
@@ -15,6 +26,91 @@ def mode(values):
     return statistics.mode(values)
 
 
+def quantile(values, q):
+    """The q-quantile by linear interpolation between order statistics (numpy's default)."""
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
 def span(values, fmt="{:.2f}"):
     """'a–b' over the values (one value when they are equal), '–' when there are none."""
     return "–" if not values else fmt.format(min(values)) + ("" if min(values) == max(values) else "–" + fmt.format(max(values)))
+
+
+@lru_cache(maxsize=None)
+def _u_counts(m, n):
+    """How many of the C(m+n, m) orderings of two untied samples give each value of U (0..m*n)."""
+    if m == 0 or n == 0:
+        return (1,)
+    # U(m, n) counts, by the last element: from the first sample (adds n) or from the second.
+    a, b = _u_counts(m - 1, n), _u_counts(m, n - 1)
+    out = [0] * (m * n + 1)
+    for u, c in enumerate(a):
+        out[u + n] += c
+    for u, c in enumerate(b):
+        out[u] += c
+    return tuple(out)
+
+
+def mann_whitney_p(a, b):
+    """Two-sided p-value of the Mann-Whitney U test that samples a and b come from one distribution.
+    Exact (every ordering counted) without ties; with ties, the normal approximation with the tie
+    correction and a continuity correction. None when either sample is empty."""
+    m, n = len(a), len(b)
+    if not m or not n:
+        return None
+    pooled = sorted((v, i < m) for i, v in enumerate(list(a) + list(b)))
+    ranks, i = [0.0] * len(pooled), 0
+    ties = []
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        ties.append(j - i + 1)
+        i = j + 1
+    r1 = sum(r for r, (_, first) in zip(ranks, pooled) if first)
+    u = r1 - m * (m + 1) / 2
+    u_low = min(u, m * n - u)
+    if all(t == 1 for t in ties) and m * n <= 400:
+        counts = _u_counts(m, n)
+        total = sum(counts)
+        return min(1.0, 2 * sum(counts[: int(u_low) + 1]) / total)
+    sigma = math.sqrt(m * n / 12 * ((m + n + 1) - sum(t ** 3 - t for t in ties) / ((m + n) * (m + n - 1))))
+    if sigma == 0:
+        return 1.0
+    z = (abs(u - m * n / 2) - 0.5) / sigma
+    return min(1.0, math.erfc(max(z, 0) / math.sqrt(2)))
+
+
+def noise_threshold(bench, repeat):
+    """(threshold, how it was found): the NOISE_QUANTILE of |repeat / first - 1| over the GPU
+    benchmarks both runs have, or NOISE when there is no repeat run."""
+    if repeat is None:
+        return NOISE, f"no repeat run beside the results: the fallback {NOISE:.0%}"
+    diffs = [abs(repeat.rows[n]["median"] / bench.rows[n]["median"] - 1) for n in bench.rows
+             if n in repeat.rows and "median" in bench.rows[n] and "median" in repeat.rows[n] and not n.startswith("jit/")]
+    if len(diffs) < 10:
+        return NOISE, f"too few benchmarks in the repeat run ({len(diffs)}): the fallback {NOISE:.0%}"
+    return quantile(diffs, NOISE_QUANTILE), (f"the {NOISE_QUANTILE:.0%} quantile of how far {len(diffs)} benchmarks' "
+                                             "medians moved when run again in a new process")
+
+
+def can_decide(m, n):
+    """Whether samples of m and n repetitions can reach p < ALPHA at all: with 3 and 3 the smallest
+    two-sided p is 2/20, and the test can say nothing."""
+    return m > 0 and n > 0 and 2 / math.comb(m + n, m) < ALPHA
+
+
+def compare(row_a, row_b, noise):
+    """(ratio of medians b/a, p-value, finding?) for two benchmark rows: a finding when the ratio is
+    beyond the noise threshold and, where there are enough repetitions to decide, the U test tells
+    the two apart (p is None where it cannot decide)."""
+    a, b = row_a.get("reps", []), row_b.get("reps", [])
+    ratio = row_b["median"] / row_a["median"]
+    p = mann_whitney_p(a, b) if can_decide(len(a), len(b)) else None
+    return ratio, p, abs(ratio - 1) > noise and (p is None or p < ALPHA)

@@ -1,6 +1,7 @@
 """The whole report (reports/report.py and cdl_report/build.py) on the trimmed H100 results in
 fixture/: every section, plot and table is written, findings are computed from the numbers, and
 failed benchmarks head the report."""
+import json
 import os
 import shutil
 import unittest
@@ -11,29 +12,83 @@ from helpers import FixtureTest
 class ReportTest(FixtureTest):
     def test_writes_the_report_with_its_plots_and_tables(self):
         text = self.report()
-        for heading in ("The memory-bound map", "The dispatch penalty", "Per-element dispatch", "Run-time compilation",
-                        "Stencils", "Matrix products against cuBLAS", "Kernel resources", "The articles' claims"):
+        for heading in ("What the L2 flush leaves behind", "The memory-bound map", "The dispatch penalty",
+                        "Per-element dispatch", "Run-time compilation", "Stencils", "Matrix products against cuBLAS",
+                        "Kernel resources", "The articles' claims", "Run to run"):
             self.assertIn(heading, text)
-        for png in ("map_bandwidth.png", "dispatch_penalty.png", "tasks_divergence.png", "jit_breakeven.png",
-                    "image_blur.png", "matmul_cublas.png"):
+        for png in ("map_bandwidth.png", "dispatch_penalty.png", "tasks_divergence.png", "image_blur.png",
+                    "matmul_cublas.png"):
             with open(os.path.join(self.out, png), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
             self.assertIn(f"]({png})", text)
         self.assertTrue(os.path.exists(os.path.join(self.out, "resources.md")))
         self.assertFalse([n for n in os.listdir(self.out) if ".tmp" in n], "temporary files left behind")
-        # Findings are computed: the fixture's switch kernel spills and reaches 0.834 of copy.
-        self.assertIn("| `03_switch/vec` | 862.6 |", text)
-        self.assertIn("0.834", text)
-        self.assertIn("| `03_switch.cu` | `map_vec_kernel<float, switch_invoker", text)
+        # Findings are computed: the fixture's switch kernel reaches 0.830 of copy.
+        self.assertIn("| `03_switch/vec` | 853.0 |", text)
         # Every claim of the articles has a row, with a verdict.
         claims = text.split("## The articles' claims")[1]
         rows = [l for l in claims.splitlines() if l.startswith("| 00")]
         self.assertEqual(len(rows), 11)
         for row in rows:
             self.assertRegex(row, r"\| (holds|does not hold|depends|no data) \|")
-        self.assertIn("| A kernel may call other kernels as functions | build probes (`cdl_build_facts`) | does not hold |",
-                      claims)
-        self.assertIn("6 of 6 strategies (peers included) reach 0.97", text)
+
+    def test_the_scalar_map_is_explained_from_registers_and_occupancy(self):
+        text = self.report()
+        self.assertIn("| `04_function_pointer.crowded/scalar` | 0.496 | 43 | 5 | 0.62 | 0 | 5 |", text)
+        self.assertIn("| `04_function_pointer.symbol/scalar` | 0.716 | 32 | 8 | 1.00 | 0 | 5 |", text)
+        self.assertIn("(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches 0.496; "
+                      "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.716", text)
+        self.assertNotIn("most likely", text)
+        # The resource table has each kernel's occupancy at its launch bound.
+        self.assertIn("| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 32 | "
+                      "8 × 256 (1.00) |", text)
+        self.assertIn("| `04_function_pointer.crowded.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 43 | "
+                      "5 × 256 (0.62) |", text)
+
+    def test_the_flush_residue_is_shown(self):
+        text = self.report()
+        self.assertIn("| a copy of 2^22 floats (16 MiB each way) | 14.6 µs | 12.2 µs | 16.0 µs | 1.32 |", text)
+        self.assertIn("| an empty kernel | 7.0 µs | 3.1 µs | 3.1 µs | 1.01 (noise) |", text)
+
+    def test_the_noise_threshold_comes_from_the_repeat_run_or_says_it_does_not(self):
+        self.assertIn("**Noise: 1.3%**, the 95% quantile of how far 22 benchmarks' medians moved", self.report())
+        os.remove(os.path.join(self.results, "repeat.json"))
+        self.assertIn("**Noise: 2.0%**, no repeat run beside the results: the fallback 2%", self.report())
+
+    def test_the_size_check_shows_the_waves(self):
+        text = self.report()
+        self.assertIn("| 16 | `04_function_pointer.symbol` | 4.47 | 5.20 | +16.2% | 1.94 / 7.76 |", text)
+        self.assertIn("So the size matters", text)
+
+    def test_the_break_even_sets_every_rival_against_a_new_op(self):
+        text = self.report()
+        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 1.01 (no difference) | never | never | never |", text)
+        self.assertIn("in every one of the 6 (op, k) pairs", text)
+        self.assertIn("**A new op costs** 265 ms through 06 as the first compile of a new process", text)
+        self.assertIn("| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
+                      "where there is one | 23.197 |", text)
+
+        def slower_rivals(doc):  # the hoisted switch 20 % slower: now the JIT kernel repays its compile
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("map/03_switch.hoisted/vec/op:quadratic/type:f32/n:4194304/k:256/"):
+                    b["real_time"] *= 1.2
+        self.edit_results(slower_rivals)
+        text = self.report()
+        row = next(l for l in text.splitlines() if l.startswith("| quadratic | 256 | `"))
+        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
+        self.assertIn("](jit_breakeven.png)", text)
+
+    def test_clocks_that_moved_are_warned_about(self):
+        self.assertNotIn("WARNING: the clocks", self.report())
+
+        def throttled(doc):
+            end = json.loads(doc["context"]["cdl_clocks_end"])
+            end.update(sm_mhz=1500, reason_names=["sw_power_cap"])
+            doc["context"]["cdl_clocks_end"] = json.dumps(end)
+        self.edit_results(throttled)
+        text = self.report()
+        self.assertIn("**WARNING: the clocks did not hold during this run**: the SM clock moved from 1980 MHz at the start "
+                      "to 1500 MHz at the end; at the end the driver was slowing the GPU down (sw_power_cap)", text)
 
     def test_a_failed_benchmark_is_listed_first_and_fails_the_run(self):
         def fail_one(doc):
@@ -46,11 +101,12 @@ class ReportTest(FixtureTest):
         self.assertIn("validation failed: WRONG RESULT", text)
 
     def test_without_the_optional_files_the_report_says_what_is_missing(self):
-        os.remove(os.path.join(self.results, "resources.json"))
-        os.remove(os.path.join(self.results, "build_facts.json"))
+        for name in ("resources.json", "build_facts.json", "repeat.json", "jit_cache_disabled.json"):
+            os.remove(os.path.join(self.results, name))
         text = self.report()
         self.assertIn("No `resources.json` beside the results", text)
         self.assertNotIn("A kernel may call other kernels", text)
+        self.assertNotIn("CUDA_CACHE_DISABLE=1` ms", text)
 
     def test_a_second_run_gives_the_run_to_run_spread(self):
         def slower(doc):

@@ -5,7 +5,13 @@ from collections import defaultdict
 from .. import plots
 from ..document import pow2, table
 from ..results import label
-from ..stats import mode
+from ..stats import compare, mode
+from .map import DEMONSTRATION
+from .resources import map_kernel
+
+BASE = "01_template_functor/vec"
+# Elements per block of the vec form: 256 threads x 4 vectors x 4 floats (skeletons/elementwise.cuh).
+VEC_ELEMENTS_PER_BLOCK = 256 * 4 * 4
 
 
 def k_sweep(bench):
@@ -20,26 +26,100 @@ def k_sweep(bench):
     return int(n), sweep
 
 
-def add(doc, bench):
+def penalties(bench, n, noise, op=None):
+    """{(op, k): {entry: (time / the template's, finding?)}} of the vec forms at n elements."""
+    out = {}
+    for f, es in bench.select("map", type="f32", n=n):
+        if (op and f["op"] != op) or BASE not in es:
+            continue
+        out[(f["op"], int(f["k"]))] = {e: compare(es[BASE], row, noise)[::2] for e, row in es.items()
+                                       if e.endswith("/vec") and e != BASE}
+    return out
+
+
+def cell(ratio_finding):
+    """A ratio, in parentheses where it is not a finding (within the noise, or not told apart)."""
+    ratio, finding = ratio_finding
+    return f"{ratio:.2f}" if finding else f"({ratio:.2f})"
+
+
+def waves(resources, entry, n, sm_count):
+    """How many full-GPU waves of blocks an entry's vec kernel runs at n elements (None if unknown)."""
+    k = map_kernel(resources, entry)
+    if not k or not k.get("blocks_per_sm") or not sm_count:
+        return None
+    return -(-n // VEC_ELEMENTS_PER_BLOCK) / (k["blocks_per_sm"] * sm_count)
+
+
+def size_check(doc, bench, n, noise, resources):
+    """The quadratic op's penalties at the sweep's n and again past the L2, side by side, with the
+    waves of blocks each kernel runs at both sizes."""
+    sizes = sorted({int(f["n"]) for f, es in bench.select("map", type="f32", op="quadratic")
+                    if f.get("k") not in (None, "1") and int(f["n"]) != n})
+    if not sizes:
+        return {}
+    big = sizes[-1]
+    sms = bench.env.get("device", {}).get("sm_count", 0)
+    small_p, big_p = penalties(bench, n, noise, "quadratic"), penalties(bench, big, noise, "quadratic")
+    rows, moved = [], {}
+    wave = lambda e, size: "–" if waves(resources, e, size, sms) is None else f"{waves(resources, e, size, sms):.2f}"
+    for (op, k), ratios in sorted(big_p.items()):
+        for e, (r_big, _) in sorted(ratios.items()):
+            r_small = small_p.get((op, k), {}).get(e)
+            if r_small:
+                moved[(k, e)] = r_big / r_small[0] - 1
+                rows.append([k, f"`{label(e)}`", f"{r_small[0]:.2f}", f"{r_big:.2f}", f"{moved[(k, e)]:+.1%}",
+                             f"{wave(e, n)} / {wave(e, big)}"])
+    if not rows:
+        return {}
+    l2 = bench.env.get("device", {}).get("l2_bytes", 0)
+    doc.add(f"**Does the size change the penalty?** At n = {pow2(n)} the sweep reads {8 * n / 2**20:.0f} MiB and "
+            f"writes as much: the L2 ({l2 / 2**20:.0f} MiB) is flushed before each launch, so the input comes from "
+            "memory, but the output fits in the L2 and is written back after the timed kernel ends. The quadratic op "
+            f"again at n = {pow2(big)} ({8 * big / 2**20:.0f} MiB each way, past the L2), each entry's time over the "
+            "template's at the same size, and the waves of blocks its kernel runs at each (blocks over blocks per SM "
+            f"× {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, big)}):\n")
+    doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(big)}", "change", "waves"], rows))
+    by_k = defaultdict(list)
+    for (k, _), m in moved.items():
+        by_k[k].append(abs(m))
+    worst = max(max(v) for v in by_k.values())
+    doc.add("The penalties move by at most " + ", ".join(f"{max(v):.1%} at k = {k}" for k, v in sorted(by_k.items())) +
+            f" between the sizes; the noise is {noise:.1%}. " +
+            ("So the size matters: " if worst > noise else "So the size does not matter here: ") +
+            f"the table of penalties above is at n = {pow2(n)}, where the float64 reference of every op at k = 256 takes "
+            "seconds, and its figures carry the size's effect shown here. Where a kernel runs few waves, the last, "
+            "partial wave costs a different share of the time at each size, and kernels of different occupancy run "
+            "different numbers of waves.\n")
+    return {"n_big": big, "moved": moved, "worst": worst}
+
+
+def add(doc, bench, noise, resources=None):
     n, sweep = k_sweep(bench)
     if not sweep:
         return {}
     doc.add(f"## The dispatch penalty: time against k (map, float32, n = {pow2(n)})\n")
     doc.add("Each element evaluates the op k times, so the cost of a call separates from the cost of memory. "
-            "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty).\n")
+            "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a ratio "
+            "in parentheses is not a difference (within the noise, or its repetitions not told apart).\n")
     cols = sorted({e for ks in sweep.values() for row in ks.values() for e in row
-                   if e.endswith("/vec") and not e.startswith(("00_", "01_"))})
+                   if e.endswith("/vec") and not e.startswith(("00_", "01_")) and DEMONSTRATION not in e})
     rows, penalty = [], {}
+    found = penalties(bench, n, noise)
     for op, ks in sorted(sweep.items()):
         for k, row in sorted(ks.items()):
-            base = row.get("01_template_functor/vec")
+            base = row.get(BASE)
             if not base:
                 continue
             ratios = {c: row[c] / base for c in cols if c in row}
             penalty[(op, k)] = ratios
-            rows.append([op, k] + [f"{ratios[c]:.2f}" if c in ratios else "–" for c in cols])
+            rows.append([op, k] + [cell(found[(op, k)][c]) if c in ratios else "–" for c in cols])
     doc.add(table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows))
-    plots.dispatch_penalty(doc, sweep, cols)
+    spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
+    for f, es in bench.select("map", type="f32", n=n):
+        if f.get("k") is not None:
+            spread[(f["op"], int(f["k"]))] = {e: (r.get("min"), r.get("max")) for e, r in es.items()}
+    plots.dispatch_penalty(doc, sweep, cols, spread)
     # Findings, from the largest k of each op.
     for op in sorted(sweep):
         k = max(k for (o, k) in penalty if o == op)
@@ -58,4 +138,5 @@ def add(doc, bench):
             text += f"; the run-time compiled strategies {min(jit.values()):.2f}–{max(jit.values()):.2f}×"
         doc.add(text + ".")
     doc.add("")
-    return {"n": n, "sweep": sweep, "penalty": penalty}
+    sizes = size_check(doc, bench, n, noise, resources)
+    return {"n": n, "sweep": sweep, "penalty": penalty, "sizes": sizes}

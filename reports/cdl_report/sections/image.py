@@ -2,10 +2,9 @@
 from .. import plots
 from ..document import table
 from ..results import label
-from ..stats import NOISE
 
 
-def add(doc, bench):
+def add(doc, bench, noise):
     blurs = sorted(((int(f["r"]), e) for f, e in bench.select("image", op="box_blur")), key=lambda x: x[0])
     if not blurs:
         return {}
@@ -26,7 +25,7 @@ def add(doc, bench):
         rows.append(cells)
     doc.add("Global time over tiled time (above 1: tiling pays):\n")
     doc.add(table(["r"] + [f"`{s}`" for s in strategies], rows))
-    pays = sorted({rad for (s, rad), v in ratio.items() if s == "01_template_functor" and v > 1 + NOISE})
+    pays = sorted({rad for (s, rad), v in ratio.items() if s == "01_template_functor" and v > 1 + noise})
     if pays:
         doc.add(f"For the template functor, tiling pays from r = {pays[0]} on.\n")
     return ratio

@@ -1,54 +1,113 @@
-"""Run-time compilation: what each stage of 06 and 07 costs on the host, and the number of
-elements after which a compile has paid for itself."""
+"""Run-time compilation: what each stage of 06 and 07 costs on the host, by the cache state it
+meets, and the number of elements after which a compile has paid for itself against every
+strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import table
+from ..stats import compare
+from .map import DEMONSTRATION
+
+# What answers each stage, by the state in its name (bench/jit_stages.cpp).
+ANSWERED_BY = {"new_op": "nothing: a text no cache has seen, every iteration",
+               "same_text": "NVRTC's own cache, through the driver, where there is one",
+               "same_inputs": "nvJitLink's own cache, through the driver, where there is one",
+               "cache_memory_hit": "this project's cache, in memory", "cache_disk_hit": "this project's cache, on disk",
+               "cache_disk_hit_fresh_process": "this project's cache, on disk, in a new process",
+               "load": "(loading a CUBIN: no compile)"}
+# The strategies that take an op chosen at run time without a compiler: a JIT's rivals.
+RIVALS = ("03_switch/", "03_switch.hoisted/", "04_", "05_")
 
 
-def add(doc, bench, dispatch):
+def state_of(name):
+    return next((s for s in ANSWERED_BY if f"/{s}" in name or name.startswith(f"jit/{s}")), "?")
+
+
+def stage_ms(stages, prefix):
+    return next((row["median"] / 1000 for n, row in stages.items() if n.startswith(prefix)), None)
+
+
+def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
     doc.add("## Run-time compilation: what it costs and when it pays\n")
+    doc.add("Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in every "
+            "iteration (the benchmark fails if two iterations compile the same text): what a user pays for an op typed at "
+            "run time. A *same text* stage compiles one text again and again, and from the second iteration on the "
+            "compiler's own cache (NVRTC 12.9+ and nvJitLink keep one through the driver) answers it, where the process "
+            "has a driver and `CUDA_CACHE_DISABLE` is unset" +
+            (f"; the last column repeats every stage with `CUDA_CACHE_DISABLE=1`, in a run of its own" if uncached else "") +
+            ". Host wall clock, median of the repetitions:\n")
     rows = []
     for name, row in sorted(bench.stages.items()):
-        rows.append([f"`{name}`", f"{row['median'] / 1000:.3f}", f"{row.get('min', float('nan')) / 1000:.3f}",
-                     f"{row.get('max', float('nan')) / 1000:.3f}"])
-    doc.add(table(["stage (host wall clock)", "median ms", "min ms", "max ms"], rows))
-    get = lambda prefix: next((row["median"] / 1000 for n, row in bench.stages.items() if n.startswith(prefix)), None)
-    costs = {"first compile": get("jit/first_compile_in_process/06"), "compile": get("jit/compile/06"),
-             "disk hit (fresh process)": get("jit/cache_disk_hit_fresh_process"), "memory hit": get("jit/cache_memory_hit")}
+        off = uncached.stages.get(name) if uncached else None
+        rows.append([f"`{name}`", ANSWERED_BY[state_of(name)], f"{row['median'] / 1000:.3f}",
+                     f"{row.get('min', float('nan')) / 1000:.3f}–{row.get('max', float('nan')) / 1000:.3f}"] +
+                    ([f"{off['median'] / 1000:.3f}" if off else "–"] if uncached else []))
+    doc.add(table(["stage", "answered by", "median ms", "min–max ms"] + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else []),
+                  rows))
+    s = bench.stages
+    costs = {"first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
+             "compile": stage_ms(s, "jit/compile/06/new_op"),
+             "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
+             "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
+             "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"), "07 link": stage_ms(s, "jit/link/07/new_op"),
+             "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
+             "memory hit": stage_ms(s, "jit/cache_memory_hit"), "load": stage_ms(s, "jit/load/06")}
     out = {"costs": costs}
-    if not dispatch or not costs["compile"]:
+    c = costs
+    if c["compile"] and c["first compile, new process"]:
+        text = (f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of a new "
+                f"process (from before NVRTC is loaded: the programs load it at their first compile) and "
+                f"{c['compile']:.0f} ms later in it")
+        if c["07 op"] and c["07 link"]:
+            text += f"; through 07, {c['07 op']:.0f} ms for the op's LTO-IR and {c['07 link']:.0f} ms for the link"
+        if c["one-line kernel"]:
+            text += (f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms: 06 costs "
+                     f"{c['compile'] / c['one-line kernel']:.1f}× the floor of any NVRTC route")
+        if c["compile, same text"]:
+            text += (f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
+                     f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler")
+        doc.add(text + ".\n")
+    if not dispatch or not c["compile"]:
         return out
-    # A compile pays once the time it saves, over the fastest strategy that calls an op chosen at
-    # run time without a compiler (per-call switch, function pointer, virtual call), exceeds it:
-    # after n elements, n * (t_alt - t_jit) / n_sweep. (The hoisted switch is left out: with one op
-    # per launch it is every op instantiated at build time, the template strategy again.)
+    # A compile pays once the time it saves over the fastest rival exceeds it: after n elements,
+    # n * (t_rival - t_jit) / n_sweep. Every strategy that takes the op at run time without a compiler
+    # is a rival, the switch hoisted out of the loop included (it serves only the ops built in).
     rows, breakeven = [], {}
+    labels = (("first compile, new process", "first compile (new process)"), ("compile", "later compile"),
+              ("disk hit (fresh process)", "disk-cache hit"))
+    sweep_rows = {(f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=dispatch["n"]) if "k" in f}
     for (op, k), _ in sorted(dispatch["penalty"].items()):
-        row = dispatch["sweep"][op][k]
-        alts = {e: t for e, t in row.items() if e.startswith(("03_switch/", "04_", "05_"))}
-        jit = min((t for e, t in row.items() if e.startswith("06_")), default=None)
-        if not alts or not jit:
+        es = sweep_rows[(op, k)]
+        rivals = {e: r for e, r in es.items() if e.startswith(RIVALS) and DEMONSTRATION not in e}
+        jits = {e: r for e, r in es.items() if e.startswith("06_")}
+        if not rivals or not jits:
             continue
-        alt, t_alt = min(alts.items(), key=lambda kv: kv[1])
-        saving_per_element_ms = (t_alt - jit) / 1000 / dispatch["n"]
-        cells = [op, k, f"`{alt}`", f"{t_alt / jit:.2f}"]
-        for cost in ("compile", "disk hit (fresh process)"):
-            c = costs[cost]
-            if c and saving_per_element_ms > 0:
-                n_even = c / saving_per_element_ms
-                breakeven[(op, k, cost)] = n_even
-                cells.append(f"{n_even:.2e}")
+        rival = min(rivals, key=lambda e: rivals[e]["median"])
+        jit = min(jits, key=lambda e: jits[e]["median"])
+        ratio, _, differs = compare(jits[jit], rivals[rival], noise)
+        saving_per_element_ms = (rivals[rival]["median"] - jits[jit]["median"]) / 1000 / dispatch["n"]
+        cells = [op, k, f"`{rival}`", f"{ratio:.2f}" + ("" if differs else " (no difference)")]
+        for key, name in labels:
+            if c[key] and differs and saving_per_element_ms > 0:
+                breakeven[(op, k, name)] = c[key] / saving_per_element_ms
+                cells.append(f"{breakeven[(op, k, name)]:.2e}")
             else:
                 cells.append("never")
         rows.append(cells)
     if rows:
-        doc.add("**When a compile pays off.** The number of elements (over any number of launches) after which the "
-                "JIT kernel (best form) has saved its own compile, or its disk-cache load, against the fastest "
-                "strategy that takes the op at run time without a compiler (per-call switch, function pointer, "
-                "virtual call; best form):\n")
-        doc.add(table(["op", "k", "fastest alternative", "its time / JIT time", "break-even n (compile)",
-                       "break-even n (disk cache hit)"], rows))
-        plots.jit_breakeven(doc, breakeven)
+        doc.add("**When a compile pays off.** The number of elements (over any number of launches) after which the JIT "
+                "kernel (best form) has saved its compile against the fastest strategy that takes the op at run time "
+                "without a compiler (a switch per call or hoisted out of the loop, a function pointer, a virtual call; best "
+                "form). *Never* where the rival is as fast as the JIT kernel: a switch over ops built into the program "
+                "leaves a compile nothing to win, which is why a JIT is for ops the program was not built with:\n")
+        doc.add(table(["op", "k", "fastest rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in labels], rows))
+        never = sum(1 for r in rows if r[4] == "never")
+        doc.add(f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in {never} of "
+                f"{len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid after "
+                f"{min(breakeven.values()):.1e} elements at the soonest.\n" if breakeven else
+                f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in every one of the "
+                f"{len(rows)} (op, k) pairs: against a switch over the ops built in, a compile never pays.\n")
+        if breakeven:
+            plots.jit_breakeven(doc, breakeven)
     out["breakeven"] = breakeven
     return out

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Merges cdl_bench results files of one revision on one device, run in parts, into one.
+
+    reports/merge.py OUT.json PART.json [PART.json ...]
+
+A full suite can be run in parts (cdl_bench --benchmark_filter=...), when one run would not fit in
+the time a machine is lent for. Each part measures its own copy floor, and each benchmark's
+fraction of copy is against its own part's floor; the merged file keeps the first part's context
+(its floor is the report's) and lists every part, with its date, floor and benchmark count, in
+`cdl_parts`; the clocks at the end are the last part's. A benchmark in several parts is taken from
+the last one that has it, all its repetitions together. Parts of another revision or device are
+refused (exit status 2), and the output is written whole or not at all.
+"""
+import json
+import os
+import sys
+
+from cdl_report.results import Bench, ResultsError, read_json
+
+
+def merge(paths):
+    docs = []
+    for path in paths:
+        doc = read_json(path, "cdl_bench results")
+        Bench(path, doc)  # refuses what is not a cdl_bench results file
+        docs.append(doc)
+    first = docs[0]["context"]
+    for path, doc in zip(paths[1:], docs[1:]):
+        for key in ("git_revision", "device"):
+            if doc["context"].get(key) != first.get(key):
+                raise ResultsError(f"{path}: {key} {doc['context'].get(key)!r} is not the first part's {first.get(key)!r}")
+    by_name = {}
+    for doc in docs:
+        parts = {}
+        for b in doc["benchmarks"]:
+            parts.setdefault(b["run_name"], []).append(b)
+        by_name.update(parts)  # a later part's benchmark replaces an earlier one's, whole
+    context = dict(first)
+    context["cdl_parts"] = json.dumps([{"file": os.path.basename(p), "date": d["context"].get("date"),
+                                        "copy_bandwidth_gbs": float(d["context"]["copy_bandwidth_gbs"]),
+                                        "benchmarks": len({b["run_name"] for b in d["benchmarks"]})}
+                                       for p, d in zip(paths, docs)])
+    if "cdl_clocks_end" in docs[-1]["context"]:
+        context["cdl_clocks_end"] = docs[-1]["context"]["cdl_clocks_end"]
+    return {"context": context, "benchmarks": [b for entries in by_name.values() for b in entries]}
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        doc = merge(argv[2:])
+    except ResultsError as e:
+        print(f"merge: {e}", file=sys.stderr)
+        return 2
+    tmp = argv[1] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, argv[1])
+    print(f"merge: {len({b['run_name'] for b in doc['benchmarks']})} benchmarks from {len(argv) - 2} parts -> {argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,41 @@
+"""Statistics (reports/cdl_report/stats.py): the Mann-Whitney U test, exact where it can be, and
+what it takes to call two benchmarks different."""
+import unittest
+
+import helpers  # noqa: F401  (puts reports/ on the path)
+from cdl_report.stats import can_decide, compare, mann_whitney_p, quantile
+
+
+class MannWhitneyTest(unittest.TestCase):
+    def test_exact_p_values_match_the_counted_orderings(self):
+        # Fully separated 5 and 5: 2 of the 252 orderings are as extreme, two-sided.
+        self.assertAlmostEqual(mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), 2 / 252)
+        self.assertAlmostEqual(mann_whitney_p([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]), 174 / 252)
+        self.assertEqual(mann_whitney_p([1, 2], []), None)
+
+    def test_ties_fall_back_to_the_normal_approximation(self):
+        p = mann_whitney_p([1, 1, 2, 2, 3], [2, 3, 3, 4, 4])
+        self.assertTrue(0.05 < p < 0.2, p)
+
+    def test_three_repetitions_each_cannot_decide(self):
+        self.assertFalse(can_decide(3, 3))
+        self.assertTrue(can_decide(5, 5))
+
+    def test_a_difference_needs_the_noise_and_the_test(self):
+        a = {"median": 100.0, "reps": [99, 100, 100.5, 101, 100.2]}
+        far = {"median": 110.0, "reps": [109, 110, 110.5, 111, 110.2]}
+        near = {"median": 101.0, "reps": [100, 101, 101.5, 102, 101.2]}
+        overlapping = {"median": 110.0, "reps": [95, 110, 112, 99, 111]}
+        self.assertEqual(compare(a, far, 0.02)[2], True)
+        self.assertEqual(compare(a, near, 0.02)[2], False)   # within the noise
+        self.assertEqual(compare(a, overlapping, 0.02)[2], False)  # beyond it, but not told apart
+        three = {"median": 110.0, "reps": [109, 110, 111]}
+        self.assertEqual(compare({"median": 100.0, "reps": [99, 100, 101]}, three, 0.02), (1.1, None, True))
+
+    def test_quantiles_interpolate(self):
+        self.assertEqual(quantile([0, 10], 0.95), 9.5)
+        self.assertEqual(quantile([3, 1, 2], 0.5), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
