@@ -4,6 +4,10 @@
 #   results/<device>/bench.json        cdl_bench's results (Google Benchmark JSON)
 #   results/<device>/build_facts.json  what nvcc and NVRTC accept (the articles' compile-time claims)
 #   results/<device>/resources.json    each kernel's registers, stack and spills (and SASS facts)
+#   results/<device>/repeat.json       some benchmarks again, in a new process: the run's own noise threshold
+#   results/<device>/jit_cache_disabled.json
+#                                      the JIT stages again with CUDA_CACHE_DISABLE=1 (the compilers' own
+#                                      caches off)
 #   results/<device>/python.json       the articles' own systems (bench/python: CuPy, Numba, cuda-python,
 #                                      PyCUDA), each skipped with a line where it cannot run; the
 #                                      interpreter is $CDL_PEERS_PYTHON (default python3)
@@ -31,13 +35,22 @@ for a in "$@"; do [ "$a" = --quick ] && args+=(--cdl_quick) || args+=("$a"); don
 out="results/$device"
 mkdir -p "$out"
 ./build/release/bench/cdl_build_facts "$out/build_facts.json"
-"$python" reports/resources.py build/release "$out/resources.json"
+"$python" reports/resources.py build/release "$out/resources.json" --occupancy build/release/bench/cdl_occupancy
 # cdl_bench writes bench.json whole or not at all: interrupted (Ctrl-C), it keeps the finished
 # benchmarks in bench.interrupted.json and leaves an earlier bench.json as it was. Its exit status 3
 # means some benchmark failed: the report lists the failures first, so go on to it.
 bench=0
 ./build/release/bench/cdl_bench --benchmark_out="$out/bench.json" --benchmark_out_format=json "${args[@]}" || bench=$?
 [ "$bench" -eq 0 ] || [ "$bench" -eq 3 ] || exit "$bench"
+# The run's own noise: a slice of the suite again, in a new process (the report's noise threshold).
+# And the JIT stages with the compilers' driver caches off, beside the run's own.
+rm -f "$out/repeat.json" "$out/jit_cache_disabled.json"
+./build/release/bench/cdl_bench "${args[@]}" --benchmark_out="$out/repeat.json" --benchmark_out_format=json \
+  --benchmark_filter='^map/.*/op:(quadratic|sine)/type:f32/n:4194304/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/' \
+  > /dev/null || echo "bench: the repeat run failed; the report falls back to a fixed noise threshold" >&2
+CUDA_CACHE_DISABLE=1 ./build/release/bench/cdl_bench "${args[@]}" --benchmark_filter='^jit/' \
+  --benchmark_out="$out/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null \
+  || echo "bench: the JIT stages with the caches off failed; the report leaves that column out" >&2
 rm -f "$out/python.json"  # never report an earlier run's peers beside this one
 quick=(); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done
 peers=0

@@ -58,12 +58,15 @@ start=$SECONDS
   > "$LOGS/bench.log" 2> "$LOGS/bench.err"
 echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$LOGS/bench.err"; grep -i error "$LOGS/bench.log" | head -5
 sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$LOGS/bench.err") | head -5
-# Run to run: the same benchmarks (REPEAT_FILTER) again, in a new process, into repeat.json.
-if [ -n "${REPEAT_FILTER:-}" ]; then
-  ./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
-    --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
-  echo "repeat rc=$? ($((SECONDS - start))s)"
-fi
+# Run to run: some benchmarks again, in a new process, into repeat.json (the report's noise threshold);
+# the JIT stages with the compilers' driver caches off.
+REPEAT_FILTER=${REPEAT_FILTER:-'^map/.*/op:(quadratic|sine)/type:f32/n:4194304/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/'}
+./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
+  --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
+echo "repeat rc=$? ($((SECONDS - start))s)"
+CUDA_CACHE_DISABLE=1 ./build/release/bench/cdl_bench "$@" --benchmark_filter='^jit/' \
+  --benchmark_out="$OUT/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null 2> "$LOGS/jit.err"
+echo "jit, caches off rc=$? ($((SECONDS - start))s)"
 # The articles' own systems from Python (CuPy, Numba, cuda-python, PyCUDA), beside the suite.
 [ -z "$pycuda" ] || { wait "$pycuda"; echo "pycuda build rc=$? ($(tail -1 "$LOGS/pycuda.log"))"; }
 quick=(); for a in "$@"; do [ "$a" = --cdl_quick ] && quick=(--quick); done

@@ -8,14 +8,18 @@
 //          it straight to a CUBIN for the running GPU; the runtime's library API loads it
 //          (cudaLibraryLoadData: no driver API linked, so the program starts without a GPU).
 //          The kernel is then exactly strategy 01's template kernel: the op inlined.
-// Cost.    Compile time, paid once per (op, type, architecture): on the H100 machine the first
-//          compile of a process took 39 ms (NVRTC's start-up included), later ones 23 ms and
-//          the module load 0.1 ms (cdl_bench's jit/ benchmarks). The cache
-//          (common/jit_cache.hpp) pays it once per machine: a later lookup is a memory hit
-//          (2 µs) or a disk read (0.9 ms in a new process). At run time nothing: the kernel is
-//          a template kernel, and measured as fast. The price is the toolchain at run time
-//          (libnvrtc, ~100 MB) and a compiler's failure modes (bad source, a missing header)
-//          moved from build time to the user's run time.
+// Cost.    Compile time, paid once per (op, type, architecture): for an op no cache has seen,
+//          the price of a user's new expression, on the order of a hundred milliseconds or more,
+//          the first compile of a process dearer still (it loads NVRTC: common/jit.cpp loads it
+//          at the first compile). Measured in every cache state by cdl_bench's jit/ benchmarks
+//          and set out in the report's JIT section: NVRTC 12.9+ keeps a cache of its own through
+//          the driver, which answers the *same* text several times faster, so a figure timed by
+//          compiling one text repeatedly is the cache, not the compiler. This project's cache
+//          (common/jit_cache.hpp) pays a compile once per machine: a later lookup is a memory
+//          hit (microseconds) or a disk read (about a millisecond in a new process). At run time
+//          nothing: the kernel is a template kernel, and measured as fast. The price is the
+//          toolchain at run time (libnvrtc, ~100 MB) and a compiler's failure modes (bad
+//          source, a missing header) moved from build time to the user's run time.
 // Use it   when the op is only known at run time and many elements are processed per compile:
 //          expressions typed by a user, generated code (query engines, simulators), or ops
 //          specialised to run-time constants. With an op per element (tasks) the JIT still

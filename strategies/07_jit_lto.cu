@@ -7,14 +7,15 @@
 //          into the other module is inlined and the kernel is again the template kernel. This
 //          is what separate compilation (-rdc) without LTO cannot do: there, the call stays a
 //          call (strategy 04's cost without the pointer).
-// Cost.    Per op: compiling the op alone, then the link. On the H100 machine (map, quadratic)
-//          the op's compile took 22 ms, about what 06 takes for the whole program (23 ms): the
-//          C++ front end parsing the headers dominates both, and the link, optimiser and code
-//          generator included, took 1.3 ms. So 07 saves little per op over 06 *here*, where
-//          the kernels are small; it saves the kernels' compile (35 ms here) when they are
-//          large. The kernels' LTO-IR is compiled once per process or read from the disk
-//          cache, and the linked CUBIN is cached like 06's. At run time: nothing. The linked
-//          kernels ran at template speed in every workload (strategies/README.md).
+// Cost.    Per op: compiling the op alone to LTO-IR (tens of milliseconds: the C++ front end
+//          parsing the headers dominates), then the link, which for a new op optimises and
+//          generates code for every kernel of the program and costs most of 07's time; linking
+//          the same inputs again is answered by nvJitLink's own cache (through the driver), which
+//          is why a link timed on one op repeatedly looks nearly free. The report's JIT section
+//          gives each stage in each cache state. The kernels' LTO-IR is compiled once per process
+//          or read from the disk cache, and the linked CUBIN is cached like 06's. At run time:
+//          nothing. The linked kernels ran at template speed in every workload
+//          (strategies/README.md).
 // Use it   when kernels are large or many and ops are small and chosen at run time: a library
 //          ships its kernels as LTO-IR (built offline with nvcc -dlto) and links user ops into
 //          them, paying for the op's compile rather than the kernels'. Here the kernels' LTO-IR
