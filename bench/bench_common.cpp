@@ -64,13 +64,23 @@ benchmark::internal::Benchmark* register_benchmark(const std::string& name, std:
                                                    std::function<void(benchmark::State&)> body) {
   names.push_back(name);
   return benchmark::RegisterBenchmark(name.c_str(), [name, body = std::move(body)](benchmark::State& state) {
-    if (interrupted()) return state.SkipWithError(interrupted_message);
-    try {
-      body(state);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
+    if (interrupted()) {
+      state.SkipWithError(interrupted_message);
+    } else {
+      try {
+        body(state);
+      } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+      }
+      if (state.error_occurred() && !interrupted()) failed.insert(name);
     }
-    if (state.error_occurred() && !interrupted()) failed.insert(name);
+    // A repetition that failed before its loop began reports 0 iterations, and Google Benchmark
+    // 1.7 asserts that every repetition of a benchmark reports the same count (a run interrupted
+    // between repetitions ended in that assertion). Entering the loop after the error starts and
+    // ends it at once, and the repetition then reports its full count, as the others do.
+    if (state.error_occurred() && state.iterations() == 0)
+      for ([[maybe_unused]] auto _ : state) {
+      }
   });
 }
 
