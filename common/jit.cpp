@@ -21,20 +21,14 @@ namespace {
 // it): a process that never compiles never pays for loading it, and a process's first compile
 // includes loading it and its builtins, which is what a new process pays for its first new op
 // (cdl_bench's jit/first_compile_in_process measures from before the load).
+#define CDL_NVRTC_FUNCTIONS(X)                                                                            \
+  X(GetErrorString) X(Version) X(CreateProgram) X(DestroyProgram) X(AddNameExpression) X(CompileProgram)  \
+  X(GetProgramLogSize) X(GetProgramLog) X(GetCUBINSize) X(GetCUBIN) X(GetLTOIRSize) X(GetLTOIR)            \
+  X(GetLoweredName)
 struct nvrtc_api {
-  decltype(&nvrtcGetErrorString) GetErrorString;
-  decltype(&nvrtcVersion) Version;
-  decltype(&nvrtcCreateProgram) CreateProgram;
-  decltype(&nvrtcDestroyProgram) DestroyProgram;
-  decltype(&nvrtcAddNameExpression) AddNameExpression;
-  decltype(&nvrtcCompileProgram) CompileProgram;
-  decltype(&nvrtcGetProgramLogSize) GetProgramLogSize;
-  decltype(&nvrtcGetProgramLog) GetProgramLog;
-  decltype(&nvrtcGetCUBINSize) GetCUBINSize;
-  decltype(&nvrtcGetCUBIN) GetCUBIN;
-  decltype(&nvrtcGetLTOIRSize) GetLTOIRSize;
-  decltype(&nvrtcGetLTOIR) GetLTOIR;
-  decltype(&nvrtcGetLoweredName) GetLoweredName;
+#define CDL_NVRTC_MEMBER(name) decltype(&nvrtc##name) name;
+  CDL_NVRTC_FUNCTIONS(CDL_NVRTC_MEMBER)
+#undef CDL_NVRTC_MEMBER
 };
 
 const nvrtc_api& nvrtc() {
@@ -44,23 +38,11 @@ const nvrtc_api& nvrtc() {
     if (!lib) lib = dlopen("libnvrtc.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib) throw error(std::string("cannot load NVRTC (" CDL_NVRTC_LIBRARY "): ") + dlerror());
     nvrtc_api a{};
-    const auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn) throw error(std::string("NVRTC has no ") + name + ": " CDL_NVRTC_LIBRARY " is not the NVRTC this was built for");
-    };
-    sym(a.GetErrorString, "nvrtcGetErrorString");
-    sym(a.Version, "nvrtcVersion");
-    sym(a.CreateProgram, "nvrtcCreateProgram");
-    sym(a.DestroyProgram, "nvrtcDestroyProgram");
-    sym(a.AddNameExpression, "nvrtcAddNameExpression");
-    sym(a.CompileProgram, "nvrtcCompileProgram");
-    sym(a.GetProgramLogSize, "nvrtcGetProgramLogSize");
-    sym(a.GetProgramLog, "nvrtcGetProgramLog");
-    sym(a.GetCUBINSize, "nvrtcGetCUBINSize");
-    sym(a.GetCUBIN, "nvrtcGetCUBIN");
-    sym(a.GetLTOIRSize, "nvrtcGetLTOIRSize");
-    sym(a.GetLTOIR, "nvrtcGetLTOIR");
-    sym(a.GetLoweredName, "nvrtcGetLoweredName");
+#define CDL_NVRTC_SYMBOL(name)                                                                           \
+  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, "nvrtc" #name));                               \
+  if (!a.name) throw error("NVRTC has no nvrtc" #name ": " CDL_NVRTC_LIBRARY " is not the NVRTC this was built for");
+    CDL_NVRTC_FUNCTIONS(CDL_NVRTC_SYMBOL)
+#undef CDL_NVRTC_SYMBOL
     return a;
   }();
   return api;

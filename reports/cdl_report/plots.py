@@ -5,6 +5,19 @@ from collections import defaultdict
 from .results import label
 
 
+def log_log(ax, xlabel, ylabel, title=None, legend=True):
+    """The axes most figures here share: log2 x (n, k, ops), log y (times, counts), a light grid."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=7)
+
+
 def map_bandwidth(doc, by_entry, copy):
     """by_entry: {entry: [(n, GB/s)]}; copy: [(n, GB/s)] of cudaMemcpy for the same bytes."""
     fig, ax = doc.plt.subplots(figsize=(8, 5))
@@ -38,13 +51,7 @@ def dispatch_penalty(doc, sweep, cols, spread):
             err = [[max(t - (lo or t), 0) for (_, t), (lo, _) in zip(pts, lo_hi)],
                    [max((hi or t) - t, 0) for (_, t), (_, hi) in zip(pts, lo_hi)]]
             ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err, marker="o", ms=3, capsize=2, label=label(c))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(op)
-        ax.set_xlabel("k (evaluations per element)")
-        ax.set_ylabel("median time (µs)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        log_log(ax, "k (evaluations per element)", "median time (µs)", op)
     doc.figure("dispatch_penalty.png", fig, "Time against k per strategy (vec forms): the slope is the cost of a call; "
                "bars span the repetitions' min to max")
 
@@ -58,12 +65,7 @@ def tasks_divergence(doc, runs, layouts, entries, uniform):
             if entry in uniform:
                 pts = [(1, uniform[entry])] + pts
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=entry)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"layout: {layout}")
-        ax.set_xlabel("distinct ops (per warp for 'warp' and 'random')")
-        ax.set_ylabel("median time (µs)")
-        ax.grid(alpha=0.3)
+        log_log(ax, "distinct ops (per warp for 'warp' and 'random')", "median time (µs)", f"layout: {layout}", legend=False)
     axes[0][0].legend(fontsize=7)
     doc.figure("tasks_divergence.png", fig, "Tasks: time against the number of distinct ops, per layout (d = 1 is the uniform layout)")
 
@@ -78,12 +80,7 @@ def jit_breakeven(doc, breakeven):
         p.sort()
         ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3,
                 linestyle={"first compile (new process)": "-", "later compile": "-."}.get(cost, "--"), label=f"{op}, {cost}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("k (evaluations per element)")
-    ax.set_ylabel("elements processed to repay it")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    log_log(ax, "k (evaluations per element)", "elements processed to repay it")
     doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
                "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival")
 
