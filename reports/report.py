@@ -7,8 +7,11 @@ RESULTS_DIR holds what one run wrote (scripts/bench.sh, scripts/device_check.sh)
   bench.json        cdl_bench's Google Benchmark JSON (required)
   resources.json    each kernel's registers, stack and spills (reports/resources.py; optional)
   build_facts.json  what nvcc and NVRTC accept (cdl_build_facts; optional)
-  repeat.json       a second run of some of the same benchmarks, for run-to-run spread (optional)
-  python.json       the Python peers (bench/python: CuPy, Numba, cuda-python), same records (optional)
+  repeat.json       a second run of some of the same benchmarks: the noise threshold (optional)
+  jit_cache_disabled.json
+                    the jit/ stages with CUDA_CACHE_DISABLE=1 (optional)
+  python.json       the Python peers (bench/python: CuPy, Numba, cuda-python, PyCUDA), same records
+                    (optional)
 Writes DIR/report.md and DIR/*.png (DIR defaults to RESULTS_DIR), each through a temporary
 file and a rename, and prints a short table last. Every finding in the text is computed from
 the numbers. A results file that is missing, malformed or foreign is an error (exit status 2)

@@ -5,7 +5,9 @@ A results directory holds
   python.json       the Python peers (bench/python), the same records plus which systems ran
   resources.json    each kernel's registers, stack and spills (reports/resources.py)
   build_facts.json  what nvcc and NVRTC accept (cdl_build_facts)
-  repeat.json       a second run of some of the same benchmarks, for run-to-run spread
+  repeat.json       a second run of some of the same benchmarks, for run-to-run spread (the noise)
+  jit_cache_disabled.json
+                    the jit/ stages again with CUDA_CACHE_DISABLE=1 (the compilers' own caches off)
 Every file but bench.json is optional. A file that is present but missing, malformed or foreign
 raises ResultsError, and the command lines turn that into exit status 2 with nothing written.
 
