@@ -6,8 +6,8 @@
 // cache by the previous repetition. The flush *reads* a scratch buffer twice the L2's size and
 // writes nothing that stays: it leaves the L2 full of clean lines, so no write-back of its own
 // lands in the timed launch. A flush that writes (a cudaMemset of the scratch, the usual idiom)
-// leaves the L2 full of dirty lines instead, and the next launch pays for writing them back:
-// +27 % on a 2^22-float copy on an H100 (bench: flush/residue/...).
+// leaves the L2 full of dirty lines instead, and the next launch pays for writing them back
+// (cdl_bench's flush/ benchmarks measure it; the report's flush section gives the figure).
 #pragma once
 
 #include "device_buffer.hpp"
