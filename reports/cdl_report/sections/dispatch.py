@@ -51,35 +51,41 @@ def waves(resources, entry, n, sm_count):
     return -(-n // VEC_ELEMENTS_PER_BLOCK) / (k["blocks_per_sm"] * sm_count)
 
 
+def in_l2(n, l2):
+    """How a map of n float32 elements meets an L2 of l2 bytes: the input is read from memory (the
+    L2 is flushed before each launch); the output stays in the L2 after the kernel if it fits."""
+    return (f"{4 * n / 2**20:.0f} MiB each way, " +
+            ("the output fits in the L2 and is written back after the timed kernel ends" if 4 * n <= l2
+             else "past the L2: the output's write-back is paid inside the timed kernel"))
+
+
 def size_check(doc, bench, n, noise, resources):
-    """The quadratic op's penalties at the sweep's n and again past the L2, side by side, with the
-    waves of blocks each kernel runs at both sizes."""
+    """The quadratic op's penalties at the sweep's n and at another n, side by side, with the waves
+    of blocks each kernel runs at both sizes."""
     sizes = sorted({int(f["n"]) for f, es in bench.select("map", type="f32", op="quadratic")
                     if f.get("k") not in (None, "1") and int(f["n"]) != n})
     if not sizes:
         return {}
-    big = sizes[-1]
+    other = sizes[-1]
     sms = bench.env.get("device", {}).get("sm_count", 0)
-    small_p, big_p = penalties(bench, n, noise, "quadratic"), penalties(bench, big, noise, "quadratic")
+    sweep_p, other_p = penalties(bench, n, noise, "quadratic"), penalties(bench, other, noise, "quadratic")
     rows, moved = [], {}
     wave = lambda e, size: "–" if waves(resources, e, size, sms) is None else f"{waves(resources, e, size, sms):.2f}"
-    for (op, k), ratios in sorted(big_p.items()):
-        for e, (r_big, _) in sorted(ratios.items()):
-            r_small = small_p.get((op, k), {}).get(e)
-            if r_small:
-                moved[(k, e)] = r_big / r_small[0] - 1
-                rows.append([k, f"`{label(e)}`", f"{r_small[0]:.2f}", f"{r_big:.2f}", f"{moved[(k, e)]:+.1%}",
-                             f"{wave(e, n)} / {wave(e, big)}"])
+    for (op, k), ratios in sorted(other_p.items()):
+        for e, (r_other, _) in sorted(ratios.items()):
+            r_sweep = sweep_p.get((op, k), {}).get(e)
+            if r_sweep:
+                moved[(k, e)] = r_other / r_sweep[0] - 1
+                rows.append([k, f"`{label(e)}`", f"{r_sweep[0]:.2f}", f"{r_other:.2f}", f"{moved[(k, e)]:+.1%}",
+                             f"{wave(e, n)} / {wave(e, other)}"])
     if not rows:
         return {}
     l2 = bench.env.get("device", {}).get("l2_bytes", 0)
-    doc.add(f"**Does the size change the penalty?** At n = {pow2(n)} the sweep reads {8 * n / 2**20:.0f} MiB and "
-            f"writes as much: the L2 ({l2 / 2**20:.0f} MiB) is flushed before each launch, so the input comes from "
-            "memory, but the output fits in the L2 and is written back after the timed kernel ends. The quadratic op "
-            f"again at n = {pow2(big)} ({8 * big / 2**20:.0f} MiB each way, past the L2), each entry's time over the "
-            "template's at the same size, and the waves of blocks its kernel runs at each (blocks over blocks per SM "
-            f"× {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, big)}):\n")
-    doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(big)}", "change", "waves"], rows))
+    doc.add(f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2 "
+            f"{l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each entry's "
+            "time over the template's at the same size, and the waves of blocks its kernel runs at each (blocks over "
+            f"blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n")
+    doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows))
     by_k = defaultdict(list)
     for (k, _), m in moved.items():
         by_k[k].append(abs(m))
@@ -87,11 +93,12 @@ def size_check(doc, bench, n, noise, resources):
     doc.add("The penalties move by at most " + ", ".join(f"{max(v):.1%} at k = {k}" for k, v in sorted(by_k.items())) +
             f" between the sizes; the noise is {noise:.1%}. " +
             ("So the size matters: " if worst > noise else "So the size does not matter here: ") +
-            f"the table of penalties above is at n = {pow2(n)}, where the float64 reference of every op at k = 256 takes "
-            "seconds, and its figures carry the size's effect shown here. Where a kernel runs few waves, the last, "
-            "partial wave costs a different share of the time at each size, and kernels of different occupancy run "
-            "different numbers of waves.\n")
-    return {"n_big": big, "moved": moved, "worst": worst}
+            f"the table of penalties above is at n = {pow2(n)}" +
+            (", past the L2, where all of a kernel's traffic is inside its time. " if 4 * n > l2 else
+             ", where the output's write-back falls outside the kernel's time. ") +
+            "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each size, "
+            "and kernels of different occupancy run different numbers of waves.\n")
+    return {"n_other": other, "moved": moved, "worst": worst}
 
 
 def add(doc, bench, noise, resources=None):
