@@ -1,0 +1,81 @@
+// A small expression language for map ops, for the JIT that skips the C++ front end (strategy
+// 08). A program is zero or more named temporaries and one result, all in the element type T:
+//
+//   s = sin(x); c = cos(x); exp(s * c)          x * x + 2 * x + 1        x > 0.5 ? 2 * x : x / 2
+//
+//   program  := (name '=' value ';')* value [';']
+//   value    := compare ['?' value ':' value]          (right-associative)
+//   compare  := sum [('<' | '<=' | '>' | '>=' | '==' | '!=') sum]    (a condition, only before '?')
+//   sum      := product (('+' | '-') product)*
+//   product  := unary (('*' | '/') unary)*
+//   unary    := ('-' | '+') unary | primary
+//   primary  := number | 'x' | name | 'T' '(' value ')' | function '(' value [',' value] ')' | '(' value ')'
+//   function := sin cos exp sqrt (one argument) | min max (two)
+//
+// Every number has the element type, so `2` is T(2) and the catalogue's C++ text (common/ops.cuh,
+// which spells the same number T(2)) is also a program of this language: one definition of each
+// op serves every strategy. min and max are ops.cuh's (min(a, b) = b < a ? b : a), and the
+// functions are libdevice's, as C++ code gets them from NVRTC.
+//
+// A program is parsed into a tree that the lowering (strategies/08_expression_jit.cu), the C++
+// printer and the float64 interpreter below read; nothing of the input text but its numbers
+// reaches a compiler. Errors name the offset and column of the offending character.
+#pragma once
+
+#include "check.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdl::expr {
+
+// A program that is not in the language; what() names the position.
+class syntax_error : public error {
+ public:
+  syntax_error(std::size_t offset, const std::string& message);
+  std::size_t offset() const noexcept { return offset_; }
+
+ private:
+  std::size_t offset_;
+};
+
+enum class kind {
+  number, x, temporary,                 // leaves (temporary: value = the binding's index)
+  negate, add, subtract, multiply, divide,
+  less, less_equal, greater, greater_equal, equal, not_equal,  // conditions
+  select,                               // a ? b : c, a a condition
+  sin, cos, exp, sqrt, min, max,
+};
+bool is_condition(kind k);
+std::string_view function_name(kind k);  // "sin", ...; empty for anything else
+
+struct node {
+  kind op;
+  double value = 0;             // number: its value; temporary: the binding's index
+  int a = -1, b = -1, c = -1;   // operands, indexes into program::nodes
+};
+
+struct binding {
+  std::string name;
+  int value;  // node index
+};
+
+struct program {
+  std::vector<node> nodes;        // operands before the nodes that use them
+  std::vector<binding> bindings;  // in order; each may use the ones before it
+  int result = -1;
+  bool uses(kind k) const;        // does any node apply k (libdevice is linked only when needed)
+};
+
+inline constexpr std::size_t max_source_bytes = 16 * 1024;
+inline constexpr int max_depth = 256;  // nesting; deeper input is refused, never overflows the stack
+program parse(std::string_view source);
+
+// The program as a C++ function body in T, one constant per node (v<index>), for strategies 06 and 07.
+std::string to_cpp(const program& p);
+// The program evaluated in float64, for the reference.
+double evaluate(const program& p, double x);
+
+}  // namespace cdl::expr

@@ -1,0 +1,187 @@
+// The expression language of strategy 08 (common/expression.hpp) and its lowering to NVVM IR,
+// compiled by libNVVM and nvJitLink: neither needs a GPU, so all of it runs here.
+#include "common/expression.hpp"
+#include "common/ops.cuh"
+#include "strategies/expression_jit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace cdl {
+namespace {
+
+double eval(const std::string& text, double x) { return expr::evaluate(expr::parse(text), x); }
+
+TEST(ExpressionLanguage, EveryConstructEvaluates) {
+  EXPECT_DOUBLE_EQ(eval("x", 3), 3);
+  EXPECT_DOUBLE_EQ(eval("2.5", 3), 2.5);
+  EXPECT_DOUBLE_EQ(eval(".5e1", 0), 5);
+  EXPECT_DOUBLE_EQ(eval("1e-2", 0), 0.01);
+  EXPECT_DOUBLE_EQ(eval("x + 1", 3), 4);
+  EXPECT_DOUBLE_EQ(eval("x - 1", 3), 2);
+  EXPECT_DOUBLE_EQ(eval("x * 2", 3), 6);
+  EXPECT_DOUBLE_EQ(eval("x / 2", 3), 1.5);
+  EXPECT_DOUBLE_EQ(eval("-x", 3), -3);
+  EXPECT_DOUBLE_EQ(eval("+x", 3), 3);
+  EXPECT_DOUBLE_EQ(eval("T(2) * x", 3), 6);
+  EXPECT_DOUBLE_EQ(eval("sin(x)", 0.5), std::sin(0.5));
+  EXPECT_DOUBLE_EQ(eval("cos(x)", 0.5), std::cos(0.5));
+  EXPECT_DOUBLE_EQ(eval("exp(x)", 0.5), std::exp(0.5));
+  EXPECT_DOUBLE_EQ(eval("sqrt(x)", 2), std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(eval("min(x, 1)", 3), 1);
+  EXPECT_DOUBLE_EQ(eval("max(x, 1)", 3), 3);
+  EXPECT_DOUBLE_EQ(eval("s = sin(x); c = cos(x); s * s + c * c", 0.7), std::sin(0.7) * std::sin(0.7) + std::cos(0.7) * std::cos(0.7));
+  EXPECT_DOUBLE_EQ(eval("a = x + 1; b = a * a; b - a;", 2), 6);
+  for (const auto& [op, yes] : {std::pair{"<", 1}, {"<=", 1}, {">", 0}, {">=", 0}, {"==", 0}, {"!=", 1}})
+    EXPECT_DOUBLE_EQ(eval(std::string("x ") + op + " 2 ? 10 : 20", 1), yes ? 10 : 20) << op;
+  EXPECT_DOUBLE_EQ(eval("x == 1 ? 10 : 20", 1), 10);
+  EXPECT_DOUBLE_EQ(eval("(x < 2) ? 1 : 0", 1), 1);
+}
+
+TEST(ExpressionLanguage, PrecedenceAndAssociativity) {
+  EXPECT_DOUBLE_EQ(eval("1 + 2 * 3", 0), 7);
+  EXPECT_DOUBLE_EQ(eval("(1 + 2) * 3", 0), 9);
+  EXPECT_DOUBLE_EQ(eval("2 - 3 - 4", 0), -5);
+  EXPECT_DOUBLE_EQ(eval("8 / 4 / 2", 0), 1);
+  EXPECT_DOUBLE_EQ(eval("-2 * 3", 0), -6);
+  EXPECT_DOUBLE_EQ(eval("--x", 4), 4);
+  EXPECT_DOUBLE_EQ(eval("x + 1 < 3 ? 1 : 2", 2.5), 2);  // arithmetic binds tighter than a comparison
+  EXPECT_DOUBLE_EQ(eval("x < 1 ? 1 : x < 2 ? 2 : 3", 1.5), 2);  // ?: is right-associative
+  EXPECT_DOUBLE_EQ(eval("x < 1 ? 1 : x < 2 ? 2 : 3", 2.5), 3);
+  EXPECT_DOUBLE_EQ(eval("1 + x < 3 ? 10 : 20 * 2", 5), 40);
+}
+
+TEST(ExpressionLanguage, TheCataloguesOpsAreProgramsOfTheLanguage) {
+  // ops.cuh's text, evaluated by the interpreter, equals the functor in double.
+  for (const double x : {0.1, 0.5, 0.75, 1.0, 3.0}) {
+    for (std::size_t i = 0; i < map_op_catalogue.size(); ++i) {
+      const op_info& o = map_op_catalogue[i];
+      EXPECT_DOUBLE_EQ(eval(std::string(o.source), x), visit_op(map_op(i), [x](auto f) { return f(x); }))
+          << o.name << " at " << x;
+    }
+  }
+}
+
+void expect_error(const std::string& text, std::size_t offset, const std::string& words) {
+  try {
+    expr::parse(text);
+    ADD_FAILURE() << "'" << text << "' parsed";
+  } catch (const expr::syntax_error& e) {
+    EXPECT_EQ(e.offset(), offset) << text << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << text << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("column " + std::to_string(offset + 1)), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExpressionLanguage, BadInputNamesItsPosition) {
+  expect_error("", 0, "empty");
+  expect_error("   ", 0, "empty");
+  expect_error("x +", 3, "ends where");
+  expect_error("x * * 2", 4, "found '*'");
+  expect_error("foo + 1", 0, "unknown name 'foo'");
+  expect_error("sin x", 4, "is a function");
+  expect_error("min(x)", 5, "expected ','");
+  expect_error("max(x, 1, 2)", 8, "takes 2 arguments");
+  expect_error("sqrt(x, 2)", 6, "takes 1 argument");
+  expect_error("x < 1", 0, "a comparison is a condition");
+  expect_error("(x < 1) + 1", 0, "a comparison is a condition");
+  expect_error("x < 1 < 2", 6, "do not chain");
+  expect_error("x ? 1 : 2", 0, "must be a comparison");
+  expect_error("x < 1 ? 2", 9, "':' was expected");
+  expect_error("2f * x", 1, "no suffix");
+  expect_error("a = 1; a = 2; a", 7, "already defined");
+  expect_error("x = 1; x", 0, "reserved");
+  expect_error("sin = 1; sin", 0, "reserved");
+  expect_error("a = 1;", 6, "the last part must be the result");
+  expect_error("b + 1; ", 0, "unknown name 'b'");
+  expect_error("x)", 1, "after the result");
+  expect_error("x # 1", 2, "after the result");
+  expect_error("(x", 2, "')' was expected");
+  expect_error(".", 0, "no digits");
+  expect_error("1e999", 0, "too large");
+  expect_error("x\x01", 1, "after the result");
+  expect_error(std::string(expr::max_source_bytes + 1, ' '), expr::max_source_bytes, "the limit");
+  // Each '(' opens two levels (a value, and the unary inside it): the 257th level is at the 128th '('.
+  expect_error(std::string(1000, '(') + "x" + std::string(1000, ')'), std::size_t(expr::max_depth) / 2, "nests deeper");
+}
+
+TEST(ExpressionLanguage, TheCppFormComputesTheSameProgram) {
+  const std::string cpp = expr::to_cpp(expr::parse("s = sin(x); x > 1 ? s : -s"));
+  EXPECT_EQ(cpp,
+            "const T v0 = x;\nconst T v1 = sin(v0);\nconst T v2 = x;\nconst T v3 = T(1.0);\nconst bool v4 = v2 > v3;\n"
+            "const T v7 = -v1;\nconst T v8 = v4 ? v1 : v7;\nreturn v8;");
+}
+
+// A fuzz run: random and mutated programs never crash the parser (the test binary
+// cdl_expression_fuzz runs this under AddressSanitizer and UBSan), and every program the parser
+// accepts lowers to IR that libNVVM accepts: the compiler never sees text the parser did not make.
+TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  const std::string alphabet = "x T sin cos exp sqrt min max ( ) , ; = + - * / < > ! ? : . 0 1 2 5 e a b _ \t\n#@\"";
+  std::vector<std::string> seeds;
+  for (const op_info& o : map_op_catalogue) seeds.emplace_back(o.source);
+  seeds.push_back("s = sin(x); c = cos(x); x < 1 ? min(s, c) : max(s * c, 2.5e-1)");
+  int parsed = 0, compiled = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    if (round % 2) {  // a seed, mutated: bytes replaced, inserted, deleted
+      text = seeds[next() % seeds.size()];
+      for (int m = int(next() % 4); m >= 0; --m) {
+        const std::size_t at = text.empty() ? 0 : next() % text.size();
+        const char c = char(next() % 4 == 0 ? next() % 256 : alphabet[next() % alphabet.size()]);
+        switch (next() % 3) {
+          case 0: if (!text.empty()) text[at] = c; break;
+          case 1: text.insert(text.begin() + std::ptrdiff_t(at), c); break;
+          default: if (!text.empty()) text.erase(at, 1);
+        }
+      }
+    } else {  // random tokens
+      for (int t = int(next() % 24); t >= 0; --t) text += alphabet[next() % alphabet.size()];
+    }
+    try {
+      const expr::program p = expr::parse(text);
+      ++parsed;
+      (void)expr::evaluate(p, 0.5);
+      (void)expr::to_cpp(p);
+      const jit::nvvm_module m = expression_jit::map_module(p, round % 4 == 1 ? dtype::f64 : dtype::f32, "fuzz");
+      if (compiled < 25 && parsed % 7 == 0) {  // libNVVM takes milliseconds: a sample
+        EXPECT_NO_THROW(jit::compile_nvvm(m, 90)) << text;
+        ++compiled;
+      }
+    } catch (const expr::syntax_error&) {
+    }
+  }
+  EXPECT_GT(parsed, 500);  // the mutations keep many programs valid, so the lowering is exercised
+  EXPECT_EQ(compiled, 25);
+}
+
+TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsVectorLoads) {
+  for (const dtype t : {dtype::f32, dtype::f64}) {
+    for (const op_info& o : map_op_catalogue) {
+      const jit::nvvm_module m = expression_jit::map_module(expr::parse(o.source), t, std::string(o.name));
+      const jit::compiled ptx = jit::compile_nvvm(m, 90);
+      const std::string text(ptx.image.code.begin(), ptx.image.code.end());
+      // The vec kernel reads 16 bytes at a time through the non-coherent cache, as strategy 01's does.
+      EXPECT_NE(text.find(t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64"), std::string::npos) << o.name;
+      EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
+      const jit::compiled* parts[] = {&ptx};
+      const jit::linked cubin = jit::link(parts, 90);
+      EXPECT_GT(cubin.image.code.size(), 0u);
+      EXPECT_EQ(cubin.image.kernel_names.count("map_vec"), 1u);
+    }
+  }
+}
+
+TEST(ExpressionJit, LibdeviceIsLinkedOnlyWhenCalled) {
+  EXPECT_FALSE(expression_jit::map_module(expr::parse("x * x"), dtype::f32, "square").needs_libdevice);
+  EXPECT_TRUE(expression_jit::map_module(expr::parse("sqrt(x)"), dtype::f32, "root").needs_libdevice);
+}
+
+}  // namespace
+}  // namespace cdl
