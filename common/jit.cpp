@@ -3,8 +3,11 @@
 #include <dlfcn.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
+#include <nvvm.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 
@@ -13,36 +16,69 @@ namespace cdl::jit {
 compile_error::compile_error(const std::string& what, std::string log)
     : error(what + (log.empty() ? std::string() : ":\n" + log)), log_(std::move(log)) {}
 
-std::string_view to_string(code_kind k) { return k == code_kind::cubin ? "cubin" : "ltoir"; }
+std::string_view to_string(code_kind k) {
+  static constexpr std::string_view names[] = {"cubin", "ltoir", "ptx"};
+  return names[int(k)];
+}
 
 namespace {
 
-// NVRTC is loaded by the first compile, not when the process starts (the programs do not link
-// it): a process that never compiles never pays for loading it, and a process's first compile
-// includes loading it and its builtins, which is what a new process pays for its first new op
-// (cdl_bench's jit/first_compile_in_process measures from before the load).
+// NVRTC and libNVVM are loaded by their first compile, not when the process starts (the programs
+// do not link them): a process that never compiles never pays for loading them, and a process's
+// first compile includes loading its compiler, which is what a new process pays for its first new
+// op (cdl_bench's jit/first_compile_in_process measures from before the load). Each library's
+// functions are listed once (an X-macro) and looked up by name.
+void* open_library(const char* path, const char* name) {
+  // The toolkit's library, by the path the build found, else by its name on the loader's path.
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw error(std::string("cannot load ") + path + ": " + dlerror());
+  return lib;
+}
+template <class F>
+F symbol(void* lib, const char* name, const char* path) {
+  void* f = dlsym(lib, name);
+  if (!f) throw error(std::string(path) + " has no " + name + ": it is not the library this was built for");
+  return reinterpret_cast<F>(f);
+}
+
 #define CDL_NVRTC_FUNCTIONS(X)                                                                            \
   X(GetErrorString) X(Version) X(CreateProgram) X(DestroyProgram) X(AddNameExpression) X(CompileProgram)  \
   X(GetProgramLogSize) X(GetProgramLog) X(GetCUBINSize) X(GetCUBIN) X(GetLTOIRSize) X(GetLTOIR)            \
   X(GetLoweredName)
+#define CDL_NVVM_FUNCTIONS(X)                                                                                   \
+  X(GetErrorString) X(Version) X(CreateProgram) X(DestroyProgram) X(AddModuleToProgram)                        \
+  X(LazyAddModuleToProgram) X(CompileProgram) X(GetProgramLogSize) X(GetProgramLog) X(GetCompiledResultSize)  \
+  X(GetCompiledResult)
+#define CDL_API_MEMBER(prefix, name) decltype(&prefix##name) name;
+#define CDL_NVRTC_MEMBER(name) CDL_API_MEMBER(nvrtc, name)
+#define CDL_NVVM_MEMBER(name) CDL_API_MEMBER(nvvm, name)
 struct nvrtc_api {
-#define CDL_NVRTC_MEMBER(name) decltype(&nvrtc##name) name;
   CDL_NVRTC_FUNCTIONS(CDL_NVRTC_MEMBER)
-#undef CDL_NVRTC_MEMBER
+};
+struct nvvm_api {
+  CDL_NVVM_FUNCTIONS(CDL_NVVM_MEMBER)
 };
 
 const nvrtc_api& nvrtc() {
   static const nvrtc_api api = [] {
-    // The toolkit's library, by the path the build found (CDL_NVRTC_LIBRARY), else by its name.
-    void* lib = dlopen(CDL_NVRTC_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libnvrtc.so", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw error(std::string("cannot load NVRTC (" CDL_NVRTC_LIBRARY "): ") + dlerror());
+    void* lib = open_library(CDL_NVRTC_LIBRARY, "libnvrtc.so");
     nvrtc_api a{};
-#define CDL_NVRTC_SYMBOL(name)                                                                           \
-  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, "nvrtc" #name));                               \
-  if (!a.name) throw error("NVRTC has no nvrtc" #name ": " CDL_NVRTC_LIBRARY " is not the NVRTC this was built for");
+#define CDL_NVRTC_SYMBOL(name) a.name = symbol<decltype(a.name)>(lib, "nvrtc" #name, CDL_NVRTC_LIBRARY);
     CDL_NVRTC_FUNCTIONS(CDL_NVRTC_SYMBOL)
 #undef CDL_NVRTC_SYMBOL
+    return a;
+  }();
+  return api;
+}
+
+const nvvm_api& nvvm() {
+  static const nvvm_api api = [] {
+    void* lib = open_library(CDL_NVVM_LIBRARY, "libnvvm.so");
+    nvvm_api a{};
+#define CDL_NVVM_SYMBOL(name) a.name = symbol<decltype(a.name)>(lib, "nvvm" #name, CDL_NVVM_LIBRARY);
+    CDL_NVVM_FUNCTIONS(CDL_NVVM_SYMBOL)
+#undef CDL_NVVM_SYMBOL
     return a;
   }();
   return api;
@@ -54,6 +90,13 @@ void check_nvrtc(nvrtcResult code, const char* call, const char* file, int line)
                 std::to_string(line) + ")");
 }
 #define CDL_NVRTC_CHECK(call) check_nvrtc((call), #call, __FILE__, __LINE__)
+
+void check_nvvm(nvvmResult code, const char* call, const char* file, int line) {
+  if (code != NVVM_SUCCESS)
+    throw error(std::string(call) + " failed: " + nvvm().GetErrorString(code) + " (" + file + ":" +
+                std::to_string(line) + ")");
+}
+#define CDL_NVVM_CHECK(call) check_nvvm((call), #call, __FILE__, __LINE__)
 
 // nvJitLink has no error-string function; its result codes are numbered in nvJitLink.h.
 void check_nvjitlink(nvJitLinkResult code, const char* call, const char* file, int line) {
@@ -159,10 +202,61 @@ compiled compile(const program& p, int arch, code_kind kind) {
   return out;
 }
 
-std::vector<std::string> link_options(int arch) { return {"-arch=sm_" + std::to_string(arch), "-lto"}; }
+std::vector<std::string> nvvm_options(int arch) {
+  // libNVVM's defaults are NVRTC's (IEEE division and square root, no flush to zero, FMA
+  // contraction on): set out here because they are part of what the kernel computes.
+  return {"-arch=compute_" + std::to_string(arch), "-opt=3", "-prec-div=1", "-prec-sqrt=1", "-ftz=0", "-fma=1"};
+}
+
+const std::string& libdevice() {
+  static const std::string bitcode = [] {
+    std::ifstream in(CDL_LIBDEVICE, std::ios::binary);
+    std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw error("cannot read libdevice (" CDL_LIBDEVICE ")");
+    if (b.empty()) throw error("libdevice (" CDL_LIBDEVICE ") is missing or empty");
+    return b;
+  }();
+  return bitcode;
+}
+
+compiled compile_nvvm(const nvvm_module& m, int arch) {
+  nvvmProgram raw = nullptr;
+  CDL_NVVM_CHECK(nvvm().CreateProgram(&raw));
+  const std::unique_ptr<nvvmProgram, void (*)(nvvmProgram*)> guard(&raw, [](nvvmProgram* p) { nvvm().DestroyProgram(p); });
+  CDL_NVVM_CHECK(nvvm().AddModuleToProgram(raw, m.ir.data(), m.ir.size(), m.name.c_str()));
+  // Lazily: only the libdevice functions the module calls are linked and compiled.
+  if (m.needs_libdevice)
+    CDL_NVVM_CHECK(nvvm().LazyAddModuleToProgram(raw, libdevice().data(), libdevice().size(), "libdevice"));
+  const std::vector<std::string> options = nvvm_options(arch);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  const nvvmResult rc = nvvm().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
+
+  std::size_t size = 0;
+  CDL_NVVM_CHECK(nvvm().GetProgramLogSize(raw, &size));
+  std::vector<char> log(size);
+  CDL_NVVM_CHECK(nvvm().GetProgramLog(raw, log.data()));
+  compiled out{code_kind::ptx, arch, {}, trimmed(std::move(log))};
+  if (rc != NVVM_SUCCESS) throw compile_error(m.name + ": libNVVM cannot compile it (" + nvvm().GetErrorString(rc) + ")", out.log);
+  CDL_NVVM_CHECK(nvvm().GetCompiledResultSize(raw, &size));
+  std::vector<char> ptx(size);
+  CDL_NVVM_CHECK(nvvm().GetCompiledResult(raw, ptx.data()));
+  out.image.code.assign(ptx.begin(), ptx.end());
+  while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();  // nvJitLink takes the text's length
+  for (const std::string& k : m.kernels) out.image.kernel_names[k] = k;  // unmangled: the IR names them
+  return out;
+}
+
+std::vector<std::string> link_options(int arch, bool lto) {
+  std::vector<std::string> o{"-arch=sm_" + std::to_string(arch)};
+  if (lto) o.push_back("-lto");
+  return o;
+}
 
 linked link(std::span<const compiled* const> parts, int arch) {
-  const std::vector<std::string> options = link_options(arch);
+  // LTO when any part is LTO-IR; PTX alone is only assembled (ptxas), as the driver would.
+  const bool lto = std::any_of(parts.begin(), parts.end(), [](const compiled* c) { return c->kind == code_kind::ltoir; });
+  const std::vector<std::string> options = link_options(arch, lto);
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
   nvJitLinkHandle h = nullptr;
@@ -176,8 +270,8 @@ linked link(std::span<const compiled* const> parts, int arch) {
     const compiled& c = *parts[i];
     if (c.arch != arch) throw error("link: part " + std::to_string(i) + " was compiled for sm_" + std::to_string(c.arch));
     const std::string name = "part" + std::to_string(i);
-    CDL_NVJITLINK_CHECK(nvJitLinkAddData(h, c.kind == code_kind::ltoir ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
-                                         c.image.code.data(), c.image.code.size(), name.c_str()));
+    static constexpr nvJitLinkInputType input[] = {NVJITLINK_INPUT_CUBIN, NVJITLINK_INPUT_LTOIR, NVJITLINK_INPUT_PTX};
+    CDL_NVJITLINK_CHECK(nvJitLinkAddData(h, input[int(c.kind)], c.image.code.data(), c.image.code.size(), name.c_str()));
     out.image.kernel_names.insert(c.image.kernel_names.begin(), c.image.kernel_names.end());
   }
   const nvJitLinkResult rc = nvJitLinkComplete(h);
@@ -223,6 +317,12 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   CDL_NVRTC_CHECK(nvrtc().Version(&major, &minor));
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string nvvm_version() {
+  int major = 0, minor = 0;
+  CDL_NVVM_CHECK(nvvm().Version(&major, &minor));
+  return "libNVVM " + std::to_string(major) + "." + std::to_string(minor);
 }
 
 std::string nvjitlink_version() {

@@ -1,11 +1,12 @@
-// The run-time compilation pipeline behind strategies 06 (NVRTC JIT) and 07 (JIT LTO), one type
-// per stage, after NVIDIA/jitify2:
+// The run-time compilation pipeline behind strategies 06 (NVRTC JIT), 07 (JIT LTO) and 08
+// (expression JIT), one type per stage, after NVIDIA/jitify2:
 //
 //   program --compile()--> compiled --link()--> linked --loaded{}--> loaded --kernel()--> cudaKernel_t
 //   source text,           CUBIN or             CUBIN made           a cudaLibrary_t      launched with
 //   kernels to             LTO-IR, with the     by nvJitLink from    in this process      cudaLaunchKernel
-//   instantiate            kernels' mangled     LTO-IR parts
-//                          names
+//   instantiate            kernels' mangled     LTO-IR or PTX
+//                          names                parts
+//   nvvm_module --compile_nvvm()--> compiled (PTX): NVVM IR, no C++ front end (08)
 //
 // Each stage returns its value or throws: jit::compile_error and jit::link_error carry the
 // compiler's or linker's log, in which the op's own lines are named after the op (a `#line`
@@ -50,7 +51,7 @@ struct source_file {
 // The headers NVRTC sees (common/ops.cuh, common/skeletons/*.cuh, ...), generated at build time.
 const std::vector<source_file>& embedded_sources();
 
-enum class code_kind { cubin, ltoir };
+enum class code_kind { cubin, ltoir, ptx };
 std::string_view to_string(code_kind k);
 
 // Stage 0: what to compile.
@@ -78,6 +79,17 @@ struct compiled {
 std::vector<std::string> compile_options(int arch, code_kind kind);
 compiled compile(const program& p, int arch, code_kind kind);
 
+// Stage 1 of strategy 08: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
+// linked lazily when the IR calls it. No C++ front end: this is the compiler under NVRTC.
+struct nvvm_module {
+  std::string name;                  // in logs
+  std::string ir;
+  std::vector<std::string> kernels;  // their names in the IR (unmangled)
+  bool needs_libdevice = false;
+};
+std::vector<std::string> nvvm_options(int arch);
+compiled compile_nvvm(const nvvm_module& m, int arch);
+
 // Stage 2: nvJitLink's output. Link-time optimisation across the parts: a call from one LTO-IR
 // part into a function defined in another is inlined as if both had been one source file.
 struct linked {
@@ -85,7 +97,8 @@ struct linked {
   module_image image;  // CUBIN; kernel names gathered from the parts
   std::string log;
 };
-std::vector<std::string> link_options(int arch);
+// LTO-IR parts are linked with -lto; PTX parts are assembled (ptxas) and linked.
+std::vector<std::string> link_options(int arch, bool lto);
 linked link(std::span<const compiled* const> parts, int arch);
 
 // Stage 3: a CUBIN loaded into the process (all devices, lazily), unloaded on destruction.
@@ -108,8 +121,9 @@ class loaded {
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
             std::size_t dynamic_shared_bytes = 0);
 
-// "NVRTC 13.0" and "nvJitLink 13.0": part of every cache key, printed in records.
+// "NVRTC 13.0", "libNVVM 2.0" and "nvJitLink 13.0": part of every cache key, printed in records.
 std::string nvrtc_version();
+std::string nvvm_version();
 std::string nvjitlink_version();
 // The architecture of the current device, as compile() wants it (needs a GPU).
 int device_arch();
