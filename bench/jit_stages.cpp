@@ -10,7 +10,9 @@
 //               (common/jit_cache.hpp).
 // Stages: NVRTC's first compile in a process (from before NVRTC is loaded: common/jit.cpp loads
 // it at the first compile), later compiles, the LTO link, a module load; and, for scale, a
-// one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route).
+// one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route). Strategy 08
+// (no C++ front end) the same way: its first compile in a process (from before libNVVM is
+// loaded), a whole new op (parse, lower, libNVVM, ptxas), and libNVVM and ptxas apart.
 //
 // "First in a process" and "fresh process" cannot be repeated inside one process, so each of
 // their iterations starts this program again (`cdl_bench --cdl_jit_probe ...`), which measures
@@ -19,6 +21,7 @@
 #include "bench_common.hpp"
 
 #include "common/jit_cache.hpp"
+#include "strategies/expression_jit.hpp"
 #include "strategies/jit_kernels.hpp"
 
 #include <spawn.h>
@@ -57,6 +60,11 @@ jit::op_text next_new_op() {
   const std::lock_guard lock(m);
   if (!seen.insert(op.source).second) throw error("new_op stage: the op text '" + op.source + "' was compiled before");
   return op;
+}
+
+// 08's whole route for an op from its text: parse, lower to IR (compile_uncached then compiles it).
+jit::nvvm_module expression_08(const jit::op_text& op) {
+  return expression_jit::map_module(expr::parse(op.source), dtype::f32, op.name);
 }
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
@@ -139,6 +147,10 @@ bool run_jit_probe(int argc, char** argv, int& status) {
       const auto start = clock::now();  // NVRTC is not loaded yet: the first compile loads it
       jit::compile(p, arch, jit::code_kind::cubin);
       seconds = seconds_since(start);
+    } else if (stage == "first_compile_08" && argc == 6) {
+      const auto start = clock::now();  // libNVVM is not loaded yet, nor libdevice read
+      expression_jit::compile_uncached(expression_08(jit::op_text{argv[4], argv[5]}), arch);
+      seconds = seconds_since(start);
     } else if (stage == "disk_hit" && argc == 5) {
       jit::cache c({std::filesystem::path(argv[4]), {}});
       seconds = disk_hit(c, arch);
@@ -200,6 +212,36 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
       return seconds_since(start);
     });
   };
+  // 08: parse and lower are inside the timed region (they are part of what a new op costs).
+  add_stage("jit/first_compile_in_process/08/new_op" + suffix, repetitions, 3, names, [a] {
+    const jit::op_text op = next_new_op();
+    return probe({"first_compile_08", a, op.name, op.source});
+  });
+  add_stage("jit/compile/08/new_op" + suffix, repetitions, 5, names, [arch] {
+    const jit::op_text op = next_new_op();
+    const auto start = clock::now();
+    expression_jit::compile_uncached(expression_08(op), arch);
+    return seconds_since(start);
+  });
+  add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
+    static const jit::nvvm_module m = expression_08(measured_op());
+    const auto start = clock::now();
+    expression_jit::compile_uncached(m, arch);
+    return seconds_since(start);
+  });
+  add_stage("jit/compile/08_nvvm_to_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
+    const jit::nvvm_module m = expression_08(next_new_op());
+    const auto start = clock::now();
+    jit::compile_nvvm(m, arch);
+    return seconds_since(start);
+  });
+  add_stage("jit/link/08_ptx_to_cubin/new_op" + suffix, repetitions, 5, names, [arch] {
+    const jit::compiled ptx = jit::compile_nvvm(expression_08(next_new_op()), arch);
+    const jit::compiled* parts[] = {&ptx};
+    const auto start = clock::now();
+    jit::link(parts, arch);
+    return seconds_since(start);
+  });
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
   add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {

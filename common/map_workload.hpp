@@ -50,7 +50,7 @@ std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int 
 // An op outside the catalogue (a user's expression, strategies 06 and 07): its float64 form for
 // the reference and the error one evaluation may have, in epsilons of the element type.
 struct custom_map_op {
-  double (*reference)(double);
+  std::function<double(double)> reference;  // called from several threads at once
   int max_ulps;
 };
 

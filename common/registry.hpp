@@ -73,6 +73,7 @@ void register_04_function_pointer(registry&);  // registry.cpp: the parts of str
 void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
-void register_08_shared_memory(registry&);  // the tiled and staged forms of the entries above
+void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
+void register_09_shared_memory(registry&);  // the tiled and staged forms of the entries above
 
 }  // namespace cdl

@@ -1,4 +1,4 @@
-// 08 - Shared-memory variants: the same ops, the same ways of passing them, staged through
+// 09 - Shared-memory variants: the same ops, the same ways of passing them, staged through
 //      shared memory where threads of a block share data, and where they do not.
 //
 // Idea.    Shared memory is a per-SM scratchpad (up to 227 KiB on H100) that a block's threads
@@ -58,7 +58,7 @@ void add_form(std::vector<Entry>& entries, Form form, Keep keep) {
 
 }  // namespace
 
-void register_08_shared_memory(registry& r) {
+void register_09_shared_memory(registry& r) {
   // Every strategy that reaches the skeletons gets the tiled image and matmul forms. 00_inline
   // pastes each op into kernels of its own and has no tiled ones.
   const auto skeleton_based = [](const auto& e) { return e.strategy != "00_inline"; };

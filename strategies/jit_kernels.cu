@@ -240,23 +240,31 @@ std::string cache_key(const program& p, int arch, code_kind kind) {
 op_text builtin_task_ops() { return {"task_ops", std::string(task_op_source)}; }
 
 namespace {
-std::string unique_constant() {
-  static const unsigned long long salt =
-      (unsigned long long)std::chrono::system_clock::now().time_since_epoch().count() ^ ((unsigned long long)::getpid() << 40);
+// 48 bits new in every call: a count from a start drawn from the clock and the process id. It is
+// spent as two constants below 2^24, which float holds exactly: a single larger constant would
+// round to the same float for neighbouring counts, and the machine code (PTX, LTO-IR) of two
+// "new" ops would be the same, which a cache keyed by it would answer.
+std::pair<std::string, std::string> unique_constants() {
+  static const unsigned long long start =
+      (unsigned long long)std::chrono::system_clock::now().time_since_epoch().count() * 0x9e3779b97f4a7c15ull ^
+      ((unsigned long long)::getpid() << 24);
   static std::atomic<unsigned long long> count{0};
-  return std::to_string((salt + count++) % 1000000000000000ull);  // an exact integer in a double
+  const unsigned long long u = (start + count++) & ((1ull << 48) - 1);
+  return {std::to_string(u >> 24), std::to_string(u & ((1ull << 24) - 1))};
 }
 }  // namespace
 
 op_text never_seen_op() {
-  const std::string c = unique_constant();
-  return {"new_op_" + c, "x * x + T(2) * x + T(" + c + ")"};
+  const auto [high, low] = unique_constants();
+  return {"new_op_" + high + "_" + low, "x * x + T(2) * x + T(" + high + ") + T(" + low + ")"};
 }
 
 program one_line_program(const op_text& unique) {
-  const std::string c = unique.name.substr(unique.name.rfind('_') + 1);
-  return {"one_line_" + c + ".cu",
-          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + c + ".0f; }\n",
+  const std::size_t low = unique.name.rfind('_'), high = unique.name.rfind('_', low - 1);
+  const std::string h = unique.name.substr(high + 1, low - high - 1), l = unique.name.substr(low + 1);
+  return {"one_line_" + h + "_" + l + ".cu",
+          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + h + ".0f + " + l +
+              ".0f; }\n",
           {}};
 }
 

@@ -60,15 +60,15 @@ op_text builtin_op(Op op) {
 }
 op_text builtin_task_ops();
 
-// An op no compile cache has seen: the quadratic op with a constant term that is new in every
-// call (a count joined to this process's id and start time), so its text, its machine code and
-// every cache key made from them are new, in this process and in any earlier one. The new-op
-// timings (cdl_bench's jit/.../new_op) compile these: NVRTC's and nvJitLink's caches (kept
+// An op no compile cache has seen: the quadratic op plus two constants that are new in every
+// call (48 bits drawn from a count, the clock and this process's id), so its text, its machine
+// code and every cache key made from them are new, in this process and in any earlier one. The
+// new-op timings (cdl_bench's jit/.../new_op) compile these: NVRTC's and nvJitLink's caches (kept
 // through the driver) and this project's cannot answer them.
 op_text never_seen_op();
 
 // The smallest useful program, for the floor of an NVRTC compile: one line of one kernel, with
-// a constant taken from never_seen_op() so that no cache answers it either.
+// the constants taken from never_seen_op() so that no cache answers it either.
 program one_line_program(const op_text& unique);
 
 // Launches with the kernels `build` makes for the launch's op, building and loading them once

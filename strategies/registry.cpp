@@ -48,7 +48,8 @@ const registry& get_registry() {
     register_05_virtual(built);
     register_06_nvrtc_jit(built);
     register_07_jit_lto(built);
-    register_08_shared_memory(built);
+    register_08_expression_jit(built);
+    register_09_shared_memory(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.strategy < b.strategy; });

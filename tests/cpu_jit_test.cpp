@@ -2,6 +2,7 @@
 // every built-in op is compiled to a CUBIN here, bad op sources are shown to fail cleanly, and
 // the cache is put through its faults. Loading and running the kernels is in the GPU tests.
 #include "common/jit_cache.hpp"
+#include "strategies/expression_jit.hpp"
 #include "strategies/jit_kernels.hpp"
 #include "strategies/user_op.hpp"
 
@@ -354,6 +355,18 @@ TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
   const jit::op_text op = jit::never_seen_op();
   EXPECT_NO_THROW(jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin));
   EXPECT_NO_THROW(jit::compile(jit::one_line_program(op), 90, jit::code_kind::cubin));
+}
+
+// A cache keyed by machine code (nvJitLink's, for PTX or LTO-IR input) must not answer either:
+// two new ops, named alike, make different code. (One large constant would not: neighbouring
+// counts round to the same float.)
+TEST(JitNewOp, ConsecutiveNewOpsMakeDifferentMachineCode) {
+  const jit::op_text a = jit::never_seen_op(), b = jit::never_seen_op();
+  auto ptx = [](const jit::op_text& op) {
+    const jit::compiled c = jit::compile_nvvm(expression_jit::map_module(expr::parse(op.source), dtype::f32, "same"), 90);
+    return std::string(c.image.code.begin(), c.image.code.end());
+  };
+  EXPECT_NE(ptx(a), ptx(b));
 }
 
 TEST(JitCacheEnvironment, VariablesChooseTheDirectoryOrTurnTheDiskOff) {

@@ -10,6 +10,8 @@
 namespace cdl {
 namespace {
 
+// Every strategy but 08 serves every workload; 08's language has x and nothing else, so it serves
+// the map alone.
 TEST(Registry, EveryStrategyServesEveryWorkload) {
   const auto strategies = [](const auto& entries) {
     std::set<std::string> s;
@@ -19,7 +21,9 @@ TEST(Registry, EveryStrategyServesEveryWorkload) {
   const std::set<std::string> want = {"00_inline", "01_template_functor", "02_device_lambda",
                                       "03_switch", "04_function_pointer", "05_virtual",
                                       "06_nvrtc_jit", "07_jit_lto"};
-  EXPECT_EQ(strategies(get_registry().map), want);
+  std::set<std::string> with_08 = want;
+  with_08.insert("08_expression_jit");
+  EXPECT_EQ(strategies(get_registry().map), with_08);
   EXPECT_EQ(strategies(get_registry().zip), want);
   EXPECT_EQ(strategies(get_registry().points), want);
   EXPECT_EQ(strategies(get_registry().image), want);

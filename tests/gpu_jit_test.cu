@@ -1,9 +1,11 @@
-// Strategies 06 and 07 on the GPU beyond the registry's built-in ops (which every workload's
+// Strategies 06, 07 and 08 on the GPU beyond the registry's built-in ops (which every workload's
 // registry test covers): a user's expression, validated against the host compiler's build of
-// the same text, and evidence that 07's link inlined the op.
+// the same text or the expression language's interpreter, and evidence that 07's link inlined
+// the op.
 #include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
 #include "gpu_test.hpp"
+#include "strategies/expression_jit.hpp"
 #include "strategies/jit_kernels.hpp"
 #include "strategies/user_op.hpp"
 
@@ -28,6 +30,41 @@ TEST_F(JitUserOp, ExpressionAndBodyMatchTheirHostBuildThrough06And07) {
           }
       }
   }
+}
+
+// One program of 08's language through all three run-time strategies (06 and 07 compile the C++
+// it prints), against its float64 interpreter: every construct of the language, both types, the
+// edge sizes of the vec form's tail, and k > 1.
+TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
+  const std::string text = "s = sin(x); c = cos(x); q = exp(-x) / 3;\n"
+                           "x > 0.5 ? min(s, c) * 3 - q : (x <= 0.25 ? max(s * c, 0.125) + sqrt(x) : -s + q)";
+  const expr::program program = expr::parse(text);
+  const jit::op_text language{"language", text}, cpp{"language_cpp", expr::to_cpp(program)};
+  for (dtype t : {dtype::f32, dtype::f64})
+    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000003)})
+      for (int k : {1, 16}) {
+        const map_problem p{map_op::quadratic, t, n, k};
+        const map_fixture fixture(p, default_seed, custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+        const std::pair<const char*, map_fixture::launcher> strategies[] = {
+            {"06", [&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, cpp); }},
+            {"07", [&](const map_launch& a) { jit::launch_map(jit_lto_build, a, cpp); }},
+            {"08", [&](const map_launch& a) { expression_jit::launch_map(a, language); }}};
+        for (const auto& [name, launch] : strategies)
+          for (map_form form : {map_form::scalar, map_form::vec}) {
+            const validation_result r = fixture.run_and_validate(launch, form);
+            EXPECT_TRUE(r.passed) << name << " " << p.describe() << " " << to_string(form) << ": " << r.summary();
+          }
+      }
+}
+
+TEST_F(JitUserOp, AWrongResultOf08IsCaught) {
+  const expr::program other = expr::parse("x * x + 1");  // the reference of another op
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed,
+                            custom_map_op{[&](double x) { return expr::evaluate(other, x); }, 16});
+  const validation_result r = fixture.run_and_validate(
+      [](const map_launch& a) { expression_jit::launch_map(a, {"user", "x * x"}); }, map_form::vec);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.failures, 4096u);
 }
 
 TEST_F(JitUserOp, AWrongResultIsCaught) {

@@ -65,7 +65,7 @@ class ReportTest(FixtureTest):
 
     def test_the_break_even_sets_every_rival_against_a_new_op(self):
         text = self.report()
-        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 1.01 (no difference) | never | never | never |", text)
+        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 1.01 (no difference) | – | never | never | never |", text)
         self.assertIn("in every one of the 6 (op, k) pairs", text)
         self.assertIn("**A new op costs** 265 ms through 06 as the first compile of a new process", text)
         self.assertIn("| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
@@ -78,7 +78,7 @@ class ReportTest(FixtureTest):
         self.edit_results(slower_rivals)
         text = self.report()
         row = next(l for l in text.splitlines() if l.startswith("| quadratic | 256 | `"))
-        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
+        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| – \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
         self.assertIn("](jit_breakeven.png)", text)
 
     def test_clocks_that_moved_are_warned_about(self):

@@ -132,7 +132,7 @@ def add(doc, bench, noise, resources=None):
         k = max(k for (o, k) in penalty if o == op)
         p = penalty[(op, k)]
         indirect = {c: v for c, v in p.items() if c.startswith(("04_", "05_"))}
-        jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_"))}
+        jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_", "08_"))}
         text = f"- **{op}, k = {k}:** "
         if indirect:
             text += (f"function pointers and virtual calls take {min(indirect.values()):.2f}–{max(indirect.values()):.2f}× "

@@ -1,5 +1,5 @@
-"""Run-time compilation: what each stage of 06 and 07 costs on the host, by the cache state it
-meets, and the number of elements after which a compile has paid for itself against every
+"""Run-time compilation: what each stage of 06, 07 and 08 costs on the host, by the cache state
+it meets, and the number of elements after which a compile has paid for itself against every
 strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import table
@@ -51,7 +51,11 @@ def add(doc, bench, dispatch, noise, uncached=None):
              "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
              "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"), "07 link": stage_ms(s, "jit/link/07/new_op"),
              "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
-             "memory hit": stage_ms(s, "jit/cache_memory_hit"), "load": stage_ms(s, "jit/load/06")}
+             "memory hit": stage_ms(s, "jit/cache_memory_hit"), "load": stage_ms(s, "jit/load/06"),
+             "08 first compile, new process": stage_ms(s, "jit/first_compile_in_process/08/new_op"),
+             "08 compile": stage_ms(s, "jit/compile/08/new_op"),
+             "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
+             "08 ptxas": stage_ms(s, "jit/link/08_ptx_to_cubin/new_op")}
     out = {"costs": costs}
     c = costs
     if c["compile"] and c["first compile, new process"]:
@@ -67,28 +71,50 @@ def add(doc, bench, dispatch, noise, uncached=None):
             text += (f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
                      f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler")
         doc.add(text + ".\n")
+    if c["08 compile"]:
+        text = (f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
+                f"libNVVM, assembled by ptxas through nvJitLink) a new op costs {c['08 compile']:.1f} ms")
+        if c["08 libNVVM"] and c["08 ptxas"]:
+            text += f" ({c['08 libNVVM']:.1f} ms in libNVVM, {c['08 ptxas']:.1f} ms in ptxas)"
+        if c["08 first compile, new process"]:
+            text += f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading libNVVM included)"
+        if c["compile"]:
+            text += f": {c['compile'] / c['08 compile']:.1f}× less than 06"
+        if c["one-line kernel"]:
+            text += (f", and {c['one-line kernel'] / c['08 compile']:.1f}× less than NVRTC compiling a one-line kernel "
+                     f"({c['one-line kernel']:.0f} ms), the floor of any route through C++")
+        doc.add(text + ".\n")
     if not dispatch or not c["compile"]:
         return out
     # A compile pays once the time it saves over the fastest rival exceeds it: after n elements,
     # n * (t_rival - t_jit) / n_sweep. Every strategy that takes the op at run time without a compiler
     # is a rival, the switch hoisted out of the loop included (it serves only the ops built in).
     rows, breakeven = [], {}
-    labels = (("first compile, new process", "first compile (new process)"), ("compile", "later compile"),
-              ("disk hit (fresh process)", "disk-cache hit"))
+    # (cost, column, the JIT whose kernel it buys): each JIT's kernel against its own compile.
+    labels = (("first compile, new process", "06 first compile (new process)", "06_"),
+              ("compile", "06 later compile", "06_"), ("08 compile", "08 compile", "08_"),
+              ("disk hit (fresh process)", "disk-cache hit", "06_"))
+    labels = tuple(l for l in labels if c[l[0]])
     sweep_rows = {(f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=dispatch["n"]) if "k" in f}
     for (op, k), _ in sorted(dispatch["penalty"].items()):
         es = sweep_rows[(op, k)]
         rivals = {e: r for e, r in es.items() if e.startswith(RIVALS) and DEMONSTRATION not in e}
-        jits = {e: r for e, r in es.items() if e.startswith("06_")}
-        if not rivals or not jits:
+        if not rivals or not any(e.startswith("06_") for e in es):
             continue
         rival = min(rivals, key=lambda e: rivals[e]["median"])
-        jit = min(jits, key=lambda e: jits[e]["median"])
-        ratio, _, differs = compare(jits[jit], rivals[rival], noise)
-        saving_per_element_ms = (rivals[rival]["median"] - jits[jit]["median"]) / 1000 / dispatch["n"]
-        cells = [op, k, f"`{rival}`", f"{ratio:.2f}" + ("" if differs else " (no difference)")]
-        for key, name in labels:
-            if c[key] and differs and saving_per_element_ms > 0:
+        cells, best = [op, k, f"`{rival}`"], {}
+        for prefix in ("06_", "08_"):
+            jits = {e: r for e, r in es.items() if e.startswith(prefix)}
+            if jits:
+                jit = min(jits, key=lambda e: jits[e]["median"])
+                ratio, _, differs = compare(jits[jit], rivals[rival], noise)
+                best[prefix] = (rivals[rival]["median"] - jits[jit]["median"]) / 1000 / dispatch["n"], differs
+                cells.append(f"{ratio:.2f}" + ("" if differs else " (no difference)"))
+            else:
+                cells.append("–")
+        for key, name, prefix in labels:
+            saving_per_element_ms, differs = best.get(prefix, (0, False))
+            if differs and saving_per_element_ms > 0:
                 breakeven[(op, k, name)] = c[key] / saving_per_element_ms
                 cells.append(f"{breakeven[(op, k, name)]:.2e}")
             else:
@@ -100,8 +126,9 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 "without a compiler (a switch per call or hoisted out of the loop, a function pointer, a virtual call; best "
                 "form). *Never* where the rival is as fast as the JIT kernel: a switch over ops built into the program "
                 "leaves a compile nothing to win, which is why a JIT is for ops the program was not built with:\n")
-        doc.add(table(["op", "k", "fastest rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in labels], rows))
-        never = sum(1 for r in rows if r[4] == "never")
+        doc.add(table(["op", "k", "fastest rival", "its time / 06's", "its time / 08's"] +
+                      [f"break-even n: {n}" for _, n, _ in labels], rows))
+        never = sum(1 for r in rows if all(cell == "never" for cell in r[5:]))
         doc.add(f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in {never} of "
                 f"{len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid after "
                 f"{min(breakeven.values()):.1e} elements at the soonest.\n" if breakeven else

@@ -27,7 +27,7 @@ def explain_scalar(doc, entries, resources):
     if not known:
         return scalar
     doc.add("Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime say "
-            "about it (the kernels of 06 and 07 are compiled at run time and not listed):\n")
+            "about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n")
     doc.add(table(["implementation", "of copy", "registers", "blocks per SM", "occupancy", "spill B", "indirect CALL"],
                   [[f"`{e}`", f"{f:.3f}", k["registers"], k["blocks_per_sm"], f"{k['occupancy']:.2f}",
                     k.get("spill_stores", 0), "–" if k.get("indirect_calls") is None else k["indirect_calls"]]

@@ -63,7 +63,7 @@ def add(doc, resources):
     doc.add("From ptxas's resource report for every kernel in the build (`-Xptxas -v`)" +
             (", and the SASS (`cuobjdump -sass`): calls through a register (indirect CALL) and indirect branches (BRX)."
              if sass else "; the SASS was not inspected (no cuobjdump where the report was collected).") +
-            " The run-time compiled kernels (06, 07) are not in the build. Occupancy is the CUDA runtime's "
+            " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA runtime's "
             "(`cudaOccupancyMaxActiveBlocksPerMultiprocessor`, `cdl_occupancy`) at the kernel's launch bound, which is "
             "the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's threads "
             "they fill" + ("" if not resources.get("occupancy_missing") else

@@ -1,0 +1,335 @@
+// 08 - Expression JIT: the op is parsed and lowered to NVVM IR by this program, with no C++
+//      compiler at run time.
+//
+// Idea.    06 and 07 hand C++ to NVRTC, and most of a compile is NVRTC's front end and optimiser
+//          working through C++ headers and templates to reach a few arithmetic instructions.
+//          Numba, CUDA.jl and query engines skip that: they own a small language, lower it to
+//          NVVM IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM, the
+//          optimiser and code generator under NVRTC, which emits PTX; nvJitLink assembles the
+//          PTX into a CUBIN (ptxas) and the runtime loads it. Here the language is
+//          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries,
+//          sin cos exp sqrt min max): the catalogue's ops are written in it already, and a
+//          user's --expr in it compiles through this route. The kernels around the op are
+//          written here in IR, line for line the map skeleton's two forms
+//          (common/skeletons/elementwise.cuh and map.cuh): the scalar form and the vec form with
+//          four 16-byte loads in flight per thread, read through the non-coherent cache, as
+//          nvcc makes them of `const T* __restrict__`. The math functions come from libdevice,
+//          linked lazily (only the functions called), as NVRTC links them for sinf or expf.
+// Cost.    Per new op: parsing (microseconds), libNVVM (milliseconds: only the op and two small
+//          kernels are optimised, no headers), ptxas, and the load; cached like 06 in memory and
+//          on disk. The report's JIT section times each stage for a new op beside NVRTC's floor
+//          (a one-line kernel), 06 and 07. At run time: nothing, if the IR is the skeleton's.
+//          The price: a second copy of the skeleton, in IR, that has to be kept equal to the C++
+//          one (the GPU tests validate it and the benchmarks set its time beside the template's),
+//          and a language that can say only what it was given words for.
+// Use it   when ops come from users or generated code at run time and compile latency
+//          matters (interactive tools, query engines, a new op per request), and they fit a
+//          language you can lower yourself. For anything the language cannot say, 06 or 07.
+// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR and the C++ the
+//          same program becomes for 06 and 07. The PTX has ld.global.nc.v4.f32 in the vec
+//          kernel, like strategy 01's; `cuobjdump -sass` of the CUBIN (in the cache directory)
+//          shows LDG.E.128.CONSTANT.
+#include "expression_jit.hpp"
+
+#include "common/jit_cache.hpp"
+#include "common/skeletons/map.cuh"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace cdl::expression_jit {
+namespace {
+
+// The IR's element type, its 16-byte vector, and the libdevice function for each math call.
+struct ir_type {
+  const char* t;      // "float"
+  const char* v;      // "<4 x float>"
+  int lanes;
+  const char* suffix;  // libdevice's float functions end in f: __nv_sinf
+};
+ir_type type_of(dtype t) { return t == dtype::f32 ? ir_type{"float", "<4 x float>", 4, "f"} : ir_type{"double", "<2 x double>", 2, ""}; }
+
+// A number as LLVM writes a floating constant: the bits of the double holding the value, which
+// for float must be the value rounded to float (as T(2) rounds in C++).
+std::string constant(double v, dtype t) {
+  if (t == dtype::f32) v = double(float(v));
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
+  return buf;
+}
+
+// The op: one SSA value per node of the program, in the order the parser made them (operands
+// first), as `define internal T @op(T %x)`.
+std::string lower_op(const expr::program& p, dtype t) {
+  const ir_type ty = type_of(t);
+  std::vector<std::string> value(p.nodes.size());  // how each node is named in the IR
+  std::string body;
+  auto line = [&](std::size_t i, const std::string& instruction) {
+    value[i] = "%n" + std::to_string(i);
+    body += "  " + value[i] + " = " + instruction + "\n";
+  };
+  static constexpr const char* arithmetic[] = {"fadd", "fsub", "fmul", "fdiv"};
+  // C++'s comparisons: ordered (false if either is NaN), but != is true if either is NaN.
+  static constexpr const char* predicate[] = {"olt", "ole", "ogt", "oge", "oeq", "une"};
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const expr::node& n = p.nodes[i];
+    const std::string a = n.a >= 0 ? value[std::size_t(n.a)] : "", b = n.b >= 0 ? value[std::size_t(n.b)] : "";
+    const std::string T = ty.t;
+    switch (n.op) {
+      case expr::kind::number: value[i] = constant(n.value, t); break;
+      case expr::kind::x: value[i] = "%x"; break;
+      case expr::kind::temporary: value[i] = value[std::size_t(p.bindings[std::size_t(n.value)].value)]; break;
+      case expr::kind::negate: line(i, "fsub " + T + " -0.0, " + a); break;  // LLVM 7 has no fneg; -0 - a is exact
+      case expr::kind::add:
+      case expr::kind::subtract:
+      case expr::kind::multiply:
+      case expr::kind::divide:
+        line(i, std::string(arithmetic[int(n.op) - int(expr::kind::add)]) + " " + T + " " + a + ", " + b);
+        break;
+      case expr::kind::less:
+      case expr::kind::less_equal:
+      case expr::kind::greater:
+      case expr::kind::greater_equal:
+      case expr::kind::equal:
+      case expr::kind::not_equal:
+        line(i, std::string("fcmp ") + predicate[int(n.op) - int(expr::kind::less)] + " " + T + " " + a + ", " + b);
+        break;
+      case expr::kind::select: line(i, "select i1 " + a + ", " + T + " " + b + ", " + T + " " + value[std::size_t(n.c)]); break;
+      case expr::kind::min:  // ops.cuh: min(a, b) = b < a ? b : a; max(a, b) = a < b ? b : a
+      case expr::kind::max: {
+        const bool is_min = n.op == expr::kind::min;
+        const std::string c = "%c" + std::to_string(i);
+        body += "  " + c + " = fcmp olt " + T + " " + (is_min ? b + ", " + a : a + ", " + b) + "\n";
+        line(i, "select i1 " + c + ", " + T + " " + b + ", " + T + " " + a);
+        break;
+      }
+      default:  // sin, cos, exp, sqrt
+        line(i, "call " + T + " @__nv_" + std::string(expr::function_name(n.op)) + ty.suffix + "(" + T + " " + a + ")");
+    }
+  }
+  std::string out = "define internal " + std::string(ty.t) + " @op(" + ty.t + " %x) alwaysinline {\n" + body +
+                    "  ret " + ty.t + " " + value[std::size_t(p.result)] + "\n}\n";
+  for (expr::kind f : {expr::kind::sin, expr::kind::cos, expr::kind::exp, expr::kind::sqrt})
+    if (p.uses(f))
+      out += "declare " + std::string(ty.t) + " @__nv_" + std::string(expr::function_name(f)) + ty.suffix + "(" + ty.t + ")\n";
+  return out;
+}
+
+// map_apply (skeletons/map.cuh): the sum of op(e + T(j) * T(map_delta)) over j < k.
+std::string lower_apply(dtype t) {
+  const std::string T = type_of(t).t, delta = constant(map_delta, t);
+  return "define internal " + T + " @apply(" + T + " %e, i32 %k) alwaysinline {\n"
+         "entry:\n"
+         "  %any = icmp sgt i32 %k, 0\n"
+         "  br i1 %any, label %loop, label %done\n"
+         "loop:\n"
+         "  %j = phi i32 [0, %entry], [%j.next, %loop]\n"
+         "  %acc = phi " + T + " [0.0, %entry], [%acc.next, %loop]\n"
+         "  %jt = sitofp i32 %j to " + T + "\n"
+         "  %step = fmul " + T + " %jt, " + delta + "\n"
+         "  %arg = fadd " + T + " %e, %step\n"
+         "  %f = call " + T + " @op(" + T + " %arg)\n"
+         "  %acc.next = fadd " + T + " %acc, %f\n"
+         "  %j.next = add i32 %j, 1\n"
+         "  %more = icmp slt i32 %j.next, %k\n"
+         "  br i1 %more, label %loop, label %done\n"
+         "done:\n"
+         "  %sum = phi " + T + " [0.0, %entry], [%acc.next, %loop]\n"
+         "  ret " + T + " %sum\n"
+         "}\n";
+}
+
+// The kernels' parameters, as the skeleton's: (const T* __restrict__ x, T* __restrict__ y,
+// size_t n, int k), the pointers in the global address space.
+std::string params(dtype t) {
+  const std::string P = std::string(type_of(t).t) + " addrspace(1)*";
+  return "(" + P + " noalias readonly %x, " + P + " noalias %y, i64 %n, i32 %k)";
+}
+std::string signature(dtype t) {
+  const std::string P = std::string(type_of(t).t) + " addrspace(1)*";
+  return "void (" + P + ", " + P + ", i64, i32)*";
+}
+
+// Thread and block indexes as 64-bit values, at the top of a kernel.
+const char* indexes =
+    "  %tid.32 = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
+    "  %bid.32 = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+    "  %bdim.32 = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n"
+    "  %tid = zext i32 %tid.32 to i64\n"
+    "  %bid = zext i32 %bid.32 to i64\n"
+    "  %bdim = zext i32 %bdim.32 to i64\n";
+
+// elementwise_scalar: i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = apply(x[i]).
+std::string lower_scalar_kernel(dtype t) {
+  const std::string T = type_of(t).t, P = T + " addrspace(1)*";
+  return "define void @map_scalar" + params(t) + " {\n"
+         "entry:\n" + std::string(indexes) +
+         "  %base = mul i64 %bid, %bdim\n"
+         "  %i = add i64 %base, %tid\n"
+         "  %in = icmp ult i64 %i, %n\n"
+         "  br i1 %in, label %body, label %exit\n"
+         "body:\n"
+         "  %px = getelementptr " + T + ", " + P + " %x, i64 %i\n"
+         "  %v = load " + T + ", " + P + " %px, align " + std::to_string(size_of(t)) + ", !invariant.load !0\n"
+         "  %r = call " + T + " @apply(" + T + " %v, i32 %k)\n"
+         "  %py = getelementptr " + T + ", " + P + " %y, i64 %i\n"
+         "  store " + T + " %r, " + P + " %py, align " + std::to_string(size_of(t)) + "\n"
+         "  br label %exit\n"
+         "exit:\n"
+         "  ret void\n"
+         "}\n";
+}
+
+// elementwise_vec: each thread loads vecs_per_thread 16-byte vectors, block-strided, before it
+// uses any, then applies the op lane by lane and stores them; block 0 does the n % lanes tail.
+std::string lower_vec_kernel(dtype t) {
+  const ir_type ty = type_of(t);
+  const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";
+  const int vecs = skeleton::vecs_per_thread;
+  std::string k = "define void @map_vec" + params(t) + " {\n" + "entry:\n" + indexes +
+                  "  %nvec = udiv i64 %n, " + std::to_string(ty.lanes) + "\n" +
+                  "  %stride = mul i64 %bdim, " + std::to_string(vecs) + "\n" +
+                  "  %base = mul i64 %bid, %stride\n"
+                  "  %first = add i64 %base, %tid\n"
+                  "  %xv = bitcast " + P + " %x to " + PV + "\n" +
+                  "  %yv = bitcast " + P + " %y to " + PV + "\n";
+  std::string previous = "entry";
+  for (int u = 0; u < vecs; ++u) {  // every load issued before any use: vecs loads in flight
+    const std::string s = std::to_string(u);
+    k += "  %off" + s + " = mul i64 %bdim, " + s + "\n" +
+         "  %i" + s + " = add i64 %first, %off" + s + "\n" +
+         "  %c" + s + " = icmp ult i64 %i" + s + ", %nvec\n" +
+         "  br i1 %c" + s + ", label %load" + s + ", label %loaded" + s + "\n" +
+         "load" + s + ":\n" +
+         "  %p" + s + " = getelementptr " + V + ", " + PV + " %xv, i64 %i" + s + "\n" +
+         "  %l" + s + " = load " + V + ", " + PV + " %p" + s + ", align 16, !invariant.load !0\n" +
+         "  br label %loaded" + s + "\n" +
+         "loaded" + s + ":\n" +
+         "  %v" + s + " = phi " + V + " [undef, %" + previous + "], [%l" + s + ", %load" + s + "]\n";
+    previous = "loaded" + s;
+  }
+  for (int u = 0; u < vecs; ++u) {
+    const std::string s = std::to_string(u);
+    k += "  br i1 %c" + s + ", label %store" + s + ", label %stored" + s + "\n" + "store" + s + ":\n";
+    std::string w = "undef";
+    for (int lane = 0; lane < ty.lanes; ++lane) {
+      const std::string l = s + "." + std::to_string(lane);
+      k += "  %e" + l + " = extractelement " + V + " %v" + s + ", i32 " + std::to_string(lane) + "\n" +
+           "  %r" + l + " = call " + T + " @apply(" + T + " %e" + l + ", i32 %k)\n" +
+           "  %w" + l + " = insertelement " + V + " " + w + ", " + T + " %r" + l + ", i32 " + std::to_string(lane) + "\n";
+      w = "%w" + l;
+    }
+    k += "  %q" + s + " = getelementptr " + V + ", " + PV + " %yv, i64 %i" + s + "\n" +
+         "  store " + V + " " + w + ", " + PV + " %q" + s + ", align 16\n" +
+         "  br label %stored" + s + "\n" + "stored" + s + ":\n";
+  }
+  const std::string align = std::to_string(size_of(t));
+  k += "  %whole = mul i64 %nvec, " + std::to_string(ty.lanes) + "\n" +
+       "  %tail = add i64 %whole, %tid\n"
+       "  %first.block = icmp eq i64 %bid, 0\n"
+       "  %tail.in = icmp ult i64 %tail, %n\n"
+       "  %do.tail = and i1 %first.block, %tail.in\n"
+       "  br i1 %do.tail, label %tail.body, label %exit\n"
+       "tail.body:\n"
+       "  %tx = getelementptr " + T + ", " + P + " %x, i64 %tail\n" +
+       "  %te = load " + T + ", " + P + " %tx, align " + align + ", !invariant.load !0\n" +
+       "  %tr = call " + T + " @apply(" + T + " %te, i32 %k)\n" +
+       "  %ty = getelementptr " + T + ", " + P + " %y, i64 %tail\n" +
+       "  store " + T + " %tr, " + P + " %ty, align " + align + "\n" +
+       "  br label %exit\n"
+       "exit:\n"
+       "  ret void\n"
+       "}\n";
+  return k;
+}
+
+}  // namespace
+
+jit::nvvm_module map_module(const expr::program& p, dtype t, const std::string& name) {
+  const std::string sig = signature(t), block = std::to_string(skeleton::elementwise_block);
+  std::string ir =
+      "; " + name + ": strategy 08, generated at run time\n"
+      "target datalayout = \"e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-"
+      "f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64\"\n"
+      "target triple = \"nvptx64-nvidia-cuda\"\n\n"
+      "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
+      "declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+      "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\n" +
+      lower_op(p, t) + "\n" + lower_apply(t) + "\n" + lower_scalar_kernel(t) + "\n" + lower_vec_kernel(t) + "\n" +
+      // Kernels, and __launch_bounds__(elementwise_block) as the skeleton's kernels declare it.
+      "!nvvm.annotations = !{!1, !2, !3, !4}\n"
+      "!0 = !{}\n"
+      "!1 = !{" + sig + " @map_scalar, !\"kernel\", i32 1}\n" +
+      "!2 = !{" + sig + " @map_scalar, !\"maxntidx\", i32 " + block + "}\n" +
+      "!3 = !{" + sig + " @map_vec, !\"kernel\", i32 1}\n" +
+      "!4 = !{" + sig + " @map_vec, !\"maxntidx\", i32 " + block + "}\n" +
+      "!nvvmir.version = !{!5}\n"
+      "!5 = !{i32 2, i32 0}\n";
+  const bool libdevice = p.uses(expr::kind::sin) || p.uses(expr::kind::cos) || p.uses(expr::kind::exp) ||
+                         p.uses(expr::kind::sqrt);
+  return {name + ".ll", std::move(ir), {"map_scalar", "map_vec"}, libdevice};
+}
+
+std::string cache_key(const jit::nvvm_module& m, int arch) {
+  std::string key = "cuda-dispatch-lab expression 1\n" + jit::nvvm_version() + " " + jit::nvjitlink_version() +
+                    "\nsm_" + std::to_string(arch) + "\noptions";
+  for (const std::string& o : jit::nvvm_options(arch)) key += " " + o;
+  return key + "\n" + m.ir;
+}
+
+jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
+  const jit::compiled ptx = jit::compile_nvvm(m, arch);
+  const jit::compiled* parts[] = {&ptx};
+  return jit::link(parts, arch).image;
+}
+
+void launch_map(const map_launch& a, const jit::op_text& op) {
+  if (a.n == 0) return;
+  struct kernel_pair {
+    std::shared_ptr<const jit::loaded> library;
+    cudaKernel_t scalar, vec;
+  };
+  // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
+  static std::map<std::tuple<dtype, std::string, std::string>, kernel_pair> loaded;
+  static std::mutex mutex;
+  const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  if (g.form == map_form::staged) throw error("08_expression_jit has no staged form");
+  const kernel_pair* kernels = nullptr;
+  {
+    const std::lock_guard lock(mutex);
+    auto found = loaded.find({a.type, op.name, op.source});
+    if (found == loaded.end()) {
+      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, op.name);
+      const int arch = jit::device_arch();
+      auto library = std::make_shared<const jit::loaded>(
+          jit::process_cache().get(cache_key(m, arch), [&] { return compile_uncached(m, arch); }));
+      found = loaded.emplace(std::tuple{a.type, op.name, op.source},
+                             kernel_pair{library, library->kernel("map_scalar"), library->kernel("map_vec")}).first;
+    }
+    kernels = &found->second;
+  }
+  const void* x = a.x;
+  void* y = a.y;
+  std::size_t n = a.n;
+  int k = a.k;
+  void* args[] = {&x, &y, &n, &k};
+  jit::launch(g.form == map_form::vec ? kernels->vec : kernels->scalar, g.grid, skeleton::elementwise_block, args, a.stream);
+}
+
+}  // namespace cdl::expression_jit
+
+namespace cdl {
+
+void register_08_expression_jit(registry& r) {
+  r.add_map("08_expression_jit", "", [](const map_launch& a) {
+    expression_jit::launch_map(a, jit::builtin_op(a.op));  // ops.cuh's C++ text is a program of the language
+  });
+}
+
+}  // namespace cdl

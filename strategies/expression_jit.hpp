@@ -1,0 +1,21 @@
+// Strategy 08's stages (08_expression_jit.cu), for its launches, cdl_run --expr, the tests and
+// the compile-time benchmarks.
+#pragma once
+
+#include "common/expression.hpp"
+#include "jit_kernels.hpp"
+
+namespace cdl::expression_jit {
+
+// The module 08 compiles for a program: the op, map_apply, and the map skeleton's scalar and vec
+// kernels (named map_scalar and map_vec), in NVVM IR for element type t.
+jit::nvvm_module map_module(const expr::program& p, dtype t, const std::string& name);
+// Everything that determines the CUBIN: the IR, libNVVM's and nvJitLink's versions and options.
+std::string cache_key(const jit::nvvm_module& m, int arch);
+// IR -> PTX (libNVVM) -> CUBIN (nvJitLink), no cache: what a new op costs.
+jit::module_image compile_uncached(const jit::nvvm_module& m, int arch);
+// Launches op's kernel: parsed, compiled (through the JIT cache) and loaded on its first launch.
+// Text outside the language throws expr::syntax_error.
+void launch_map(const map_launch& a, const jit::op_text& op);
+
+}  // namespace cdl::expression_jit
