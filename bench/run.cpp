@@ -44,13 +44,14 @@ struct options {
   std::string expr;  // a user's op, for strategies 06 and 07
   int expr_ulps = 16;
   bool dump_source = false;
+  std::string cubin_path;  // --cubin: write 08's CUBIN for --expr and exit
 };
 
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
                "               [--reps R] [--seed S] [--json FILE]\n"
-               "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [same options]\n"
+               "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [same options]\n"
                "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
                "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
                "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
@@ -58,7 +59,8 @@ void usage(FILE* out) {
                "  through 06, 07 and 08, checked against the language's float64 interpreter. Other text is C++\n"
                "  (an expression in x of type T, or a body with `return`) for 06 and 07, checked against the\n"
                "  host compiler's build of it. Error allowed: U epsilons per evaluation (default 16).\n"
-               "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits.\n");
+               "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --cubin FILE\n"
+               "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n");
 }
 
 options parse(int argc, char** argv) {
@@ -87,6 +89,7 @@ options parse(int argc, char** argv) {
       }
       else if (arg == "--ulps") o.expr_ulps = int(parse_size(value()));
       else if (arg == "--dump-source") o.dump_source = true;
+      else if (arg == "--cubin") o.cubin_path = value();
       else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         std::exit(0);
@@ -98,6 +101,7 @@ options parse(int argc, char** argv) {
   if (o.problem.k < 1) throw error("--k must be at least 1");
   if (o.repetitions < 1) throw error("--reps must be at least 1");
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
+  if (!o.cubin_path.empty() && o.expr.empty()) throw error("--cubin needs --expr");
   return o;
 }
 
@@ -162,6 +166,16 @@ int run(const options& o) {
   const jit::op_text user{"user", program ? expr::to_cpp(*program) : o.expr};
   const jit::op_text user_expression{"user", o.expr};
   if (!o.expr.empty()) jit::check_op_source(user.source);
+  if (!o.cubin_path.empty()) {  // for cuobjdump -sass: the machine code 08 makes of the op
+    if (!program) throw error("--cubin: the op is not in 08's language: " + not_in_language);
+    std::string why;
+    const int arch = gpu_available(&why) ? jit::device_arch() : 90;
+    const jit::module_image image =
+        expression_jit::compile_uncached(expression_jit::map_module(*program, o.problem.type, "user"), arch);
+    write_atomic(o.cubin_path, [&](std::ostream& out) { out.write(image.code.data(), std::streamsize(image.code.size())); });
+    std::printf("wrote %s: 08's kernels map_scalar and map_vec for sm_%d\n", o.cubin_path.c_str(), arch);
+    return 0;
+  }
   if (o.dump_source) {
     if (program)
       std::printf("%s\n", expression_jit::map_module(*program, o.problem.type, "user").ir.c_str());

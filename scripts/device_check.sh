@@ -44,6 +44,12 @@ for k in 1 16; do
   ./build/release/bench/cdl_run --expr 'x * x + 2.0f * x + 1.0f' --n 2^26 --k $k > /tmp/expr.txt 2>&1
   echo "cdl_run --expr k=$k rc=$?"; cat /tmp/expr.txt
 done
+# A program of 08's language through 06, 07 and 08, and the SASS of 08's vec kernel: the same
+# 16-byte loads through the non-coherent cache (LDG.E.128.CONSTANT) as strategy 01's kernel.
+./build/release/bench/cdl_run --expr 's = sin(x); x > 0.5 ? s * s : 2 * x' --n 2^26 --k 16 --strategy 01_template_functor/vec \
+  > /tmp/lang.txt 2>&1; echo "cdl_run --expr (language) rc=$?"; cat /tmp/lang.txt
+./build/release/bench/cdl_run --expr 'x * x + 2 * x + 1' --cubin /tmp/08.cubin \
+  && cuobjdump -sass /tmp/08.cubin | grep -E "Function|LDG|STG" | sort | uniq -c
 ./build/release/bench/cdl_run --expr 'x * nope(x)' --n 2^20; echo "bad expr rc=$?"
 ./build/release/bench/cdl_run --expr 'x; } __global__ void evil() {' --n 2^20; echo "injected expr rc=$?"
 fi
