@@ -64,7 +64,7 @@ jit::op_text next_new_op() {
 
 // 08's whole route for an op from its text: parse, lower to IR (compile_uncached then compiles it).
 jit::nvvm_module expression_08(const jit::op_text& op) {
-  return expression_jit::map_module(expr::parse(op.source), dtype::f32, op.name);
+  return expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, op.name);
 }
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.

@@ -171,14 +171,14 @@ int run(const options& o) {
     std::string why;
     const int arch = gpu_available(&why) ? jit::device_arch() : 90;
     const jit::module_image image =
-        expression_jit::compile_uncached(expression_jit::map_module(*program, o.problem.type, "user"), arch);
+        expression_jit::compile_uncached(expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
     write_atomic(o.cubin_path, [&](std::ostream& out) { out.write(image.code.data(), std::streamsize(image.code.size())); });
     std::printf("wrote %s: 08's kernels map_scalar and map_vec for sm_%d\n", o.cubin_path.c_str(), arch);
     return 0;
   }
   if (o.dump_source) {
     if (program)
-      std::printf("%s\n", expression_jit::map_module(*program, o.problem.type, "user").ir.c_str());
+      std::printf("%s\n", expression_jit::map_module(*program, o.problem.type, map_form::vec, "user").ir.c_str());
     else
       std::printf("(08_expression_jit: not in its language: %s)\n\n", not_in_language.c_str());
     std::printf("%s", jit::whole_program(jit::workload::map, o.problem.type, user).source.c_str());

@@ -138,7 +138,7 @@ std::string lower_apply(dtype t) {
          "  %acc.next = fadd " + T + " %acc, %f\n"
          "  %j.next = add i32 %j, 1\n"
          "  %more = icmp slt i32 %j.next, %k\n"
-         "  br i1 %more, label %loop, label %done\n"
+         "  br i1 %more, label %loop, label %done, !llvm.loop !6\n"
          "done:\n"
          "  %sum = phi " + T + " [0.0, %entry], [%acc.next, %loop]\n"
          "  ret " + T + " %sum\n"
@@ -214,15 +214,38 @@ std::string lower_vec_kernel(dtype t) {
          "  %v" + s + " = phi " + V + " [undef, %" + previous + "], [%l" + s + ", %load" + s + "]\n";
     previous = "loaded" + s;
   }
+  // One k loop for all the thread's values (map_apply's loop, fused across them): each value keeps
+  // its own sum, added in the same order, so the results are map_apply's; the loop body is the
+  // op once per value, which is all libNVVM and ptxas have to optimise.
+  std::vector<std::string> lanes;
+  for (int u = 0; u < vecs; ++u)
+    for (int lane = 0; lane < ty.lanes; ++lane) {
+      const std::string l = std::to_string(u) + "." + std::to_string(lane);
+      k += "  %e" + l + " = extractelement " + V + " %v" + std::to_string(u) + ", i32 " + std::to_string(lane) + "\n";
+      lanes.push_back(l);
+    }
+  k += "  %any = icmp sgt i32 %k, 0\n"
+       "  br i1 %any, label %loop, label %sums\n"
+       "loop:\n"
+       "  %j = phi i32 [0, %loaded" + std::to_string(vecs - 1) + "], [%j.next, %loop]\n";
+  for (const std::string& l : lanes) k += "  %acc" + l + " = phi " + T + " [0.0, %loaded" + std::to_string(vecs - 1) + "], [%next" + l + ", %loop]\n";
+  k += "  %jt = sitofp i32 %j to " + T + "\n" + "  %step = fmul " + T + " %jt, " + constant(map_delta, t) + "\n";
+  for (const std::string& l : lanes)
+    k += "  %arg" + l + " = fadd " + T + " %e" + l + ", %step\n" + "  %f" + l + " = call " + T + " @op(" + T + " %arg" + l + ")\n" +
+         "  %next" + l + " = fadd " + T + " %acc" + l + ", %f" + l + "\n";
+  k += "  %j.next = add i32 %j, 1\n"
+       "  %more = icmp slt i32 %j.next, %k\n"
+       "  br i1 %more, label %loop, label %sums, !llvm.loop !8\n"
+       "sums:\n";
+  for (const std::string& l : lanes)
+    k += "  %r" + l + " = phi " + T + " [0.0, %loaded" + std::to_string(vecs - 1) + "], [%next" + l + ", %loop]\n";
   for (int u = 0; u < vecs; ++u) {
     const std::string s = std::to_string(u);
     k += "  br i1 %c" + s + ", label %store" + s + ", label %stored" + s + "\n" + "store" + s + ":\n";
     std::string w = "undef";
     for (int lane = 0; lane < ty.lanes; ++lane) {
       const std::string l = s + "." + std::to_string(lane);
-      k += "  %e" + l + " = extractelement " + V + " %v" + s + ", i32 " + std::to_string(lane) + "\n" +
-           "  %r" + l + " = call " + T + " @apply(" + T + " %e" + l + ", i32 %k)\n" +
-           "  %w" + l + " = insertelement " + V + " " + w + ", " + T + " %r" + l + ", i32 " + std::to_string(lane) + "\n";
+      k += "  %w" + l + " = insertelement " + V + " " + w + ", " + T + " %r" + l + ", i32 " + std::to_string(lane) + "\n";
       w = "%w" + l;
     }
     k += "  %q" + s + " = getelementptr " + V + ", " + PV + " %yv, i64 %i" + s + "\n" +
@@ -251,7 +274,10 @@ std::string lower_vec_kernel(dtype t) {
 
 }  // namespace
 
-jit::nvvm_module map_module(const expr::program& p, dtype t, const std::string& name) {
+jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name) {
+  if (form != map_form::scalar && form != map_form::vec) throw error("08_expression_jit has no " + std::string(to_string(form)) + " form");
+  // One kernel per module: the form the launch needs, so a new op compiles one kernel, not two.
+  const std::string kernel = form == map_form::vec ? "map_vec" : "map_scalar";
   const std::string sig = signature(t), block = std::to_string(skeleton::elementwise_block);
   std::string ir =
       "; " + name + ": strategy 08, generated at run time\n"
@@ -261,19 +287,23 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, const std::string& 
       "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\n" +
-      lower_op(p, t) + "\n" + lower_apply(t) + "\n" + lower_scalar_kernel(t) + "\n" + lower_vec_kernel(t) + "\n" +
-      // Kernels, and __launch_bounds__(elementwise_block) as the skeleton's kernels declare it.
-      "!nvvm.annotations = !{!1, !2, !3, !4}\n"
+      lower_op(p, t) + "\n" + lower_apply(t) + "\n" + (form == map_form::vec ? lower_vec_kernel(t) : lower_scalar_kernel(t)) +
+      // A kernel, and __launch_bounds__(elementwise_block) as the skeleton's kernels declare it.
+      "\n!nvvm.annotations = !{!1, !2}\n"
       "!0 = !{}\n"
-      "!1 = !{" + sig + " @map_scalar, !\"kernel\", i32 1}\n" +
-      "!2 = !{" + sig + " @map_scalar, !\"maxntidx\", i32 " + block + "}\n" +
-      "!3 = !{" + sig + " @map_vec, !\"kernel\", i32 1}\n" +
-      "!4 = !{" + sig + " @map_vec, !\"maxntidx\", i32 " + block + "}\n" +
+      "!1 = !{" + sig + " @" + kernel + ", !\"kernel\", i32 1}\n" +
+      "!2 = !{" + sig + " @" + kernel + ", !\"maxntidx\", i32 " + block + "}\n" +
       "!nvvmir.version = !{!5}\n"
-      "!5 = !{i32 2, i32 0}\n";
+      "!5 = !{i32 2, i32 0}\n"
+      // The k loops are not unrolled: a runtime trip count unrolled is a copy of the op per step
+      // and a remainder loop, which doubles the compile for a kernel that is no faster (the
+      // benchmarks set its time beside the template's, unrolled by nvcc).
+      "!6 = distinct !{!6, !7}\n"
+      "!7 = !{!\"llvm.loop.unroll.disable\"}\n"
+      "!8 = distinct !{!8, !7}\n";
   const bool libdevice = p.uses(expr::kind::sin) || p.uses(expr::kind::cos) || p.uses(expr::kind::exp) ||
                          p.uses(expr::kind::sqrt);
-  return {name + ".ll", std::move(ir), {"map_scalar", "map_vec"}, libdevice};
+  return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice};
 }
 
 std::string cache_key(const jit::nvvm_module& m, int arch) {
@@ -291,35 +321,29 @@ jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
 
 void launch_map(const map_launch& a, const jit::op_text& op) {
   if (a.n == 0) return;
-  struct kernel_pair {
-    std::shared_ptr<const jit::loaded> library;
-    cudaKernel_t scalar, vec;
-  };
-  // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
-  static std::map<std::tuple<dtype, std::string, std::string>, kernel_pair> loaded;
-  static std::mutex mutex;
   const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
-  if (g.form == map_form::staged) throw error("08_expression_jit has no staged form");
-  const kernel_pair* kernels = nullptr;
+  // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
+  static std::map<std::tuple<dtype, map_form, std::string, std::string>, std::shared_ptr<const jit::loaded>> loaded;
+  static std::mutex mutex;
+  cudaKernel_t kernel = nullptr;
   {
     const std::lock_guard lock(mutex);
-    auto found = loaded.find({a.type, op.name, op.source});
+    const std::tuple key{a.type, g.form, op.name, op.source};
+    auto found = loaded.find(key);
     if (found == loaded.end()) {
-      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, op.name);
+      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, g.form, op.name);
       const int arch = jit::device_arch();
-      auto library = std::make_shared<const jit::loaded>(
-          jit::process_cache().get(cache_key(m, arch), [&] { return compile_uncached(m, arch); }));
-      found = loaded.emplace(std::tuple{a.type, op.name, op.source},
-                             kernel_pair{library, library->kernel("map_scalar"), library->kernel("map_vec")}).first;
+      found = loaded.emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
+                                      cache_key(m, arch), [&] { return compile_uncached(m, arch); }))).first;
     }
-    kernels = &found->second;
+    kernel = found->second->kernel(g.form == map_form::vec ? "map_vec" : "map_scalar");
   }
   const void* x = a.x;
   void* y = a.y;
   std::size_t n = a.n;
   int k = a.k;
   void* args[] = {&x, &y, &n, &k};
-  jit::launch(g.form == map_form::vec ? kernels->vec : kernels->scalar, g.grid, skeleton::elementwise_block, args, a.stream);
+  jit::launch(kernel, g.grid, skeleton::elementwise_block, args, a.stream);
 }
 
 }  // namespace cdl::expression_jit

@@ -7,9 +7,9 @@
 
 namespace cdl::expression_jit {
 
-// The module 08 compiles for a program: the op, map_apply, and the map skeleton's scalar and vec
-// kernels (named map_scalar and map_vec), in NVVM IR for element type t.
-jit::nvvm_module map_module(const expr::program& p, dtype t, const std::string& name);
+// The module 08 compiles for a program: the op, map_apply, and the map skeleton's kernel of one
+// form (map_scalar or map_vec), in NVVM IR for element type t.
+jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name);
 // Everything that determines the CUBIN: the IR, libNVVM's and nvJitLink's versions and options.
 std::string cache_key(const jit::nvvm_module& m, int arch);
 // IR -> PTX (libNVVM) -> CUBIN (nvJitLink), no cache: what a new op costs.

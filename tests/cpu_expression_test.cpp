@@ -149,7 +149,7 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
       ++parsed;
       (void)expr::evaluate(p, 0.5);
       (void)expr::to_cpp(p);
-      const jit::nvvm_module m = expression_jit::map_module(p, round % 4 == 1 ? dtype::f64 : dtype::f32, "fuzz");
+      const jit::nvvm_module m = expression_jit::map_module(p, round % 4 == 1 ? dtype::f64 : dtype::f32, round % 3 ? map_form::vec : map_form::scalar, "fuzz");
       if (compiled < 25 && parsed % 7 == 0) {  // libNVVM takes milliseconds: a sample
         EXPECT_NO_THROW(jit::compile_nvvm(m, 90)) << text;
         ++compiled;
@@ -161,26 +161,33 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
   EXPECT_EQ(compiled, 25);
 }
 
-TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsVectorLoads) {
-  for (const dtype t : {dtype::f32, dtype::f64}) {
-    for (const op_info& o : map_op_catalogue) {
-      const jit::nvvm_module m = expression_jit::map_module(expr::parse(o.source), t, std::string(o.name));
-      const jit::compiled ptx = jit::compile_nvvm(m, 90);
-      const std::string text(ptx.image.code.begin(), ptx.image.code.end());
-      // The vec kernel reads 16 bytes at a time through the non-coherent cache, as strategy 01's does.
-      EXPECT_NE(text.find(t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64"), std::string::npos) << o.name;
-      EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
-      const jit::compiled* parts[] = {&ptx};
-      const jit::linked cubin = jit::link(parts, 90);
-      EXPECT_GT(cubin.image.code.size(), 0u);
-      EXPECT_EQ(cubin.image.kernel_names.count("map_vec"), 1u);
-    }
-  }
+TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsLoadsInEachForm) {
+  for (const dtype t : {dtype::f32, dtype::f64})
+    for (const map_form form : {map_form::scalar, map_form::vec})
+      for (const op_info& o : map_op_catalogue) {
+        const jit::nvvm_module m = expression_jit::map_module(expr::parse(o.source), t, form, std::string(o.name));
+        const jit::compiled ptx = jit::compile_nvvm(m, 90);
+        const std::string text(ptx.image.code.begin(), ptx.image.code.end());
+        // Loads through the non-coherent cache, as strategy 01's kernels make of const __restrict__:
+        // 16 bytes at a time in the vec form.
+        const std::string load = form == map_form::scalar ? (t == dtype::f32 ? "ld.global.nc.f32" : "ld.global.nc.f64")
+                                                          : (t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64");
+        EXPECT_NE(text.find(load), std::string::npos) << o.name;
+        EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
+        const jit::compiled* parts[] = {&ptx};
+        const jit::linked cubin = jit::link(parts, 90);
+        EXPECT_GT(cubin.image.code.size(), 0u);
+        EXPECT_EQ(cubin.image.kernel_names.count(form == map_form::vec ? "map_vec" : "map_scalar"), 1u);
+      }
+}
+
+TEST(ExpressionJit, StagedFormIsRefused) {
+  EXPECT_THROW(expression_jit::map_module(expr::parse("x"), dtype::f32, map_form::staged, "x"), error);
 }
 
 TEST(ExpressionJit, LibdeviceIsLinkedOnlyWhenCalled) {
-  EXPECT_FALSE(expression_jit::map_module(expr::parse("x * x"), dtype::f32, "square").needs_libdevice);
-  EXPECT_TRUE(expression_jit::map_module(expr::parse("sqrt(x)"), dtype::f32, "root").needs_libdevice);
+  EXPECT_FALSE(expression_jit::map_module(expr::parse("x * x"), dtype::f32, map_form::vec, "square").needs_libdevice);
+  EXPECT_TRUE(expression_jit::map_module(expr::parse("sqrt(x)"), dtype::f32, map_form::vec, "root").needs_libdevice);
 }
 
 }  // namespace

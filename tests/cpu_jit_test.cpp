@@ -363,7 +363,7 @@ TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
 TEST(JitNewOp, ConsecutiveNewOpsMakeDifferentMachineCode) {
   const jit::op_text a = jit::never_seen_op(), b = jit::never_seen_op();
   auto ptx = [](const jit::op_text& op) {
-    const jit::compiled c = jit::compile_nvvm(expression_jit::map_module(expr::parse(op.source), dtype::f32, "same"), 90);
+    const jit::compiled c = jit::compile_nvvm(expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, "same"), 90);
     return std::string(c.image.code.begin(), c.image.code.end());
   };
   EXPECT_NE(ptx(a), ptx(b));
