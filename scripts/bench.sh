@@ -46,7 +46,7 @@ bench=0
 # And the JIT stages with the compilers' driver caches off, beside the run's own.
 rm -f "$out/repeat.json" "$out/jit_cache_disabled.json"
 ./build/release/bench/cdl_bench "${args[@]}" --benchmark_out="$out/repeat.json" --benchmark_out_format=json \
-  --benchmark_filter='^map/.*/op:(quadratic|sine)/type:f32/n:4194304/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/' \
+  --benchmark_filter='^map/(01_template_functor|03_switch|04_function_pointer.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/vec/op:(quadratic|sine)/type:f32/n:16777216/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/' \
   > /dev/null || echo "bench: the repeat run failed; the report falls back to a fixed noise threshold" >&2
 CUDA_CACHE_DISABLE=1 ./build/release/bench/cdl_bench "${args[@]}" --benchmark_filter='^jit/' \
   --benchmark_out="$out/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null \

@@ -66,7 +66,7 @@ echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$LOGS/bench.err"; grep -i e
 sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$LOGS/bench.err") | head -5
 # Run to run: some benchmarks again, in a new process, into repeat.json (the report's noise threshold);
 # the JIT stages with the compilers' driver caches off.
-REPEAT_FILTER=${REPEAT_FILTER:-'^map/.*/op:(quadratic|sine)/type:f32/n:4194304/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/'}
+REPEAT_FILTER=${REPEAT_FILTER:-'^map/(01_template_functor|03_switch|04_function_pointer.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/vec/op:(quadratic|sine)/type:f32/n:16777216/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/'}
 ./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
   --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
 echo "repeat rc=$? ($((SECONDS - start))s)"
