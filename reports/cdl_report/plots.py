@@ -79,11 +79,10 @@ def jit_breakeven(doc, breakeven):
     for (op, cost), p in sorted(pts.items()):
         p.sort()
         ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3,
-                linestyle={"06 first compile (new process)": "-", "06 later compile": "-.", "08 compile": ":"}.get(cost, "--"),
-                label=f"{op}, {cost}")
+                linestyle={"first compile (new process)": "-", "later compile": "-."}.get(cost, "--"), label=f"{op}, {cost}")
     log_log(ax, "k (evaluations per element)", "elements processed to repay it")
-    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (06, solid: the first in a new process; "
-               "dash-dot: a later one; 08, dotted) or a disk-cache load (dashed) has paid for itself, against the fastest rival")
+    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
+               "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival")
 
 
 def image_blur(doc, blurs, strategies):

@@ -114,8 +114,9 @@ class Bench:
         self.clocks_start, self.clocks_end = clocks(self.context, "cdl_clocks_start"), clocks(self.context, "cdl_clocks_end")
         try:
             self.parts = json.loads(self.context.get("cdl_parts", "[]"))
+            self.not_run = json.loads(self.context.get("cdl_not_run", "[]"))  # by reports/merge.py
         except ValueError:
-            raise ResultsError(f"{path}: malformed cdl_parts in its context")
+            raise ResultsError(f"{path}: malformed cdl_parts or cdl_not_run in its context")
         # (workload, problem fields) -> entry -> row
         self.problems = defaultdict(dict)
         self.stages = {}

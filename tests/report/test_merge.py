@@ -44,6 +44,28 @@ class MergeTest(FixtureTest):
         self.assertEqual([p["file"] for p in listed], ["a.json", "b.json"])
         self.assertEqual(listed[1]["copy_bandwidth_gbs"], 3000.0)
 
+    def test_what_an_interrupted_part_did_not_reach_is_not_run_not_a_failure(self):
+        _, parts = self.split()
+        with open(parts[1]) as f:
+            b = json.load(f)
+        cut = sorted({x["run_name"] for x in b["benchmarks"] if x["run_name"].startswith("tasks/")})
+        for x in b["benchmarks"]:  # as cdl_bench writes the benchmarks it did not reach
+            if x["run_name"] in cut:
+                x.update(error_occurred=True, error_message="interrupted")
+        with open(parts[1], "w") as f:
+            json.dump(b, f)
+        out = os.path.join(self.dir, "merged.json")
+        self.assertEqual(self.merge(out, *parts).returncode, 0)
+        with open(out) as f:
+            merged = json.load(f)
+        self.assertFalse(any(x["run_name"] in cut for x in merged["benchmarks"]))
+        self.assertEqual(json.loads(merged["context"]["cdl_not_run"]), cut)
+        os.replace(out, os.path.join(self.results, "bench.json"))
+        text = self.report()
+        self.assertIn(f"| not run | {len(cut)} benchmarks, which the part that holds them did not reach", text)
+        self.assertIn("## Not run", text)
+        self.assertNotIn("ERRORS", text)
+
     def test_a_part_of_another_revision_is_refused(self):
         _, parts = self.split()
         with open(parts[1]) as f:

@@ -56,6 +56,9 @@ def add(doc, bench, noise, noise_how):
         rows.append(["run in parts (reports/merge.py)", "; ".join(
             f"`{p['file']}` {p['date']}, {p['benchmarks']} benchmarks, copy {p['copy_bandwidth_gbs']:.0f} GB/s"
             for p in bench.parts)])
+    if bench.not_run:
+        rows.append(["not run", f"{len(bench.not_run)} benchmarks, which the part that holds them did not reach "
+                                "before it was interrupted (listed at the end of the report)"])
     doc.add(table(["", ""], rows))
     warnings = clock_warnings(bench.clocks_start, bench.clocks_end)
     if warnings:
