@@ -10,25 +10,32 @@
 //          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries,
 //          sin cos exp sqrt min max): the catalogue's ops are written in it already, and a
 //          user's --expr in it compiles through this route. The kernels around the op are
-//          written here in IR, line for line the map skeleton's two forms
-//          (common/skeletons/elementwise.cuh and map.cuh): the scalar form and the vec form with
-//          four 16-byte loads in flight per thread, read through the non-coherent cache, as
-//          nvcc makes them of `const T* __restrict__`. The math functions come from libdevice,
-//          linked lazily (only the functions called), as NVRTC links them for sinf or expf.
-// Cost.    Per new op: parsing (microseconds), libNVVM (milliseconds: only the op and two small
-//          kernels are optimised, no headers), ptxas, and the load; cached like 06 in memory and
+//          written here in IR after the map skeleton (common/skeletons/elementwise.cuh and
+//          map.cuh): the scalar form, and the vec form with four 16-byte loads in flight per
+//          thread, read through the non-coherent cache, as nvcc makes them of
+//          `const T* __restrict__`. One difference, kept because it is cheaper to compile and
+//          teaches something: the vec kernel runs one k loop for all sixteen of a thread's values,
+//          where the skeleton's map_apply runs one loop per value. At k = 1 the two are the same
+//          kernel; beyond it the fused loop is faster for cheap ops (the report's dispatch section
+//          sets the two side by side and keeps 08 out of the penalties for that reason). The math
+//          functions come from libdevice, linked lazily (only the functions called), as NVRTC
+//          links them for sinf or expf.
+// Cost.    Per new op: parsing (microseconds), libNVVM (milliseconds: only the op and one small
+//          kernel are optimised, no headers), ptxas, and the load; cached like 06 in memory and
 //          on disk. The report's JIT section times each stage for a new op beside NVRTC's floor
-//          (a one-line kernel), 06 and 07. At run time: nothing, if the IR is the skeleton's.
-//          The price: a second copy of the skeleton, in IR, that has to be kept equal to the C++
-//          one (the GPU tests validate it and the benchmarks set its time beside the template's),
-//          and a language that can say only what it was given words for.
+//          (a one-line kernel), 06 and 07: a fraction of 06's time, still above that floor (the
+//          vec kernel holds the op sixteen times, once per value a thread computes, and an op
+//          calling sin or cos brings libdevice's argument reduction with each). At run time:
+//          nothing. The price: a second copy of the skeleton, in IR, that has to be kept equal
+//          to the C++ one (the GPU tests validate it and the benchmarks set its time beside the
+//          template's), and a language that can say only what it was given words for.
 // Use it   when ops come from users or generated code at run time and compile latency
 //          matters (interactive tools, query engines, a new op per request), and they fit a
 //          language you can lower yourself. For anything the language cannot say, 06 or 07.
 // See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR and the C++ the
 //          same program becomes for 06 and 07. The PTX has ld.global.nc.v4.f32 in the vec
-//          kernel, like strategy 01's; `cuobjdump -sass` of the CUBIN (in the cache directory)
-//          shows LDG.E.128.CONSTANT.
+//          kernel, like strategy 01's; `cdl_run --expr 'x * x' --cubin k.cubin` writes the
+//          CUBIN, and `cuobjdump -sass k.cubin` shows LDG.E.128.CONSTANT.
 #include "expression_jit.hpp"
 
 #include "common/jit_cache.hpp"

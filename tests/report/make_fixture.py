@@ -17,9 +17,9 @@ KEEP = re.compile("|".join([
     r"^map/(01_template_functor/(scalar|vec|staged)|03_switch(\.hoisted)?/(scalar|vec)|04_function_pointer\.(symbol|crowded)/"
     r"(scalar|vec)|05_virtual(\.crowded)?/(scalar|vec)|06_nvrtc_jit/vec|cub/DeviceTransform)/op:quadratic/type:f32/"
     r"n:(65536|16777216|268435456)/k:1/",
-    r"^map/(01_template_functor|03_switch(\.hoisted)?|04_function_pointer\.symbol|05_virtual|06_nvrtc_jit)/vec/"
-    r"op:(quadratic|exp_sin_cos)/type:f32/n:(4194304|16777216)/k:(1|16|256)/",
-    r"^map/01_template_functor/vec/op:(quadratic|exp_sin_cos)/type:f64/n:(4194304|134217728)/",
+    r"^map/(01_template_functor|03_switch(\.hoisted)?|04_function_pointer\.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/"
+    r"vec/op:(quadratic|exp_sin_cos)/type:f32/n:(4194304|16777216)/k:(1|16|256)/",
+    r"^map/01_template_functor/vec/op:(quadratic|exp_sin_cos)/type:f64/n:(16777216|134217728)/",
     r"^tasks/(01_template_functor/grouped(_device)?|03_switch/per_element|05_virtual/per_element)/"
     r"layout:(uniform|random)/distinct:(1|32)/",
     r"^image/(01_template_functor|04_function_pointer\.symbol)/(global|tiled)/op:box_blur/3840x2160/r:(1|8)/",

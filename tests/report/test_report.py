@@ -25,7 +25,7 @@ class ReportTest(FixtureTest):
         self.assertTrue(os.path.exists(os.path.join(self.out, "resources.md")))
         self.assertFalse([n for n in os.listdir(self.out) if ".tmp" in n], "temporary files left behind")
         # Findings are computed: the fixture's switch kernel reaches 0.830 of copy.
-        self.assertIn("| `03_switch/vec` | 853.0 |", text)
+        self.assertIn("| `03_switch/vec` | 853.3 |", text)
         # Every claim of the articles has a row, with a verdict.
         claims = text.split("## The articles' claims")[1].split("\n## ")[0]
         rows = [l for l in claims.splitlines() if re.match(r"\| [A-E][0-9] \|", l)]
@@ -38,9 +38,9 @@ class ReportTest(FixtureTest):
     def test_the_scalar_map_is_explained_from_registers_and_occupancy(self):
         text = self.report()
         self.assertIn("| `04_function_pointer.crowded/scalar` | 0.496 | 43 | 5 | 0.62 | 0 | 5 |", text)
-        self.assertIn("| `04_function_pointer.symbol/scalar` | 0.716 | 32 | 8 | 1.00 | 0 | 5 |", text)
+        self.assertIn("| `04_function_pointer.symbol/scalar` | 0.715 | 32 | 8 | 1.00 | 0 | 5 |", text)
         self.assertIn("(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches 0.496; "
-                      "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.716", text)
+                      "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.715", text)
         self.assertNotIn("most likely", text)
         # The resource table has each kernel's occupancy at its launch bound.
         self.assertIn("| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 32 | "
@@ -50,36 +50,47 @@ class ReportTest(FixtureTest):
 
     def test_the_flush_residue_is_shown(self):
         text = self.report()
-        self.assertIn("| a copy of 2^22 floats (16 MiB each way) | 14.6 µs | 12.2 µs | 16.0 µs | 1.32 |", text)
-        self.assertIn("| an empty kernel | 7.0 µs | 3.1 µs | 3.1 µs | 1.01 (noise) |", text)
+        self.assertIn("| a copy of 2^22 floats (16 MiB each way) | 13.4 µs | 12.1 µs | 15.9 µs | 1.32 |", text)
+        self.assertIn("| an empty kernel | 6.7 µs | 3.0 µs | 3.1 µs | 1.00 (noise) |", text)
 
     def test_the_noise_threshold_comes_from_the_repeat_run_or_says_it_does_not(self):
-        self.assertIn("**Noise: 1.3%**, the 95% quantile of how far 22 benchmarks' medians moved", self.report())
+        self.assertIn("**Noise: 1.0%**, the 95% quantile of how far 22 benchmarks' medians moved", self.report())
         os.remove(os.path.join(self.results, "repeat.json"))
         self.assertIn("**Noise: 2.0%**, no repeat run beside the results: the fallback 2%", self.report())
 
     def test_the_size_check_shows_the_waves(self):
         text = self.report()
-        self.assertIn("| 16 | `04_function_pointer.symbol` | 4.47 | 5.20 | +16.2% | 1.94 / 7.76 |", text)
+        self.assertIn("| 16 | `04_function_pointer.symbol` | 5.21 | 4.51 | -13.5% | 7.76 / 1.94 |", text)
         self.assertIn("So the size matters", text)
 
     def test_the_break_even_sets_every_rival_against_a_new_op(self):
         text = self.report()
-        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 1.01 (no difference) | – | never | never | never |", text)
-        self.assertIn("in every one of the 6 (op, k) pairs", text)
-        self.assertIn("**A new op costs** 265 ms through 06 as the first compile of a new process", text)
+        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 0.99 (no difference) | never | never | never |", text)
+        self.assertIn("in 5 of 6 (op, k) pairs", text)
+        self.assertIn("**A new op costs** 232 ms through 06 as the first compile of a new process", text)
         self.assertIn("| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
-                      "where there is one | 23.197 |", text)
+                      "where there is one | 23.002 |", text)
 
         def slower_rivals(doc):  # the hoisted switch 20 % slower: now the JIT kernel repays its compile
             for b in doc["benchmarks"]:
-                if b["run_name"].startswith("map/03_switch.hoisted/vec/op:quadratic/type:f32/n:4194304/k:256/"):
+                if b["run_name"].startswith("map/03_switch.hoisted/vec/op:quadratic/type:f32/n:16777216/k:256/"):
                     b["real_time"] *= 1.2
         self.edit_results(slower_rivals)
         text = self.report()
         row = next(l for l in text.splitlines() if l.startswith("| quadratic | 256 | `"))
-        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| – \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
+        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
         self.assertIn("](jit_breakeven.png)", text)
+
+    def test_08_is_set_apart_from_the_penalties_with_its_loop_measured(self):
+        text = self.report()
+        header = next(l for l in text.splitlines() if l.startswith("| op | k | `"))
+        self.assertNotIn("08_expression_jit", header)
+        self.assertIn("**08 is not in the table.**", text)
+        self.assertRegex(text, r"at k = 1 it takes 0\.9[0-9]–1\.0[0-9]× the template's time")
+        self.assertIn("At k = 256 it takes 0.99× (exp_sin_cos), 0.67× (quadratic) the template's time", text)
+        self.assertIn("**Without the C++ front end** (08", text)
+        self.assertIn("a new op costs 60.9 ms (21.1 ms in libNVVM, 27.7 ms in ptxas)", text)
+        self.assertIn("| `jit/compile/08/same_text/map/op:quadratic/type:f32` | nvJitLink's own cache for the PTX step", text)
 
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())
