@@ -4,7 +4,9 @@
 //          macro argument the functor is made from) and, when the op is known, hand NVRTC a
 //          tiny program: the workload's skeleton header (embedded in the executable at build
 //          time: the same file nvcc compiled), a functor made from the op's text, and the
-//          skeleton's kernel templates instantiated with it (name expressions). NVRTC compiles
+//          skeleton's kernel template of the launch's form instantiated with it (a name
+//          expression; each form is compiled at its first launch, so a new op pays for the one
+//          kernel it runs). NVRTC compiles
 //          it straight to a CUBIN for the running GPU; the runtime's library API loads it
 //          (cudaLibraryLoadData: no driver API linked, so the program starts without a GPU).
 //          The kernel is then exactly strategy 01's template kernel: the op inlined.
@@ -34,9 +36,9 @@
 namespace cdl {
 namespace {
 
-// Source -> CUBIN, through the cache: compiled once per (op, type, architecture, compiler).
-jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch) {
-  const jit::program p = jit::whole_program(w, t, op);
+// Source -> CUBIN, through the cache: compiled once per (op, type, kernel, architecture, compiler).
+jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch, int kernel) {
+  const jit::program p = jit::whole_program(w, t, op, kernel);
   return jit::process_cache().get(jit::cache_key(p, arch, jit::code_kind::cubin),
                                   [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
 }

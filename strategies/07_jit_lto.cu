@@ -9,7 +9,8 @@
 //          call (strategy 04's cost without the pointer).
 // Cost.    Per op: compiling the op alone to LTO-IR (tens of milliseconds: the C++ front end
 //          parsing the headers dominates), then the link, which for a new op optimises and
-//          generates code for every kernel of the program and costs most of 07's time; linking
+//          generates code for the kernel (each form's kernel is its own program, compiled and
+//          linked at its first launch) and costs most of 07's time; linking
 //          the same inputs again is answered by nvJitLink's own cache (through the driver), which
 //          is why a link timed on one op repeatedly looks nearly free. The report's JIT section
 //          gives each stage in each cache state. The kernels' LTO-IR is compiled once per process
@@ -38,8 +39,8 @@ jit::compiled ltoir(const jit::program& p, int arch) {
 }
 
 // Kernels' LTO-IR + op's LTO-IR -> one CUBIN, each stage through the cache.
-jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch) {
-  const jit::program kernels = jit::lto_skeleton_program(w, t);
+jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch, int kernel) {
+  const jit::program kernels = jit::lto_skeleton_program(w, t, kernel);
   const jit::program op_program = jit::lto_op_program(w, t, op);
   std::string key = jit::nvjitlink_version();
   for (const std::string& o : jit::link_options(arch, true)) key += " " + o;

@@ -131,9 +131,14 @@ void define_op(source_builder& b, workload w, const op_text& op, std::string_vie
   b << "}  // namespace cdl::ops\n";
 }
 
-std::vector<std::string> kernel_expressions(workload w, dtype t) {
+// The skeleton's kernels for type t: all of them, or the one a launch needs (kernel >= 0).
+std::vector<std::string> kernel_expressions(workload w, dtype t, int kernel = all_kernels) {
+  const auto& kernels = shape(w).kernels;
+  if (kernel != all_kernels && (kernel < 0 || std::size_t(kernel) >= kernels.size()))
+    throw error("the " + std::string(to_string(w)) + " skeleton has no kernel " + std::to_string(kernel));
   std::vector<std::string> out;
-  for (std::string_view k : shape(w).kernels) out.push_back(replace_all(with_type(k, t), "$F", invoker));
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (kernel == all_kernels || int(i) == kernel) out.push_back(replace_all(with_type(kernels[i], t), "$F", invoker));
   return out;
 }
 
@@ -191,12 +196,12 @@ std::string op_definition(workload w, const op_text& op, std::string_view type) 
   return b.str();
 }
 
-program whole_program(workload w, dtype t, const op_text& op) {
+program whole_program(workload w, dtype t, const op_text& op, int kernel) {
   const std::string name = file_name("06", w, t, op.name);
   source_builder b(name);
   b << "// " << name << ": strategy 06, generated at run time\n" << include_line(w);
   define_op(b, w, op, "jit_op");
-  return {name, b.str(), kernel_expressions(w, t)};
+  return {name, b.str(), kernel_expressions(w, t, kernel)};
 }
 
 // 07's two programs meet in one function, lto_entry: declared by the kernels, defined with the
@@ -207,7 +212,7 @@ static std::string lto_entry(workload w, dtype t, std::string_view name) {
   return "__device__ " + with_type(s.result, t) + " " + std::string(name) + "(" + with_type(s.params, t) + ")";
 }
 
-program lto_skeleton_program(workload w, dtype t) {
+program lto_skeleton_program(workload w, dtype t, int kernel) {
   const std::string name = file_name("07", w, t, "skeleton");
   source_builder b(name);
   b << "// " << name << ": strategy 07's kernels, generated at run time; the op comes at link time\n"
@@ -215,7 +220,7 @@ program lto_skeleton_program(workload w, dtype t) {
     << lto_entry(w, t, "lto_entry") << ";  // defined in the op's LTO-IR\n"
     << "struct jit_op {\n  " << lto_entry(w, t, "operator()") << " const { return lto_entry(" << shape(w).args
     << "); }\n};\n}  // namespace cdl::ops\n";
-  return {name, b.str(), kernel_expressions(w, t)};
+  return {name, b.str(), kernel_expressions(w, t, kernel)};
 }
 
 program lto_op_program(workload w, dtype t, const op_text& op) {
@@ -270,32 +275,32 @@ program one_line_program(const op_text& unique) {
 
 namespace {
 
-// The loaded kernels of one (strategy, workload, type, op), one per form.
-struct kernel_set {
+// A loaded kernel of one (strategy, workload, type, op): each form's is compiled and loaded by
+// its first launch, so a new op compiles the one kernel it runs, not every form's.
+struct loaded_kernel {
   std::shared_ptr<const loaded> library;
-  std::vector<cudaKernel_t> kernels;
+  cudaKernel_t kernel = nullptr;
 };
 
 // Found by the launch on every call, so kept cheap: a map lookup, no compile, no file access.
-const kernel_set& kernels(build_fn build, workload w, dtype t, const op_text& op) {
-  using key = std::tuple<build_fn, workload, dtype, std::string, std::string>;
-  static std::map<key, kernel_set> sets;
+cudaKernel_t kernel(build_fn build, workload w, dtype t, const op_text& op, int form) {
+  using key = std::tuple<build_fn, workload, dtype, std::string, std::string, int>;
+  static std::map<key, loaded_kernel> found_kernels;
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
-  key k{build, w, t, op.name, op.source};
-  if (const auto found = sets.find(k); found != sets.end()) return found->second;
+  key k{build, w, t, op.name, op.source, form};
+  if (const auto found = found_kernels.find(k); found != found_kernels.end()) return found->second.kernel;
 
-  const module_image image = build(w, t, op, device_arch());
-  kernel_set s{std::make_shared<const loaded>(image), {}};
-  for (const std::string& e : kernel_expressions(w, t)) s.kernels.push_back(s.library->kernel(e));
-  if (w == workload::image) {  // the tiled kernel may take more than the default 48 KiB
+  const module_image image = build(w, t, op, device_arch(), form);
+  loaded_kernel s{std::make_shared<const loaded>(image), nullptr};
+  s.kernel = s.library->kernel(kernel_expressions(w, t, form).front());
+  if (w == workload::image && form == int(image_form::tiled)) {  // it may take more than the default 48 KiB
     int device = 0;
     CDL_CUDA_CHECK(cudaGetDevice(&device));
-    CDL_CUDA_CHECK(cudaKernelSetAttributeForDevice(s.kernels[int(image_form::tiled)],
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CDL_CUDA_CHECK(cudaKernelSetAttributeForDevice(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    int(skeleton::image_tile_bytes(image_max_radius)), device));
   }
-  return sets.emplace(std::move(k), std::move(s)).first->second;
+  return found_kernels.emplace(std::move(k), std::move(s)).first->second.kernel;
 }
 
 char no_state = 0;  // the value of the empty op object each kernel takes by value
@@ -304,32 +309,31 @@ char no_state = 0;  // the value of the empty op object each kernel takes by val
 
 void launch_map(build_fn build, const map_launch& a, const op_text& op) {
   if (a.n == 0) return;
-  const kernel_set& s = kernels(build, workload::map, a.type, op);
   const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
   std::size_t n = a.n;
   int k = a.k;
   const void* x = a.x;
   void* y = a.y;
   void* args[] = {&x, &y, &n, &k, &no_state};
-  launch(s.kernels[int(g.form)], g.grid, skeleton::elementwise_block, args, a.stream);
+  launch(kernel(build, workload::map, a.type, op, int(g.form)), g.grid, skeleton::elementwise_block, args, a.stream);
 }
 void launch_map(build_fn build, const map_launch& a) { launch_map(build, a, builtin_op(a.op)); }
 
 void launch_zip(build_fn build, const zip_launch& a) {
   if (a.n == 0) return;
-  const kernel_set& s = kernels(build, workload::zip, a.type, builtin_op(a.op));
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y, a.z});
   std::size_t n = a.n;
   const void *x = a.x, *y = a.y;
   void* z = a.z;
   void* args[] = {&x, &y, &z, &n, &no_state};
-  launch(s.kernels[int(g.form)], g.grid, skeleton::elementwise_block, args, a.stream);
+  launch(kernel(build, workload::zip, a.type, builtin_op(a.op), int(g.form)), g.grid, skeleton::elementwise_block, args,
+         a.stream);
 }
 
 void launch_points(build_fn build, const points_launch& a) {
   if (a.n == 0) return;
-  const kernel_set& s = kernels(build, workload::points, a.type, builtin_op(a.op));
+  const cudaKernel_t layout_kernel = kernel(build, workload::points, a.type, builtin_op(a.op), a.soa ? 1 : 0);
   const unsigned grid = skeleton::elementwise_launch_geometry(map_form::scalar, a.n, size_of(a.type), {}).grid;
   std::size_t n = a.n;
   const std::size_t coordinate = size_of(a.type);
@@ -339,40 +343,39 @@ void launch_points(build_fn build, const points_launch& a) {
     const void* in_y = static_cast<const char*>(a.in) + n * coordinate;
     void* out_y = static_cast<char*>(a.out) + n * coordinate;
     void* args[] = {&in, &in_y, &out, &out_y, &n, &no_state};
-    launch(s.kernels[1], grid, skeleton::elementwise_block, args, a.stream);
+    launch(layout_kernel, grid, skeleton::elementwise_block, args, a.stream);
   } else {
     void* args[] = {&in, &out, &n, &no_state};
-    launch(s.kernels[0], grid, skeleton::elementwise_block, args, a.stream);
+    launch(layout_kernel, grid, skeleton::elementwise_block, args, a.stream);
   }
 }
 
 void launch_image(build_fn build, const image_launch& a) {
   if (a.width == 0 || a.height == 0) return;
   skeleton::check_image_radius(a.form, a.r);
-  const kernel_set& s = kernels(build, workload::image, dtype::f32, builtin_op(a.op));
   image_view<float> in{a.in, a.width, a.height};
   float* out = a.out;
   int r = a.r;
   void* args[] = {&in, &out, &r, &no_state};
   const std::size_t shared = a.form == image_form::tiled ? skeleton::image_tile_bytes(a.r) : 0;
-  launch(s.kernels[int(a.form)], skeleton::image_grid(a.form, a.width, a.height),
+  launch(kernel(build, workload::image, dtype::f32, builtin_op(a.op), int(a.form)), skeleton::image_grid(a.form, a.width, a.height),
          dim3(skeleton::image_block_x, skeleton::image_block_y), args, a.stream, shared);
 }
 
 void launch_tasks(build_fn build, const tasks_launch& a) {
   if (a.n == 0) return;
-  const kernel_set& s = kernels(build, workload::tasks, dtype::f32, builtin_task_ops());
   const float* x = a.x;
   const task* t = a.tasks;
   float* y = a.y;
   std::size_t n = a.n;
   void* args[] = {&x, &t, &y, &n, &no_state};
-  launch(s.kernels[0], skeleton::tasks_grid(a.n), skeleton::tasks_block, args, a.stream);
+  launch(kernel(build, workload::tasks, dtype::f32, builtin_task_ops(), 0), skeleton::tasks_grid(a.n),
+         skeleton::tasks_block, args, a.stream);
 }
 
 void launch_matmul(build_fn build, const matmul_launch& a) {
   if (a.m == 0 || a.n == 0) return;
-  const kernel_set& s = kernels(build, workload::matmul, a.type, builtin_op(a.op));
+  const cudaKernel_t product = kernel(build, workload::matmul, a.type, builtin_op(a.op), int(a.form));
   visit_dtype(a.type, [&](auto type) {
     using T = decltype(type);
     T init = visit_op(a.op, [](auto ring) { return decltype(ring)::template identity<T>(); });
@@ -381,9 +384,9 @@ void launch_matmul(build_fn build, const matmul_launch& a) {
     int m = a.m, n = a.n, k = a.k;
     void* args[] = {&A, &B, &C, &m, &n, &k, &init, &no_state};
     if (a.form == matmul_form::tiled)
-      launch(s.kernels[1], skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, args, a.stream);
+      launch(product, skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, args, a.stream);
     else
-      launch(s.kernels[0], skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
+      launch(product, skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
              a.stream);
   });
 }

@@ -40,18 +40,22 @@ void check_op_source(std::string_view source);
 // with that macro defined empty it compiles for the host too (strategies/user_op.cpp).
 std::string op_definition(workload w, const op_text& op, std::string_view type);
 
+// The kernels a program instantiates: all of the workload's skeleton's, or the one of a form (its
+// index in the form's enum: map_form, layout, image_form, matmul_form; 0 for tasks).
+inline constexpr int all_kernels = -1;
+
 // 06: one program holding the op and the workload's kernels for element type t.
-program whole_program(workload w, dtype t, const op_text& op);
+program whole_program(workload w, dtype t, const op_text& op, int kernel = all_kernels);
 // 07: the kernels, calling an op declared but not defined (the same for every op), and the
 // op alone, defining that declaration. Compiled to LTO-IR, they are linked with nvJitLink.
-program lto_skeleton_program(workload w, dtype t);
+program lto_skeleton_program(workload w, dtype t, int kernel = all_kernels);
 program lto_op_program(workload w, dtype t, const op_text& op);
 
 // Everything that determines what compile() makes of p: the cache key.
 std::string cache_key(const program& p, int arch, code_kind kind);
 
-// How a run-time strategy makes a module for (workload, type, op) for the current device.
-using build_fn = module_image (*)(workload w, dtype t, const op_text& op, int arch);
+// How a run-time strategy makes a module holding one kernel (as above) of (workload, type, op).
+using build_fn = module_image (*)(workload w, dtype t, const op_text& op, int arch, int kernel);
 
 // The built-in ops' text, from the catalogue in common/ops.cuh (any op enum with an info()).
 template <class Op>
@@ -71,8 +75,9 @@ op_text never_seen_op();
 // the constants taken from never_seen_op() so that no cache answers it either.
 program one_line_program(const op_text& unique);
 
-// Launches with the kernels `build` makes for the launch's op, building and loading them once
-// per process (then kept, with their library, until exit).
+// Launches with the kernel `build` makes for the launch's op and form, building and loading it
+// at its first launch (then kept, with its library, until exit): a new op compiles only the
+// kernels it runs.
 void launch_map(build_fn build, const map_launch& a, const op_text& op);
 void launch_map(build_fn build, const map_launch& a);
 void launch_zip(build_fn build, const zip_launch& a);

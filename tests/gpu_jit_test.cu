@@ -86,9 +86,10 @@ TEST_F(JitUserOp, LtoLinkedKernelHasTheResourcesOfTheWholeProgram) {
   const int arch = jit::device_arch();
   for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
     const jit::op_text text = jit::builtin_op(map_op(op));
-    const jit::loaded whole(nvrtc_jit_build(jit::workload::map, dtype::f32, text, arch));
-    const jit::loaded lto(jit_lto_build(jit::workload::map, dtype::f32, text, arch));
-    for (const std::string& kernel : jit::whole_program(jit::workload::map, dtype::f32, text).name_expressions) {
+    for (const map_form form : {map_form::scalar, map_form::vec, map_form::staged}) {
+      const jit::loaded whole(nvrtc_jit_build(jit::workload::map, dtype::f32, text, arch, int(form)));
+      const jit::loaded lto(jit_lto_build(jit::workload::map, dtype::f32, text, arch, int(form)));
+      const std::string kernel = jit::whole_program(jit::workload::map, dtype::f32, text, int(form)).name_expressions.at(0);
       cudaFuncAttributes a{}, b{};
       CDL_CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(whole.kernel(kernel))));
       CDL_CUDA_CHECK(cudaFuncGetAttributes(&b, reinterpret_cast<const void*>(lto.kernel(kernel))));
