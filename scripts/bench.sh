@@ -12,6 +12,7 @@
 #                                      PyCUDA), each skipped with a line where it cannot run; the
 #                                      interpreter is $CDL_PEERS_PYTHON (default python3)
 #   results/<device>/report.md + *.png the report (reports/report.py)
+#   results/<device>/compare.md        this run against the committed reference (reports/compare.py)
 # Pass --quick for the short sweep (under a minute of benchmarks on an H100); other arguments go to
 # cdl_bench (Google Benchmark flags). Without a GPU it says so and regenerates the reports of the
 # committed reference results (reports/reference/<device>/) instead.
@@ -58,5 +59,15 @@ PYTHONPATH=bench/python "${CDL_PEERS_PYTHON:-python3}" -m cdl_peers --cdl-proble
   --out "$out/python.json" "${quick[@]}" || peers=$?
 report=0
 "$python" reports/report.py "$out" || report=$?
+# This run against the committed reference of the same GPU, or of the first GPU there is one of
+# when there is none for this one (reports/compare.py: B / A per benchmark; its exit status 1
+# means changes were found, which is what a comparison is for, not a failure of this script).
+reference="reports/reference/$device"
+[ -d "$reference" ] || reference=$(ls -d reports/reference/*/ 2>/dev/null | head -1)
+if [ -n "$reference" ]; then
+  echo "bench: comparing with the reference in $reference (another GPU's, if the name differs)"
+  "$python" reports/compare.py "$reference" "$out" --out "$out/compare.md" \
+    || { rc=$?; [ $rc -eq 1 ] || echo "bench: the comparison with the reference failed (exit status $rc)" >&2; }
+fi
 worst=$(( report > peers ? report : peers ))
 exit $(( bench > worst ? bench : worst ))
