@@ -92,6 +92,21 @@ class ReportTest(FixtureTest):
         self.assertIn("a new op costs 60.9 ms (21.1 ms in libNVVM, 27.7 ms in ptxas)", text)
         self.assertIn("| `jit/compile/08/same_text/map/op:quadratic/type:f32` | nvJitLink's own cache for the PTX step", text)
 
+    def test_the_readme_table_and_guide_are_generated_into_their_block(self):
+        readme = os.path.join(self.dir, "README.md")
+        with open(readme, "w") as f:
+            f.write("# Strategies\n\n<!-- results:begin -->\nold\n<!-- results:end -->\nafter\n")
+        self.report("--readme", readme)
+        with open(readme) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertTrue(text.endswith("<!-- results:end -->\nafter\n"))
+        self.assertIn("| `08_expression_jit` | – | – | (0.67) | (0.99) |", text)
+        self.assertIn("In parentheses: 08's vec kernel runs one k loop", text)
+        self.assertIn("**Which to use.**", text)
+        self.assertIn("a new op costs 228 ms to compile through 06, 61 ms through 08", text)
+        self.assertIn("| chosen per element (a task record per element) | `03_switch` per element | 330 µs", text)
+
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())
 
