@@ -30,8 +30,8 @@ namespace {
 // Every benchmark runs a fixed number of iterations, chosen at registration from its floor (the
 // copy of its bytes at the measured bandwidth): about `target_s` of GPU time per repetition,
 // within [min_iterations, max_iterations]. Google Benchmark's own search for an iteration count
-// (1, 10, 100, ... until a minimum time) would launch a 4 µs kernel thousands of times, each with
-// an L2 flush, and make the quick suite minutes long for no better median.
+// (1, 10, 100, ... until a minimum time) would launch a kernel of microseconds thousands of
+// times, each with an L2 flush, and make the quick suite minutes long for no better median.
 struct settings {
   bool quick;
   int repetitions;
@@ -239,8 +239,9 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
       state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
     });
   };
-  // The tiled kernels that call the op through the ABI (04, 05) take 5-10 ms a launch at 1024^3
-  // and 0.15-0.25 s at 4096^3: 1024^3 shows what they cost.
+  // The tiled kernels that call the op through the ABI (04, 05) take milliseconds a launch at
+  // 1024^3 and a large fraction of a second at 4096^3 (the report's GEMM section): 1024^3 shows
+  // what they cost.
   const auto abi_tiled = [](const matmul_entry& e) {
     return e.form == matmul_form::tiled && (e.strategy.starts_with("04_") || e.strategy.starts_with("05_"));
   };

@@ -28,17 +28,14 @@
 //          STS, synchronise with BAR.SYNC, and compute from LDS; ncu's "shared memory"
 //          section shows the bank conflicts (none for these layouts: a warp reads consecutive
 //          words of a tile row).
-// Measured (H100, quick suite; strategies/README.md has the tables):
-//   - Tiled (+,×) GEMM at 4096^3: 26.7 TOP/s through the template functor, 0.525 of cuBLAS
-//     SGEMM (50.9 TOP/s); 0.529 through the JIT, 0.503 through the switch; the naive kernel
-//     0.108. With a function pointer (0.018) or a virtual call (0.012) per step the tiled
-//     kernel is slower than their naive one (2.5-3.5x at 1024^3): a call keeps the 64
-//     accumulators from staying in registers.
-//   - Tiled over global box blur, template functor: r = 1 0.87x (slower: the caches already
-//     serve a 3 x 3 neighbourhood, and the tile costs a barrier and a halo), r = 4 1.25x,
-//     r = 8 1.35x. With function pointers or virtual calls about 0.95x: the calls dominate.
-//   - Staged over plain map at n = 2^28: 1.084x the time (zip: 1.023x). Staging an elementwise
-//     op only adds work.
+// Measured: the report's sections on stencils, matrix products and staging, and the table in
+//          strategies/README.md (both generated from the reference results), give the tiled
+//          GEMM against cuBLAS and the naive kernel, the tiled blur against the global one by
+//          radius, and the staged map and zip against the plain ones, for every strategy; the
+//          resource table beside them gives each tiled kernel's registers, occupancy and
+//          indirect calls, which is where a call per step (a function pointer, a virtual call)
+//          shows: an indirect CALL for every unrolled step of the inner loop, and the registers
+//          the calling convention keeps live around each, against the template's inlined steps.
 //
 // The forms travel in each launch's arguments (map_launch::form, image_launch::form,
 // matmul_launch::form) and each strategy's launch already hands them to its skeleton, so this
