@@ -1,3 +1,6 @@
+// How bench_common.hpp's pieces work: the GPU check, the copy floor and environment in the
+// benchmark context, the interrupt handling that still writes a whole results file, and the
+// progress lines on stderr. Read the header first; suite.cpp and jit_stages.cpp use these.
 #include "bench_common.hpp"
 
 #include "common/device_info.hpp"

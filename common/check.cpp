@@ -1,3 +1,4 @@
+// The one out-of-line part of check.hpp: the message a failed CUDA call throws with.
 #include "check.hpp"
 
 namespace cdl {

@@ -1,3 +1,5 @@
+// clocks.hpp's readings, from NVML, which is loaded at run time (no libnvidia-ml at link time,
+// so the programs start without a driver); read the header first.
 #include "clocks.hpp"
 
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// cublas_peer.hpp's launch: cuBLAS SGEMM/DGEMM in row-major terms, one handle per process.
 #include "cublas_peer.hpp"
 
 #include <cublas_v2.h>

@@ -1,3 +1,4 @@
+// device_buffer.hpp's allocation and its out-of-memory message; read the header first.
 #include "device_buffer.hpp"
 
 #include <cstdio>

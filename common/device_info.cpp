@@ -1,3 +1,5 @@
+// device_info.hpp's queries: the device's properties and the copy bandwidth measured in this
+// process, the floor every memory-bound figure is set against.
 #include "device_info.hpp"
 
 #include "parallel.hpp"

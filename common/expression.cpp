@@ -1,3 +1,5 @@
+// expression.hpp's parser (recursive descent, one function per rule of the grammar there), its
+// float64 interpreter and its C++ printer. Read the header first.
 #include "expression.hpp"
 
 #include <array>
@@ -314,7 +316,8 @@ std::string to_cpp(const program& p) {
   static constexpr std::string_view infix[] = {"+", "-", "*", "/", "<", "<=", ">", ">=", "==", "!="};
   auto name = [&](int i) {
     const node& n = p.nodes[std::size_t(i)];
-    return n.op == kind::temporary ? "v" + std::to_string(p.bindings[std::size_t(n.value)].value) : "v" + std::to_string(i);
+    std::string v = "v";  // appended to, not "v" + ...: GCC 12 warns (-Wrestrict) on that falsely
+    return v.append(std::to_string(n.op == kind::temporary ? p.bindings[std::size_t(n.value)].value : i));
   };
   std::string body;
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
@@ -324,7 +327,7 @@ std::string to_cpp(const program& p) {
       case kind::temporary: continue;  // its binding's constant is used instead
       case kind::number: e = "T(" + exact(n.value) + ")"; break;
       case kind::x: e = "x"; break;
-      case kind::negate: e = "-" + name(n.a); break;
+      case kind::negate: e = std::string(1, '-').append(name(n.a)); break;  // not "-" + ...: see name()
       case kind::select: e = name(n.a) + " ? " + name(n.b) + " : " + name(n.c); break;
       default:
         if (n.op >= kind::add && n.op <= kind::not_equal)

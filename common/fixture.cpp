@@ -1,3 +1,4 @@
+// fixture.hpp's poison-run-validate sequence, shared by every workload's fixture.
 #include "fixture.hpp"
 
 #include <mutex>

@@ -1,3 +1,5 @@
+// image_workload.hpp's problem, inputs, float64 reference and fixture; the kernels are in
+// skeletons/image.cuh, and each strategy's launch in strategies/.
 #include "image_workload.hpp"
 
 #include "fixture.hpp"

@@ -1,3 +1,5 @@
+// jit.hpp's stages: NVRTC and libNVVM loaded at their first compile, the embedded headers
+// offered to NVRTC, nvJitLink's links, and library loading. Read the header first.
 #include "jit.hpp"
 
 #include <dlfcn.h>

@@ -1,3 +1,5 @@
+// jit_cache.hpp's memory and disk cache: the entry format, the checks that refuse a corrupt or
+// foreign entry, and the write-then-rename that keeps entries whole. Read the header first.
 #include "jit_cache.hpp"
 
 #include <nlohmann/json.hpp>

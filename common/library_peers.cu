@@ -1,3 +1,5 @@
+// library_peers.hpp's launches: the op handed to cub::DeviceTransform and thrust::transform as a
+// functor type, the way CCCL's own users pass it.
 #include "library_peers.hpp"
 
 #include "check.hpp"

@@ -1,3 +1,5 @@
+// map_workload.hpp's problem, inputs, float64 reference and fixture; the kernels are in
+// skeletons/map.cuh, and each strategy's launch in strategies/.
 #include "map_workload.hpp"
 
 #include "fixture.hpp"

@@ -1,3 +1,5 @@
+// matmul_workload.hpp's problem, inputs, float64 reference (per semiring) and fixture; the
+// kernels are in skeletons/matmul.cuh, and each strategy's launch in strategies/.
 #include "matmul_workload.hpp"
 
 #include "fixture.hpp"

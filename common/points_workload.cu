@@ -1,3 +1,5 @@
+// points_workload.hpp's problem, inputs in both layouts, float64 reference and fixture; the
+// kernels are in skeletons/points.cuh.
 #include "points_workload.hpp"
 
 #include "fixture.hpp"

@@ -1,3 +1,5 @@
+// record.hpp's JSON form of a result record and the atomic writes every results file goes
+// through; read the header first.
 #include "record.hpp"
 
 #include "check.hpp"

@@ -1,3 +1,5 @@
+// tasks_workload.hpp's problem, task layouts, float64 reference and fixture, and the grouping
+// by op (CUB radix sort and run-length encoding) that the template and lambda strategies use.
 #include "tasks_workload.hpp"
 
 #include "device_info.hpp"

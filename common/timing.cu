@@ -1,3 +1,4 @@
+// timing.hpp's event-timed launches and the L2 flush kernel that precedes each timed launch.
 #include "timing.hpp"
 
 #include "device_info.hpp"

@@ -1,3 +1,4 @@
+// validation.hpp's comparison of a device result with its float64 reference, element by element.
 #include "validation.hpp"
 
 #include "parallel.hpp"

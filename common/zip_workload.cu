@@ -1,3 +1,5 @@
+// zip_workload.hpp's problem, inputs, float64 reference and fixture; the kernels are in
+// skeletons/zip.cuh, and each strategy's launch in strategies/.
 #include "zip_workload.hpp"
 
 #include "fixture.hpp"

@@ -10,7 +10,7 @@
 // See it.  `cuobjdump -sass -fun '<mangled name>' build/release/strategies/libcdl_strategies.a`
 //          shows the op's arithmetic (FFMA/FMUL, the sinf/expf polynomial) inline in the loop
 //          and no call through a register (the only CALLs are direct ones to the math
-//          library's out-of-line slow path for large sin/cos arguments); REG:38 STACK:0 for
+//          library's out-of-line slow path for large sin/cos arguments), and no stack frame for
 //          map_quadratic_vec<float>. Strategy 01's kernels compile to the same instructions:
 //          the abstraction of a functor costs nothing. The tasks kernel, a switch on each
 //          element's op id, compiles to a BRX jump through a table, like 03's.
@@ -18,6 +18,8 @@
 // The loop around the op (bounds, 16-byte vector loads, the k evaluations) is the shared
 // skeleton's body in common/skeletons/map.cuh, so the only thing that differs from the
 // other strategies is how the op reaches the loop.
+// Run it.  `cdl_run --strategy 00_inline/vec --op quadratic --n 2^24`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"

@@ -12,9 +12,12 @@
 // Use it   by default: whenever the set of functions is known at build time.
 // See it.  The SASS of map_vec_kernel<float, ops::quadratic> matches 00's map_quadratic_vec
 //          instruction for instruction: FFMAs in the loop, no call through a register, no BRX,
-//          REG:38 STACK:0 (`cuobjdump -res-usage`). Kernels of sin/cos ops show STACK:32 and a
+//          the same registers and no stack (`cuobjdump -res-usage`; the report's resource table
+//          has every kernel's). Kernels of sin/cos ops show a small stack frame and a
 //          direct CALL: the math library's out-of-line slow path for huge arguments, not
 //          dispatch.
+// Run it.  `cdl_run --strategy 01_template_functor/vec --op sine --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"

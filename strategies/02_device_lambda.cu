@@ -16,9 +16,11 @@
 //          and to capture run-time parameters without writing a functor struct.
 // See it.  The kernels' names in `cuobjdump -sass` carry the closure type
 //          (`__nv_dl_wrapper_t<...>`); their instructions match 01's: the op inline, no CALL
-//          through a register, no BRX (on the H100 run: 0 indirect calls in the whole file;
-//          REG:38-40 for the float map kernels, STACK:0 except where sin/cos's out-of-line
-//          slow path for huge arguments keeps a small local array).
+//          through a register, no BRX, and the registers of 01's kernels within a few (the
+//          report's resource table has every kernel's), with a stack frame only where sin/cos's
+//          out-of-line slow path for huge arguments keeps a small local array.
+// Run it.  `cdl_run --strategy 02_device_lambda/vec --op sine --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"

@@ -16,12 +16,14 @@
 // See it.  In `cuobjdump -sass`, the kernel holds every op's instructions behind a BRX (an
 //          indirect branch through a jump table, one per switch), and no CALL
 //          through a register. The price of carrying every op shows in the resource report
-//          (`nvcc -Xptxas -v`): ptxas gives map_vec_kernel<float, switch_invoker> 32 registers
-//          and spills (64-byte stack frame, 32 bytes of spill stores) where the template kernel
-//          takes 38 and spills nothing, and at k = 1 its vec form reached 0.83 of the copy
-//          bandwidth instead of 1.00 (H100, 2^28 elements). The "hoisted" variant below takes
-//          the same switch once per thread, outside the element loop: 40 registers, no spill,
-//          the template kernel's loop in each case.
+//          (`nvcc -Xptxas -v`, and the report's resource table): ptxas gives
+//          map_vec_kernel<float, switch_invoker> a stack frame and spills where the template
+//          kernel spills nothing, and at k = 1 its vec form stays below the copy bandwidth that
+//          the template's reaches (the report's memory-bound map). The "hoisted" variant below
+//          takes the same switch once per thread, outside the element loop: no spill, the
+//          template kernel's loop in each case.
+// Run it.  `cdl_run --strategy 03_switch/vec --op quadratic --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"

@@ -24,6 +24,8 @@
 //          with it, so this file is compiled once per workload (strategies/one_workload.hpp):
 //          the map kernel's registers are then set by the map's table, not by the image
 //          filters'. The variant `crowded` is the file compiled whole, kept to show the cost.
+// Run it.  `cdl_run --strategy 04_function_pointer.symbol/vec --op quadratic --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"

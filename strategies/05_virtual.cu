@@ -20,6 +20,8 @@
 //          separate function (the report's resource table gives the kernels' registers).
 // Build.   As 04, compiled once per workload (strategies/one_workload.hpp), so that one
 //          workload's objects do not size another's calls; `crowded` is the file compiled whole.
+// Run it.  `cdl_run --strategy 05_virtual/vec --op quadratic --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"

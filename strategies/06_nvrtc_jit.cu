@@ -29,6 +29,8 @@
 // See it.  Each compiled program's source is in jit::whole_program (strategies/jit_kernels.cu);
 //          `cdl_run --expr '...' --dump-source` prints one. Its SASS (the CUBIN is in the cache
 //          directory; `cuobjdump -sass` reads it) matches strategy 01's kernel for the same op.
+// Run it.  `cdl_run --strategy 06_nvrtc_jit/vec --op sine --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"

@@ -24,6 +24,8 @@
 // See it.  The linked CUBIN's SASS has no CALL to lto_entry: the op's instructions sit in the
 //          kernel's loop. Programs: jit::lto_skeleton_program and jit::lto_op_program in
 //          strategies/jit_kernels.cu.
+// Run it.  `cdl_run --strategy 07_jit_lto/vec --op sine --n 2^24 --k 16`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"

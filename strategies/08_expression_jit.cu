@@ -36,6 +36,8 @@
 //          same program becomes for 06 and 07. The PTX has ld.global.nc.v4.f32 in the vec
 //          kernel, like strategy 01's; `cdl_run --expr 'x * x' --cubin k.cubin` writes the
 //          CUBIN, and `cuobjdump -sass k.cubin` shows LDG.E.128.CONSTANT.
+// Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "expression_jit.hpp"
 
 #include "common/jit_cache.hpp"

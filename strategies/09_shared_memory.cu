@@ -40,6 +40,8 @@
 // The forms travel in each launch's arguments (map_launch::form, image_launch::form,
 // matmul_launch::form) and each strategy's launch already hands them to its skeleton, so this
 // file only registers, for each strategy, the forms above.
+// Run it.  `cdl_run --strategy 01_template_functor/staged --op quadratic --n 2^24`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
 
 namespace cdl {

@@ -1,3 +1,6 @@
+// jit_kernels.hpp's programs (the C++ text 06 and 07 generate for each workload from an op's
+// text) and launches (each form's kernel built and loaded at its first launch, then found by a
+// map lookup). Read the header first, then 06_nvrtc_jit.cu and 07_jit_lto.cu.
 #include "jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"

@@ -1,3 +1,5 @@
+// user_op.hpp's host build of a user's op: the host compiler run on the op's text, the shared
+// library it makes loaded with dlopen. Read the header first.
 #include "user_op.hpp"
 
 #include <dlfcn.h>

@@ -1,3 +1,5 @@
+// The host half of skeletons/elementwise.cuh: the launch geometry of the scalar, vec and staged
+// forms (vec needs 16-byte aligned pointers, else the launch falls back to scalar).
 #include "elementwise.cuh"
 
 #include <algorithm>

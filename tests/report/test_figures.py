@@ -3,7 +3,7 @@ a copied number drifts from the reference it came from, and the suite would then
 for one measurement. Measured figures live in the reports and in the blocks reports/report.py
 generates (strategies/README.md's results block); prose points to them. This test finds what looks
 like a measured figure (a time, a bandwidth, a throughput, a fraction of copy or of cuBLAS, a
-decimal ratio such as 1.08x) in the comments of strategies/, common/ and bench/, and in the READMEs
+decimal ratio such as 1.08x, a register count) in the comments of strategies/, common/ and bench/, and in the READMEs
 outside their generated blocks."""
 import glob
 import os
@@ -13,8 +13,9 @@ import unittest
 from helpers import ROOT
 
 FIGURE = re.compile(r"\b\d+(\.\d+)?\s?(ms|µs|us|GB/s|TB/s|TOP/s|TFLOP/s)\b"
-                    r"|\b0?\.\d{2,}\s+of\s+(copy|cuBLAS)\b"
-                    r"|\b\d+\.\d+\s?[x×](?=[\s,.;:)]|$)")
+                    r"|\b[01]?\.\d{2,}\s+of\s+(the\s+)?(copy|cuBLAS)"
+                    r"|\b\d+\.\d+\s?[x×](?=[\s,.;:)]|$)"
+                    r"|\bREG:\d+|\b\d+(-\d+)?\s+registers\b")
 GENERATED = re.compile(r"<!-- results:begin -->.*?<!-- results:end -->", re.S)
 SOURCES = ["strategies/*.cu", "strategies/*.hpp", "strategies/*.cpp", "common/*.hpp", "common/*.cuh", "common/*.cpp",
            "common/*.cu", "common/skeletons/*", "bench/*.cpp", "bench/*.hpp"]
@@ -45,7 +46,8 @@ class FiguresTest(unittest.TestCase):
                          "\n".join(found))
 
     def test_the_pattern_finds_what_it_is_for_and_not_sizes(self):
-        for text in ("// 0.525 of cuBLAS", "// 1.084x the time", "// took 27 ms", "// 3033 GB/s", "// 2.5-3.5x at"):
+        for text in ("// 0.525 of cuBLAS", "// 1.084x the time", "// took 27 ms", "// 3033 GB/s", "// 2.5-3.5x at",
+                     "// reached 0.83 of the copy bandwidth", "// REG:38 STACK:0", "// takes 40 registers"):
             self.assertTrue(figures_in("a.cu", text), text)
         for text in ("// a 32 x 32 tile", "// 8 x 8 results", "// 16-byte loads", "// 2^24 elements", "// k = 256",
                      "// sm_90", "// 4 x float"):

@@ -1,0 +1,81 @@
+"""Every strategy header's "Run it." line works as written, so it cannot go stale.
+
+    test_run_lines.py [--gpu] CDL_RUN [unittest arguments]
+
+Each strategies/NN_*.cu opens with a header that ends in a line
+    // Run it.  `cdl_run ...`
+Without --gpu (CI, no GPU): each line parses, names a registered strategy and an op the
+program knows, and gets as far as the GPU check (cdl_run looks names up and reads its options
+before it looks for a device). With --gpu: each line runs to the end and validates (exit status
+0); without a GPU the script says so and exits 77, which ctest reports as skipped.
+"""
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CDL_RUN = None
+RUN_IT = re.compile(r"^// Run it\.\s+`(cdl_run [^`]+)`", re.M)
+NO_GPU = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+
+
+def run_lines():
+    """{strategy file: the arguments of its Run it. line}."""
+    lines = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "strategies", "[0-9][0-9]_*.cu"))):
+        with open(path) as f:
+            found = RUN_IT.findall(f.read())
+        lines[os.path.basename(path)] = shlex.split(found[0])[1:] if len(found) == 1 else found
+    return lines
+
+
+def gpu_visible():
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return listed.returncode == 0 and "GPU " in listed.stdout and os.environ.get("CUDA_VISIBLE_DEVICES") != ""
+
+
+class RunLines(unittest.TestCase):
+    def test_every_strategy_has_one_run_line(self):
+        lines = run_lines()
+        self.assertGreaterEqual(len(lines), 10)
+        for name, args in lines.items():
+            self.assertTrue(args and isinstance(args[0], str) and args[0].startswith("--"),
+                            f"{name}: no single `// Run it.  \\`cdl_run ...\\`` line in its header ({args})")
+
+    def test_each_line_names_what_cdl_run_knows_and_reaches_the_gpu_check(self):
+        listed = subprocess.run([CDL_RUN, "--list"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        strategies = set(listed.stdout.split())
+        for name, args in run_lines().items():
+            self.assertIn(args[args.index("--strategy") + 1], strategies, name)
+            got = subprocess.run([CDL_RUN, *args], capture_output=True, text=True, env=NO_GPU, timeout=120)
+            self.assertEqual(got.returncode, 2, f"{name}: {got.stdout}{got.stderr}")
+            self.assertIn("no usable CUDA device", got.stderr, f"{name}: it stopped before the GPU check")
+
+
+class RunLinesOnTheGpu(unittest.TestCase):
+    def test_each_line_runs_and_validates(self):
+        for name, args in run_lines().items():
+            got = subprocess.run([CDL_RUN, *args], capture_output=True, text=True, timeout=600)
+            self.assertEqual(got.returncode, 0, f"{name}: cdl_run {' '.join(args)}\n{got.stdout}{got.stderr}")
+
+
+if __name__ == "__main__":
+    gpu = "--gpu" in sys.argv
+    argv = [a for a in sys.argv if a != "--gpu"]
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    CDL_RUN = argv.pop(1)
+    if gpu and not gpu_visible():
+        print("no GPU visible: the run lines are not run (skipped)")
+        sys.exit(77)
+    suite = "RunLinesOnTheGpu" if gpu else "RunLines"
+    unittest.main(argv=[argv[0], suite] + argv[1:])
