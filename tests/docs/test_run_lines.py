@@ -6,15 +6,18 @@ Each strategies/NN_*.cu opens with a header that ends in a line
     // Run it.  `cdl_run ...`
 Without --gpu (CI, no GPU): each line parses, names a registered strategy and an op the
 program knows, and gets as far as the GPU check (cdl_run looks names up and reads its options
-before it looks for a device). With --gpu: each line runs to the end and validates (exit status
+before it looks for a device), and examples/dispatch_in_one_file.cu builds with the nvcc line its
+header gives (sm_90 for -arch=native where no GPU answers). With --gpu: each line runs to the end and validates (exit status
 0); without a GPU the script says so and exits 77, which ctest reports as skipped.
 """
 import glob
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -60,6 +63,27 @@ class RunLines(unittest.TestCase):
             self.assertIn("no usable CUDA device", got.stderr, f"{name}: it stopped before the GPU check")
 
 
+class OneFileExample(unittest.TestCase):
+    def test_it_builds_alone_with_the_command_its_header_gives(self):
+        nvcc, root = os.environ.get("CDL_NVCC"), os.environ.get("CDL_SOURCE_DIR", ROOT)
+        if not nvcc:
+            self.skipTest("CDL_NVCC is not set (ctest sets it to the project's CUDA compiler)")
+        with open(os.path.join(root, "examples", "dispatch_in_one_file.cu")) as f:
+            line = next(l for l in f if l.startswith("//   nvcc "))
+        args = shlex.split(line[2:].split("&&")[0])
+        self.assertIn("examples/dispatch_in_one_file.cu", args)
+        if not gpu_visible():  # -arch=native needs a GPU to ask; sm_90 is what the suite measures on
+            args = ["-arch=sm_90" if a == "-arch=native" else a for a in args]
+        out = tempfile.mkdtemp(prefix="cdl_example.")
+        try:
+            args = [nvcc] + args[1:]
+            args[args.index("-o") + 1] = os.path.join(out, "dispatch")
+            got = subprocess.run(args, capture_output=True, text=True, cwd=root, timeout=600)
+            self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        finally:
+            shutil.rmtree(out)
+
+
 class RunLinesOnTheGpu(unittest.TestCase):
     def test_each_line_runs_and_validates(self):
         for name, args in run_lines().items():
@@ -77,5 +101,5 @@ if __name__ == "__main__":
     if gpu and not gpu_visible():
         print("no GPU visible: the run lines are not run (skipped)")
         sys.exit(77)
-    suite = "RunLinesOnTheGpu" if gpu else "RunLines"
-    unittest.main(argv=[argv[0], suite] + argv[1:])
+    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample"]
+    unittest.main(argv=[argv[0], *suites] + argv[1:])
