@@ -100,7 +100,7 @@ results_file::results_file(int argc, char** argv) {
 }
 
 results_file::~results_file() {
-  std::error_code ignored;  // a destructor must not throw
+  std::error_code ignored;                                                // a destructor must not throw
   if (!temporary_.empty()) std::filesystem::remove(temporary_, ignored);  // a run that threw
 }
 
@@ -121,7 +121,8 @@ std::string results_file::settle(bool was_interrupted, const clock_reading& cloc
     const std::string context = "\"context\": {";
     const std::size_t at = text.find(context);
     if (at == std::string::npos) throw error("results file " + temporary_ + " has no context object");
-    const std::string field = "\n    \"cdl_clocks_end\": " + nlohmann::json(nlohmann::json(clocks_at_end).dump()).dump() + ",";
+    const std::string field =
+        "\n    \"cdl_clocks_end\": " + nlohmann::json(nlohmann::json(clocks_at_end).dump()).dump() + ",";
     text.insert(at + context.size(), field);
     write_atomic(temporary_, [&](std::ostream& out) { out << text; });
   }
@@ -134,7 +135,8 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
   const cudaStream_t stream = nullptr;
   static l2_flusher read_flusher(query_device().l2_bytes, flush_kind::read);
   static std::optional<l2_flusher> memset_flusher;  // only for the benchmarks that show its residue
-  if (flush == flush_kind::memset && !memset_flusher) memset_flusher.emplace(query_device().l2_bytes, flush_kind::memset);
+  if (flush == flush_kind::memset && !memset_flusher)
+    memset_flusher.emplace(query_device().l2_bytes, flush_kind::memset);
   event_pair events;
   double total_s = 0;
   for (auto _ : state) {
@@ -161,7 +163,8 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
   return total_s;
 }
 
-benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions, int iterations) {
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions,
+                                          int iterations) {
   return configure_repetitions(b, repetitions)->Unit(benchmark::kMicrosecond)->Iterations(iterations);
 }
 
@@ -169,16 +172,20 @@ benchmark::internal::Benchmark* configure_repetitions(benchmark::internal::Bench
   return b->UseManualTime()
       ->Repetitions(repetitions)
       ->DisplayAggregatesOnly(true)
-      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
-      ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+      ->ComputeStatistics("min",
+                          [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics("max",
+                          [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
 }
 
 namespace {
 // Google Benchmark 1.8 replaced Run::error_occurred with Run::skipped.
 template <class Run>
 bool skipped(const Run& r) {
-  if constexpr (requires { r.skipped; }) return bool(r.skipped);
-  else return r.error_occurred;
+  if constexpr (requires { r.skipped; })
+    return bool(r.skipped);
+  else
+    return r.error_occurred;
 }
 }  // namespace
 
@@ -189,8 +196,8 @@ void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
   const auto now = std::chrono::steady_clock::now();
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
   if (done_ + 1 == total_) clocks_at_end_ = read_clocks();
-  std::fprintf(stderr, "[%d/%d, %.1f s, %.0f s in] %s\n", ++done_, total_, seconds(now - last_), seconds(now - start_),
-               runs.front().run_name.function_name.c_str());
+  std::fprintf(stderr, "[%d/%d, %.1f s, %.0f s in] %s\n", ++done_, total_, seconds(now - last_),
+               seconds(now - start_), runs.front().run_name.function_name.c_str());
   last_ = now;
 }
 

@@ -26,7 +26,8 @@ struct probe {
 };
 
 const probe probes[] = {
-    {"global_calls_device", "Can a __global__ function call a __device__ function directly?", cdl::jit::code_kind::cubin,
+    {"global_calls_device", "Can a __global__ function call a __device__ function directly?",
+     cdl::jit::code_kind::cubin,
      "__device__ float twice(float x) { return 2.0f * x; }\n"
      "__global__ void kernel(float* y) { y[threadIdx.x] = twice(y[threadIdx.x]); }\n"},
     {"global_calls_global", "Can a kernel call another kernel as a function?", cdl::jit::code_kind::cubin,
@@ -36,7 +37,8 @@ const probe probes[] = {
      cdl::jit::code_kind::ltoir,
      "__global__ void inner(float* y) { y[threadIdx.x] *= 2.0f; }\n"
      "__global__ void outer(float* y) { inner<<<1, 32>>>(y); }\n"},
-    {"aos_struct", "Does a kernel take an array of structs without special handling?", cdl::jit::code_kind::cubin,
+    {"aos_struct", "Does a kernel take an array of structs without special handling?",
+     cdl::jit::code_kind::cubin,
      "struct point { float x, y; };\n"
      "__global__ void kernel(point* p, int n) {\n"
      "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -48,12 +50,13 @@ const probe probes[] = {
 nlohmann::json nvcc_verdict(const probe& p, int arch, const std::filesystem::path& dir) {
   const std::filesystem::path nvcc = CDL_NVCC_PATH;
   if (!std::filesystem::exists(nvcc)) return nullptr;
-  const std::filesystem::path src = dir / (std::string(p.id) + ".cu"), log = dir / (std::string(p.id) + ".log");
+  const std::filesystem::path src = dir / (std::string(p.id) + ".cu"),
+                              log = dir / (std::string(p.id) + ".log");
   std::ofstream(src) << p.source;
   std::ostringstream cmd;  // (a chain of std::string + trips a false -Wrestrict in GCC 12)
   cmd << "'" << nvcc.string() << "' -arch=sm_" << arch << " -cubin"
-      << (p.kind == cdl::jit::code_kind::ltoir ? " -rdc=true" : "") << " -o /dev/null '" << src.string() << "' > '"
-      << log.string() << "' 2>&1";
+      << (p.kind == cdl::jit::code_kind::ltoir ? " -rdc=true" : "") << " -o /dev/null '" << src.string()
+      << "' > '" << log.string() << "' 2>&1";
   const std::string command = cmd.str();
   const int status = std::system(command.c_str());
   std::stringstream text;
@@ -75,10 +78,14 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     nlohmann::json facts = nlohmann::json::array();
     for (const probe& p : probes) {
-      nlohmann::json f{{"id", p.id}, {"question", p.question}, {"source", p.source}, {"arch", arch},
+      nlohmann::json f{{"id", p.id},
+                       {"question", p.question},
+                       {"source", p.source},
+                       {"arch", arch},
                        {"nvrtc_options", cdl::jit::compile_options(arch, p.kind)}};
       try {
-        const cdl::jit::compiled c = cdl::jit::compile({std::string(p.id) + ".cu", p.source, {}}, arch, p.kind);
+        const cdl::jit::compiled c =
+            cdl::jit::compile({std::string(p.id) + ".cu", p.source, {}}, arch, p.kind);
         f["nvrtc"] = {{"compiles", true}, {"log", c.log}};
       } catch (const cdl::jit::compile_error& e) {
         f["nvrtc"] = {{"compiles", false}, {"log", e.log()}};

@@ -42,7 +42,9 @@ namespace cdl::bench {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
+double seconds_since(clock::time_point start) {
+  return std::chrono::duration<double>(clock::now() - start).count();
+}
 
 // What a launch compiles: the map's vec kernel (06 and 07 compile each form's kernel at its first
 // launch), float. The op every same_text stage is measured with: quadratic.
@@ -63,7 +65,8 @@ jit::op_text next_new_op() {
   static std::mutex m;
   jit::op_text op = jit::never_seen_op();
   const std::lock_guard lock(m);
-  if (!seen.insert(op.source).second) throw error("new_op stage: the op text '" + op.source + "' was compiled before");
+  if (!seen.insert(op.source).second)
+    throw error("new_op stage: the op text '" + op.source + "' was compiled before");
   return op;
 }
 
@@ -102,7 +105,8 @@ double probe(const std::vector<std::string>& args) {
 
 // Registers a host-timed stage; `once` runs one timed operation and returns its seconds.
 template <class Once>
-void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names, Once once) {
+void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names,
+               Once once) {
   // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
   configure_repetitions(register_benchmark(name, names,
                                            [once](benchmark::State& state) {
@@ -121,7 +125,8 @@ const std::filesystem::path& primed_cache_dir(int arch) {
         : dir(std::filesystem::temp_directory_path() / ("cdl-bench-jit-" + std::to_string(::getpid()))) {
       jit::cache c({dir, {}});
       const jit::program p = measured_program();
-      c.get(jit::cache_key(p, arch, jit::code_kind::cubin), [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
+      c.get(jit::cache_key(p, arch, jit::code_kind::cubin),
+            [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
     }
     ~primed() {
       std::error_code ignored;
@@ -177,7 +182,8 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
   const std::string a = std::to_string(arch);
   const auto& op = measured_op();
   const jit::program whole = measured_program();
-  benchmark::AddCustomContext("cuda_cache_disable", std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "");
+  benchmark::AddCustomContext("cuda_cache_disable",
+                              std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "");
   const jit::program kernels = jit::lto_skeleton_program(jit::workload::map, dtype::f32, measured_kernel);
   const jit::program op_only = jit::lto_op_program(jit::workload::map, dtype::f32, op);
   const std::string suffix = "/map/op:" + op.name + "/type:f32";
@@ -198,22 +204,32 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
   const auto map_f32 = [](const jit::op_text& o) {
     return jit::whole_program(jit::workload::map, dtype::f32, o, measured_kernel);
   };
-  const auto op_f32 = [](const jit::op_text& o) { return jit::lto_op_program(jit::workload::map, dtype::f32, o); };
-  compile_stage("jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); }, jit::code_kind::cubin);
-  compile_stage("jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
-  compile_stage("jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },
-                jit::code_kind::cubin);
-  compile_stage("jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
-                jit::code_kind::ltoir);
-  compile_stage("jit/compile/07_op_ltoir/new_op" + suffix, 3, [op_f32] { return op_f32(next_new_op()); },
-                jit::code_kind::ltoir);
-  compile_stage("jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
+  const auto op_f32 = [](const jit::op_text& o) {
+    return jit::lto_op_program(jit::workload::map, dtype::f32, o);
+  };
+  compile_stage(
+      "jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); },
+      jit::code_kind::cubin);
+  compile_stage(
+      "jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
+  compile_stage(
+      "jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },
+      jit::code_kind::cubin);
+  compile_stage(
+      "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
+      jit::code_kind::ltoir);
+  compile_stage(
+      "jit/compile/07_op_ltoir/new_op" + suffix, 3, [op_f32] { return op_f32(next_new_op()); },
+      jit::code_kind::ltoir);
+  compile_stage(
+      "jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
   // The link of the kernels' LTO-IR with an op's: a new op's (compiled first, not timed), or the same one's.
   auto link_stage = [&](const std::string& name, bool new_op) {
     add_stage(name, repetitions, 5, names, [kernels, op_only, arch, new_op, op_f32] {
       static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
       static const jit::compiled same = jit::compile(op_only, arch, jit::code_kind::ltoir);
-      const jit::compiled o = new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
+      const jit::compiled o =
+          new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
       const jit::compiled* parts[] = {&k, &o};
       const auto start = clock::now();
       jit::link(parts, arch);
@@ -264,8 +280,9 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
     jit::cache c({primed_cache_dir(arch), {}});  // new cache object: nothing in memory
     return disk_hit(c, arch);
   });
-  add_stage("jit/cache_disk_hit_fresh_process" + suffix, repetitions, 3, names,
-            [a, arch] { return probe({"disk_hit", a, primed_cache_dir(arch).string()}); });
+  add_stage("jit/cache_disk_hit_fresh_process" + suffix, repetitions, 3, names, [a, arch] {
+    return probe({"disk_hit", a, primed_cache_dir(arch).string()});
+  });
   // Loading: cudaLibraryLoadData, the kernel handle, and cudaFuncGetAttributes, which makes the
   // (otherwise lazy) load of the kernel onto the device happen now.
   add_stage("jit/load/06" + suffix, repetitions, 20, names, [whole, arch] {
@@ -273,8 +290,8 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
     const auto start = clock::now();
     const jit::loaded library(image);
     cudaFuncAttributes attributes{};
-    CDL_CUDA_CHECK(cudaFuncGetAttributes(&attributes,
-                                         reinterpret_cast<const void*>(library.kernel(whole.name_expressions.back()))));
+    CDL_CUDA_CHECK(cudaFuncGetAttributes(
+        &attributes, reinterpret_cast<const void*>(library.kernel(whole.name_expressions.back()))));
     return seconds_since(start);
   });
 }

@@ -28,7 +28,8 @@ int main() {
   }
   try {
     int max_threads_per_sm = 0;
-    CDL_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, query_device().ordinal));
+    CDL_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                          query_device().ordinal));
     std::map<std::string, cudaLibrary_t> libraries;  // kept loaded until exit
     nlohmann::json out = nlohmann::json::array();
     for (std::string line; std::getline(std::cin, line);) {
@@ -36,7 +37,9 @@ int main() {
       if (tab == std::string::npos) throw error("expected 'CUBIN<tab>KERNEL', got: " + line);
       const std::string path = line.substr(0, tab), name = line.substr(tab + 1);
       cudaLibrary_t& library = libraries[path];
-      if (!library) CDL_CUDA_CHECK(cudaLibraryLoadFromFile(&library, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+      if (!library)
+        CDL_CUDA_CHECK(
+            cudaLibraryLoadFromFile(&library, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
       cudaKernel_t kernel = nullptr;
       CDL_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, name.c_str()));
       const void* fn = reinterpret_cast<const void*>(kernel);  // accepted wherever a kernel's address is

@@ -36,7 +36,8 @@ using namespace cdl;
 // data starts on a 64-byte boundary, then the elements in C order.
 template <class T>
 void write_npy(const std::filesystem::path& path, const std::string& descr, std::span<const T> data) {
-  std::string header = "{'descr': " + descr + ", 'fortran_order': False, 'shape': (" + std::to_string(data.size()) + ",), }";
+  std::string header =
+      "{'descr': " + descr + ", 'fortran_order': False, 'shape': (" + std::to_string(data.size()) + ",), }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
   header += '\n';
   write_atomic(path, [&](std::ostream& out) {
@@ -74,9 +75,12 @@ class fields {
     for (int i = first; i < argc; ++i) {
       const std::string a = argv[i];
       const auto eq = a.find('=');
-      if (eq != std::string::npos) values_[a.substr(0, eq)] = a.substr(eq + 1);
-      else if (a.find('x') != std::string::npos) values_["size"] = a;  // image: WIDTHxHEIGHT
-      else throw error("argument '" + a + "' is not KEY=VALUE");
+      if (eq != std::string::npos)
+        values_[a.substr(0, eq)] = a.substr(eq + 1);
+      else if (a.find('x') != std::string::npos)
+        values_["size"] = a;  // image: WIDTHxHEIGHT
+      else
+        throw error("argument '" + a + "' is not KEY=VALUE");
     }
   }
   std::string take(const std::string& key) {
@@ -106,18 +110,27 @@ int parse_int(const std::string& text) { return int(parse_size(text)); }
 nlohmann::json write_problem(const std::filesystem::path& dir, const std::string& workload, fields& f) {
   nlohmann::json j;
   if (workload == "map") {
-    map_problem p{parse_map_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n")), parse_int(f.take("k"))};
+    map_problem p{parse_map_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n")),
+                  parse_int(f.take("k"))};
     f.finish();
     if (p.k < 1) throw error("map: k must be at least 1");
     visit_dtype(p.type, [&](auto t) {
       using T = decltype(t);
       const std::vector<T> x = uniform_inputs<T>(p.n, default_seed);
       write_npy<T>(dir / "x.npy", descr_of<T>(), x);
-      write_npy<reference_value>(dir / "reference.npy", reference_descr, map_reference(p.op, std::span<const T>(x), p.k));
+      write_npy<reference_value>(dir / "reference.npy", reference_descr,
+                                 map_reference(p.op, std::span<const T>(x), p.k));
     });
-    j = {{"name", result_name(p.describe())}, {"tolerance", map_tolerance(p)}, {"min_bytes", p.min_bytes()},
-         {"inputs", {"x"}}, {"op", info(p.op).name}, {"type", to_string(p.type)}, {"n", p.n}, {"k", p.k},
-         {"source", info(p.op).source}, {"map_delta", map_delta}};
+    j = {{"name", result_name(p.describe())},
+         {"tolerance", map_tolerance(p)},
+         {"min_bytes", p.min_bytes()},
+         {"inputs", {"x"}},
+         {"op", info(p.op).name},
+         {"type", to_string(p.type)},
+         {"n", p.n},
+         {"k", p.k},
+         {"source", info(p.op).source},
+         {"map_delta", map_delta}};
   } else if (workload == "zip") {
     zip_problem p{parse_zip_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n"))};
     f.finish();
@@ -128,8 +141,13 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
       write_npy<T>(dir / "y.npy", descr_of<T>(), h.y);
       write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     });
-    j = {{"name", result_name(p.describe())}, {"tolerance", zip_tolerance(p)}, {"min_bytes", p.min_bytes()},
-         {"inputs", {"x", "y"}}, {"op", info(p.op).name}, {"type", to_string(p.type)}, {"n", p.n},
+    j = {{"name", result_name(p.describe())},
+         {"tolerance", zip_tolerance(p)},
+         {"min_bytes", p.min_bytes()},
+         {"inputs", {"x", "y"}},
+         {"op", info(p.op).name},
+         {"type", to_string(p.type)},
+         {"n", p.n},
          {"source", info(p.op).source}};
   } else if (workload == "tasks") {
     tasks_problem p{parse_layout(f.take("layout")), parse_int(f.take("distinct")), parse_size(f.take("n"))};
@@ -138,9 +156,16 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     write_npy<float>(dir / "x.npy", descr_of<float>(), h.x);
     write_npy<task>(dir / "tasks.npy", task_descr, h.tasks);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
-    j = {{"name", result_name(p.describe())}, {"tolerance", tasks_tolerance()}, {"min_bytes", p.min_bytes()},
-         {"inputs", {"x", "tasks"}}, {"type", "f32"}, {"n", p.n}, {"layout", to_string(p.layout)},
-         {"distinct", p.distinct}, {"task_op_count", task_op_count}, {"source", task_op_source}};
+    j = {{"name", result_name(p.describe())},
+         {"tolerance", tasks_tolerance()},
+         {"min_bytes", p.min_bytes()},
+         {"inputs", {"x", "tasks"}},
+         {"type", "f32"},
+         {"n", p.n},
+         {"layout", to_string(p.layout)},
+         {"distinct", p.distinct},
+         {"task_op_count", task_op_count},
+         {"source", task_op_source}};
   } else if (workload == "image") {
     const image_op op = parse_op<image_op>(f.take("op"), image_op_catalogue, "image");
     const std::string size = f.take("size");
@@ -150,9 +175,16 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     const image_host h = make_image_host(p, default_seed);
     write_npy<float>(dir / "in.npy", descr_of<float>(), h.in);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
-    j = {{"name", result_name(p.describe())}, {"tolerance", image_tolerance(p)}, {"min_bytes", p.min_bytes()},
-         {"inputs", {"in"}}, {"op", info(op).name}, {"type", "f32"}, {"width", p.width}, {"height", p.height},
-         {"r", p.r}, {"source", info(op).source}};
+    j = {{"name", result_name(p.describe())},
+         {"tolerance", image_tolerance(p)},
+         {"min_bytes", p.min_bytes()},
+         {"inputs", {"in"}},
+         {"op", info(op).name},
+         {"type", "f32"},
+         {"width", p.width},
+         {"height", p.height},
+         {"r", p.r},
+         {"source", info(op).source}};
   } else {
     throw error("unknown workload '" + workload + "' (valid: map, zip, tasks, image)");
   }

@@ -48,19 +48,20 @@ struct options {
 };
 
 void usage(FILE* out) {
-  std::fprintf(out,
-               "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
-               "               [--reps R] [--seed S] [--json FILE]\n"
-               "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [same options]\n"
-               "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
-               "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
-               "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
-               "  sin cos exp sqrt min max; every number of type T), e.g. 's = sin(x); s * s + 2 * x', it runs\n"
-               "  through 06, 07 and 08, checked against the language's float64 interpreter. Other text is C++\n"
-               "  (an expression in x of type T, or a body with `return`) for 06 and 07, checked against the\n"
-               "  host compiler's build of it. Error allowed: U epsilons per evaluation (default 16).\n"
-               "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --cubin FILE\n"
-               "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n");
+  std::fprintf(
+      out,
+      "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
+      "               [--reps R] [--seed S] [--json FILE]\n"
+      "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [same options]\n"
+      "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
+      "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
+      "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
+      "  sin cos exp sqrt min max; every number of type T), e.g. 's = sin(x); s * s + 2 * x', it runs\n"
+      "  through 06, 07 and 08, checked against the language's float64 interpreter. Other text is C++\n"
+      "  (an expression in x of type T, or a body with `return`) for 06 and 07, checked against the\n"
+      "  host compiler's build of it. Error allowed: U epsilons per evaluation (default 16).\n"
+      "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --cubin FILE\n"
+      "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n");
 }
 
 options parse(int argc, char** argv) {
@@ -72,28 +73,40 @@ options parse(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (arg == "--list") o.list = true;
-      else if (arg == "--strategy") o.strategy = value();
-      else if (arg == "--op") o.problem.op = parse_map_op(value());
-      else if (arg == "--type") o.problem.type = parse_dtype(value());
-      else if (arg == "--n") o.problem.n = parse_size(value());
-      else if (arg == "--k") o.problem.k = int(parse_size(value()));
-      else if (arg == "--reps") o.repetitions = int(parse_size(value()));
-      else if (arg == "--seed") o.seed = parse_size(value());
-      else if (arg == "--json") o.json_path = value();
+      if (arg == "--list")
+        o.list = true;
+      else if (arg == "--strategy")
+        o.strategy = value();
+      else if (arg == "--op")
+        o.problem.op = parse_map_op(value());
+      else if (arg == "--type")
+        o.problem.type = parse_dtype(value());
+      else if (arg == "--n")
+        o.problem.n = parse_size(value());
+      else if (arg == "--k")
+        o.problem.k = int(parse_size(value()));
+      else if (arg == "--reps")
+        o.repetitions = int(parse_size(value()));
+      else if (arg == "--seed")
+        o.seed = parse_size(value());
+      else if (arg == "--json")
+        o.json_path = value();
       else if (arg == "--expr") {
         o.expr = value();
         // An empty --expr is a mistake (a shell variable that was not set, say), not "no op".
         if (o.expr.find_first_not_of(" \t\r\n") == std::string::npos)
           throw error("the op is empty: give an expression in x, e.g. --expr 'x * x + 1.0f'");
-      }
-      else if (arg == "--ulps") o.expr_ulps = int(parse_size(value()));
-      else if (arg == "--dump-source") o.dump_source = true;
-      else if (arg == "--cubin") o.cubin_path = value();
+      } else if (arg == "--ulps")
+        o.expr_ulps = int(parse_size(value()));
+      else if (arg == "--dump-source")
+        o.dump_source = true;
+      else if (arg == "--cubin")
+        o.cubin_path = value();
       else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         std::exit(0);
-      } else throw error("unknown option '" + arg + "'");
+      } else
+        throw error("unknown option '" + arg + "'");
     } catch (const std::logic_error& e) {  // std::stoi/stod and parse_* errors
       throw error(arg + ": " + e.what());
     }
@@ -120,14 +133,18 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   r.variant = w.variant;
   r.form = to_string(w.form);
   r.workload = "map";
-  r.problem = {{"op", w.op}, {"type", to_string(o.problem.type)}, {"n", o.problem.n}, {"k", o.problem.k},
+  r.problem = {{"op", w.op},
+               {"type", to_string(o.problem.type)},
+               {"n", o.problem.n},
+               {"k", o.problem.k},
                {"seed", o.seed}};
   r.env = env;
   // The first launch pays whatever a strategy sets up on first use: a JIT compiles and loads.
   const auto start = std::chrono::steady_clock::now();
   w.fixture->launch(w.launch, w.form, nullptr);
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
-  r.first_launch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.first_launch_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   r.validation = w.fixture->run_and_validate(w.launch, w.form);
   if (!r.validation.passed) {
@@ -139,9 +156,11 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   r.bytes = double(o.problem.min_bytes());
   r.bandwidth_gbs = r.bytes / (r.timing.median_ms * 1e-3) / 1e9;
   r.fraction_of_copy = r.bandwidth_gbs / env.copy_bandwidth_gbs;
-  std::printf("%-44s %10.4f ms  (p10 %.4f, p90 %.4f)  %7.0f GB/s  %5.3f of copy  max rel err %-8.2g first launch %.1f ms\n",
-              w.name.c_str(), r.timing.median_ms, r.timing.p10_ms, r.timing.p90_ms, r.bandwidth_gbs,
-              r.fraction_of_copy, r.validation.max_rel_error, r.first_launch_ms);
+  std::printf(
+      "%-44s %10.4f ms  (p10 %.4f, p90 %.4f)  %7.0f GB/s  %5.3f of copy  max rel err %-8.2g first launch "
+      "%.1f ms\n",
+      w.name.c_str(), r.timing.median_ms, r.timing.p10_ms, r.timing.p90_ms, r.bandwidth_gbs,
+      r.fraction_of_copy, r.validation.max_rel_error, r.first_launch_ms);
   return r;
 }
 
@@ -170,15 +189,18 @@ int run(const options& o) {
     if (!program) throw error("--cubin: the op is not in 08's language: " + not_in_language);
     std::string why;
     const int arch = gpu_available(&why) ? jit::device_arch() : 90;
-    const jit::module_image image =
-        expression_jit::compile_uncached(expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
-    write_atomic(o.cubin_path, [&](std::ostream& out) { out.write(image.code.data(), std::streamsize(image.code.size())); });
+    const jit::module_image image = expression_jit::compile_uncached(
+        expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
+    write_atomic(o.cubin_path, [&](std::ostream& out) {
+      out.write(image.code.data(), std::streamsize(image.code.size()));
+    });
     std::printf("wrote %s: 08's kernels map_scalar and map_vec for sm_%d\n", o.cubin_path.c_str(), arch);
     return 0;
   }
   if (o.dump_source) {
     if (program)
-      std::printf("%s\n", expression_jit::map_module(*program, o.problem.type, map_form::vec, "user").ir.c_str());
+      std::printf("%s\n",
+                  expression_jit::map_module(*program, o.problem.type, map_form::vec, "user").ir.c_str());
     else
       std::printf("(08_expression_jit: not in its language: %s)\n\n", not_in_language.c_str());
     std::printf("%s", jit::whole_program(jit::workload::map, o.problem.type, user).source.c_str());
@@ -205,7 +227,8 @@ int run(const options& o) {
     if (program) {
       reference = [&program](double x) { return expr::evaluate(*program, x); };
     } else {
-      std::printf("08_expression_jit/* [--expr]: not run: the op is not in 08's language: %s\n", not_in_language.c_str());
+      std::printf("08_expression_jit/* [--expr]: not run: the op is not in 08's language: %s\n",
+                  not_in_language.c_str());
       host_reference = std::make_unique<host_op>(user);
       reference = host_reference->function();
     }
@@ -219,13 +242,14 @@ int run(const options& o) {
                            }});
     for (const auto& [strategy, launch] : launchers)
       for (map_form form : {map_form::scalar, map_form::vec})
-        rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(), launch, form,
-                        strategy, "", o.expr});
+        rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),
+                        launch, form, strategy, "", o.expr});
   }
   const map_fixture fixture(o.problem, o.seed);
   for (const map_entry* e : chosen)
-    rows.push_back({e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"),
-                    &fixture, e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
+    rows.push_back(
+        {e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"), &fixture,
+         e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
 
   nlohmann::json records = nlohmann::json::array();
   bool all_passed = true;

@@ -6,8 +6,9 @@
 //
 // Each benchmark first validates its configuration against the float64 CPU reference; a wrong
 // result is reported with SkipWithError and never timed, and the run's exit status is then 3.
-// Time is GPU time from CUDA events, with L2 flushed before every iteration. Benchmarks are registered problem by problem, so the
-// strategies of one problem share its inputs and reference (one fixture alive at a time).
+// Time is GPU time from CUDA events, with L2 flushed before every iteration. Benchmarks are
+// registered problem by problem, so the strategies of one problem share its inputs and reference
+// (one fixture alive at a time).
 #include "bench_common.hpp"
 
 #include "common/cublas_peer.hpp"
@@ -60,7 +61,8 @@ const Fixture& fixture_for(const Problem& p) {
 
 // Registers one benchmark: validate once, then time. `extra` adds workload-specific counters.
 template <class Fixture, class Problem, class Entry, class Extra>
-void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names, Extra extra) {
+void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names,
+         Extra extra) {
   const std::string problem = result_name(p.describe());
   const std::string workload = problem.substr(0, problem.find('/'));
   const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
@@ -68,9 +70,11 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
                                [&entry, p, s, extra, name](benchmark::State& state) {
                                  static std::map<std::string, validation_result> checked;
                                  const Fixture& f = fixture_for<Fixture>(p);
-                                 if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
+                                 if (!checked.count(name))
+                                   checked[name] = f.run_and_validate(entry.launch, entry.form);
                                  const validation_result& v = checked[name];
-                                 if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
+                                 if (!v.passed)
+                                   return state.SkipWithError(("validation failed: " + v.summary()).c_str());
                                  const double seconds = timed_loop(
                                      state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
                                      double(p.min_bytes()), s.copy_gbs);
@@ -97,20 +101,22 @@ struct copy_bench_fixture : copy_fixture {
 
 void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& names) {
   const std::string name = "copy/cudaMemcpy/bytes:" + std::to_string(bytes);
-  configure(register_benchmark(name, names,
-                               [bytes, s](benchmark::State& state) {
-                                 static std::map<std::size_t, bool> checked;
-                                 const copy_fixture& copy = fixture_for<copy_bench_fixture>(copy_problem{bytes});
-                                 if (!checked.count(bytes)) {
-                                   copy.launch(nullptr);
-                                   checked[bytes] = copy.verify();
-                                 }
-                                 if (!checked[bytes]) return state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
-                                 timed_loop(
-                                     state, [&](cudaStream_t st) { copy.launch(st); }, 2.0 * double(copy.bytes()),
-                                     s.copy_gbs);
-                               }),
-            s.repetitions, s.iterations_for(2.0 * double(bytes)));
+  configure(
+      register_benchmark(name, names,
+                         [bytes, s](benchmark::State& state) {
+                           static std::map<std::size_t, bool> checked;
+                           const copy_fixture& copy = fixture_for<copy_bench_fixture>(copy_problem{bytes});
+                           if (!checked.count(bytes)) {
+                             copy.launch(nullptr);
+                             checked[bytes] = copy.verify();
+                           }
+                           if (!checked[bytes])
+                             return state.SkipWithError("validation failed: cudaMemcpy wrote wrong data");
+                           timed_loop(
+                               state, [&](cudaStream_t st) { copy.launch(st); }, 2.0 * double(copy.bytes()),
+                               s.copy_gbs);
+                         }),
+      s.repetitions, s.iterations_for(2.0 * double(bytes)));
 }
 
 // A library peer, named like a registry entry ("cub/DeviceTransform"); the form is not used
@@ -123,13 +129,17 @@ struct peer_entry {
   std::string name() const { return label; }
 };
 // Benchmarks keep a reference to their entry: these live as long as the program.
-const std::array<peer_entry<map_launch_fn, map_form>, 2> map_peers{{
-    {map_form::scalar, cub_transform_map, "cub/DeviceTransform"}, {map_form::scalar, thrust_transform_map, "thrust/transform"}}};
-const std::array<peer_entry<zip_launch_fn, map_form>, 2> zip_peers{{
-    {map_form::scalar, cub_transform_zip, "cub/DeviceTransform"}, {map_form::scalar, thrust_transform_zip, "thrust/transform"}}};
+const std::array<peer_entry<map_launch_fn, map_form>, 2> map_peers{
+    {{map_form::scalar, cub_transform_map, "cub/DeviceTransform"},
+     {map_form::scalar, thrust_transform_map, "thrust/transform"}}};
+const std::array<peer_entry<zip_launch_fn, map_form>, 2> zip_peers{
+    {{map_form::scalar, cub_transform_zip, "cub/DeviceTransform"},
+     {map_form::scalar, thrust_transform_zip, "thrust/transform"}}};
 const peer_entry<matmul_launch_fn, matmul_form> cublas{matmul_form::naive, cublas_matmul, "cublas/sgemm"};
 
-std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int> full) { return s.quick ? quick : full; }
+std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int> full) {
+  return s.quick ? quick : full;
+}
 
 // The crowded builds of 04 and 05 (strategies/one_workload.hpp) are a demonstration: measured
 // where they show their point (the memory-bound map at its largest n, the quadratic op's penalty),
@@ -141,7 +151,8 @@ void register_map(const settings& s, std::vector<std::string>& names) {
   std::set<std::string> registered;  // entry and problem: the sweeps meet (2^22 and 2^24 at k = 1)
   auto add_map = [&](const map_problem& p, bool with_demonstrations, auto keep) {
     for (const map_entry& e : entries)
-      if ((with_demonstrations || !demonstration(e)) && keep(e) && registered.insert(e.name() + " " + p.describe()).second)
+      if ((with_demonstrations || !demonstration(e)) && keep(e) &&
+          registered.insert(e.name() + " " + p.describe()).second)
         add<map_fixture>(e, p, s, names, [](benchmark::State&, double) {});
   };
   const auto all = [](const map_entry&) { return true; };
@@ -185,21 +196,25 @@ void register_flush_residue(const settings& s, std::vector<std::string>& names) 
   for (const auto& [flush_name, flush] : flushes) {
     configure(register_benchmark(std::string("flush/empty_kernel/") + flush_name, names,
                                  [s, flush](benchmark::State& state) {
-                                   timed_loop(state, [](cudaStream_t st) { launch_empty_kernel(st); }, 0, s.copy_gbs, flush);
+                                   timed_loop(
+                                       state, [](cudaStream_t st) { launch_empty_kernel(st); }, 0, s.copy_gbs,
+                                       flush);
                                  }),
               s.repetitions, 100);
-    configure(register_benchmark(std::string("flush/copy/") + flush_name + "/bytes:" + std::to_string(bytes), names,
-                                 [s, flush, bytes](benchmark::State& state) {
-                                   static const copy_fixture copy = [&] {
-                                     copy_fixture c(bytes);
-                                     c.launch(nullptr);
-                                     if (!c.verify()) throw error("cudaMemcpy wrote wrong data");
-                                     return c;
-                                   }();
-                                   timed_loop(state, [](cudaStream_t st) { copy.launch(st); }, 2.0 * double(bytes),
-                                              s.copy_gbs, flush);
-                                 }),
-              s.repetitions, 100);
+    configure(
+        register_benchmark(std::string("flush/copy/") + flush_name + "/bytes:" + std::to_string(bytes), names,
+                           [s, flush, bytes](benchmark::State& state) {
+                             static const copy_fixture copy = [&] {
+                               copy_fixture c(bytes);
+                               c.launch(nullptr);
+                               if (!c.verify()) throw error("cudaMemcpy wrote wrong data");
+                               return c;
+                             }();
+                             timed_loop(
+                                 state, [](cudaStream_t st) { copy.launch(st); }, 2.0 * double(bytes),
+                                 s.copy_gbs, flush);
+                           }),
+        s.repetitions, 100);
   }
 }
 
@@ -214,14 +229,15 @@ void register_zip(const settings& s, std::vector<std::string>& names) {
 
 void register_points(const settings& s, std::vector<std::string>& names) {
   for (int e : pick(s, {24}, {22, 26}))
-    add_all<points_fixture>(get_registry().points, points_problem{point_op::scale_shift, dtype::f32, std::size_t(1) << e},
-                            s, names);
+    add_all<points_fixture>(get_registry().points,
+                            points_problem{point_op::scale_shift, dtype::f32, std::size_t(1) << e}, s, names);
 }
 
 void register_image(const settings& s, std::vector<std::string>& names) {
   std::vector<image_problem> problems;
   for (int r : pick(s, {1, 4, 8}, {1, 2, 4, 8, 16})) problems.push_back({image_op::box_blur, 3840, 2160, r});
-  for (image_op op : {image_op::sharpen, image_op::invert, image_op::sobel}) problems.push_back({op, 3840, 2160, 1});
+  for (image_op op : {image_op::sharpen, image_op::invert, image_op::sobel})
+    problems.push_back({op, 3840, 2160, 1});
   for (const image_problem& p : problems) add_all<image_fixture>(get_registry().image, p, s, names);
 }
 
@@ -230,7 +246,8 @@ void register_tasks(const settings& s, std::vector<std::string>& names) {
   const std::size_t n = std::size_t(1) << 24;
   add_all<tasks_fixture>(get_registry().tasks, tasks_problem{task_layout::uniform, 1, n}, s, names);
   for (task_layout l : {task_layout::sorted, task_layout::warp, task_layout::random})
-    for (int d : pick(s, {4, 32}, {2, 4, 8, 16, 32})) add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
+    for (int d : pick(s, {4, 32}, {2, 4, 8, 16, 32}))
+      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
 void register_matmul(const settings& s, std::vector<std::string>& names) {
@@ -257,7 +274,8 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
   const int big_size = s.quick ? 2048 : 4096;
   const matmul_problem big{semiring::plus_times, dtype::f32, big_size, big_size, big_size};
   for (const matmul_entry& e : get_registry().matmul)
-    if ((e.form == matmul_form::tiled && !abi_tiled(e)) || e.strategy == "01_template_functor") add_matmul(e, big);
+    if ((e.form == matmul_form::tiled && !abi_tiled(e)) || e.strategy == "01_template_functor")
+      add_matmul(e, big);
   add_matmul(cublas, big);
 }
 
@@ -296,8 +314,10 @@ int main(int argc, char** argv) {
 
     const int selected = count_selected(names);
     if (selected == 0) {
-      std::fprintf(stderr, "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks "
-                   "(--benchmark_list_tests lists them)\n", benchmark::GetBenchmarkFilter().c_str(), names.size());
+      std::fprintf(stderr,
+                   "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks "
+                   "(--benchmark_list_tests lists them)\n",
+                   benchmark::GetBenchmarkFilter().c_str(), names.size());
       return 2;
     }
     stop_on_signals();
@@ -306,7 +326,8 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const std::string written = results.settle(interrupted() != 0, reporter.clocks_at_end());
     if (interrupted()) {
-      const std::string kept = "; the finished ones are in " + written + ", the earlier results file is untouched";
+      const std::string kept =
+          "; the finished ones are in " + written + ", the earlier results file is untouched";
       std::fprintf(stderr, "cdl_bench: interrupted (signal %d) after %d of %d benchmarks%s\n", interrupted(),
                    reporter.finished(), selected, written.empty() ? "" : kept.c_str());
       return 128 + interrupted();

@@ -31,7 +31,8 @@ inline std::size_t parse_size(const std::string& text) try {
 // ending with `smaller` (how to ask for less).
 inline std::string failure_message(const std::exception& e, const std::string& smaller) {
   if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::length_error*>(&e))
-    return "out of host memory: the inputs and the float64 reference need more than this machine can give; " + smaller;
+    return "out of host memory: the inputs and the float64 reference need more than this machine can give; " +
+           smaller;
   return e.what();
 }
 

@@ -26,10 +26,15 @@ struct nvml_api {
 constexpr int nvml_clock_sm = 1, nvml_clock_memory = 2, nvml_temperature_gpu = 0;
 
 // NVML's clocks event reasons (nvmlClocksEventReason*), bit by bit.
-constexpr std::pair<unsigned long long, const char*> reason_bits[] = {
-    {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                  {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"}};
+constexpr std::pair<unsigned long long, const char*> reason_bits[] = {{0x1, "gpu_idle"},
+                                                                      {0x2, "applications_clocks_setting"},
+                                                                      {0x4, "sw_power_cap"},
+                                                                      {0x8, "hw_slowdown"},
+                                                                      {0x10, "sync_boost"},
+                                                                      {0x20, "sw_thermal_slowdown"},
+                                                                      {0x40, "hw_thermal_slowdown"},
+                                                                      {0x80, "hw_power_brake_slowdown"},
+                                                                      {0x100, "display_clock_setting"}};
 
 // Loads NVML once per process; null with `why` when it cannot.
 const nvml_api* nvml(std::string& why) {
@@ -72,7 +77,8 @@ clock_reading read_clocks() {
   if (!api) return r;
   char bus_id[32] = {};
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
     cudaGetLastError();
     r.missing = "no CUDA device to read the clocks of";
     return r;
@@ -83,10 +89,13 @@ clock_reading read_clocks() {
     r.missing = std::string("NVML does not know the device at ") + bus_id;
     return r;
   }
-  const int reads[] = {api->clock(d, nvml_clock_sm, &r.sm_mhz), api->clock(d, nvml_clock_memory, &r.memory_mhz),
+  const int reads[] = {api->clock(d, nvml_clock_sm, &r.sm_mhz),
+                       api->clock(d, nvml_clock_memory, &r.memory_mhz),
                        api->max_clock(d, nvml_clock_sm, &r.sm_max_mhz),
-                       api->max_clock(d, nvml_clock_memory, &r.memory_max_mhz), api->reasons(d, &r.reasons),
-                       api->temperature(d, nvml_temperature_gpu, &r.temperature_c), api->power_mw(d, &milliwatts)};
+                       api->max_clock(d, nvml_clock_memory, &r.memory_max_mhz),
+                       api->reasons(d, &r.reasons),
+                       api->temperature(d, nvml_temperature_gpu, &r.temperature_c),
+                       api->power_mw(d, &milliwatts)};
   for (int code : reads)
     if (code != 0) {
       r.missing = "an NVML query failed (nvmlReturn_t " + std::to_string(code) + ")";

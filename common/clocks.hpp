@@ -16,7 +16,7 @@ namespace cdl {
 
 struct clock_reading {
   bool available = false;
-  std::string missing;  // why there is no reading, when not available
+  std::string missing;                          // why there is no reading, when not available
   unsigned sm_mhz = 0, memory_mhz = 0;          // now
   unsigned sm_max_mhz = 0, memory_max_mhz = 0;  // the most the GPU allows
   unsigned long long reasons = 0;               // NVML's clocks event (throttle) reasons, a bitmask
@@ -28,7 +28,7 @@ struct clock_reading {
 // Reads the current device's clocks (the NVML device with the CUDA device's PCI bus id).
 clock_reading read_clocks();
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(clock_reading, available, missing, sm_mhz, memory_mhz, sm_max_mhz, memory_max_mhz,
-                                   reasons, reason_names, temperature_c, power_w)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(clock_reading, available, missing, sm_mhz, memory_mhz, sm_max_mhz,
+                                   memory_max_mhz, reasons, reason_names, temperature_c, power_w)
 
 }  // namespace cdl

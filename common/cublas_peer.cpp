@@ -44,13 +44,14 @@ void cublas_matmul(const matmul_launch& a) {
   // Row-major C = A B is, read column-major, C^T = B^T A^T: swap the operands, no transposes.
   if (a.type == dtype::f32) {
     const float one = 1, zero = 0;
-    CDL_CUBLAS_CHECK(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one, static_cast<const float*>(a.b),
-                                 a.n, static_cast<const float*>(a.a), a.k, &zero, static_cast<float*>(a.c), a.n));
+    CDL_CUBLAS_CHECK(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one,
+                                 static_cast<const float*>(a.b), a.n, static_cast<const float*>(a.a), a.k,
+                                 &zero, static_cast<float*>(a.c), a.n));
   } else {
     const double one = 1, zero = 0;
     CDL_CUBLAS_CHECK(cublasDgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one,
-                                 static_cast<const double*>(a.b), a.n, static_cast<const double*>(a.a), a.k, &zero,
-                                 static_cast<double*>(a.c), a.n));
+                                 static_cast<const double*>(a.b), a.n, static_cast<const double*>(a.a), a.k,
+                                 &zero, static_cast<double*>(a.c), a.n));
   }
 }
 

@@ -20,7 +20,9 @@ bool gpu_available(std::string* why) {
   const cudaError_t code = cudaGetDeviceCount(&count);
   if (code != cudaSuccess) {
     cudaGetLastError();
-    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
+    if (why)
+      *why = std::string("no usable CUDA device: ") + cudaGetErrorName(code) + " (" +
+             cudaGetErrorString(code) + ")";
     return false;
   }
   if (count == 0) {
@@ -75,8 +77,7 @@ copy_fixture::copy_fixture(std::size_t bytes) : bytes_(bytes / 4 * 4), src_(byte
 }
 
 void copy_fixture::launch(cudaStream_t stream) const {
-  CDL_CUDA_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_,
-                                 cudaMemcpyDeviceToDevice, stream));
+  CDL_CUDA_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_, cudaMemcpyDeviceToDevice, stream));
 }
 
 bool copy_fixture::verify() const {
@@ -94,7 +95,8 @@ double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
   const copy_fixture copy(bytes);
   const timing_stats t = time_launches([&](cudaStream_t s) { copy.launch(s); },
                                        timing_options{.warmup = 3, .repetitions = repetitions});
-  if (!copy.verify()) throw error("device-to-device copy produced wrong data: the copy floor cannot be trusted");
+  if (!copy.verify())
+    throw error("device-to-device copy produced wrong data: the copy floor cannot be trusted");
   return 2.0 * double(copy.bytes()) / (t.median_ms * 1e-3) / 1e9;
 }
 

@@ -13,7 +13,8 @@
 namespace cdl::expr {
 
 syntax_error::syntax_error(std::size_t offset, const std::string& message)
-    : error(message + " (at offset " + std::to_string(offset) + ", column " + std::to_string(offset + 1) + ")"),
+    : error(message + " (at offset " + std::to_string(offset) + ", column " + std::to_string(offset + 1) +
+            ")"),
       offset_(offset) {}
 
 bool is_condition(kind k) { return k >= kind::less && k <= kind::not_equal; }
@@ -25,9 +26,12 @@ struct function_info {
   kind op;
   int arity;
 };
-constexpr std::array<function_info, 6> functions{{
-    {"sin", kind::sin, 1}, {"cos", kind::cos, 1}, {"exp", kind::exp, 1},
-    {"sqrt", kind::sqrt, 1}, {"min", kind::min, 2}, {"max", kind::max, 2}}};
+constexpr std::array<function_info, 6> functions{{{"sin", kind::sin, 1},
+                                                  {"cos", kind::cos, 1},
+                                                  {"exp", kind::exp, 1},
+                                                  {"sqrt", kind::sqrt, 1},
+                                                  {"min", kind::min, 2},
+                                                  {"max", kind::max, 2}}};
 
 const function_info* find_function(std::string_view name) {
   for (const function_info& f : functions)
@@ -63,7 +67,8 @@ class parser {
       p_.bindings.push_back({std::move(name), v});
     }
     const std::size_t at = pos_;
-    if (at_end()) throw syntax_error(at, "the program ends after its temporaries: the last part must be the result");
+    if (at_end())
+      throw syntax_error(at, "the program ends after its temporaries: the last part must be the result");
     p_.result = value_of(value(), at);
     if (peek() == ';') {
       ++pos_;
@@ -84,8 +89,9 @@ class parser {
   [[noreturn]] void unexpected(const std::string& wanted) const {
     if (at_end()) throw syntax_error(pos_, "the program ends where " + wanted + " was expected");
     const char c = text_[pos_];
-    const std::string seen = std::isprint(static_cast<unsigned char>(c)) ? std::string("'") + c + "'"
-                                                                         : "byte " + std::to_string(int(static_cast<unsigned char>(c)));
+    const std::string seen = std::isprint(static_cast<unsigned char>(c))
+                                 ? std::string("'") + c + "'"
+                                 : "byte " + std::to_string(int(static_cast<unsigned char>(c)));
     throw syntax_error(pos_, "expected " + wanted + ", found " + seen);
   }
 
@@ -128,7 +134,8 @@ class parser {
   struct depth_guard {
     parser& p;
     explicit depth_guard(parser& p_) : p(p_) {
-      if (++p.depth_ > max_depth) throw syntax_error(p.pos_, "the program nests deeper than " + std::to_string(max_depth));
+      if (++p.depth_ > max_depth)
+        throw syntax_error(p.pos_, "the program nests deeper than " + std::to_string(max_depth));
     }
     ~depth_guard() { --p.depth_; }
   };
@@ -162,7 +169,8 @@ class parser {
       skip_space();
       const std::size_t at_right = pos_;
       const int right = value_of(sum(), at_right);
-      if (peek() == '<' || peek() == '>' || (peek() == '=' && peek(1) == '=') || (peek() == '!' && peek(1) == '='))
+      if (peek() == '<' || peek() == '>' || (peek() == '=' && peek(1) == '=') ||
+          (peek() == '!' && peek(1) == '='))
         throw syntax_error(pos_, "comparisons do not chain: write (a < b) ? ... with one comparison");
       return add({k, 0, left, right});
     }
@@ -255,7 +263,8 @@ class parser {
       return v;
     }
     if (const function_info* f = find_function(name)) {
-      if (peek() != '(') throw syntax_error(pos_, "'" + name + "' is a function: call it as " + name + "(...)");
+      if (peek() != '(')
+        throw syntax_error(pos_, "'" + name + "' is a function: call it as " + name + "(...)");
       expect('(');
       node n{f->op};
       std::size_t at_arg = pos_;
@@ -265,15 +274,17 @@ class parser {
         at_arg = pos_;
         n.b = value_of(value(), at_arg);
       }
-      if (peek() == ',') throw syntax_error(pos_, "'" + name + "' takes " + std::to_string(f->arity) + " argument" +
-                                                      (f->arity == 1 ? "" : "s"));
+      if (peek() == ',')
+        throw syntax_error(pos_, "'" + name + "' takes " + std::to_string(f->arity) + " argument" +
+                                     (f->arity == 1 ? "" : "s"));
       expect(')');
       return add(n);
     }
     const auto found = names_.find(name);
     if (found == names_.end())
-      throw syntax_error(at, "unknown name '" + name + "': the names are x, T, sin, cos, exp, sqrt, min, max and the "
-                             "temporaries defined before this point");
+      throw syntax_error(at, "unknown name '" + name +
+                                 "': the names are x, T, sin, cos, exp, sqrt, min, max and the "
+                                 "temporaries defined before this point");
     return add({kind::temporary, double(found->second)});
   }
 

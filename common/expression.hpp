@@ -42,19 +42,35 @@ class syntax_error : public error {
 };
 
 enum class kind {
-  number, x, temporary,                 // leaves (temporary: value = the binding's index)
-  negate, add, subtract, multiply, divide,
-  less, less_equal, greater, greater_equal, equal, not_equal,  // conditions
-  select,                               // a ? b : c, a a condition
-  sin, cos, exp, sqrt, min, max,
+  number,
+  x,
+  temporary,  // leaves (temporary: value = the binding's index)
+  negate,
+  add,
+  subtract,
+  multiply,
+  divide,
+  less,
+  less_equal,
+  greater,
+  greater_equal,
+  equal,
+  not_equal,  // conditions
+  select,     // a ? b : c, a a condition
+  sin,
+  cos,
+  exp,
+  sqrt,
+  min,
+  max,
 };
 bool is_condition(kind k);
 std::string_view function_name(kind k);  // "sin", ...; empty for anything else
 
 struct node {
   kind op;
-  double value = 0;             // number: its value; temporary: the binding's index
-  int a = -1, b = -1, c = -1;   // operands, indexes into program::nodes
+  double value = 0;            // number: its value; temporary: the binding's index
+  int a = -1, b = -1, c = -1;  // operands, indexes into program::nodes
 };
 
 struct binding {
@@ -66,7 +82,7 @@ struct program {
   std::vector<node> nodes;        // operands before the nodes that use them
   std::vector<binding> bindings;  // in order; each may use the ones before it
   int result = -1;
-  bool uses(kind k) const;        // does any node apply k (libdevice is linked only when needed)
+  bool uses(kind k) const;  // does any node apply k (libdevice is linked only when needed)
 };
 
 inline constexpr std::size_t max_source_bytes = 16 * 1024;

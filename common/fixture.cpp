@@ -44,7 +44,8 @@ validation_result download_and_validate(const void* output, dtype type, std::siz
     using T = decltype(t);
     const std::span<std::byte> host = staging.get(count * sizeof(T));
     if (count) CDL_CUDA_CHECK(cudaMemcpy(host.data(), output, host.size(), cudaMemcpyDeviceToHost));
-    return validate<T>(std::span<const T>(reinterpret_cast<const T*>(host.data()), count), reference, tolerance);
+    return validate<T>(std::span<const T>(reinterpret_cast<const T*>(host.data()), count), reference,
+                       tolerance);
   });
 }
 

@@ -10,12 +10,13 @@
 namespace cdl {
 
 std::string image_problem::describe() const {
-  return "image op=" + std::string(info(op).name) + " " + std::to_string(width) + "x" + std::to_string(height) +
-         " r=" + std::to_string(r);
+  return "image op=" + std::string(info(op).name) + " " + std::to_string(width) + "x" +
+         std::to_string(height) + " r=" + std::to_string(r);
 }
 
 image_host make_image_host(const image_problem& p, std::uint64_t seed) {
-  if (p.width < 0 || p.height < 0 || p.r < 0) throw error("image: negative size or radius in " + p.describe());
+  if (p.width < 0 || p.height < 0 || p.r < 0)
+    throw error("image: negative size or radius in " + p.describe());
   const std::size_t pixels = std::size_t(p.width) * p.height;
   image_host h{uniform_inputs<float>(pixels, seed), std::vector<reference_value>(pixels)};
   const std::vector<double> wide(h.in.begin(), h.in.end());
@@ -23,13 +24,14 @@ image_host make_image_host(const image_problem& p, std::uint64_t seed) {
   visit_op(p.op, [&](auto f) {
     // Error bound: the filter's coefficient weight times the largest pixel, plus the value.
     const double weight = double(decltype(f)::weight) * input_hi;
-    parallel_for(std::size_t(p.height), worker_count(pixels, 1 << 12), [&](std::size_t, std::size_t begin, std::size_t end) {
-      for (std::size_t y = begin; y < end; ++y)
-        for (int x = 0; x < p.width; ++x) {
-          const double v = f(view, x, int(y), p.r);
-          h.reference[y * p.width + x] = {v, std::fabs(v) + weight};
-        }
-    });
+    parallel_for(std::size_t(p.height), worker_count(pixels, 1 << 12),
+                 [&](std::size_t, std::size_t begin, std::size_t end) {
+                   for (std::size_t y = begin; y < end; ++y)
+                     for (int x = 0; x < p.width; ++x) {
+                       const double v = f(view, x, int(y), p.r);
+                       h.reference[y * p.width + x] = {v, std::fabs(v) + weight};
+                     }
+                 });
   });
   return h;
 }
@@ -50,9 +52,10 @@ void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t str
                   stream});
 }
 
-validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_, image_tolerance(problem_),
-                             stream, [&] { launch(fn, form, stream); });
+validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form,
+                                                  cudaStream_t stream) const {
+  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_,
+                             image_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -51,7 +51,8 @@ class image_fixture {
   image_fixture(const image_problem& p, std::uint64_t seed);
   const image_problem& problem() const { return problem_; }
   void launch(image_launch_fn fn, image_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(image_launch_fn fn, image_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(image_launch_fn fn, image_form form,
+                                     cudaStream_t stream = nullptr) const;
 
  private:
   image_problem problem_;

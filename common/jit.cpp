@@ -44,14 +44,35 @@ F symbol(void* lib, const char* name, const char* path) {
   return reinterpret_cast<F>(f);
 }
 
-#define CDL_NVRTC_FUNCTIONS(X)                                                                            \
-  X(GetErrorString) X(Version) X(CreateProgram) X(DestroyProgram) X(AddNameExpression) X(CompileProgram)  \
-  X(GetProgramLogSize) X(GetProgramLog) X(GetCUBINSize) X(GetCUBIN) X(GetLTOIRSize) X(GetLTOIR)            \
+// One entry a line (the formatter would reflow them differently on each run).
+// clang-format off
+#define CDL_NVRTC_FUNCTIONS(X) \
+  X(GetErrorString) \
+  X(Version) \
+  X(CreateProgram) \
+  X(DestroyProgram) \
+  X(AddNameExpression) \
+  X(CompileProgram) \
+  X(GetProgramLogSize) \
+  X(GetProgramLog) \
+  X(GetCUBINSize) \
+  X(GetCUBIN) \
+  X(GetLTOIRSize) \
+  X(GetLTOIR) \
   X(GetLoweredName)
-#define CDL_NVVM_FUNCTIONS(X)                                                                                   \
-  X(GetErrorString) X(Version) X(CreateProgram) X(DestroyProgram) X(AddModuleToProgram)                        \
-  X(LazyAddModuleToProgram) X(CompileProgram) X(GetProgramLogSize) X(GetProgramLog) X(GetCompiledResultSize)  \
+#define CDL_NVVM_FUNCTIONS(X) \
+  X(GetErrorString) \
+  X(Version) \
+  X(CreateProgram) \
+  X(DestroyProgram) \
+  X(AddModuleToProgram) \
+  X(LazyAddModuleToProgram) \
+  X(CompileProgram) \
+  X(GetProgramLogSize) \
+  X(GetProgramLog) \
+  X(GetCompiledResultSize) \
   X(GetCompiledResult)
+// clang-format on
 #define CDL_API_MEMBER(prefix, name) decltype(&prefix##name) name;
 #define CDL_NVRTC_MEMBER(name) CDL_API_MEMBER(nvrtc, name)
 #define CDL_NVVM_MEMBER(name) CDL_API_MEMBER(nvvm, name)
@@ -103,8 +124,8 @@ void check_nvvm(nvvmResult code, const char* call, const char* file, int line) {
 // nvJitLink has no error-string function; its result codes are numbered in nvJitLink.h.
 void check_nvjitlink(nvJitLinkResult code, const char* call, const char* file, int line) {
   if (code != NVJITLINK_SUCCESS)
-    throw error(std::string(call) + " failed: nvJitLinkResult " + std::to_string(int(code)) + " (" + file + ":" +
-                std::to_string(line) + ")");
+    throw error(std::string(call) + " failed: nvJitLinkResult " + std::to_string(int(code)) + " (" + file +
+                ":" + std::to_string(line) + ")");
 }
 #define CDL_NVJITLINK_CHECK(call) check_nvjitlink((call), #call, __FILE__, __LINE__)
 
@@ -131,7 +152,8 @@ const header_table& headers() {
     for (const auto& [name, text] : files) {
       for (std::cregex_iterator m(text.data(), text.data() + text.size(), include), end; m != end; ++m) {
         const std::string spelled = (*m)[1];
-        const std::string target = (fs::path(name).parent_path() / spelled).lexically_normal().generic_string();
+        const std::string target =
+            (fs::path(name).parent_path() / spelled).lexically_normal().generic_string();
         const auto found = files.find(target);
         if (found == files.end()) continue;  // a host-only header, skipped under NVRTC
         const auto [it, added] = by_name.emplace(spelled, found->second);
@@ -169,7 +191,7 @@ compiled compile(const program& p, int arch, code_kind kind) {
   const header_table& h = headers();
   nvrtcProgram raw = nullptr;
   CDL_NVRTC_CHECK(nvrtc().CreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
-                                     h.text_ptrs.data(), h.name_ptrs.data()));
+                                        h.text_ptrs.data(), h.name_ptrs.data()));
   const program_handle prog(raw);
   for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtc().AddNameExpression(raw, e.c_str()));
 
@@ -184,7 +206,8 @@ compiled compile(const program& p, int arch, code_kind kind) {
   CDL_NVRTC_CHECK(nvrtc().GetProgramLog(raw, log.data()));
   compiled out{kind, arch, {}, trimmed(std::move(log))};
   if (rc == NVRTC_ERROR_COMPILATION) throw compile_error(p.name + " does not compile", out.log);
-  if (rc != NVRTC_SUCCESS) throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtc().GetErrorString(rc), out.log);
+  if (rc != NVRTC_SUCCESS)
+    throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtc().GetErrorString(rc), out.log);
 
   std::size_t size = 0;
   if (kind == code_kind::cubin) {
@@ -207,7 +230,8 @@ compiled compile(const program& p, int arch, code_kind kind) {
 std::vector<std::string> nvvm_options(int arch) {
   // libNVVM's defaults are NVRTC's (IEEE division and square root, no flush to zero, FMA
   // contraction on): set out here because they are part of what the kernel computes.
-  return {"-arch=compute_" + std::to_string(arch), "-opt=3", "-prec-div=1", "-prec-sqrt=1", "-ftz=0", "-fma=1"};
+  return {
+      "-arch=compute_" + std::to_string(arch), "-opt=3", "-prec-div=1", "-prec-sqrt=1", "-ftz=0", "-fma=1"};
 }
 
 const std::string& libdevice() {
@@ -224,7 +248,8 @@ const std::string& libdevice() {
 compiled compile_nvvm(const nvvm_module& m, int arch) {
   nvvmProgram raw = nullptr;
   CDL_NVVM_CHECK(nvvm().CreateProgram(&raw));
-  const std::unique_ptr<nvvmProgram, void (*)(nvvmProgram*)> guard(&raw, [](nvvmProgram* p) { nvvm().DestroyProgram(p); });
+  const std::unique_ptr<nvvmProgram, void (*)(nvvmProgram*)> guard(
+      &raw, [](nvvmProgram* p) { nvvm().DestroyProgram(p); });
   CDL_NVVM_CHECK(nvvm().AddModuleToProgram(raw, m.ir.data(), m.ir.size(), m.name.c_str()));
   // Lazily: only the libdevice functions the module calls are linked and compiled.
   if (m.needs_libdevice)
@@ -239,12 +264,14 @@ compiled compile_nvvm(const nvvm_module& m, int arch) {
   std::vector<char> log(size);
   CDL_NVVM_CHECK(nvvm().GetProgramLog(raw, log.data()));
   compiled out{code_kind::ptx, arch, {}, trimmed(std::move(log))};
-  if (rc != NVVM_SUCCESS) throw compile_error(m.name + ": libNVVM cannot compile it (" + nvvm().GetErrorString(rc) + ")", out.log);
+  if (rc != NVVM_SUCCESS)
+    throw compile_error(m.name + ": libNVVM cannot compile it (" + nvvm().GetErrorString(rc) + ")", out.log);
   CDL_NVVM_CHECK(nvvm().GetCompiledResultSize(raw, &size));
   std::vector<char> ptx(size);
   CDL_NVVM_CHECK(nvvm().GetCompiledResult(raw, ptx.data()));
   out.image.code.assign(ptx.begin(), ptx.end());
-  while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();  // nvJitLink takes the text's length
+  while (!out.image.code.empty() && out.image.code.back() == '\0')
+    out.image.code.pop_back();                                           // nvJitLink takes the text's length
   for (const std::string& k : m.kernels) out.image.kernel_names[k] = k;  // unmangled: the IR names them
   return out;
 }
@@ -257,23 +284,26 @@ std::vector<std::string> link_options(int arch, bool lto) {
 
 linked link(std::span<const compiled* const> parts, int arch) {
   // LTO when any part is LTO-IR; PTX alone is only assembled (ptxas), as the driver would.
-  const bool lto = std::any_of(parts.begin(), parts.end(), [](const compiled* c) { return c->kind == code_kind::ltoir; });
+  const bool lto =
+      std::any_of(parts.begin(), parts.end(), [](const compiled* c) { return c->kind == code_kind::ltoir; });
   const std::vector<std::string> options = link_options(arch, lto);
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
   nvJitLinkHandle h = nullptr;
   CDL_NVJITLINK_CHECK(nvJitLinkCreate(&h, std::uint32_t(option_ptrs.size()), option_ptrs.data()));
-  const std::unique_ptr<nvJitLinkHandle, void (*)(nvJitLinkHandle*)> guard(&h, [](nvJitLinkHandle* p) {
-    nvJitLinkDestroy(p);
-  });
+  const std::unique_ptr<nvJitLinkHandle, void (*)(nvJitLinkHandle*)> guard(
+      &h, [](nvJitLinkHandle* p) { nvJitLinkDestroy(p); });
 
   linked out{arch, {}, {}};
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const compiled& c = *parts[i];
-    if (c.arch != arch) throw error("link: part " + std::to_string(i) + " was compiled for sm_" + std::to_string(c.arch));
+    if (c.arch != arch)
+      throw error("link: part " + std::to_string(i) + " was compiled for sm_" + std::to_string(c.arch));
     const std::string name = "part" + std::to_string(i);
-    static constexpr nvJitLinkInputType input[] = {NVJITLINK_INPUT_CUBIN, NVJITLINK_INPUT_LTOIR, NVJITLINK_INPUT_PTX};
-    CDL_NVJITLINK_CHECK(nvJitLinkAddData(h, input[int(c.kind)], c.image.code.data(), c.image.code.size(), name.c_str()));
+    static constexpr nvJitLinkInputType input[] = {NVJITLINK_INPUT_CUBIN, NVJITLINK_INPUT_LTOIR,
+                                                   NVJITLINK_INPUT_PTX};
+    CDL_NVJITLINK_CHECK(
+        nvJitLinkAddData(h, input[int(c.kind)], c.image.code.data(), c.image.code.size(), name.c_str()));
     out.image.kernel_names.insert(c.image.kernel_names.begin(), c.image.kernel_names.end());
   }
   const nvJitLinkResult rc = nvJitLinkComplete(h);
@@ -312,7 +342,8 @@ cudaKernel_t loaded::kernel(const std::string& name_expression) const {
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
             std::size_t dynamic_shared_bytes) {
   // A cudaKernel_t is accepted wherever the runtime takes a kernel's address.
-  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, dynamic_shared_bytes, stream));
+  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args,
+                                  dynamic_shared_bytes, stream));
 }
 
 std::string nvrtc_version() {

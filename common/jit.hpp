@@ -82,7 +82,7 @@ compiled compile(const program& p, int arch, code_kind kind);
 // Stage 1 of strategy 08: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
 // linked lazily when the IR calls it. No C++ front end: this is the compiler under NVRTC.
 struct nvvm_module {
-  std::string name;                  // in logs
+  std::string name;  // in logs
   std::string ir;
   std::vector<std::string> kernels;  // their names in the IR (unmangled)
   bool needs_libdevice = false;

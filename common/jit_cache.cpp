@@ -95,7 +95,8 @@ std::optional<module_image> cache::read_disk(const std::string& key) {
   const fs::path path = entry_path(key);
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;  // a plain miss
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
 
   auto discard = [&](const std::string& why) -> std::optional<module_image> {
     warn("discarding " + path.string() + " (" + why + "); rebuilding it");
@@ -113,7 +114,8 @@ std::optional<module_image> cache::read_disk(const std::string& key) {
   try {
     if (!doc.is_object() || doc.value("format", "") != entry_format) return discard("unknown format");
     const json& entry = doc.at("entry");
-    if (doc.at("checksum").get<std::uint64_t>() != checksum(entry)) return discard("checksum mismatch: corrupt");
+    if (doc.at("checksum").get<std::uint64_t>() != checksum(entry))
+      return discard("checksum mismatch: corrupt");
     if (entry.at("key").get<std::string>() != key) return discard("entry for another key");
     module_image image;
     const auto& code = entry.at("code").get_binary();

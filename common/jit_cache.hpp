@@ -40,7 +40,7 @@ const std::string& headers_digest();
 class cache {
  public:
   struct options {
-    std::optional<std::filesystem::path> dir;  // none: memory only
+    std::optional<std::filesystem::path> dir;      // none: memory only
     std::function<void(const std::string&)> warn;  // where reports of bad entries go (default: stderr)
   };
   // From the environment, as described above.

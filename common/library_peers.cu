@@ -45,7 +45,9 @@ void for_zip(const zip_launch& a, Body&& body) {
 }  // namespace
 
 void cub_transform_map(const map_launch& a) {
-  for_map(a, [&](auto x, auto y, auto f) { CDL_CUDA_CHECK(cub::DeviceTransform::Transform(x, y, a.n, f, a.stream)); });
+  for_map(a, [&](auto x, auto y, auto f) {
+    CDL_CUDA_CHECK(cub::DeviceTransform::Transform(x, y, a.n, f, a.stream));
+  });
 }
 void cub_transform_zip(const zip_launch& a) {
   for_zip(a, [&](auto x, auto y, auto z, auto f) {
@@ -56,7 +58,9 @@ void cub_transform_zip(const zip_launch& a) {
 // par_nosync: Thrust would otherwise synchronise the stream after the launch, which a timed
 // launch must not do. Thrust throws thrust::system_error on a failed launch.
 void thrust_transform_map(const map_launch& a) {
-  for_map(a, [&](auto x, auto y, auto f) { thrust::transform(thrust::cuda::par_nosync.on(a.stream), x, x + a.n, y, f); });
+  for_map(a, [&](auto x, auto y, auto f) {
+    thrust::transform(thrust::cuda::par_nosync.on(a.stream), x, x + a.n, y, f);
+  });
 }
 void thrust_transform_zip(const zip_launch& a) {
   for_zip(a, [&](auto x, auto y, auto z, auto f) {

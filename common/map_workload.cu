@@ -23,17 +23,18 @@ namespace {
 template <class T, class F>
 std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, int k) {
   std::vector<reference_value> ref(x.size());
-  parallel_for(x.size(), worker_count(x.size() * std::size_t(k)), [&](std::size_t, std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        reference_value r;
-        for (int j = 0; j < k; ++j) {
-          const double term = f(double(map_arg(x[i], j)));  // argument rounded in T, op in double
-          r.value += term;
-          r.scale += std::fabs(term);
-        }
-        ref[i] = r;
-      }
-    });
+  parallel_for(x.size(), worker_count(x.size() * std::size_t(k)),
+               [&](std::size_t, std::size_t begin, std::size_t end) {
+                 for (std::size_t i = begin; i < end; ++i) {
+                   reference_value r;
+                   for (int j = 0; j < k; ++j) {
+                     const double term = f(double(map_arg(x[i], j)));  // argument rounded in T, op in double
+                     r.value += term;
+                     r.scale += std::fabs(term);
+                   }
+                   ref[i] = r;
+                 }
+               });
   return ref;
 }
 }  // namespace
@@ -63,20 +64,22 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference ref
 }
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
-    : map_fixture(p, seed, [&](auto x, int k) { return map_reference(p.op, x, k); }, map_tolerance(p)) {}
+    : map_fixture(
+          p, seed, [&](auto x, int k) { return map_reference(p.op, x, k); }, map_tolerance(p)) {}
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
-    : map_fixture(p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k); },
-                  map_tolerance(p, op.max_ulps)) {}
+    : map_fixture(
+          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k); },
+          map_tolerance(p, op.max_ulps)) {}
 
 void map_fixture::launch(const launcher& launch, map_form form, cudaStream_t stream) const {
-  launch(map_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), problem_.n,
-                    problem_.k, stream});
+  launch(map_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), problem_.n, problem_.k, stream});
 }
 
-validation_result map_fixture::run_and_validate(const launcher& fn, map_form form, cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, tolerance_,
-                             stream, [&] { launch(fn, form, stream); });
+validation_result map_fixture::run_and_validate(const launcher& fn, map_form form,
+                                                cudaStream_t stream) const {
+  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, tolerance_, stream,
+                             [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -72,7 +72,8 @@ class map_fixture {
   using launcher = std::function<void(const map_launch&)>;
   void launch(const launcher& launch, map_form form, cudaStream_t stream) const;
   // Poisons the output, launches, synchronises and compares every element.
-  validation_result run_and_validate(const launcher& launch, map_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(const launcher& launch, map_form form,
+                                     cudaStream_t stream = nullptr) const;
 
  private:
   template <class Reference>

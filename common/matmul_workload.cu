@@ -58,13 +58,15 @@ matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
 }
 
 void matmul_fixture::launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  fn(matmul_launch{problem_.op, form, problem_.type, a_.data(), b_.data(), c_.data(), problem_.m,
-                   problem_.n, problem_.k, stream});
+  fn(matmul_launch{problem_.op, form, problem_.type, a_.data(), b_.data(), c_.data(), problem_.m, problem_.n,
+                   problem_.k, stream});
 }
 
-validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  return poison_run_validate(c_.data(), c_.bytes(), problem_.type, std::size_t(problem_.m) * problem_.n, reference_,
-                             tolerance_for(epsilon_of(problem_.type), 2, problem_.k), stream, [&] { launch(fn, form, stream); });
+validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form,
+                                                   cudaStream_t stream) const {
+  return poison_run_validate(c_.data(), c_.bytes(), problem_.type, std::size_t(problem_.m) * problem_.n,
+                             reference_, tolerance_for(epsilon_of(problem_.type), 2, problem_.k), stream,
+                             [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -23,7 +23,9 @@ struct matmul_problem {
   int m = 0, n = 0, k = 0;
 
   std::string describe() const;
-  std::size_t min_bytes() const { return (std::size_t(m) * k + std::size_t(k) * n + std::size_t(m) * n) * size_of(type); }
+  std::size_t min_bytes() const {
+    return (std::size_t(m) * k + std::size_t(k) * n + std::size_t(m) * n) * size_of(type);
+  }
   double ops() const { return 2.0 * m * n * k; }  // one combine and one reduce per term
 };
 
@@ -44,7 +46,8 @@ class matmul_fixture {
   matmul_fixture(const matmul_problem& p, std::uint64_t seed);
   const matmul_problem& problem() const { return problem_; }
   void launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(matmul_launch_fn fn, matmul_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(matmul_launch_fn fn, matmul_form form,
+                                     cudaStream_t stream = nullptr) const;
 
  private:
   matmul_problem problem_;

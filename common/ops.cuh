@@ -27,6 +27,9 @@
 #include <utility>
 #endif
 
+// The op tables' text is stringified into each op's source (op_info::source) and keeps the
+// spacing written here: the formatter leaves it alone.
+// clang-format off
 // name, worst-case error of one evaluation in units of the type's epsilon, expression.
 // Inputs are positive (see inputs.hpp), so no expression here suffers cancellation.
 #define CDL_MAP_OPS(X)                                  \
@@ -63,7 +66,10 @@
       for (int dx = -r; dx <= r; ++dx) s += img.at(x + dx, y + dy);                                      \
     return s / T((2 * r + 1) * (2 * r + 1));                                                             \
   })                                                                                                     \
-  X(sharpen, 9, { return T(5) * img.at(x, y) - img.at(x - 1, y) - img.at(x + 1, y) - img.at(x, y - 1) - img.at(x, y + 1); }) \
+  X(sharpen, 9, {                                                                                        \
+    return T(5) * img.at(x, y) - img.at(x - 1, y) - img.at(x + 1, y) - img.at(x, y - 1) -                \
+           img.at(x, y + 1);                                                                             \
+  })                                                                                                     \
   X(invert, 1, { return T(1) - img.at(x, y); })                                                          \
   X(sobel, 8, {                                                                                          \
     const T gx = img.at(x + 1, y - 1) + T(2) * img.at(x + 1, y) + img.at(x + 1, y + 1) -                 \
@@ -84,15 +90,17 @@ inline constexpr int task_op_count = 32;
 namespace cdl {
 namespace ops {
 
+// clang-format on
+
 // Math used by op expressions. Unqualified calls inside namespace cdl::ops find these first,
 // which hides ::sin(double) and keeps float arithmetic in float on the device.
 #if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
-#define CDL_OP_MATH(fn)                                          \
-  CDL_HD inline float fn(float v) { return ::fn##f(v); }         \
+#define CDL_OP_MATH(fn)                                  \
+  CDL_HD inline float fn(float v) { return ::fn##f(v); } \
   CDL_HD inline double fn(double v) { return ::fn(v); }
 #else
-#define CDL_OP_MATH(fn)                                          \
-  CDL_HD inline float fn(float v) { return std::fn(v); }         \
+#define CDL_OP_MATH(fn)                                  \
+  CDL_HD inline float fn(float v) { return std::fn(v); } \
   CDL_HD inline double fn(double v) { return std::fn(v); }
 #endif
 CDL_OP_MATH(sin)
@@ -102,9 +110,13 @@ CDL_OP_MATH(sqrt)
 #undef CDL_OP_MATH
 
 template <class T>
-CDL_HD inline T min(T a, T b) { return b < a ? b : a; }
+CDL_HD inline T min(T a, T b) {
+  return b < a ? b : a;
+}
 template <class T>
-CDL_HD inline T max(T a, T b) { return a < b ? b : a; }
+CDL_HD inline T max(T a, T b) {
+  return a < b ? b : a;
+}
 template <class T>
 CDL_HD inline T infinity() {
 #if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
@@ -114,19 +126,19 @@ CDL_HD inline T infinity() {
 #endif
 }
 
-#define CDL_DEFINE_UNARY(name, ulps, expr)                    \
-  struct name {                                               \
-    template <class T>                                        \
-    CDL_HD T operator()(T x) const {                          \
-      return expr;                                            \
-    }                                                         \
+#define CDL_DEFINE_UNARY(name, ulps, expr) \
+  struct name {                            \
+    template <class T>                     \
+    CDL_HD T operator()(T x) const {       \
+      return expr;                         \
+    }                                      \
   };
-#define CDL_DEFINE_BINARY(name, ulps, expr)                   \
-  struct name {                                               \
-    template <class T>                                        \
-    CDL_HD T operator()(T x, T y) const {                     \
-      return expr;                                            \
-    }                                                         \
+#define CDL_DEFINE_BINARY(name, ulps, expr) \
+  struct name {                             \
+    template <class T>                      \
+    CDL_HD T operator()(T x, T y) const {   \
+      return expr;                          \
+    }                                       \
   };
 CDL_MAP_OPS(CDL_DEFINE_UNARY)
 CDL_ZIP_OPS(CDL_DEFINE_BINARY)
@@ -142,28 +154,28 @@ struct point {
 };
 
 namespace ops {
-#define CDL_DEFINE_POINT(name, ulps, new_x, new_y)      \
-  struct name {                                         \
-    template <class T>                                  \
-    CDL_HD point<T> operator()(point<T> p) const {      \
-      const T x = p.x, y = p.y;                         \
-      return {new_x, new_y};                            \
-    }                                                   \
+#define CDL_DEFINE_POINT(name, ulps, new_x, new_y) \
+  struct name {                                    \
+    template <class T>                             \
+    CDL_HD point<T> operator()(point<T> p) const { \
+      const T x = p.x, y = p.y;                    \
+      return {new_x, new_y};                       \
+    }                                              \
   };
 CDL_POINT_OPS(CDL_DEFINE_POINT)
 #undef CDL_DEFINE_POINT
 
-#define CDL_DEFINE_SEMIRING(name, sums_, identity_, step)          \
-  struct name {                                                    \
-    static constexpr bool sums = sums_;                            \
-    template <class T>                                             \
-    CDL_HD static T identity() {                                   \
-      return identity_;                                            \
-    }                                                              \
-    template <class T>                                             \
-    CDL_HD T operator()(T acc, T a, T b) const {                   \
-      return step;                                                 \
-    }                                                              \
+#define CDL_DEFINE_SEMIRING(name, sums_, identity_, step) \
+  struct name {                                           \
+    static constexpr bool sums = sums_;                   \
+    template <class T>                                    \
+    CDL_HD static T identity() {                          \
+      return identity_;                                   \
+    }                                                     \
+    template <class T>                                    \
+    CDL_HD T operator()(T acc, T a, T b) const {          \
+      return step;                                        \
+    }                                                     \
   };
 CDL_SEMIRINGS(CDL_DEFINE_SEMIRING)
 #undef CDL_DEFINE_SEMIRING
@@ -183,15 +195,15 @@ struct image_view {
 };
 
 namespace ops {
-#define CDL_DEFINE_IMAGE_OP(name, weight_, ...)                                  \
-  struct name {                                                                  \
-    static constexpr int weight = weight_;                                       \
-    template <class V>                                                           \
+#define CDL_DEFINE_IMAGE_OP(name, weight_, ...)                                         \
+  struct name {                                                                         \
+    static constexpr int weight = weight_;                                              \
+    template <class V>                                                                  \
     CDL_HD typename V::value_type operator()(const V& img, int x, int y, int r) const { \
-      using T = typename V::value_type;                                          \
-      (void)r;                                                                   \
-      __VA_ARGS__                                                                \
-    }                                                                            \
+      using T = typename V::value_type;                                                 \
+      (void)r;                                                                          \
+      __VA_ARGS__                                                                       \
+    }                                                                                   \
   };
 CDL_IMAGE_OPS(CDL_DEFINE_IMAGE_OP)
 #undef CDL_DEFINE_IMAGE_OP
@@ -250,8 +262,10 @@ using task_ops = decltype(make_task_ops(std::make_index_sequence<task_op_count>{
 // List through a literal switch (up to 32 ops). On the host it is how templates are chosen at
 // run time; on the device it is the switch-dispatch strategy itself. An id out of range
 // returns f applied to the first op on the device (callers validate ids on the host).
-#define CDL_VISIT_CASE(i)                           \
-  case i:                                           \
+// A case per possible op id, five to a line (the formatter would reflow them on each run).
+// clang-format off
+#define CDL_VISIT_CASE(i)                                       \
+  case i:                                                       \
     if constexpr (i < List::size) return f(op_at_t<i, List>{}); \
     break;
 template <class List, class F>
@@ -270,6 +284,7 @@ CDL_HD inline decltype(auto) visit(int id, F&& f) {
   static_assert(List::size <= 32, "visit handles up to 32 ops");
   return f(op_at_t<0, List>{});
 }
+// clang-format on
 #undef CDL_VISIT_CASE
 
 #if defined(__CUDACC__)
@@ -335,15 +350,25 @@ decltype(auto) visit_checked(Id op, F&& f) {
   return visit<List>(id, std::forward<F>(f));
 }
 template <class F>
-decltype(auto) visit_op(map_op op, F&& f) { return visit_checked<map_ops>(op, std::forward<F>(f)); }
+decltype(auto) visit_op(map_op op, F&& f) {
+  return visit_checked<map_ops>(op, std::forward<F>(f));
+}
 template <class F>
-decltype(auto) visit_op(zip_op op, F&& f) { return visit_checked<zip_ops>(op, std::forward<F>(f)); }
+decltype(auto) visit_op(zip_op op, F&& f) {
+  return visit_checked<zip_ops>(op, std::forward<F>(f));
+}
 template <class F>
-decltype(auto) visit_op(point_op op, F&& f) { return visit_checked<point_ops>(op, std::forward<F>(f)); }
+decltype(auto) visit_op(point_op op, F&& f) {
+  return visit_checked<point_ops>(op, std::forward<F>(f));
+}
 template <class F>
-decltype(auto) visit_op(semiring op, F&& f) { return visit_checked<semirings>(op, std::forward<F>(f)); }
+decltype(auto) visit_op(semiring op, F&& f) {
+  return visit_checked<semirings>(op, std::forward<F>(f));
+}
 template <class F>
-decltype(auto) visit_op(image_op op, F&& f) { return visit_checked<image_ops>(op, std::forward<F>(f)); }
+decltype(auto) visit_op(image_op op, F&& f) {
+  return visit_checked<image_ops>(op, std::forward<F>(f));
+}
 #endif
 
 }  // namespace cdl

@@ -15,7 +15,10 @@ std::string points_problem::describe() const {
 }
 
 points_fixture::points_fixture(const points_problem& p, std::uint64_t seed)
-    : problem_(p), aos_(2 * p.n * size_of(p.type)), soa_(2 * p.n * size_of(p.type)), out_(2 * p.n * size_of(p.type)) {
+    : problem_(p),
+      aos_(2 * p.n * size_of(p.type)),
+      soa_(2 * p.n * size_of(p.type)),
+      out_(2 * p.n * size_of(p.type)) {
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     const std::vector<T> xs = uniform_inputs<T>(p.n, seed), ys = uniform_inputs<T>(p.n, seed + 1);
@@ -46,7 +49,8 @@ void points_fixture::launch(points_launch_fn fn, layout l, cudaStream_t stream) 
 validation_result points_fixture::run_and_validate(points_launch_fn fn, layout l, cudaStream_t stream) const {
   return poison_run_validate(out_.data(), out_.bytes(), problem_.type, 2 * problem_.n,
                              l == layout::aos ? reference_aos_ : reference_soa_,
-                             tolerance_for(epsilon_of(problem_.type), info(problem_.op).max_ulps, 2), stream, [&] { launch(fn, l, stream); });
+                             tolerance_for(epsilon_of(problem_.type), info(problem_.op).max_ulps, 2), stream,
+                             [&] { launch(fn, l, stream); });
 }
 
 }  // namespace cdl

@@ -24,8 +24,6 @@
 
 namespace cdl {
 
-
-
 environment current_environment(double copy_bandwidth_gbs) {
   environment e;
   e.device = query_device();

@@ -32,10 +32,10 @@ struct run_record {
   nlohmann::json problem;  // the workload's own knobs (op, type, n, k, ...)
   validation_result validation;
   timing_stats timing;
-  double bytes = 0;                // minimum bytes the kernel must move
-  double bandwidth_gbs = 0;        // bytes / median time
-  double fraction_of_copy = 0;     // bandwidth / environment.copy_bandwidth_gbs
-  double first_launch_ms = 0;      // wall clock of the first launch, synchronised: a JIT's compile and load
+  double bytes = 0;             // minimum bytes the kernel must move
+  double bandwidth_gbs = 0;     // bytes / median time
+  double fraction_of_copy = 0;  // bandwidth / environment.copy_bandwidth_gbs
+  double first_launch_ms = 0;   // wall clock of the first launch, synchronised: a JIT's compile and load
   environment env;
 };
 
@@ -43,16 +43,17 @@ struct run_record {
 environment current_environment(double copy_bandwidth_gbs);
 
 // JSON conversions (found by nlohmann::json through argument-dependent lookup).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(device_info, ordinal, name, cc_major, cc_minor, sm_count, l2_bytes,
-                                                global_mem_bytes, sm_clock_khz, mem_clock_khz, mem_bus_bits,
-                                                peak_bandwidth_gbs, driver_version, runtime_version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(device_info, ordinal, name, cc_major, cc_minor, sm_count,
+                                                l2_bytes, global_mem_bytes, sm_clock_khz, mem_clock_khz,
+                                                mem_bus_bits, peak_bandwidth_gbs, driver_version,
+                                                runtime_version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(validation_result, passed, checked, failures, first_bad, first_bad_got,
                                    first_bad_expected, max_abs_error, max_rel_error, tolerance)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(timing_stats, repetitions, median_ms, min_ms, max_ms, p10_ms, p90_ms)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(environment, device, copy_bandwidth_gbs, git_revision, nvcc_version, build_type,
-                                   host, timestamp)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(run_record, strategy, variant, form, workload, problem, validation, timing, bytes,
-                                   bandwidth_gbs, fraction_of_copy, first_launch_ms, env)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(environment, device, copy_bandwidth_gbs, git_revision, nvcc_version,
+                                   build_type, host, timestamp)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(run_record, strategy, variant, form, workload, problem, validation, timing,
+                                   bytes, bandwidth_gbs, fraction_of_copy, first_launch_ms, env)
 
 // A problem's name in result files, made from its describe(): "map op=sine type=f32 n=4" ->
 // "map/op:sine/type:f32/n:4". cdl_bench and cdl_problem (for the Python peers) both use it.

@@ -62,7 +62,9 @@ const registry& get_registry();
 // Finds an entry by name(); throws cdl::error listing the registered names when there is none.
 template <class Entry>
 const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name, std::string_view workload);
-inline const map_entry& find_map_entry(std::string_view name) { return find_entry(get_registry().map, name, "map"); }
+inline const map_entry& find_map_entry(std::string_view name) {
+  return find_entry(get_registry().map, name, "map");
+}
 
 // Each strategy registers its entries through one of these, called in reading order.
 void register_00_inline(registry&);
@@ -74,6 +76,6 @@ void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
 void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
-void register_09_shared_memory(registry&);  // the tiled and staged forms of the entries above
+void register_09_shared_memory(registry&);   // the tiled and staged forms of the entries above
 
 }  // namespace cdl

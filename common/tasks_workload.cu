@@ -46,8 +46,10 @@ __global__ void group_bounds(const unsigned* keys_sorted, std::size_t n, unsigne
   std::size_t lo = 0, hi = n;
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    if (keys_sorted[mid] < id) lo = mid + 1;
-    else hi = mid;
+    if (keys_sorted[mid] < id)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   begin[id] = unsigned(lo);
 }
@@ -75,8 +77,8 @@ struct grouping_scratch {
     runs = device_buffer<unsigned>(1);
     begin = device_buffer<unsigned>(task_op_count + 1);
     std::size_t sort_bytes = 0, rle_bytes = 0;
-    CDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(), index.data(),
-                                                   index_sorted.data(), n, 0, 5));
+    CDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(),
+                                                   index.data(), index_sorted.data(), n, 0, 5));
     CDL_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_sorted.data(), unique.data(),
                                                       counts.data(), runs.data(), n));
     temp = device_buffer<std::byte>(std::max(sort_bytes, rle_bytes));
@@ -92,7 +94,8 @@ std::mutex scratch_mutex;
 
 // The sort both groupings start with: element indices ordered by op id, in s.index_sorted.
 void sort_by_op(grouping_scratch& s, const tasks_launch& a) {
-  keys_and_indices<<<unsigned((a.n + 255) / 256), 256, 0, a.stream>>>(a.tasks, a.n, s.keys.data(), s.index.data());
+  keys_and_indices<<<unsigned((a.n + 255) / 256), 256, 0, a.stream>>>(a.tasks, a.n, s.keys.data(),
+                                                                      s.index.data());
   CDL_CHECK_LAUNCH();
   std::size_t bytes = s.temp.bytes();
   // Op ids are below 32: sorting 5 bits is enough.
@@ -111,7 +114,8 @@ device_task_groups group_tasks_on_device(const tasks_launch& a) {
   CDL_CHECK_LAUNCH();
   // 2048 threads per SM on the GPUs measured here: a grid that fills the GPU once, whatever the
   // size of the range it will find.
-  return {s.index_sorted.data(), s.begin.data(), unsigned(query_device().sm_count) * (2048 / skeleton::tasks_block)};
+  return {s.index_sorted.data(), s.begin.data(),
+          unsigned(query_device().sm_count) * (2048 / skeleton::tasks_block)};
 }
 
 task_groups group_tasks(const tasks_launch& a) {
@@ -122,8 +126,9 @@ task_groups group_tasks(const tasks_launch& a) {
   if (a.n == 0) return g;
   sort_by_op(s, a);
   std::size_t bytes = s.temp.bytes();
-  CDL_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(s.temp.data(), bytes, s.keys_sorted.data(), s.unique.data(),
-                                                    s.counts.data(), s.runs.data(), a.n, a.stream));
+  CDL_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(s.temp.data(), bytes, s.keys_sorted.data(),
+                                                    s.unique.data(), s.counts.data(), s.runs.data(), a.n,
+                                                    a.stream));
   unsigned runs = 0, unique[task_op_count], counts[task_op_count];
   CDL_CUDA_CHECK(cudaMemcpyAsync(&runs, s.runs.data(), sizeof runs, cudaMemcpyDeviceToHost, a.stream));
   CDL_CUDA_CHECK(cudaMemcpyAsync(unique, s.unique.data(), sizeof unique, cudaMemcpyDeviceToHost, a.stream));
@@ -138,8 +143,10 @@ task_groups group_tasks(const tasks_launch& a) {
 
 tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {
   if (p.distinct < 1 || p.distinct > task_op_count)
-    throw error("tasks: distinct ops must be 1.." + std::to_string(task_op_count) + ", got " + std::to_string(p.distinct));
-  const std::vector<float> p1 = uniform_inputs<float>(p.n, seed + 1, 0.5, 1.0), p2 = uniform_inputs<float>(p.n, seed + 2, 0.0, 0.5);
+    throw error("tasks: distinct ops must be 1.." + std::to_string(task_op_count) + ", got " +
+                std::to_string(p.distinct));
+  const std::vector<float> p1 = uniform_inputs<float>(p.n, seed + 1, 0.5, 1.0),
+                           p2 = uniform_inputs<float>(p.n, seed + 2, 0.0, 0.5);
   tasks_host h{uniform_inputs<float>(p.n, seed), std::vector<task>(p.n), std::vector<reference_value>(p.n)};
   const std::size_t d = std::size_t(p.distinct);
   for (std::size_t i = 0; i < p.n; ++i) {
@@ -155,7 +162,8 @@ tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {
   parallel_for(p.n, worker_count(p.n), [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       const task& t = h.tasks[i];
-      const double v = visit<task_ops>(t.op, [&](auto op) { return op(double(h.x[i]), double(t.p1), double(t.p2)); });
+      const double v =
+          visit<task_ops>(t.op, [&](auto op) { return op(double(h.x[i]), double(t.p1), double(t.p2)); });
       h.reference[i] = {v, std::fabs(v)};
     }
   });
@@ -176,9 +184,10 @@ void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) 
   fn(tasks_launch{x_.data(), tasks_.data(), y_.data(), problem_.n, stream});
 }
 
-validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(), stream,
-                             [&] { launch(fn, form, stream); });
+validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form,
+                                                  cudaStream_t stream) const {
+  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(),
+                             stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -26,7 +26,9 @@ std::string_view to_string(task_layout l);
 // group sizes brought to the host (`grouped`) or left on the device (`grouped_device`).
 enum class tasks_form { per_element, grouped, grouped_device };
 inline std::string_view to_string(tasks_form f) {
-  return f == tasks_form::per_element ? "per_element" : f == tasks_form::grouped ? "grouped" : "grouped_device";
+  return f == tasks_form::per_element ? "per_element"
+         : f == tasks_form::grouped   ? "grouped"
+                                      : "grouped_device";
 }
 
 struct tasks_problem {
@@ -51,8 +53,8 @@ using tasks_launch_fn = void (*)(const tasks_launch&);
 // encoding) and copies the group boundaries to the host. The sort, the encoding and that
 // synchronising copy are the price of per-op kernels, and are inside the timed launch.
 struct task_groups {
-  const unsigned* index;      // element indices sorted by op (device)
-  std::vector<int> ops;       // op of each group
+  const unsigned* index;             // element indices sorted by op (device)
+  std::vector<int> ops;              // op of each group
   std::vector<std::size_t> offsets;  // group g is index[offsets[g] .. offsets[g + 1])
 };
 task_groups group_tasks(const tasks_launch& a);
@@ -85,7 +87,8 @@ class tasks_fixture {
   tasks_fixture(const tasks_problem& p, std::uint64_t seed);
   const tasks_problem& problem() const { return problem_; }
   void launch(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(tasks_launch_fn fn, tasks_form form, cudaStream_t stream = nullptr) const;
+  validation_result run_and_validate(tasks_launch_fn fn, tasks_form form,
+                                     cudaStream_t stream = nullptr) const;
 
  private:
   tasks_problem problem_;

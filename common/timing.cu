@@ -29,9 +29,11 @@ namespace {
 // Every 16 bytes of the scratch are loaded once; the XOR of them is stored only if it equals
 // `never`, which the host picks so that it cannot (the scratch is all zeros), so the loads
 // cannot be optimised away and nothing is written.
-__global__ void read_flush_kernel(const uint4* __restrict__ scratch, std::size_t n, unsigned never, unsigned* sink) {
+__global__ void read_flush_kernel(const uint4* __restrict__ scratch, std::size_t n, unsigned never,
+                                  unsigned* sink) {
   unsigned acc = 0;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const uint4 v = scratch[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
@@ -59,8 +61,10 @@ void l2_flusher::flush(cudaStream_t s) {
     return;
   }
   const std::size_t n = scratch_.bytes() / sizeof(uint4);
-  const unsigned blocks = unsigned(std::min<std::size_t>((n + 255) / 256, std::size_t(query_device().sm_count) * 8));
-  read_flush_kernel<<<blocks, 256, 0, s>>>(reinterpret_cast<const uint4*>(scratch_.data()), n, 0xFFFFFFFFu, sink_.data());
+  const unsigned blocks =
+      unsigned(std::min<std::size_t>((n + 255) / 256, std::size_t(query_device().sm_count) * 8));
+  read_flush_kernel<<<blocks, 256, 0, s>>>(reinterpret_cast<const uint4*>(scratch_.data()), n, 0xFFFFFFFFu,
+                                           sink_.data());
   CDL_CHECK_LAUNCH();
 }
 

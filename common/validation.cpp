@@ -23,8 +23,9 @@ std::string validation_result::summary() const {
     std::snprintf(text, sizeof text,
                   "WRONG RESULT: %llu of %llu elements out of tolerance %.3g; first at index %lld: got %.9g, "
                   "expected %.9g; max rel error %.3g",
-                  static_cast<unsigned long long>(failures), static_cast<unsigned long long>(checked), tolerance,
-                  static_cast<long long>(first_bad), first_bad_got, first_bad_expected, max_rel_error);
+                  static_cast<unsigned long long>(failures), static_cast<unsigned long long>(checked),
+                  tolerance, static_cast<long long>(first_bad), first_bad_got, first_bad_expected,
+                  max_rel_error);
   } else {
     std::snprintf(text, sizeof text, "WRONG RESULT: size mismatch");
   }
@@ -32,7 +33,8 @@ std::string validation_result::summary() const {
 }
 
 template <class T>
-validation_result validate(std::span<const T> got, std::span<const reference_value> expected, double tolerance) {
+validation_result validate(std::span<const T> got, std::span<const reference_value> expected,
+                           double tolerance) {
   validation_result r;
   r.tolerance = tolerance;
   if (got.size() != expected.size()) return r;
@@ -79,6 +81,7 @@ validation_result validate(std::span<const T> got, std::span<const reference_val
 }
 
 template validation_result validate<float>(std::span<const float>, std::span<const reference_value>, double);
-template validation_result validate<double>(std::span<const double>, std::span<const reference_value>, double);
+template validation_result validate<double>(std::span<const double>, std::span<const reference_value>,
+                                            double);
 
 }  // namespace cdl

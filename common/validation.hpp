@@ -52,6 +52,7 @@ inline double epsilon_of(dtype t) { return t == dtype::f32 ? epsilon_of<float>()
 inline constexpr int poison_byte = 0xFF;
 
 template <class T>
-validation_result validate(std::span<const T> got, std::span<const reference_value> expected, double tolerance);
+validation_result validate(std::span<const T> got, std::span<const reference_value> expected,
+                           double tolerance);
 
 }  // namespace cdl

@@ -10,12 +10,14 @@
 namespace cdl {
 
 std::string zip_problem::describe() const {
-  return "zip op=" + std::string(info(op).name) + " type=" + std::string(to_string(type)) + " n=" + std::to_string(n);
+  return "zip op=" + std::string(info(op).name) + " type=" + std::string(to_string(type)) +
+         " n=" + std::to_string(n);
 }
 
 template <class T>
 zip_host<T> make_zip_host(const zip_problem& p, std::uint64_t seed) {
-  zip_host<T> h{uniform_inputs<T>(p.n, seed), uniform_inputs<T>(p.n, seed + 1), std::vector<reference_value>(p.n)};
+  zip_host<T> h{uniform_inputs<T>(p.n, seed), uniform_inputs<T>(p.n, seed + 1),
+                std::vector<reference_value>(p.n)};
   visit_op(p.op, [&](auto f) {
     parallel_for(p.n, worker_count(p.n), [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
@@ -44,13 +46,12 @@ zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
 }
 
 void zip_fixture::launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), z_.data(),
-                problem_.n, stream});
+  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), z_.data(), problem_.n, stream});
 }
 
 validation_result zip_fixture::run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_, zip_tolerance(problem_), stream,
-                             [&] { launch(fn, form, stream); });
+  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_,
+                             zip_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

@@ -21,13 +21,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                    \
-  do {                                                                                                 \
-    const cudaError_t e = (call);                                                                      \
-    if (e != cudaSuccess) {                                                                            \
+#define CHECK(call)                                                                                      \
+  do {                                                                                                   \
+    const cudaError_t e = (call);                                                                        \
+    if (e != cudaSuccess) {                                                                              \
       std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, __LINE__); \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
+      std::exit(1);                                                                                      \
+    }                                                                                                    \
   } while (0)
 
 struct quadratic {  // the op, once, for host and device

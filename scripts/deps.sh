@@ -15,6 +15,8 @@ have_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
 if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && ! python3 -c 'import matplotlib' 2>/dev/null; then
   need+=(python3-matplotlib)
 fi
+# CI also checks the formatting (scripts/format.sh --check), with Debian's clang-format-14.
+[ "${CDL_CI:-}" != 1 ] || command -v clang-format-14 >/dev/null || need+=(clang-format-14)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

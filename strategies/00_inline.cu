@@ -36,59 +36,69 @@ using skeleton::elementwise_block;
 // For each op, kernels with the expression in a local lambda: one per form (map, zip) or data
 // layout (points). `using namespace ops` makes sin/cos/exp resolve to the catalogue's
 // float-preserving math. The CDL_*_OPS lists write them, so each op is still defined once.
-#define CDL_INLINE_MAP_KERNELS(name, ulps, expr)                                                           \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block)                                                     \
-      map_##name##_scalar(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {            \
-    using namespace ops;                                                                                   \
-    skeleton::map_scalar_body(xs, ys, n, k, [](T x) { return expr; });                                     \
-  }                                                                                                        \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block)                                                     \
-      map_##name##_vec(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {               \
-    using namespace ops;                                                                                   \
-    skeleton::map_vec_body(xs, ys, n, k, [](T x) { return expr; });                                        \
+#define CDL_INLINE_MAP_KERNELS(name, ulps, expr)                                                \
+  template <class T>                                                                            \
+  __global__ void __launch_bounds__(elementwise_block)                                          \
+      map_##name##_scalar(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) { \
+    using namespace ops;                                                                        \
+    skeleton::map_scalar_body(xs, ys, n, k, [](T x) { return expr; });                          \
+  }                                                                                             \
+  template <class T>                                                                            \
+  __global__ void __launch_bounds__(elementwise_block)                                          \
+      map_##name##_vec(const T* __restrict__ xs, T* __restrict__ ys, std::size_t n, int k) {    \
+    using namespace ops;                                                                        \
+    skeleton::map_vec_body(xs, ys, n, k, [](T x) { return expr; });                             \
   }
-#define CDL_INLINE_ZIP_KERNELS(name, ulps, expr)                                                           \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block)                                                     \
-      zip_##name##_scalar(const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
-    skeleton::elementwise_scalar(zs, n, [](T x, T y) { return expr; }, xs, ys);                           \
-  }                                                                                                        \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block)                                                     \
-      zip_##name##_vec(const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
-    skeleton::elementwise_vec(zs, n, [](T x, T y) { return expr; }, xs, ys);                              \
+#define CDL_INLINE_ZIP_KERNELS(name, ulps, expr)                                               \
+  template <class T>                                                                           \
+  __global__ void __launch_bounds__(elementwise_block) zip_##name##_scalar(                    \
+      const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
+    skeleton::elementwise_scalar(                                                              \
+        zs, n, [](T x, T y) { return expr; }, xs, ys);                                         \
+  }                                                                                            \
+  template <class T>                                                                           \
+  __global__ void __launch_bounds__(elementwise_block) zip_##name##_vec(                       \
+      const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ zs, std::size_t n) { \
+    skeleton::elementwise_vec(                                                                 \
+        zs, n, [](T x, T y) { return expr; }, xs, ys);                                         \
   }
-#define CDL_INLINE_POINT_KERNELS(name, ulps, new_x, new_y)                                                 \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block)                                                     \
-      points_##name##_aos(const point<T>* __restrict__ in, point<T>* __restrict__ out, std::size_t n) {    \
-    skeleton::elementwise_scalar(                                                                          \
-        out, n, [](point<T> p) { const T x = p.x, y = p.y; return point<T>{new_x, new_y}; }, in);         \
-  }                                                                                                        \
-  template <class T>                                                                                       \
-  __global__ void __launch_bounds__(elementwise_block) points_##name##_soa(                                \
-      const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ ox, T* __restrict__ oy, std::size_t n) { \
-    skeleton::points_soa_body(                                                                             \
-        xs, ys, ox, oy, n, [](point<T> p) { const T x = p.x, y = p.y; return point<T>{new_x, new_y}; });   \
+#define CDL_INLINE_POINT_KERNELS(name, ulps, new_x, new_y)                                              \
+  template <class T>                                                                                    \
+  __global__ void __launch_bounds__(elementwise_block)                                                  \
+      points_##name##_aos(const point<T>* __restrict__ in, point<T>* __restrict__ out, std::size_t n) { \
+    skeleton::elementwise_scalar(                                                                       \
+        out, n,                                                                                         \
+        [](point<T> p) {                                                                                \
+          const T x = p.x, y = p.y;                                                                     \
+          return point<T>{new_x, new_y};                                                                \
+        },                                                                                              \
+        in);                                                                                            \
+  }                                                                                                     \
+  template <class T>                                                                                    \
+  __global__ void __launch_bounds__(elementwise_block)                                                  \
+      points_##name##_soa(const T* __restrict__ xs, const T* __restrict__ ys, T* __restrict__ ox,       \
+                          T* __restrict__ oy, std::size_t n) {                                          \
+    skeleton::points_soa_body(xs, ys, ox, oy, n, [](point<T> p) {                                       \
+      const T x = p.x, y = p.y;                                                                         \
+      return point<T>{new_x, new_y};                                                                    \
+    });                                                                                                 \
   }
-#define CDL_INLINE_MATMUL_KERNEL(name, sums, identity, step)                                              \
-  template <class T>                                                                                      \
-  __global__ void __launch_bounds__(skeleton::matmul_tile * skeleton::matmul_tile)                        \
-      matmul_##name(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) { \
-    using namespace ops;                                                                                  \
-    skeleton::matmul_naive_body(A, B, C, M, N, K, T(identity), [](T acc, T a, T b) { return step; });    \
+#define CDL_INLINE_MATMUL_KERNEL(name, sums, identity, step)                                          \
+  template <class T>                                                                                  \
+  __global__ void __launch_bounds__(skeleton::matmul_tile* skeleton::matmul_tile) matmul_##name(      \
+      const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {     \
+    using namespace ops;                                                                              \
+    skeleton::matmul_naive_body(A, B, C, M, N, K, T(identity), [](T acc, T a, T b) { return step; }); \
   }
-#define CDL_INLINE_IMAGE_KERNEL(name, weight, ...)                                                        \
-  __global__ void __launch_bounds__(skeleton::image_block_x * skeleton::image_block_y)                    \
-      image_##name(image_view<float> in, float* __restrict__ out, int r) {                                \
-    using namespace ops;                                                                                  \
-    skeleton::image_body(in, out, r, [](const image_view<float>& img, int x, int y, int r) -> float {     \
-      using T = float;                                                                                    \
-      (void)r;                                                                                            \
-      __VA_ARGS__                                                                                         \
-    });                                                                                                   \
+#define CDL_INLINE_IMAGE_KERNEL(name, weight, ...)                                                    \
+  __global__ void __launch_bounds__(skeleton::image_block_x* skeleton::image_block_y)                 \
+      image_##name(image_view<float> in, float* __restrict__ out, int r) {                            \
+    using namespace ops;                                                                              \
+    skeleton::image_body(in, out, r, [](const image_view<float>& img, int x, int y, int r) -> float { \
+      using T = float;                                                                                \
+      (void)r;                                                                                        \
+      __VA_ARGS__                                                                                     \
+    });                                                                                               \
   }
 CDL_SEMIRINGS(CDL_INLINE_MATMUL_KERNEL)
 CDL_IMAGE_OPS(CDL_INLINE_IMAGE_KERNEL)
@@ -99,7 +109,8 @@ CDL_IMAGE_OPS(CDL_INLINE_IMAGE_KERNEL)
 // switch itself, written in the kernel (the articles' if/else on the task's op id). Strategy
 // 03 reaches the same code through its invoker.
 __global__ void __launch_bounds__(skeleton::tasks_block)
-    tasks_inline(const float* __restrict__ xs, const task* __restrict__ t, float* __restrict__ ys, std::size_t n) {
+    tasks_inline(const float* __restrict__ xs, const task* __restrict__ t, float* __restrict__ ys,
+                 std::size_t n) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const task k = t[i];
@@ -126,9 +137,10 @@ void launch_map(const map_launch& a) {
     const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y});
     const bool vec = g.form == map_form::vec;
     switch (a.op) {
-#define CDL_CASE(name, ...)                                                                                       \
-  case map_op::name:                                                                                              \
-    (vec ? map_##name##_vec<T> : map_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>(x, y, a.n, a.k); \
+#define CDL_CASE(name, ...)                                                                           \
+  case map_op::name:                                                                                  \
+    (vec ? map_##name##_vec<T> : map_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>( \
+        x, y, a.n, a.k);                                                                              \
     break;
       CDL_MAP_OPS(CDL_CASE)
 #undef CDL_CASE
@@ -147,9 +159,10 @@ void launch_zip(const zip_launch& a) {
     const auto g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {x, y, z});
     const bool vec = g.form == map_form::vec;
     switch (a.op) {
-#define CDL_CASE(name, ...)                                                                                       \
-  case zip_op::name:                                                                                              \
-    (vec ? zip_##name##_vec<T> : zip_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>(x, y, z, a.n); \
+#define CDL_CASE(name, ...)                                                                           \
+  case zip_op::name:                                                                                  \
+    (vec ? zip_##name##_vec<T> : zip_##name##_scalar<T>)<<<g.grid, elementwise_block, 0, a.stream>>>( \
+        x, y, z, a.n);                                                                                \
     break;
       CDL_ZIP_OPS(CDL_CASE)
 #undef CDL_CASE
@@ -168,12 +181,12 @@ void launch_points(const points_launch& a) {
     const auto* in_aos = reinterpret_cast<const point<T>*>(in);
     auto* out_aos = reinterpret_cast<point<T>*>(out);
     switch (a.op) {
-#define CDL_CASE(name, ...)                                                                                  \
-  case point_op::name:                                                                                       \
-    if (a.soa)                                                                                               \
-      points_##name##_soa<T><<<grid, elementwise_block, 0, a.stream>>>(in, in + a.n, out, out + a.n, a.n);   \
-    else                                                                                                     \
-      points_##name##_aos<T><<<grid, elementwise_block, 0, a.stream>>>(in_aos, out_aos, a.n);                \
+#define CDL_CASE(name, ...)                                                                                \
+  case point_op::name:                                                                                     \
+    if (a.soa)                                                                                             \
+      points_##name##_soa<T><<<grid, elementwise_block, 0, a.stream>>>(in, in + a.n, out, out + a.n, a.n); \
+    else                                                                                                   \
+      points_##name##_aos<T><<<grid, elementwise_block, 0, a.stream>>>(in_aos, out_aos, a.n);              \
     break;
       CDL_POINT_OPS(CDL_CASE)
 #undef CDL_CASE
@@ -183,7 +196,8 @@ void launch_points(const points_launch& a) {
 }
 
 void launch_matmul(const matmul_launch& a) {
-  if (a.form != matmul_form::naive) throw error("00_inline has no " + std::string(to_string(a.form)) + " matmul kernels");
+  if (a.form != matmul_form::naive)
+    throw error("00_inline has no " + std::string(to_string(a.form)) + " matmul kernels");
   if (a.m == 0 || a.n == 0) return;
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
@@ -191,9 +205,9 @@ void launch_matmul(const matmul_launch& a) {
     T* C = static_cast<T*>(a.c);
     const dim3 grid = skeleton::matmul_grid(a.m, a.n), block(skeleton::matmul_tile, skeleton::matmul_tile);
     switch (a.op) {
-#define CDL_CASE(name, ...)                                                            \
-  case semiring::name:                                                                 \
-    matmul_##name<T><<<grid, block, 0, a.stream>>>(A, B, C, a.m, a.n, a.k);            \
+#define CDL_CASE(name, ...)                                                 \
+  case semiring::name:                                                      \
+    matmul_##name<T><<<grid, block, 0, a.stream>>>(A, B, C, a.m, a.n, a.k); \
     break;
       CDL_SEMIRINGS(CDL_CASE)
 #undef CDL_CASE
@@ -204,14 +218,14 @@ void launch_matmul(const matmul_launch& a) {
 
 void launch_image(const image_launch& a) {
   if (a.width == 0 || a.height == 0) return;
-  if (a.form != image_form::global) throw error("00_inline has no " + std::string(to_string(a.form)) + " image kernels");
-  const dim3 grid = skeleton::image_grid(a.form, a.width, a.height), block(skeleton::image_block_x, skeleton::image_block_y);
+  if (a.form != image_form::global)
+    throw error("00_inline has no " + std::string(to_string(a.form)) + " image kernels");
+  const dim3 grid = skeleton::image_grid(a.form, a.width, a.height),
+             block(skeleton::image_block_x, skeleton::image_block_y);
   const image_view<float> in{a.in, a.width, a.height};
   switch (a.op) {
-#define CDL_CASE(name, ...)                                                            \
-  case image_op::name:                                                                 \
-    image_##name<<<grid, block, 0, a.stream>>>(in, a.out, a.r);                        \
-    break;
+#define CDL_CASE(name, ...) \
+  case image_op::name: image_##name<<<grid, block, 0, a.stream>>>(in, a.out, a.r); break;
     CDL_IMAGE_OPS(CDL_CASE)
 #undef CDL_CASE
   }

@@ -41,8 +41,8 @@ void map_with_lambda(const map_launch& a, Op op) {
 template <class T, class Op>
 void zip_with_lambda(const zip_launch& a, Op op) {
   const auto f = [op] __device__(T x, T y) { return op(x, y); };
-  skeleton::launch_zip(a.form, static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z), a.n,
-                       f, a.stream);
+  skeleton::launch_zip(a.form, static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z),
+                       a.n, f, a.stream);
 }
 template <class T, class Op>
 void points_with_lambda(const points_launch& a, Op op) {
@@ -53,14 +53,16 @@ void points_with_lambda(const points_launch& a, Op op) {
 template <class T, class Op>
 void matmul_with_lambda(const matmul_launch& a, Op op) {
   const auto f = [op] __device__(T acc, T x, T y) { return op(acc, x, y); };
-  skeleton::launch_matmul(a.form, static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m, a.n, a.k,
-                          Op::template identity<T>(), f, a.stream);
+  skeleton::launch_matmul(a.form, static_cast<const T*>(a.a), static_cast<const T*>(a.b),
+                          static_cast<T*>(a.c), a.m, a.n, a.k, Op::template identity<T>(), f, a.stream);
 }
 // The radius is captured: the lambda carries a run-time parameter into the kernel.
 template <class Op>
 void image_with_lambda(const image_launch& a, Op op) {
   const int r = a.r;
-  const auto f = [op, r] __device__(const image_view<float>& img, int x, int y, int) { return op(img, x, y, r); };
+  const auto f = [op, r] __device__(const image_view<float>& img, int x, int y, int) {
+    return op(img, x, y, r);
+  };
   skeleton::launch_image(a.form, a.in, a.out, a.width, a.height, a.r, f, a.stream);
 }
 template <class Op>
@@ -75,28 +77,22 @@ void task_range_with_lambda(const tasks_launch& a, const device_task_groups& g, 
 }
 
 void launch_map(const map_launch& a) {
-  visit_op(a.op, [&](auto op) {
-    visit_dtype(a.type, [&](auto t) { map_with_lambda<decltype(t)>(a, op); });
-  });
+  visit_op(a.op, [&](auto op) { visit_dtype(a.type, [&](auto t) { map_with_lambda<decltype(t)>(a, op); }); });
 }
 void launch_zip(const zip_launch& a) {
-  visit_op(a.op, [&](auto op) {
-    visit_dtype(a.type, [&](auto t) { zip_with_lambda<decltype(t)>(a, op); });
-  });
+  visit_op(a.op, [&](auto op) { visit_dtype(a.type, [&](auto t) { zip_with_lambda<decltype(t)>(a, op); }); });
 }
 void launch_points(const points_launch& a) {
-  visit_op(a.op, [&](auto op) {
-    visit_dtype(a.type, [&](auto t) { points_with_lambda<decltype(t)>(a, op); });
-  });
+  visit_op(a.op,
+           [&](auto op) { visit_dtype(a.type, [&](auto t) { points_with_lambda<decltype(t)>(a, op); }); });
 }
 
 void launch_image(const image_launch& a) {
   visit_op(a.op, [&](auto op) { image_with_lambda(a, op); });
 }
 void launch_matmul(const matmul_launch& a) {
-  visit_op(a.op, [&](auto op) {
-    visit_dtype(a.type, [&](auto t) { matmul_with_lambda<decltype(t)>(a, op); });
-  });
+  visit_op(a.op,
+           [&](auto op) { visit_dtype(a.type, [&](auto t) { matmul_with_lambda<decltype(t)>(a, op); }); });
 }
 // Like templates, a lambda is a compile-time type: per-element ops are grouped first (01).
 void launch_tasks(const tasks_launch& a) {
@@ -108,7 +104,8 @@ void launch_tasks(const tasks_launch& a) {
 }
 void launch_tasks_on_device(const tasks_launch& a) {
   const device_task_groups g = group_tasks_on_device(a);
-  for (int id = 0; id < task_op_count; ++id) visit<task_ops>(id, [&](auto op) { task_range_with_lambda(a, g, id, op); });
+  for (int id = 0; id < task_op_count; ++id)
+    visit<task_ops>(id, [&](auto op) { task_range_with_lambda(a, g, id, op); });
 }
 
 }  // namespace

@@ -67,10 +67,12 @@ void launch_map_hoisted(const map_launch& a) {
   if (a.n == 0) return;
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
-    const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
-    const auto kernel = g.form == map_form::vec ? map_hoisted_kernel<T, map_form::vec> : map_hoisted_kernel<T, map_form::scalar>;
-    kernel<<<g.grid, skeleton::elementwise_block, 0, a.stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.n,
-                                                               a.k, static_cast<int>(a.op));
+    const skeleton::elementwise_geometry g =
+        skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
+    const auto kernel = g.form == map_form::vec ? map_hoisted_kernel<T, map_form::vec>
+                                                : map_hoisted_kernel<T, map_form::scalar>;
+    kernel<<<g.grid, skeleton::elementwise_block, 0, a.stream>>>(
+        static_cast<const T*>(a.x), static_cast<T*>(a.y), a.n, a.k, static_cast<int>(a.op));
     CDL_CHECK_LAUNCH();
   });
 }

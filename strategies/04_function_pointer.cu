@@ -57,7 +57,8 @@ using fn_ptr_t = typename fn_ptr<Sig>::type;
 template <class List, class Sig>
 __device__ fn_ptr_t<Sig> d_table[List::size];
 template <class... Ops, class R, class... A>
-__device__ fn_ptr_t<R(A...)> d_table<op_list<Ops...>, R(A...)>[sizeof...(Ops)] = {&as_device_function<Ops, R, A...>...};
+__device__ fn_ptr_t<R(A...)> d_table<op_list<Ops...>, R(A...)>[sizeof...(Ops)] = {
+    &as_device_function<Ops, R, A...>...};
 
 // Host copies of a table's pointers and its device address, fetched once per process: the
 // first launch pays for a synchronising copy; timed launches never do.
@@ -84,14 +85,18 @@ template <class Sig>
 struct pointer_invoker {
   fn_ptr_t<Sig> fn;
   template <class... A>
-  __device__ auto operator()(A... a) const { return fn(a...); }
+  __device__ auto operator()(A... a) const {
+    return fn(a...);
+  }
 };
 template <class Sig>
 struct table_invoker {
   const fn_ptr_t<Sig>* table;
   int id;
   template <class... A>
-  __device__ auto operator()(A... a) const { return table[id](a...); }
+  __device__ auto operator()(A... a) const {
+    return table[id](a...);
+  }
 };
 
 // Builds the invoker for element type T: Sig<T> is the op's signature.
@@ -100,15 +105,22 @@ auto invoker_factory(Op op) {
   return [id = static_cast<int>(op)](auto t) {
     using S = Sig<decltype(t)>;
     const auto& f = fetch<List, S>();
-    if constexpr (use_table) return table_invoker<S>{f.table, id};
-    else return pointer_invoker<S>{f.fns[std::size_t(id)]};
+    if constexpr (use_table)
+      return table_invoker<S>{f.table, id};
+    else
+      return pointer_invoker<S>{f.fns[std::size_t(id)]};
   };
 }
-template <class T> using unary = T(T);
-template <class T> using binary = T(T, T);
-template <class T> using point_fn = point<T>(point<T>);
-template <class T> using ternary = T(T, T, T);
-template <class T> using image_fn = T(image_view<T>, int, int, int);
+template <class T>
+using unary = T(T);
+template <class T>
+using binary = T(T, T);
+template <class T>
+using point_fn = point<T>(point<T>);
+template <class T>
+using ternary = T(T, T, T);
+template <class T>
+using image_fn = T(image_view<T>, int, int, int);
 
 // The launches, each compiled only where this object serves its workload.
 #if CDL_SERVES(map)
@@ -159,7 +171,8 @@ void CDL_REGISTER_PART(registry& r) {
   // Every workload's launches (and so their tables) in this one module, as in a file that serves
   // them all; only the map's is registered, to be measured beside the map's own build.
   r.add_map("04_function_pointer", "crowded", launch_map<false>);
-  (void)&launch_zip<false>, (void)&launch_points<false>, (void)&launch_image<false>, (void)&launch_matmul<false>;
+  (void)&launch_zip<false>, (void)&launch_points<false>, (void)&launch_image<false>,
+      (void)&launch_matmul<false>;
   (void)&launch_map<true>, (void)&launch_zip<true>, (void)&launch_points<true>, (void)&launch_image<true>;
   (void)&launch_matmul<true>, (void)&launch_tasks;
 #else

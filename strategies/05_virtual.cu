@@ -95,7 +95,9 @@ template <class Sig>
 struct virtual_invoker {
   const op_base<Sig>* object;
   template <class... A>
-  __device__ auto operator()(A... a) const { return object->apply(a...); }
+  __device__ auto operator()(A... a) const {
+    return object->apply(a...);
+  }
 };
 
 template <class List, template <class> class Sig, class Op>
@@ -106,11 +108,16 @@ auto invoker_factory(Op op) {
     return virtual_invoker<S>{device_objects<List, S>::get().object(id)};
   };
 }
-template <class T> using unary = T(T);
-template <class T> using binary = T(T, T);
-template <class T> using point_fn = point<T>(point<T>);
-template <class T> using ternary = T(T, T, T);
-template <class T> using image_fn = T(image_view<T>, int, int, int);
+template <class T>
+using unary = T(T);
+template <class T>
+using binary = T(T, T);
+template <class T>
+using point_fn = point<T>(point<T>);
+template <class T>
+using ternary = T(T, T, T);
+template <class T>
+using image_fn = T(image_view<T>, int, int, int);
 
 // The launches, each compiled only where this object serves its workload.
 #if CDL_SERVES(map)
@@ -125,7 +132,9 @@ void launch_points(const points_launch& a) {
 }
 #endif
 #if CDL_SERVES(image)
-void launch_image(const image_launch& a) { skeleton::launch_image_with(a, invoker_factory<image_ops, image_fn>(a.op)); }
+void launch_image(const image_launch& a) {
+  skeleton::launch_image_with(a, invoker_factory<image_ops, image_fn>(a.op));
+}
 #endif
 #if CDL_SERVES(matmul)
 void launch_matmul(const matmul_launch& a) {
@@ -137,7 +146,8 @@ void launch_matmul(const matmul_launch& a) {
 struct per_element_virtual {
   const std::byte* storage;
   __device__ float operator()(int id, float x, float p1, float p2) const {
-    return reinterpret_cast<const op_base<ternary<float>>*>(storage + slot_bytes * std::size_t(id))->apply(x, p1, p2);
+    return reinterpret_cast<const op_base<ternary<float>>*>(storage + slot_bytes * std::size_t(id))
+        ->apply(x, p1, p2);
   }
 };
 void launch_tasks(const tasks_launch& a) {

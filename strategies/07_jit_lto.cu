@@ -46,7 +46,8 @@ jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int ar
   const jit::program op_program = jit::lto_op_program(w, t, op);
   std::string key = jit::nvjitlink_version();
   for (const std::string& o : jit::link_options(arch, true)) key += " " + o;
-  for (const jit::program* p : {&kernels, &op_program}) key.append("\n").append(jit::cache_key(*p, arch, jit::code_kind::ltoir));
+  for (const jit::program* p : {&kernels, &op_program})
+    key.append("\n").append(jit::cache_key(*p, arch, jit::code_kind::ltoir));
   return jit::process_cache().get(key, [&] {
     const jit::compiled parts[] = {ltoir(kernels, arch), ltoir(op_program, arch)};
     const jit::compiled* part_ptrs[] = {&parts[0], &parts[1]};

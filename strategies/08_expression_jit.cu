@@ -55,12 +55,14 @@ namespace {
 
 // The IR's element type, its 16-byte vector, and the libdevice function for each math call.
 struct ir_type {
-  const char* t;      // "float"
-  const char* v;      // "<4 x float>"
+  const char* t;  // "float"
+  const char* v;  // "<4 x float>"
   int lanes;
   const char* suffix;  // libdevice's float functions end in f: __nv_sinf
 };
-ir_type type_of(dtype t) { return t == dtype::f32 ? ir_type{"float", "<4 x float>", 4, "f"} : ir_type{"double", "<2 x double>", 2, ""}; }
+ir_type type_of(dtype t) {
+  return t == dtype::f32 ? ir_type{"float", "<4 x float>", 4, "f"} : ir_type{"double", "<2 x double>", 2, ""};
+}
 
 // A number as LLVM writes a floating constant: the bits of the double holding the value, which
 // for float must be the value rounded to float (as T(2) rounds in C++).
@@ -88,13 +90,18 @@ std::string lower_op(const expr::program& p, dtype t) {
   static constexpr const char* predicate[] = {"olt", "ole", "ogt", "oge", "oeq", "une"};
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const expr::node& n = p.nodes[i];
-    const std::string a = n.a >= 0 ? value[std::size_t(n.a)] : "", b = n.b >= 0 ? value[std::size_t(n.b)] : "";
+    const std::string a = n.a >= 0 ? value[std::size_t(n.a)] : "",
+                      b = n.b >= 0 ? value[std::size_t(n.b)] : "";
     const std::string T = ty.t;
     switch (n.op) {
       case expr::kind::number: value[i] = constant(n.value, t); break;
       case expr::kind::x: value[i] = "%x"; break;
-      case expr::kind::temporary: value[i] = value[std::size_t(p.bindings[std::size_t(n.value)].value)]; break;
-      case expr::kind::negate: line(i, "fsub " + T + " -0.0, " + a); break;  // LLVM 7 has no fneg; -0 - a is exact
+      case expr::kind::temporary:
+        value[i] = value[std::size_t(p.bindings[std::size_t(n.value)].value)];
+        break;
+      case expr::kind::negate:
+        line(i, "fsub " + T + " -0.0, " + a);
+        break;  // LLVM 7 has no fneg; -0 - a is exact
       case expr::kind::add:
       case expr::kind::subtract:
       case expr::kind::multiply:
@@ -107,9 +114,12 @@ std::string lower_op(const expr::program& p, dtype t) {
       case expr::kind::greater_equal:
       case expr::kind::equal:
       case expr::kind::not_equal:
-        line(i, std::string("fcmp ") + predicate[int(n.op) - int(expr::kind::less)] + " " + T + " " + a + ", " + b);
+        line(i, std::string("fcmp ") + predicate[int(n.op) - int(expr::kind::less)] + " " + T + " " + a +
+                    ", " + b);
         break;
-      case expr::kind::select: line(i, "select i1 " + a + ", " + T + " " + b + ", " + T + " " + value[std::size_t(n.c)]); break;
+      case expr::kind::select:
+        line(i, "select i1 " + a + ", " + T + " " + b + ", " + T + " " + value[std::size_t(n.c)]);
+        break;
       case expr::kind::min:  // ops.cuh: min(a, b) = b < a ? b : a; max(a, b) = a < b ? b : a
       case expr::kind::max: {
         const bool is_min = n.op == expr::kind::min;
@@ -119,17 +129,21 @@ std::string lower_op(const expr::program& p, dtype t) {
         break;
       }
       default:  // sin, cos, exp, sqrt
-        line(i, "call " + T + " @__nv_" + std::string(expr::function_name(n.op)) + ty.suffix + "(" + T + " " + a + ")");
+        line(i, "call " + T + " @__nv_" + std::string(expr::function_name(n.op)) + ty.suffix + "(" + T + " " +
+                    a + ")");
     }
   }
   std::string out = "define internal " + std::string(ty.t) + " @op(" + ty.t + " %x) alwaysinline {\n" + body +
                     "  ret " + ty.t + " " + value[std::size_t(p.result)] + "\n}\n";
   for (expr::kind f : {expr::kind::sin, expr::kind::cos, expr::kind::exp, expr::kind::sqrt})
     if (p.uses(f))
-      out += "declare " + std::string(ty.t) + " @__nv_" + std::string(expr::function_name(f)) + ty.suffix + "(" + ty.t + ")\n";
+      out += "declare " + std::string(ty.t) + " @__nv_" + std::string(expr::function_name(f)) + ty.suffix +
+             "(" + ty.t + ")\n";
   return out;
 }
 
+// The IR below is written a line of IR to a line of source: the formatter leaves it alone.
+// clang-format off
 // map_apply (skeletons/map.cuh): the sum of op(e + T(j) * T(map_delta)) over j < k.
 std::string lower_apply(dtype t) {
   const std::string T = type_of(t).t, delta = constant(map_delta, t);
@@ -185,7 +199,8 @@ std::string lower_scalar_kernel(dtype t) {
          "  br i1 %in, label %body, label %exit\n"
          "body:\n"
          "  %px = getelementptr " + T + ", " + P + " %x, i64 %i\n"
-         "  %v = load " + T + ", " + P + " %px, align " + std::to_string(size_of(t)) + ", !invariant.load !0\n"
+         "  %v = load " + T + ", " + P + " %px, align " + std::to_string(size_of(t)) +
+             ", !invariant.load !0\n"
          "  %r = call " + T + " @apply(" + T + " %v, i32 %k)\n"
          "  %py = getelementptr " + T + ", " + P + " %y, i64 %i\n"
          "  store " + T + " %r, " + P + " %py, align " + std::to_string(size_of(t)) + "\n"
@@ -230,31 +245,37 @@ std::string lower_vec_kernel(dtype t) {
   for (int u = 0; u < vecs; ++u)
     for (int lane = 0; lane < ty.lanes; ++lane) {
       const std::string l = std::to_string(u) + "." + std::to_string(lane);
-      k += "  %e" + l + " = extractelement " + V + " %v" + std::to_string(u) + ", i32 " + std::to_string(lane) + "\n";
+      k += "  %e" + l + " = extractelement " + V + " %v" + std::to_string(u) + ", i32 " +
+           std::to_string(lane) + "\n";
       lanes.push_back(l);
     }
   k += "  %any = icmp sgt i32 %k, 0\n"
        "  br i1 %any, label %loop, label %sums\n"
        "loop:\n"
        "  %j = phi i32 [0, %loaded" + std::to_string(vecs - 1) + "], [%j.next, %loop]\n";
-  for (const std::string& l : lanes) k += "  %acc" + l + " = phi " + T + " [0.0, %loaded" + std::to_string(vecs - 1) + "], [%next" + l + ", %loop]\n";
-  k += "  %jt = sitofp i32 %j to " + T + "\n" + "  %step = fmul " + T + " %jt, " + constant(map_delta, t) + "\n";
+  const std::string before_loop = "%loaded" + std::to_string(vecs - 1);
   for (const std::string& l : lanes)
-    k += "  %arg" + l + " = fadd " + T + " %e" + l + ", %step\n" + "  %f" + l + " = call " + T + " @op(" + T + " %arg" + l + ")\n" +
+    k += "  %acc" + l + " = phi " + T + " [0.0, " + before_loop + "], [%next" + l + ", %loop]\n";
+  k += "  %jt = sitofp i32 %j to " + T + "\n" +
+       "  %step = fmul " + T + " %jt, " + constant(map_delta, t) + "\n";
+  for (const std::string& l : lanes)
+    k += "  %arg" + l + " = fadd " + T + " %e" + l + ", %step\n" +
+         "  %f" + l + " = call " + T + " @op(" + T + " %arg" + l + ")\n" +
          "  %next" + l + " = fadd " + T + " %acc" + l + ", %f" + l + "\n";
   k += "  %j.next = add i32 %j, 1\n"
        "  %more = icmp slt i32 %j.next, %k\n"
        "  br i1 %more, label %loop, label %sums, !llvm.loop !8\n"
        "sums:\n";
   for (const std::string& l : lanes)
-    k += "  %r" + l + " = phi " + T + " [0.0, %loaded" + std::to_string(vecs - 1) + "], [%next" + l + ", %loop]\n";
+    k += "  %r" + l + " = phi " + T + " [0.0, " + before_loop + "], [%next" + l + ", %loop]\n";
   for (int u = 0; u < vecs; ++u) {
     const std::string s = std::to_string(u);
     k += "  br i1 %c" + s + ", label %store" + s + ", label %stored" + s + "\n" + "store" + s + ":\n";
     std::string w = "undef";
     for (int lane = 0; lane < ty.lanes; ++lane) {
       const std::string l = s + "." + std::to_string(lane);
-      k += "  %w" + l + " = insertelement " + V + " " + w + ", " + T + " %r" + l + ", i32 " + std::to_string(lane) + "\n";
+      k += "  %w" + l + " = insertelement " + V + " " + w + ", " + T + " %r" + l + ", i32 " +
+           std::to_string(lane) + "\n";
       w = "%w" + l;
     }
     k += "  %q" + s + " = getelementptr " + V + ", " + PV + " %yv, i64 %i" + s + "\n" +
@@ -284,7 +305,8 @@ std::string lower_vec_kernel(dtype t) {
 }  // namespace
 
 jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name) {
-  if (form != map_form::scalar && form != map_form::vec) throw error("08_expression_jit has no " + std::string(to_string(form)) + " form");
+  if (form != map_form::scalar && form != map_form::vec)
+    throw error("08_expression_jit has no " + std::string(to_string(form)) + " form");
   // One kernel per module: the form the launch needs, so a new op compiles one kernel, not two.
   const std::string kernel = form == map_form::vec ? "map_vec" : "map_scalar";
   const std::string sig = signature(t), block = std::to_string(skeleton::elementwise_block);
@@ -296,7 +318,8 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
       "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\n" +
-      lower_op(p, t) + "\n" + lower_apply(t) + "\n" + (form == map_form::vec ? lower_vec_kernel(t) : lower_scalar_kernel(t)) +
+      lower_op(p, t) + "\n" + lower_apply(t) + "\n" +
+      (form == map_form::vec ? lower_vec_kernel(t) : lower_scalar_kernel(t)) +
       // A kernel, and __launch_bounds__(elementwise_block) as the skeleton's kernels declare it.
       "\n!nvvm.annotations = !{!1, !2}\n"
       "!0 = !{}\n"
@@ -315,9 +338,11 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
   return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice};
 }
 
+// clang-format on
+
 std::string cache_key(const jit::nvvm_module& m, int arch) {
-  std::string key = "cuda-dispatch-lab expression 1\n" + jit::nvvm_version() + " " + jit::nvjitlink_version() +
-                    "\nsm_" + std::to_string(arch) + "\noptions";
+  std::string key = "cuda-dispatch-lab expression 1\n" + jit::nvvm_version() + " " +
+                    jit::nvjitlink_version() + "\nsm_" + std::to_string(arch) + "\noptions";
   for (const std::string& o : jit::nvvm_options(arch)) key += " " + o;
   return key + "\n" + m.ir;
 }
@@ -330,9 +355,11 @@ jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
 
 void launch_map(const map_launch& a, const jit::op_text& op) {
   if (a.n == 0) return;
-  const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
   // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
-  static std::map<std::tuple<dtype, map_form, std::string, std::string>, std::shared_ptr<const jit::loaded>> loaded;
+  static std::map<std::tuple<dtype, map_form, std::string, std::string>, std::shared_ptr<const jit::loaded>>
+      loaded;
   static std::mutex mutex;
   cudaKernel_t kernel = nullptr;
   {
@@ -342,8 +369,10 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
     if (found == loaded.end()) {
       const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, g.form, op.name);
       const int arch = jit::device_arch();
-      found = loaded.emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
-                                      cache_key(m, arch), [&] { return compile_uncached(m, arch); }))).first;
+      found = loaded
+                  .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
+                                    cache_key(m, arch), [&] { return compile_uncached(m, arch); })))
+                  .first;
     }
     kernel = found->second->kernel(g.form == map_form::vec ? "map_vec" : "map_scalar");
   }

@@ -30,36 +30,65 @@ namespace {
 
 // How each workload's skeleton calls its op, as text. $T is the element type.
 struct workload_shape {
-  std::string_view call;         // the op's call operator, generic in T (image: in the view type V)
-  std::string_view prologue;     // names the op's text may use besides the parameters
-  std::string_view open, close;  // around an expression: return ( ... ); or return { ... };
+  std::string_view call;                  // the op's call operator, generic in T (image: in the view type V)
+  std::string_view prologue;              // names the op's text may use besides the parameters
+  std::string_view open, close;           // around an expression: return ( ... ); or return { ... };
   std::string_view result, params, args;  // the same call with concrete types (07's link-time entry)
   std::vector<std::string_view> kernels;  // the skeleton's kernels, one per form in enum order, $F the op
 };
 
 const workload_shape& shape(workload w) {
   static const workload_shape shapes[] = {
-      {"template <class T> __device__ T operator()(T x) const", "", "return (", ");",  //
-       "$T", "$T x", "x",
+      {"template <class T> __device__ T operator()(T x) const",
+       "",
+       "return (",
+       ");",  //
+       "$T",
+       "$T x",
+       "x",
        {"&cdl::skeleton::map_scalar_kernel<$T, $F>", "&cdl::skeleton::map_vec_kernel<$T, $F>",
         "&cdl::skeleton::map_staged_kernel<$T, $F>"}},
-      {"template <class T> __device__ T operator()(T x, T y) const", "", "return (", ");",  //
-       "$T", "$T x, $T y", "x, y",
+      {"template <class T> __device__ T operator()(T x, T y) const",
+       "",
+       "return (",
+       ");",  //
+       "$T",
+       "$T x, $T y",
+       "x, y",
        {"&cdl::skeleton::zip_scalar_kernel<$T, $F>", "&cdl::skeleton::zip_vec_kernel<$T, $F>",
         "&cdl::skeleton::zip_staged_kernel<$T, $F>"}},
       {"template <class T> __device__ point<T> operator()(point<T> p) const",
-       "const T x = p.x, y = p.y; (void)x; (void)y;", "return {", "};",  //
-       "point<$T>", "point<$T> p", "p",
+       "const T x = p.x, y = p.y; (void)x; (void)y;",
+       "return {",
+       "};",  //
+       "point<$T>",
+       "point<$T> p",
+       "p",
        {"&cdl::skeleton::points_aos_kernel<$T, $F>", "&cdl::skeleton::points_soa_kernel<$T, $F>"}},
-      {"template <class V> __device__ typename V::value_type operator()(const V& img, int x, int y, int r) const",
-       "using T = typename V::value_type; (void)r;", "return (", ");",  //
-       "float", "const image_view<float>& img, int x, int y, int r", "img, x, y, r",
+      {"template <class V> __device__ typename V::value_type operator()(const V& img, int x, int y, int r) "
+       "const",
+       "using T = typename V::value_type; (void)r;",
+       "return (",
+       ");",  //
+       "float",
+       "const image_view<float>& img, int x, int y, int r",
+       "img, x, y, r",
        {"&cdl::skeleton::image_kernel<$F>", "&cdl::skeleton::image_tiled_kernel<$F>"}},
-      {"__device__ float operator()(int id, float x, float p1, float p2) const", "", "", "",  //
-       "float", "int id, float x, float p1, float p2", "id, x, p1, p2",
+      {"__device__ float operator()(int id, float x, float p1, float p2) const",
+       "",
+       "",
+       "",  //
+       "float",
+       "int id, float x, float p1, float p2",
+       "id, x, p1, p2",
        {"&cdl::skeleton::tasks_kernel<$F>"}},
-      {"template <class T> __device__ T operator()(T acc, T a, T b) const", "", "return (", ");",  //
-       "$T", "$T acc, $T a, $T b", "acc, a, b",
+      {"template <class T> __device__ T operator()(T acc, T a, T b) const",
+       "",
+       "return (",
+       ");",  //
+       "$T",
+       "$T acc, $T a, $T b",
+       "acc, a, b",
        {"&cdl::skeleton::matmul_naive_kernel<$T, $F>", "&cdl::skeleton::matmul_tiled_kernel<$T, $F>"}},
   };
   return shapes[int(w)];
@@ -110,12 +139,15 @@ void define_op(source_builder& b, workload w, const op_text& op, std::string_vie
   if (w == workload::tasks) {
     // Per-element dispatch needs every op in one kernel: the op text is a template over the op
     // id I, and jit_op switches on the id (as strategy 03 does).
-    b << "template <int I>\nstruct jit_task_op {\n  template <class T>\n  __device__ T operator()(T x, T p1, T p2) const {";
+    b << "template <int I>\nstruct jit_task_op {\n  template <class T>\n  __device__ T operator()(T x, T p1, "
+         "T p2) const {";
     b.op_lines(op);
     b << "  }\n};\nusing jit_task_ops = op_list<";
-    for (int i = 0; i < task_op_count; ++i) b << (i ? ", " : "") << "jit_task_op<" << std::to_string(i) << ">";
+    for (int i = 0; i < task_op_count; ++i)
+      b << (i ? ", " : "") << "jit_task_op<" << std::to_string(i) << ">";
     b << ">;\nstruct " << type << " {\n  struct apply {\n    float x, p1, p2;\n"
-      << "    template <class Op>\n    __device__ float operator()(Op op) const { return op(x, p1, p2); }\n  };\n  "
+      << "    template <class Op>\n    __device__ float operator()(Op op) const { return op(x, p1, p2); }\n  "
+         "};\n  "
       << s.call << " {\n    return visit<jit_task_ops>(id, apply{x, p1, p2});\n  }\n};\n";
   } else {
     b << "struct " << type << " {\n  " << s.call << " {\n";
@@ -141,7 +173,8 @@ std::vector<std::string> kernel_expressions(workload w, dtype t, int kernel = al
     throw error("the " + std::string(to_string(w)) + " skeleton has no kernel " + std::to_string(kernel));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < kernels.size(); ++i)
-    if (kernel == all_kernels || int(i) == kernel) out.push_back(replace_all(with_type(kernels[i], t), "$F", invoker));
+    if (kernel == all_kernels || int(i) == kernel)
+      out.push_back(replace_all(with_type(kernels[i], t), "$F", invoker));
   return out;
 }
 
@@ -190,7 +223,8 @@ void check_op_source(std::string_view source) {
       open.pop_back();
     }
   }
-  if (!open.empty()) throw error(std::string("unbalanced '") + open.back() + "': never closed in the op source");
+  if (!open.empty())
+    throw error(std::string("unbalanced '") + open.back() + "': never closed in the op source");
 }
 
 std::string op_definition(workload w, const op_text& op, std::string_view type) {
@@ -212,7 +246,8 @@ program whole_program(workload w, dtype t, const op_text& op, int kernel) {
 // for the other's when the linker merges them.
 static std::string lto_entry(workload w, dtype t, std::string_view name) {
   const workload_shape& s = shape(w);
-  return "__device__ " + with_type(s.result, t) + " " + std::string(name) + "(" + with_type(s.params, t) + ")";
+  return "__device__ " + with_type(s.result, t) + " " + std::string(name) + "(" + with_type(s.params, t) +
+         ")";
 }
 
 program lto_skeleton_program(workload w, dtype t, int kernel) {
@@ -231,7 +266,8 @@ program lto_op_program(workload w, dtype t, const op_text& op) {
   source_builder b(name);
   b << "// " << name << ": strategy 07's op, generated at run time\n" << include_line(w);
   define_op(b, w, op, "lto_op");
-  b << "namespace cdl::ops {\n" << lto_entry(w, t, "lto_entry") << " { return lto_op{}(" << shape(w).args
+  b << "namespace cdl::ops {\n"
+    << lto_entry(w, t, "lto_entry") << " { return lto_op{}(" << shape(w).args
     << "); }\n}  // namespace cdl::ops\n";
   return {name, b.str(), {}};
 }
@@ -254,7 +290,8 @@ namespace {
 // "new" ops would be the same, which a cache keyed by it would answer.
 std::pair<std::string, std::string> unique_constants() {
   static const unsigned long long start =
-      (unsigned long long)std::chrono::system_clock::now().time_since_epoch().count() * 0x9e3779b97f4a7c15ull ^
+      (unsigned long long)std::chrono::system_clock::now().time_since_epoch().count() *
+          0x9e3779b97f4a7c15ull ^
       ((unsigned long long)::getpid() << 24);
   static std::atomic<unsigned long long> count{0};
   const unsigned long long u = (start + count++) & ((1ull << 48) - 1);
@@ -271,8 +308,8 @@ program one_line_program(const op_text& unique) {
   const std::size_t low = unique.name.rfind('_'), high = unique.name.rfind('_', low - 1);
   const std::string h = unique.name.substr(high + 1, low - high - 1), l = unique.name.substr(low + 1);
   return {"one_line_" + h + "_" + l + ".cu",
-          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + h + ".0f + " + l +
-              ".0f; }\n",
+          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + h +
+              ".0f + " + l + ".0f; }\n",
           {}};
 }
 
@@ -301,7 +338,8 @@ cudaKernel_t kernel(build_fn build, workload w, dtype t, const op_text& op, int 
     int device = 0;
     CDL_CUDA_CHECK(cudaGetDevice(&device));
     CDL_CUDA_CHECK(cudaKernelSetAttributeForDevice(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   int(skeleton::image_tile_bytes(image_max_radius)), device));
+                                                   int(skeleton::image_tile_bytes(image_max_radius)),
+                                                   device));
   }
   return found_kernels.emplace(std::move(k), std::move(s)).first->second.kernel;
 }
@@ -312,13 +350,15 @@ char no_state = 0;  // the value of the empty op object each kernel takes by val
 
 void launch_map(build_fn build, const map_launch& a, const op_text& op) {
   if (a.n == 0) return;
-  const skeleton::elementwise_geometry g = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
   std::size_t n = a.n;
   int k = a.k;
   const void* x = a.x;
   void* y = a.y;
   void* args[] = {&x, &y, &n, &k, &no_state};
-  launch(kernel(build, workload::map, a.type, op, int(g.form)), g.grid, skeleton::elementwise_block, args, a.stream);
+  launch(kernel(build, workload::map, a.type, op, int(g.form)), g.grid, skeleton::elementwise_block, args,
+         a.stream);
 }
 void launch_map(build_fn build, const map_launch& a) { launch_map(build, a, builtin_op(a.op)); }
 
@@ -330,14 +370,15 @@ void launch_zip(build_fn build, const zip_launch& a) {
   const void *x = a.x, *y = a.y;
   void* z = a.z;
   void* args[] = {&x, &y, &z, &n, &no_state};
-  launch(kernel(build, workload::zip, a.type, builtin_op(a.op), int(g.form)), g.grid, skeleton::elementwise_block, args,
-         a.stream);
+  launch(kernel(build, workload::zip, a.type, builtin_op(a.op), int(g.form)), g.grid,
+         skeleton::elementwise_block, args, a.stream);
 }
 
 void launch_points(build_fn build, const points_launch& a) {
   if (a.n == 0) return;
   const cudaKernel_t layout_kernel = kernel(build, workload::points, a.type, builtin_op(a.op), a.soa ? 1 : 0);
-  const unsigned grid = skeleton::elementwise_launch_geometry(map_form::scalar, a.n, size_of(a.type), {}).grid;
+  const unsigned grid =
+      skeleton::elementwise_launch_geometry(map_form::scalar, a.n, size_of(a.type), {}).grid;
   std::size_t n = a.n;
   const std::size_t coordinate = size_of(a.type);
   const void* in = a.in;
@@ -361,7 +402,8 @@ void launch_image(build_fn build, const image_launch& a) {
   int r = a.r;
   void* args[] = {&in, &out, &r, &no_state};
   const std::size_t shared = a.form == image_form::tiled ? skeleton::image_tile_bytes(a.r) : 0;
-  launch(kernel(build, workload::image, dtype::f32, builtin_op(a.op), int(a.form)), skeleton::image_grid(a.form, a.width, a.height),
+  launch(kernel(build, workload::image, dtype::f32, builtin_op(a.op), int(a.form)),
+         skeleton::image_grid(a.form, a.width, a.height),
          dim3(skeleton::image_block_x, skeleton::image_block_y), args, a.stream, shared);
 }
 
@@ -389,8 +431,8 @@ void launch_matmul(build_fn build, const matmul_launch& a) {
     if (a.form == matmul_form::tiled)
       launch(product, skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, args, a.stream);
     else
-      launch(product, skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile), args,
-             a.stream);
+      launch(product, skeleton::matmul_grid(a.m, a.n), dim3(skeleton::matmul_tile, skeleton::matmul_tile),
+             args, a.stream);
   });
 }
 

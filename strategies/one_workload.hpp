@@ -25,7 +25,7 @@
 
 #if defined(__CUDACC__)  // a strategy file; registry.cpp includes this only for the list below
 #if !defined(CDL_WORKLOAD) || !defined(CDL_REGISTER_PART)
-#error "compiled once per workload by strategies/CMakeLists.txt, which defines CDL_WORKLOAD and CDL_REGISTER_PART"
+#error "built once per workload: strategies/CMakeLists.txt defines CDL_WORKLOAD and CDL_REGISTER_PART"
 #endif
 // True when this compilation builds workload w's launches.
 #define CDL_SERVES(w) (CDL_WORKLOAD == CDL_WORKLOAD_##w || CDL_WORKLOAD == CDL_WORKLOAD_crowded)
@@ -34,6 +34,8 @@
 
 // The parts, each with its registration function register_<strategy>_<part>, which registry.cpp
 // calls in turn (the same list as strategies/CMakeLists.txt's).
+// clang-format off
 #define CDL_SPLIT_PARTS(X, strategy) \
-  X(strategy, map) X(strategy, zip) X(strategy, points) X(strategy, image) X(strategy, tasks) X(strategy, matmul) \
-  X(strategy, crowded)
+  X(strategy, map) X(strategy, zip) X(strategy, points) X(strategy, image) X(strategy, tasks) \
+  X(strategy, matmul) X(strategy, crowded)
+// clang-format on

@@ -52,7 +52,8 @@ const registry& get_registry() {
     register_09_shared_memory(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
-      std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.strategy < b.strategy; });
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const auto& a, const auto& b) { return a.strategy < b.strategy; });
     };
     in_reading_order(built.map);
     in_reading_order(built.zip);

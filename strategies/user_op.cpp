@@ -28,7 +28,8 @@ struct scratch_dir {
   fs::path path;
   scratch_dir() {
     std::string pattern = (fs::temp_directory_path() / "cdl-user-op-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw error("cannot create a temporary directory in " + fs::temp_directory_path().string());
+    if (!::mkdtemp(pattern.data()))
+      throw error("cannot create a temporary directory in " + fs::temp_directory_path().string());
     path = pattern;
   }
   ~scratch_dir() {
@@ -45,9 +46,10 @@ host_op::host_op(const jit::op_text& op) {
     fs::create_directories((dir.path / f.name).parent_path());
     std::ofstream(dir.path / f.name) << f.text;
   }
-  std::ofstream(dir.path / "op.cpp") << "#define __device__\n#include \"common/ops.cuh\"\n"
-                                     << jit::op_definition(jit::workload::map, op, "host_op")
-                                     << "extern \"C\" double cdl_host_op(double x) { return cdl::ops::host_op{}(x); }\n";
+  std::ofstream(dir.path / "op.cpp")
+      << "#define __device__\n#include \"common/ops.cuh\"\n"
+      << jit::op_definition(jit::workload::map, op, "host_op")
+      << "extern \"C\" double cdl_host_op(double x) { return cdl::ops::host_op{}(x); }\n";
   const char* cxx = std::getenv("CXX");
   const std::string compiler = cxx && *cxx ? cxx : "c++";
   const fs::path library = dir.path / "op.so";
@@ -56,8 +58,8 @@ host_op::host_op(const jit::op_text& op) {
                               (dir.path / "log").string() + "' 2>&1";
   const int status = std::system(command.c_str());
   if (status != 0)
-    throw error("the host compiler (" + compiler + ", set CXX to choose another) could not compile op '" + op.name +
-                "' for its reference:\n" + read_file(dir.path / "log"));
+    throw error("the host compiler (" + compiler + ", set CXX to choose another) could not compile op '" +
+                op.name + "' for its reference:\n" + read_file(dir.path / "log"));
   library_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_) throw error(std::string("cannot load the host op: ") + ::dlerror());
   function_ = reinterpret_cast<double (*)(double)>(::dlsym(library_, "cdl_host_op"));

@@ -32,7 +32,8 @@ TEST(ExpressionLanguage, EveryConstructEvaluates) {
   EXPECT_DOUBLE_EQ(eval("sqrt(x)", 2), std::sqrt(2.0));
   EXPECT_DOUBLE_EQ(eval("min(x, 1)", 3), 1);
   EXPECT_DOUBLE_EQ(eval("max(x, 1)", 3), 3);
-  EXPECT_DOUBLE_EQ(eval("s = sin(x); c = cos(x); s * s + c * c", 0.7), std::sin(0.7) * std::sin(0.7) + std::cos(0.7) * std::cos(0.7));
+  EXPECT_DOUBLE_EQ(eval("s = sin(x); c = cos(x); s * s + c * c", 0.7),
+                   std::sin(0.7) * std::sin(0.7) + std::cos(0.7) * std::cos(0.7));
   EXPECT_DOUBLE_EQ(eval("a = x + 1; b = a * a; b - a;", 2), 6);
   for (const auto& [op, yes] : {std::pair{"<", 1}, {"<=", 1}, {">", 0}, {">=", 0}, {"==", 0}, {"!=", 1}})
     EXPECT_DOUBLE_EQ(eval(std::string("x ") + op + " 2 ? 10 : 20", 1), yes ? 10 : 20) << op;
@@ -47,7 +48,7 @@ TEST(ExpressionLanguage, PrecedenceAndAssociativity) {
   EXPECT_DOUBLE_EQ(eval("8 / 4 / 2", 0), 1);
   EXPECT_DOUBLE_EQ(eval("-2 * 3", 0), -6);
   EXPECT_DOUBLE_EQ(eval("--x", 4), 4);
-  EXPECT_DOUBLE_EQ(eval("x + 1 < 3 ? 1 : 2", 2.5), 2);  // arithmetic binds tighter than a comparison
+  EXPECT_DOUBLE_EQ(eval("x + 1 < 3 ? 1 : 2", 2.5), 2);          // arithmetic binds tighter than a comparison
   EXPECT_DOUBLE_EQ(eval("x < 1 ? 1 : x < 2 ? 2 : 3", 1.5), 2);  // ?: is right-associative
   EXPECT_DOUBLE_EQ(eval("x < 1 ? 1 : x < 2 ? 2 : 3", 2.5), 3);
   EXPECT_DOUBLE_EQ(eval("1 + x < 3 ? 10 : 20 * 2", 5), 40);
@@ -71,7 +72,8 @@ void expect_error(const std::string& text, std::size_t offset, const std::string
   } catch (const expr::syntax_error& e) {
     EXPECT_EQ(e.offset(), offset) << text << ": " << e.what();
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << text << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find("column " + std::to_string(offset + 1)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("column " + std::to_string(offset + 1)), std::string::npos)
+        << e.what();
   }
 }
 
@@ -104,13 +106,15 @@ TEST(ExpressionLanguage, BadInputNamesItsPosition) {
   expect_error("x\x01", 1, "after the result");
   expect_error(std::string(expr::max_source_bytes + 1, ' '), expr::max_source_bytes, "the limit");
   // Each '(' opens two levels (a value, and the unary inside it): the 257th level is at the 128th '('.
-  expect_error(std::string(1000, '(') + "x" + std::string(1000, ')'), std::size_t(expr::max_depth) / 2, "nests deeper");
+  expect_error(std::string(1000, '(') + "x" + std::string(1000, ')'), std::size_t(expr::max_depth) / 2,
+               "nests deeper");
 }
 
 TEST(ExpressionLanguage, TheCppFormComputesTheSameProgram) {
   const std::string cpp = expr::to_cpp(expr::parse("s = sin(x); x > 1 ? s : -s"));
   EXPECT_EQ(cpp,
-            "const T v0 = x;\nconst T v1 = sin(v0);\nconst T v2 = x;\nconst T v3 = T(1.0);\nconst bool v4 = v2 > v3;\n"
+            "const T v0 = x;\nconst T v1 = sin(v0);\nconst T v2 = x;\nconst T v3 = T(1.0);\nconst bool v4 = "
+            "v2 > v3;\n"
             "const T v7 = -v1;\nconst T v8 = v4 ? v1 : v7;\nreturn v8;");
 }
 
@@ -123,7 +127,8 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     return state;
   };
-  const std::string alphabet = "x T sin cos exp sqrt min max ( ) , ; = + - * / < > ! ? : . 0 1 2 5 e a b _ \t\n#@\"";
+  const std::string alphabet =
+      "x T sin cos exp sqrt min max ( ) , ; = + - * / < > ! ? : . 0 1 2 5 e a b _ \t\n#@\"";
   std::vector<std::string> seeds;
   for (const op_info& o : map_op_catalogue) seeds.emplace_back(o.source);
   seeds.push_back("s = sin(x); c = cos(x); x < 1 ? min(s, c) : max(s * c, 2.5e-1)");
@@ -136,9 +141,12 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
         const std::size_t at = text.empty() ? 0 : next() % text.size();
         const char c = char(next() % 4 == 0 ? next() % 256 : alphabet[next() % alphabet.size()]);
         switch (next() % 3) {
-          case 0: if (!text.empty()) text[at] = c; break;
+          case 0:
+            if (!text.empty()) text[at] = c;
+            break;
           case 1: text.insert(text.begin() + std::ptrdiff_t(at), c); break;
-          default: if (!text.empty()) text.erase(at, 1);
+          default:
+            if (!text.empty()) text.erase(at, 1);
         }
       }
     } else {  // random tokens
@@ -149,7 +157,8 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
       ++parsed;
       (void)expr::evaluate(p, 0.5);
       (void)expr::to_cpp(p);
-      const jit::nvvm_module m = expression_jit::map_module(p, round % 4 == 1 ? dtype::f64 : dtype::f32, round % 3 ? map_form::vec : map_form::scalar, "fuzz");
+      const jit::nvvm_module m = expression_jit::map_module(
+          p, round % 4 == 1 ? dtype::f64 : dtype::f32, round % 3 ? map_form::vec : map_form::scalar, "fuzz");
       if (compiled < 25 && parsed % 7 == 0) {  // libNVVM takes milliseconds: a sample
         EXPECT_NO_THROW(jit::compile_nvvm(m, 90)) << text;
         ++compiled;
@@ -165,13 +174,15 @@ TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsLoadsInEachForm) {
   for (const dtype t : {dtype::f32, dtype::f64})
     for (const map_form form : {map_form::scalar, map_form::vec})
       for (const op_info& o : map_op_catalogue) {
-        const jit::nvvm_module m = expression_jit::map_module(expr::parse(o.source), t, form, std::string(o.name));
+        const jit::nvvm_module m =
+            expression_jit::map_module(expr::parse(o.source), t, form, std::string(o.name));
         const jit::compiled ptx = jit::compile_nvvm(m, 90);
         const std::string text(ptx.image.code.begin(), ptx.image.code.end());
         // Loads through the non-coherent cache, as strategy 01's kernels make of const __restrict__:
         // 16 bytes at a time in the vec form.
-        const std::string load = form == map_form::scalar ? (t == dtype::f32 ? "ld.global.nc.f32" : "ld.global.nc.f64")
-                                                          : (t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64");
+        const std::string load = form == map_form::scalar
+                                     ? (t == dtype::f32 ? "ld.global.nc.f32" : "ld.global.nc.f64")
+                                     : (t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64");
         EXPECT_NE(text.find(load), std::string::npos) << o.name;
         EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
         const jit::compiled* parts[] = {&ptx};
@@ -186,8 +197,10 @@ TEST(ExpressionJit, StagedFormIsRefused) {
 }
 
 TEST(ExpressionJit, LibdeviceIsLinkedOnlyWhenCalled) {
-  EXPECT_FALSE(expression_jit::map_module(expr::parse("x * x"), dtype::f32, map_form::vec, "square").needs_libdevice);
-  EXPECT_TRUE(expression_jit::map_module(expr::parse("sqrt(x)"), dtype::f32, map_form::vec, "root").needs_libdevice);
+  EXPECT_FALSE(
+      expression_jit::map_module(expr::parse("x * x"), dtype::f32, map_form::vec, "square").needs_libdevice);
+  EXPECT_TRUE(
+      expression_jit::map_module(expr::parse("sqrt(x)"), dtype::f32, map_form::vec, "root").needs_libdevice);
 }
 
 }  // namespace

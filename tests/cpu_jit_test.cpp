@@ -27,13 +27,17 @@ struct op_case {
   dtype t;
   op_text op;
 };
-void PrintTo(const op_case& c, std::ostream* os) { *os << to_string(c.w) << "/" << c.op.name << "/" << cdl::to_string(c.t); }
+void PrintTo(const op_case& c, std::ostream* os) {
+  *os << to_string(c.w) << "/" << c.op.name << "/" << cdl::to_string(c.t);
+}
 
 std::vector<op_case> builtin_cases() {
   std::vector<op_case> v;
   for (dtype t : {dtype::f32, dtype::f64}) {
-    for (std::size_t i = 0; i < map_op_catalogue.size(); ++i) v.push_back({workload::map, t, builtin_op(map_op(i))});
-    for (std::size_t i = 0; i < zip_op_catalogue.size(); ++i) v.push_back({workload::zip, t, builtin_op(zip_op(i))});
+    for (std::size_t i = 0; i < map_op_catalogue.size(); ++i)
+      v.push_back({workload::map, t, builtin_op(map_op(i))});
+    for (std::size_t i = 0; i < zip_op_catalogue.size(); ++i)
+      v.push_back({workload::zip, t, builtin_op(zip_op(i))});
     for (std::size_t i = 0; i < point_op_catalogue.size(); ++i)
       v.push_back({workload::points, t, builtin_op(point_op(i))});
     for (std::size_t i = 0; i < semiring_catalogue.size(); ++i)
@@ -53,7 +57,8 @@ TEST_P(JitBuiltinOp, CompilesToCubinThrough06) {
   const compiled out = compile(p, arch, code_kind::cubin);
   EXPECT_GT(out.image.code.size(), 0u);
   ASSERT_EQ(out.image.kernel_names.size(), p.name_expressions.size());
-  for (const auto& [expression, mangled] : out.image.kernel_names) EXPECT_EQ(mangled.rfind("_Z", 0), 0u) << expression;
+  for (const auto& [expression, mangled] : out.image.kernel_names)
+    EXPECT_EQ(mangled.rfind("_Z", 0), 0u) << expression;
 }
 
 TEST_P(JitBuiltinOp, LinksToCubinThrough07) {
@@ -133,7 +138,8 @@ TEST(JitCompile, CompilerErrorCarriesTheLogWithTheUsersLine) {
 
 TEST(JitCompile, AFunctionBodyIsAcceptedAsWellAsAnExpression) {
   const op_text body{"body", "const T y = x * x;\nreturn y + T(2) * x + T(1);"};
-  EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(), 0u);
+  EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(),
+            0u);
 }
 
 TEST(JitLink, AnUndefinedOpIsALinkErrorWithTheLog) {
@@ -151,7 +157,8 @@ TEST(HostOp, CompilesTheSameTextForTheHost) {
   const host_op square_plus({"user", "x * x + 2.0f * x + 1.0f"});
   EXPECT_DOUBLE_EQ(square_plus.function()(3.0), 16.0);
   const host_op body({"user", "const T s = sin(x);\nreturn s * s;"});
-  EXPECT_DOUBLE_EQ(body.function()(0.5), std::sin(0.5) * std::sin(0.5)) << "T is double: the reference is float64";
+  EXPECT_DOUBLE_EQ(body.function()(0.5), std::sin(0.5) * std::sin(0.5))
+      << "T is double: the reference is float64";
 }
 
 TEST(HostOp, ACompilerErrorIsReportedWithTheLog) {
@@ -177,7 +184,9 @@ class JitCache : public ::testing::Test {
     std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, ignored);
     std::filesystem::remove_all(dir_, ignored);
   }
-  cache make_cache() { return cache({dir_, [this](const std::string& m) { warnings_ += m + "\n"; }}); }
+  cache make_cache() {
+    return cache({dir_, [this](const std::string& m) { warnings_ += m + "\n"; }});
+  }
   static module_image image(char fill, std::size_t bytes = 1000) {
     return {std::vector<char>(bytes, fill), {{"&kernel", "_Z6kernelv"}}};
   }
@@ -188,7 +197,10 @@ class JitCache : public ::testing::Test {
     damage(path);
     cache c = make_cache();
     int builds = 0;
-    const module_image got = c.get("key", [&] { ++builds; return image('B'); });
+    const module_image got = c.get("key", [&] {
+      ++builds;
+      return image('B');
+    });
     EXPECT_EQ(builds, 1);
     EXPECT_EQ(got.code, image('B').code);
     EXPECT_EQ(c.stats().discarded, 1);
@@ -208,7 +220,10 @@ class JitCache : public ::testing::Test {
 
 TEST_F(JitCache, MissThenMemoryHitThenDiskHitInANewCache) {
   int builds = 0;
-  auto make = [&] { ++builds; return image('A'); };
+  auto make = [&] {
+    ++builds;
+    return image('A');
+  };
   cache first = make_cache();
   EXPECT_EQ(first.get("key", make).code, image('A').code);
   EXPECT_EQ(first.get("key", make).code, image('A').code);
@@ -233,11 +248,13 @@ TEST_F(JitCache, DirectoryIsCreatedPrivate) {
 }
 
 TEST_F(JitCache, CorruptEntryIsReportedDiscardedAndRebuilt) {
-  expect_rebuilt([](const auto& p) {
-    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(std::streamoff(std::filesystem::file_size(p) / 2));
-    f.put('\x5a');
-  }, "checksum");
+  expect_rebuilt(
+      [](const auto& p) {
+        std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(std::streamoff(std::filesystem::file_size(p) / 2));
+        f.put('\x5a');
+      },
+      "checksum");
 }
 
 TEST_F(JitCache, TruncatedEntryIsReportedDiscardedAndRebuilt) {
@@ -251,9 +268,11 @@ TEST_F(JitCache, ForeignFileIsReportedDiscardedAndRebuilt) {
 
 TEST_F(JitCache, EntryForAnotherKeyIsReportedDiscardedAndRebuilt) {
   const auto other = stored("other key");
-  expect_rebuilt([&](const auto& p) {
-    std::filesystem::copy_file(other, p, std::filesystem::copy_options::overwrite_existing);
-  }, "another key");
+  expect_rebuilt(
+      [&](const auto& p) {
+        std::filesystem::copy_file(other, p, std::filesystem::copy_options::overwrite_existing);
+      },
+      "another key");
 }
 
 TEST_F(JitCache, UncreatableDirectoryIsReportedAndTheCodeStillUsed) {
@@ -289,8 +308,9 @@ TEST_F(JitCache, ReadOnlyDirectoryIsReportedAndTheCodeStillUsed) {
     if (warnings.find("cannot store") == std::string::npos) return 14;
     return 0;
   });
-  EXPECT_EQ(status, 0) << "10: cannot drop privileges, 11: directory writable, 12: wrong code, 13: no failure "
-                          "counted, 14: no warning";
+  EXPECT_EQ(status, 0)
+      << "10: cannot drop privileges, 11: directory writable, 12: wrong code, 13: no failure "
+         "counted, 14: no warning";
 }
 
 TEST_F(JitCache, TwoProcessesWritingTheSameEntryAtOnce) {
@@ -349,11 +369,13 @@ TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
     const jit::op_text op = jit::never_seen_op();
     EXPECT_TRUE(sources.insert(op.source).second) << op.source << " came twice";
     EXPECT_TRUE(keys.insert(jit::cache_key(jit::whole_program(jit::workload::map, dtype::f32, op), 90,
-                                           jit::code_kind::cubin)).second);
+                                           jit::code_kind::cubin))
+                    .second);
     EXPECT_TRUE(one_line.insert(jit::one_line_program(op).source).second);
   }
   const jit::op_text op = jit::never_seen_op();
-  EXPECT_NO_THROW(jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin));
+  EXPECT_NO_THROW(
+      jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin));
   EXPECT_NO_THROW(jit::compile(jit::one_line_program(op), 90, jit::code_kind::cubin));
 }
 
@@ -363,7 +385,8 @@ TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
 TEST(JitNewOp, ConsecutiveNewOpsMakeDifferentMachineCode) {
   const jit::op_text a = jit::never_seen_op(), b = jit::never_seen_op();
   auto ptx = [](const jit::op_text& op) {
-    const jit::compiled c = jit::compile_nvvm(expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, "same"), 90);
+    const jit::compiled c = jit::compile_nvvm(
+        expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, "same"), 90);
     return std::string(c.image.code.begin(), c.image.code.end());
   };
   EXPECT_NE(ptx(a), ptx(b));

@@ -51,7 +51,8 @@ TEST(Record, AtomicWriteThenRead) {
   write_json_atomic(path, nlohmann::json(sample_record()));
   EXPECT_EQ(read_json_file(path).get<run_record>().bandwidth_gbs, 2900.5);
   for (const auto& e : std::filesystem::directory_iterator(path.parent_path()))
-    EXPECT_EQ(e.path().string().find(path.string() + ".tmp"), std::string::npos) << "temporary file left behind";
+    EXPECT_EQ(e.path().string().find(path.string() + ".tmp"), std::string::npos)
+        << "temporary file left behind";
   std::filesystem::remove(path);
 }
 
@@ -73,7 +74,8 @@ TEST(Record, MissingFileGivesAClearError) {
 }
 
 TEST(Record, ForeignJsonIsRejectedWhenReadAsARecord) {
-  EXPECT_THROW(nlohmann::json({{"benchmarks", nlohmann::json::array()}}).get<run_record>(), nlohmann::json::exception);
+  EXPECT_THROW(nlohmann::json({{"benchmarks", nlohmann::json::array()}}).get<run_record>(),
+               nlohmann::json::exception);
 }
 
 }  // namespace

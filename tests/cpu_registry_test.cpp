@@ -18,8 +18,8 @@ TEST(Registry, EveryStrategyServesEveryWorkload) {
     for (const auto& e : entries) s.insert(e.strategy);
     return s;
   };
-  const std::set<std::string> want = {"00_inline", "01_template_functor", "02_device_lambda",
-                                      "03_switch", "04_function_pointer", "05_virtual",
+  const std::set<std::string> want = {"00_inline",    "01_template_functor", "02_device_lambda",
+                                      "03_switch",    "04_function_pointer", "05_virtual",
                                       "06_nvrtc_jit", "07_jit_lto"};
   std::set<std::string> with_08 = want;
   with_08.insert("08_expression_jit");
@@ -30,7 +30,8 @@ TEST(Registry, EveryStrategyServesEveryWorkload) {
   EXPECT_EQ(strategies(get_registry().tasks), want);
   EXPECT_EQ(strategies(get_registry().matmul), want);
   for (const tasks_entry& e : get_registry().tasks)  // templates and lambdas must group by op
-    EXPECT_EQ(e.form != tasks_form::per_element, e.strategy == "01_template_functor" || e.strategy == "02_device_lambda");
+    EXPECT_EQ(e.form != tasks_form::per_element,
+              e.strategy == "01_template_functor" || e.strategy == "02_device_lambda");
   EXPECT_EQ(get_registry().points.front().name(), "00_inline/aos");
 }
 
@@ -40,9 +41,10 @@ TEST(Registry, ListsTheFirstSliceInBothForms) {
     EXPECT_NE(e.launch, nullptr) << e.name();
     EXPECT_TRUE(names.insert(e.name()).second) << "duplicate entry " << e.name();
   }
-  for (const char* want : {"00_inline/scalar", "00_inline/vec", "01_template_functor/scalar", "01_template_functor/vec",
-                           "04_function_pointer.symbol/scalar", "04_function_pointer.symbol/vec",
-                           "04_function_pointer.table/scalar", "04_function_pointer.table/vec"})
+  for (const char* want :
+       {"00_inline/scalar", "00_inline/vec", "01_template_functor/scalar", "01_template_functor/vec",
+        "04_function_pointer.symbol/scalar", "04_function_pointer.symbol/vec",
+        "04_function_pointer.table/scalar", "04_function_pointer.table/vec"})
     EXPECT_TRUE(names.count(want)) << want << " is not registered";
 }
 
@@ -57,7 +59,8 @@ TEST(Registry, FindsEntriesByNameAndRejectsUnknownOnes) {
     find_map_entry("99_magic/vec");
     FAIL() << "unknown strategy accepted";
   } catch (const error& e) {
-    EXPECT_NE(std::string(e.what()).find("00_inline/scalar"), std::string::npos) << "message should list entries";
+    EXPECT_NE(std::string(e.what()).find("00_inline/scalar"), std::string::npos)
+        << "message should list entries";
   }
 }
 

@@ -41,7 +41,8 @@ std::vector<zip_param> zip_params() {
   std::vector<zip_param> v;
   for (std::size_t i = 0; i < get_registry().zip.size(); ++i)
     for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < zip_op_catalogue.size(); ++op) v.emplace_back(i, t, static_cast<zip_op>(op));
+      for (std::size_t op = 0; op < zip_op_catalogue.size(); ++op)
+        v.emplace_back(i, t, static_cast<zip_op>(op));
   return v;
 }
 std::string zip_name(const ::testing::TestParamInfo<zip_param>& info) {
@@ -58,7 +59,8 @@ TEST_P(PointsStrategy, MatchesTheReferenceAtEdgeSizes) {
   const points_entry& entry = get_registry().points.at(index);
   for (std::size_t n : edge_sizes) {
     const points_problem p{op, type, n};
-    const validation_result r = points_fixture(p, default_seed + n).run_and_validate(entry.launch, entry.form);
+    const validation_result r =
+        points_fixture(p, default_seed + n).run_and_validate(entry.launch, entry.form);
     EXPECT_TRUE(r.passed) << entry.name() << " " << p.describe() << ": " << r.summary();
     EXPECT_EQ(r.checked, 2 * n);
   }
@@ -68,7 +70,8 @@ std::vector<points_param> points_params() {
   std::vector<points_param> v;
   for (std::size_t i = 0; i < get_registry().points.size(); ++i)
     for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < point_op_catalogue.size(); ++op) v.emplace_back(i, t, static_cast<point_op>(op));
+      for (std::size_t op = 0; op < point_op_catalogue.size(); ++op)
+        v.emplace_back(i, t, static_cast<point_op>(op));
   return v;
 }
 std::string points_name(const ::testing::TestParamInfo<points_param>& info) {

@@ -71,7 +71,8 @@ TEST_F(Harness, EventTimingMeasuresGpuWork) {
   const map_fixture small({map_op::exp_sin_cos, dtype::f32, 1 << 20, 1}, default_seed);
   const map_fixture large({map_op::exp_sin_cos, dtype::f32, 1 << 20, 64}, default_seed);
   const auto time = [&](const map_fixture& f) {
-    return time_launches([&](cudaStream_t s) { f.launch(correct, map_form::scalar, s); }, {1, 5, true}).median_ms;
+    return time_launches([&](cudaStream_t s) { f.launch(correct, map_form::scalar, s); }, {1, 5, true})
+        .median_ms;
   };
   EXPECT_GT(time(large), 4 * time(small)) << "64x the work should take clearly longer";
 }

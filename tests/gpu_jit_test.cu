@@ -15,8 +15,9 @@ namespace {
 class JitUserOp : public gpu_test {};
 
 TEST_F(JitUserOp, ExpressionAndBodyMatchTheirHostBuildThrough06And07) {
-  for (const jit::op_text& op : {jit::op_text{"user", "x * x + 2.0f * x + 1.0f"},
-                                 jit::op_text{"user_body", "const T s = sin(x);\nreturn s * s + T(0.5) * x;"}}) {
+  for (const jit::op_text& op :
+       {jit::op_text{"user", "x * x + 2.0f * x + 1.0f"},
+        jit::op_text{"user_body", "const T s = sin(x);\nreturn s * s + T(0.5) * x;"}}) {
     const host_op reference(op);
     for (dtype t : {dtype::f32, dtype::f64})
       for (int k : {1, 16}) {
@@ -39,15 +40,17 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
   // No sum of terms of opposite signs for the inputs (0.25 <= x < 1.75, inputs.hpp; cos is negative
   // past pi/2): like the catalogue's ops, no cancellation, so the tolerance (relative to the
   // terms' magnitude) holds for any correct kernel.
-  const std::string text = "s = sin(x); c = cos(x); q = exp(-x) / 3;\n"
-                           "x > 0.5 ? min(s, c * c) * 3 + q : (x <= 0.25 ? max(s * c, 0.125) + sqrt(x) : -s * -c + q)";
+  const std::string text =
+      "s = sin(x); c = cos(x); q = exp(-x) / 3;\n"
+      "x > 0.5 ? min(s, c * c) * 3 + q : (x <= 0.25 ? max(s * c, 0.125) + sqrt(x) : -s * -c + q)";
   const expr::program program = expr::parse(text);
   const jit::op_text language{"language", text}, cpp{"language_cpp", expr::to_cpp(program)};
   for (dtype t : {dtype::f32, dtype::f64})
     for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000003)})
       for (int k : {1, 16}) {
         const map_problem p{map_op::quadratic, t, n, k};
-        const map_fixture fixture(p, default_seed, custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+        const map_fixture fixture(p, default_seed,
+                                  custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
         const std::pair<const char*, map_fixture::launcher> strategies[] = {
             {"06", [&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, cpp); }},
             {"07", [&](const map_launch& a) { jit::launch_map(jit_lto_build, a, cpp); }},
@@ -55,7 +58,8 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
         for (const auto& [name, launch] : strategies)
           for (map_form form : {map_form::scalar, map_form::vec}) {
             const validation_result r = fixture.run_and_validate(launch, form);
-            EXPECT_TRUE(r.passed) << name << " " << p.describe() << " " << to_string(form) << ": " << r.summary();
+            EXPECT_TRUE(r.passed) << name << " " << p.describe() << " " << to_string(form) << ": "
+                                  << r.summary();
           }
       }
 }
@@ -65,17 +69,21 @@ TEST_F(JitUserOp, AWrongResultOf08IsCaught) {
   const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed,
                             custom_map_op{[&](double x) { return expr::evaluate(other, x); }, 16});
   const validation_result r = fixture.run_and_validate(
-      [](const map_launch& a) { expression_jit::launch_map(a, {"user", "x * x"}); }, map_form::vec);
+      [](const map_launch& a) {
+        expression_jit::launch_map(a, {"user", "x * x"});
+      },
+      map_form::vec);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.failures, 4096u);
 }
 
 TEST_F(JitUserOp, AWrongResultIsCaught) {
   const host_op reference({"user", "x * x + T(1)"});  // the reference of another op
-  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed, custom_map_op{reference.function(), 16});
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed,
+                            custom_map_op{reference.function(), 16});
   const jit::op_text op{"user", "x * x"};
-  const validation_result r = fixture.run_and_validate([&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, op); },
-                                                       map_form::vec);
+  const validation_result r = fixture.run_and_validate(
+      [&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, op); }, map_form::vec);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.failures, 4096u);
 }
@@ -89,7 +97,8 @@ TEST_F(JitUserOp, LtoLinkedKernelHasTheResourcesOfTheWholeProgram) {
     for (const map_form form : {map_form::scalar, map_form::vec, map_form::staged}) {
       const jit::loaded whole(nvrtc_jit_build(jit::workload::map, dtype::f32, text, arch, int(form)));
       const jit::loaded lto(jit_lto_build(jit::workload::map, dtype::f32, text, arch, int(form)));
-      const std::string kernel = jit::whole_program(jit::workload::map, dtype::f32, text, int(form)).name_expressions.at(0);
+      const std::string kernel =
+          jit::whole_program(jit::workload::map, dtype::f32, text, int(form)).name_expressions.at(0);
       cudaFuncAttributes a{}, b{};
       CDL_CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(whole.kernel(kernel))));
       CDL_CUDA_CHECK(cudaFuncGetAttributes(&b, reinterpret_cast<const void*>(lto.kernel(kernel))));

@@ -25,8 +25,8 @@ class MapStrategy : public gpu_param_test<map_param> {};
 TEST_P(MapStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const map_entry& entry = get_registry().map.at(index);
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(1000003), (std::size_t(1) << 20) + 3,
-                        std::size_t(1) << 24}) {
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33),
+                        std::size_t(1000003), (std::size_t(1) << 20) + 3, std::size_t(1) << 24}) {
     for (int k : {1, 16}) {
       const map_problem p{op, type, n, k};
       const map_fixture fixture(p, default_seed + n);
@@ -41,7 +41,8 @@ std::vector<map_param> all_map_params() {
   std::vector<map_param> params;
   for (std::size_t i = 0; i < get_registry().map.size(); ++i)
     for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) params.emplace_back(i, t, static_cast<map_op>(op));
+      for (std::size_t op = 0; op < map_op_catalogue.size(); ++op)
+        params.emplace_back(i, t, static_cast<map_op>(op));
   return params;
 }
 

@@ -25,19 +25,23 @@ struct misaligned_buffers {
       : x(misaligned_n + 1), y(misaligned_n + 1), z(misaligned_n + 2) {
     device_buffer<T>* in[] = {&x, &y};
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      CDL_CUDA_CHECK(cudaMemcpy(in[i]->data() + 1, inputs[i].data(), misaligned_n * sizeof(T), cudaMemcpyHostToDevice));
+      CDL_CUDA_CHECK(
+          cudaMemcpy(in[i]->data() + 1, inputs[i].data(), misaligned_n * sizeof(T), cudaMemcpyHostToDevice));
     CDL_CUDA_CHECK(cudaMemset(z.data(), 0xff, z.bytes()));
   }
   // Checks the two guard elements and validates the n between them.
-  void expect_output(const std::vector<reference_value>& reference, double tolerance, const std::string& what) {
+  void expect_output(const std::vector<reference_value>& reference, double tolerance,
+                     const std::string& what) {
     CDL_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<T> out = z.to_host();
     for (std::size_t guard : {std::size_t(0), misaligned_n + 1}) {
       unsigned char bytes[sizeof(T)];
       std::memcpy(bytes, &out[guard], sizeof(T));
-      for (unsigned char b : bytes) EXPECT_EQ(b, 0xff) << what << ": element " << guard << " (outside the output) was written";
+      for (unsigned char b : bytes)
+        EXPECT_EQ(b, 0xff) << what << ": element " << guard << " (outside the output) was written";
     }
-    const validation_result r = validate<T>(std::span<const T>(out).subspan(1, misaligned_n), reference, tolerance);
+    const validation_result r =
+        validate<T>(std::span<const T>(out).subspan(1, misaligned_n), reference, tolerance);
     EXPECT_TRUE(r.passed) << what << ": " << r.summary();
     EXPECT_EQ(r.checked, misaligned_n);
   }
@@ -76,7 +80,8 @@ TEST_P(MisalignedZip, FallsBackAndWritesExactlyTheRange) {
     const zip_host<T> h = make_zip_host<T>(p, default_seed);
     misaligned_buffers<T> b({h.x, h.y});
     expect_falls_back<T>(b.x.data() + 1, b.z.data() + 1);
-    entry.launch({p.op, type, entry.form, b.x.data() + 1, b.y.data() + 1, b.z.data() + 1, misaligned_n, nullptr});
+    entry.launch(
+        {p.op, type, entry.form, b.x.data() + 1, b.y.data() + 1, b.z.data() + 1, misaligned_n, nullptr});
     b.expect_output(h.reference, zip_tolerance(p), entry.name() + " " + p.describe());
   });
 }
@@ -98,8 +103,10 @@ auto namer(const Entries& entries) {
     return name;
   };
 }
-INSTANTIATE_TEST_SUITE_P(Registry, MisalignedMap, ::testing::ValuesIn(params(get_registry().map)), namer(get_registry().map));
-INSTANTIATE_TEST_SUITE_P(Registry, MisalignedZip, ::testing::ValuesIn(params(get_registry().zip)), namer(get_registry().zip));
+INSTANTIATE_TEST_SUITE_P(Registry, MisalignedMap, ::testing::ValuesIn(params(get_registry().map)),
+                         namer(get_registry().map));
+INSTANTIATE_TEST_SUITE_P(Registry, MisalignedZip, ::testing::ValuesIn(params(get_registry().zip)),
+                         namer(get_registry().zip));
 
 }  // namespace
 }  // namespace cdl

@@ -29,10 +29,11 @@ TEST_P(ImageStrategy, MatchesTheReferenceAtEdgeSizes) {
   const int sizes[][2] = {{1, 1}, {17, 3}, {1, 40}, {40, 1}, {100, 70}, {1920, 1080}};
   for (const auto& [w, h] : sizes)
     for (int r : {0, 1, 4, image_max_radius}) {
-      if (op != image_op::box_blur && r != 1) continue;  // the radius only matters to the blur
+      if (op != image_op::box_blur && r != 1) continue;         // the radius only matters to the blur
       if (r == image_max_radius && w * h > 100 * 70) continue;  // its reference takes minutes at 1080p
       const image_problem p{op, w, h, r};
-      const validation_result v = image_fixture(p, default_seed + w).run_and_validate(entry.launch, entry.form);
+      const validation_result v =
+          image_fixture(p, default_seed + w).run_and_validate(entry.launch, entry.form);
       EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
       EXPECT_EQ(v.checked, std::size_t(w) * h);
     }
@@ -41,7 +42,8 @@ TEST_P(ImageStrategy, MatchesTheReferenceAtEdgeSizes) {
 std::vector<std::tuple<std::size_t, image_op>> image_params() {
   std::vector<std::tuple<std::size_t, image_op>> v;
   for (std::size_t i = 0; i < get_registry().image.size(); ++i)
-    for (std::size_t op = 0; op < image_op_catalogue.size(); ++op) v.emplace_back(i, static_cast<image_op>(op));
+    for (std::size_t op = 0; op < image_op_catalogue.size(); ++op)
+      v.emplace_back(i, static_cast<image_op>(op));
   return v;
 }
 std::string image_name(const ::testing::TestParamInfo<std::tuple<std::size_t, image_op>>& info) {
@@ -55,10 +57,12 @@ class TasksStrategy : public gpu_param_test<std::tuple<std::size_t, task_layout>
 TEST_P(TasksStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, layout] = GetParam();
   const tasks_entry& entry = get_registry().tasks.at(index);
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
     for (int distinct : {1, 2, 7, 32}) {
       const tasks_problem p{layout, distinct, n};
-      const validation_result v = tasks_fixture(p, default_seed + n).run_and_validate(entry.launch, entry.form);
+      const validation_result v =
+          tasks_fixture(p, default_seed + n).run_and_validate(entry.launch, entry.form);
       EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
       EXPECT_EQ(v.checked, n);
     }
@@ -82,11 +86,12 @@ class MatmulStrategy : public gpu_param_test<std::tuple<std::size_t, dtype, semi
 TEST_P(MatmulStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const matmul_entry& entry = get_registry().matmul.at(index);
-  const int shapes[][3] = {{1, 1, 1}, {33, 33, 33}, {257, 257, 257}, {256, 128, 64}, {70, 130, 45}, {1, 300, 17},
-                           {129, 257, 9}};
+  const int shapes[][3] = {{1, 1, 1},     {33, 33, 33}, {257, 257, 257}, {256, 128, 64},
+                           {70, 130, 45}, {1, 300, 17}, {129, 257, 9}};
   for (const auto& [m, n, k] : shapes) {
     const matmul_problem p{op, type, m, n, k};
-    const validation_result v = matmul_fixture(p, default_seed + m).run_and_validate(entry.launch, entry.form);
+    const validation_result v =
+        matmul_fixture(p, default_seed + m).run_and_validate(entry.launch, entry.form);
     EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
     EXPECT_EQ(v.checked, std::size_t(m) * n);
   }
@@ -96,7 +101,8 @@ std::vector<std::tuple<std::size_t, dtype, semiring>> matmul_params() {
   std::vector<std::tuple<std::size_t, dtype, semiring>> v;
   for (std::size_t i = 0; i < get_registry().matmul.size(); ++i)
     for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) v.emplace_back(i, t, static_cast<semiring>(op));
+      for (std::size_t op = 0; op < semiring_catalogue.size(); ++op)
+        v.emplace_back(i, t, static_cast<semiring>(op));
   return v;
 }
 std::string matmul_name(const ::testing::TestParamInfo<std::tuple<std::size_t, dtype, semiring>>& info) {
@@ -112,7 +118,8 @@ TEST_F(Peers, CublasMatchesTheReferenceForThePlainProduct) {
   for (dtype t : {dtype::f32, dtype::f64})
     for (int size : {1, 257, 1024}) {
       const matmul_problem p{semiring::plus_times, t, size, size + 3, size};
-      const validation_result v = matmul_fixture(p, default_seed).run_and_validate(cublas_matmul, matmul_form::naive);
+      const validation_result v =
+          matmul_fixture(p, default_seed).run_and_validate(cublas_matmul, matmul_form::naive);
       EXPECT_TRUE(v.passed) << p.describe() << ": " << v.summary();
     }
   EXPECT_THROW(matmul_fixture({semiring::min_plus, dtype::f32, 8, 8, 8}, default_seed)

@@ -33,7 +33,8 @@ class census {
   }
   ~census() {
     if (path_.empty()) return;
-    if (failure_.empty()) check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+    if (failure_.empty())
+      check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
     const std::lock_guard lock(mutex_);
     std::ofstream out(path_);
     if (!failure_.empty()) out << "census failed: " << failure_ << '\n';
@@ -75,10 +76,12 @@ void CUPTIAPI census::take_buffer(CUcontext context, std::uint32_t stream, std::
       }
   }
   std::size_t dropped = 0;
-  if (the_census.check(cuptiActivityGetNumDroppedRecords(context, stream, &dropped), "cuptiActivityGetNumDroppedRecords") &&
+  if (the_census.check(cuptiActivityGetNumDroppedRecords(context, stream, &dropped),
+                       "cuptiActivityGetNumDroppedRecords") &&
       dropped != 0) {
     const std::lock_guard lock(the_census.mutex_);
-    if (the_census.failure_.empty()) the_census.failure_ = std::to_string(dropped) + " kernel records dropped";
+    if (the_census.failure_.empty())
+      the_census.failure_ = std::to_string(dropped) + " kernel records dropped";
   }
   std::free(buffer);
 }

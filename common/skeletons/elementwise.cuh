@@ -31,9 +31,16 @@ elementwise_geometry elementwise_launch_geometry(map_form wanted, std::size_t n,
 #endif
 
 #if defined(__CUDACC__)
-template <class T> struct vec16;
-template <> struct vec16<float> { using type = float4; };
-template <> struct vec16<double> { using type = double2; };
+template <class T>
+struct vec16;
+template <>
+struct vec16<float> {
+  using type = float4;
+};
+template <>
+struct vec16<double> {
+  using type = double2;
+};
 
 // g applied lane by lane to one 16-byte vector per input: unary (map) and binary (zip).
 template <class G>
@@ -55,9 +62,13 @@ __device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[2]) {
 
 // g applied to one value per input: unary (map) and binary (zip).
 template <class G, class T>
-__device__ __forceinline__ T on_values(const G& g, const T (&v)[1]) { return g(v[0]); }
+__device__ __forceinline__ T on_values(const G& g, const T (&v)[1]) {
+  return g(v[0]);
+}
 template <class G, class T>
-__device__ __forceinline__ T on_values(const G& g, const T (&v)[2]) { return g(v[0], v[1]); }
+__device__ __forceinline__ T on_values(const G& g, const T (&v)[2]) {
+  return g(v[0], v[1]);
+}
 
 // The scalar form with every input staged through shared memory: each thread copies its
 // element in, the block synchronises, each thread reads its own element back. No thread reads

@@ -19,7 +19,7 @@
 namespace cdl::skeleton {
 
 inline constexpr int image_block_x = 32, image_block_y = 8;  // a warp spans a row segment
-inline constexpr int image_tile = 32;                         // outputs per side of a tiled block
+inline constexpr int image_tile = 32;                        // outputs per side of a tiled block
 
 // The tiled form's halo (the ops read at least their 3 x 3 neighbourhood) and tile side.
 CDL_HD inline int image_halo(int r) { return r > 1 ? r : 1; }
@@ -31,14 +31,15 @@ CDL_HD inline int image_tile_side(int r) { return image_tile + 2 * image_halo(r)
 namespace cdl::skeleton {
 
 template <class F>
-__device__ __forceinline__ void image_body(const image_view<float>& in, float* __restrict__ out, int r, const F& f) {
+__device__ __forceinline__ void image_body(const image_view<float>& in, float* __restrict__ out, int r,
+                                           const F& f) {
   const int x = blockIdx.x * image_block_x + threadIdx.x;
   const int y = blockIdx.y * image_block_y + threadIdx.y;
   if (x < in.width && y < in.height) out[std::size_t(y) * in.width + x] = f(in, x, y, r);
 }
 
 template <class F>
-__global__ void __launch_bounds__(image_block_x * image_block_y)
+__global__ void __launch_bounds__(image_block_x* image_block_y)
     image_kernel(image_view<float> in, float* __restrict__ out, int r, F f) {
   image_body(in, out, r, f);
 }
@@ -61,7 +62,7 @@ __device__ __forceinline__ void image_tiled_body(const image_view<float>& in, fl
 }
 
 template <class F>
-__global__ void __launch_bounds__(image_block_x * image_block_y)
+__global__ void __launch_bounds__(image_block_x* image_block_y)
     image_tiled_kernel(image_view<float> in, float* __restrict__ out, int r, F f) {
   image_tiled_body(in, out, r, f);
 }
@@ -86,7 +87,8 @@ inline void check_image_radius(image_form form, int r) {
 }
 
 inline dim3 image_grid(image_form form, int width, int height) {
-  if (form == image_form::tiled) return dim3((width + image_tile - 1) / image_tile, (height + image_tile - 1) / image_tile);
+  if (form == image_form::tiled)
+    return dim3((width + image_tile - 1) / image_tile, (height + image_tile - 1) / image_tile);
   return dim3((width + image_block_x - 1) / image_block_x, (height + image_block_y - 1) / image_block_y);
 }
 

@@ -36,23 +36,29 @@ namespace skeleton {
 
 template <class T, class F>
 __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n, int k, const F& f) {
-  elementwise_scalar(y, n, [&](T e) { return map_apply(f, e, k); }, x);
+  elementwise_scalar(
+      y, n, [&](T e) { return map_apply(f, e, k); }, x);
 }
 template <class T, class F>
 __device__ __forceinline__ void map_vec_body(const T* x, T* y, std::size_t n, int k, const F& f) {
-  elementwise_vec(y, n, [&](T e) { return map_apply(f, e, k); }, x);
+  elementwise_vec(
+      y, n, [&](T e) { return map_apply(f, e, k); }, x);
 }
 
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) map_staged_kernel(const T* x, T* y, std::size_t n, int k, F f) {
-  elementwise_staged(y, n, [&](T e) { return map_apply(f, e, k); }, x);
+__global__ void __launch_bounds__(elementwise_block)
+    map_staged_kernel(const T* x, T* y, std::size_t n, int k, F f) {
+  elementwise_staged(
+      y, n, [&](T e) { return map_apply(f, e, k); }, x);
 }
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) map_scalar_kernel(const T* x, T* y, std::size_t n, int k, F f) {
+__global__ void __launch_bounds__(elementwise_block)
+    map_scalar_kernel(const T* x, T* y, std::size_t n, int k, F f) {
   map_scalar_body(x, y, n, k, f);
 }
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) map_vec_kernel(const T* x, T* y, std::size_t n, int k, F f) {
+__global__ void __launch_bounds__(elementwise_block)
+    map_vec_kernel(const T* x, T* y, std::size_t n, int k, F f) {
   map_vec_body(x, y, n, k, f);
 }
 

@@ -21,8 +21,9 @@ namespace cdl::skeleton {
 inline constexpr int matmul_tile = 16;  // 16 x 16 threads per block
 
 template <class T, class F>
-__device__ __forceinline__ void matmul_naive_body(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                                                  int M, int N, int K, T init, const F& f) {
+__device__ __forceinline__ void matmul_naive_body(const T* __restrict__ A, const T* __restrict__ B,
+                                                  T* __restrict__ C, int M, int N, int K, T init,
+                                                  const F& f) {
   const int j = blockIdx.x * matmul_tile + threadIdx.x;
   const int i = blockIdx.y * matmul_tile + threadIdx.y;
   if (i >= M || j >= N) return;
@@ -32,9 +33,9 @@ __device__ __forceinline__ void matmul_naive_body(const T* __restrict__ A, const
 }
 
 template <class T, class F>
-__global__ void __launch_bounds__(matmul_tile * matmul_tile)
-    matmul_naive_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K,
-                        T init, F f) {
+__global__ void __launch_bounds__(matmul_tile* matmul_tile)
+    matmul_naive_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N,
+                        int K, T init, F f) {
   matmul_naive_body(A, B, C, M, N, K, init, f);
 }
 
@@ -46,8 +47,8 @@ inline constexpr int tiled_threads = (tile_m / thread_m) * (tile_n / thread_n);
 // B[k0.., n0..] into Bs[k][n]. Out-of-range elements are not read (they are never used: the
 // k loop stops at K, and rows and columns past M and N are not stored).
 template <class T>
-__device__ __forceinline__ void load_slices(const T* __restrict__ A, const T* __restrict__ B, int M, int N, int K,
-                                            int m0, int n0, int k0, T (&As)[tile_k][tile_m],
+__device__ __forceinline__ void load_slices(const T* __restrict__ A, const T* __restrict__ B, int M, int N,
+                                            int K, int m0, int n0, int k0, T (&As)[tile_k][tile_m],
                                             T (&Bs)[tile_k][tile_n]) {
   for (int e = threadIdx.x; e < tile_m * tile_k; e += tiled_threads) {
     const int m = e / tile_k, k = e % tile_k;  // consecutive threads read along a row of A
@@ -62,8 +63,9 @@ __device__ __forceinline__ void load_slices(const T* __restrict__ A, const T* __
 // kk steps of the thread's 8 x 8 register block. KK is the slice depth when known at compile
 // time (full slices, unrolled), else 0 and `depth` is used (the last, partial slice).
 template <int KK, class T, class F>
-__device__ __forceinline__ void step_slice(const T (&As)[tile_k][tile_m], const T (&Bs)[tile_k][tile_n], int depth,
-                                           int row, int col, T (&acc)[thread_m][thread_n], const F& f) {
+__device__ __forceinline__ void step_slice(const T (&As)[tile_k][tile_m], const T (&Bs)[tile_k][tile_n],
+                                           int depth, int row, int col, T (&acc)[thread_m][thread_n],
+                                           const F& f) {
   const int kk_end = KK ? KK : depth;
 #pragma unroll
   for (int kk = 0; kk < (KK ? KK : tile_k); ++kk) {
@@ -81,8 +83,9 @@ __device__ __forceinline__ void step_slice(const T (&As)[tile_k][tile_m], const 
 }
 
 template <class T, class F>
-__device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                                                  int M, int N, int K, T init, const F& f) {
+__device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const T* __restrict__ B,
+                                                  T* __restrict__ C, int M, int N, int K, T init,
+                                                  const F& f) {
   __shared__ alignas(16) T As[tile_k][tile_m];  // aligned: a thread reads 8 neighbours as two 16-byte words
   __shared__ alignas(16) T Bs[tile_k][tile_n];
   const int m0 = blockIdx.y * tile_m, n0 = blockIdx.x * tile_n;
@@ -112,8 +115,8 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
 
 template <class T, class F>
 __global__ void __launch_bounds__(tiled_threads)
-    matmul_tiled_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K,
-                        T init, F f) {
+    matmul_tiled_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N,
+                        int K, T init, F f) {
   matmul_tiled_body(A, B, C, M, N, K, init, f);
 }
 
@@ -127,7 +130,9 @@ inline dim3 matmul_grid(int M, int N) {
   return dim3((N + matmul_tile - 1) / matmul_tile, (M + matmul_tile - 1) / matmul_tile);
 }
 
-inline dim3 matmul_tiled_grid(int M, int N) { return dim3((N + tile_n - 1) / tile_n, (M + tile_m - 1) / tile_m); }
+inline dim3 matmul_tiled_grid(int M, int N) {
+  return dim3((N + tile_n - 1) / tile_n, (M + tile_m - 1) / tile_m);
+}
 
 template <class T, class F>
 void launch_matmul(matmul_form form, const T* A, const T* B, T* C, int M, int N, int K, T init, const F& f,
@@ -136,7 +141,8 @@ void launch_matmul(matmul_form form, const T* A, const T* B, T* C, int M, int N,
   if (form == matmul_form::tiled)
     matmul_tiled_kernel<<<matmul_tiled_grid(M, N), tiled_threads, 0, stream>>>(A, B, C, M, N, K, init, f);
   else
-    matmul_naive_kernel<<<matmul_grid(M, N), dim3(matmul_tile, matmul_tile), 0, stream>>>(A, B, C, M, N, K, init, f);
+    matmul_naive_kernel<<<matmul_grid(M, N), dim3(matmul_tile, matmul_tile), 0, stream>>>(A, B, C, M, N, K,
+                                                                                          init, f);
   CDL_CHECK_LAUNCH();
 }
 
@@ -147,8 +153,8 @@ void launch_matmul_with(const Launch& a, Make&& make) {
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
     const T init = visit_op(a.op, [](auto s) { return decltype(s)::template identity<T>(); });
-    launch_matmul(a.form, static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m, a.n, a.k,
-                  init, make(t), a.stream);
+    launch_matmul(a.form, static_cast<const T*>(a.a), static_cast<const T*>(a.b), static_cast<T*>(a.c), a.m,
+                  a.n, a.k, init, make(t), a.stream);
   });
 }
 

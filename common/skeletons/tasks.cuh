@@ -29,7 +29,8 @@ inline constexpr int tasks_block = 256;
 
 template <class F>
 __global__ void __launch_bounds__(tasks_block)
-    tasks_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y, std::size_t n, F f) {
+    tasks_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y,
+                 std::size_t n, F f) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const task k = t[i];
@@ -50,7 +51,8 @@ __global__ void __launch_bounds__(tasks_block)
 template <class Op>
 __global__ void __launch_bounds__(tasks_block)
     tasks_range_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y,
-                       const unsigned* __restrict__ index, const unsigned* __restrict__ begin, int id, Op op) {
+                       const unsigned* __restrict__ index, const unsigned* __restrict__ begin, int id,
+                       Op op) {
   const unsigned first = begin[id], last = begin[id + 1];
   for (unsigned i = first + blockIdx.x * blockDim.x + threadIdx.x; i < last; i += gridDim.x * blockDim.x) {
     const unsigned j = index[i];

@@ -8,15 +8,18 @@
 namespace cdl::skeleton {
 
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) zip_scalar_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
+__global__ void __launch_bounds__(elementwise_block)
+    zip_scalar_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
   elementwise_scalar(z, n, f, x, y);
 }
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) zip_staged_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
+__global__ void __launch_bounds__(elementwise_block)
+    zip_staged_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
   elementwise_staged(z, n, f, x, y);
 }
 template <class T, class F>
-__global__ void __launch_bounds__(elementwise_block) zip_vec_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
+__global__ void __launch_bounds__(elementwise_block)
+    zip_vec_kernel(const T* x, const T* y, T* z, std::size_t n, F f) {
   elementwise_vec(z, n, f, x, y);
 }
 
@@ -27,7 +30,8 @@ __global__ void __launch_bounds__(elementwise_block) zip_vec_kernel(const T* x, 
 namespace cdl::skeleton {
 
 template <class T, class F>
-void launch_zip(map_form wanted, const T* x, const T* y, T* z, std::size_t n, const F& f, cudaStream_t stream) {
+void launch_zip(map_form wanted, const T* x, const T* y, T* z, std::size_t n, const F& f,
+                cudaStream_t stream) {
   if (n == 0) return;
   const elementwise_geometry g = elementwise_launch_geometry(wanted, n, sizeof(T), {x, y, z});
   if (g.form == map_form::vec)
@@ -43,8 +47,8 @@ template <class Launch, class Make>
 void launch_zip_with(const Launch& a, Make&& make) {
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
-    launch_zip(a.form, static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z), a.n, make(t),
-               a.stream);
+    launch_zip(a.form, static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z), a.n,
+               make(t), a.stream);
   });
 }
 
