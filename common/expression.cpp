@@ -177,33 +177,22 @@ class parser {
     return left;
   }
 
-  int sum() {
+  // A left-associative level: operands parsed by `operand`, joined by the two operators given.
+  int left_to_right(int (parser::*operand)(), char first, kind first_kind, char second, kind second_kind) {
     std::size_t at = pos_;
-    int left = product();
-    while (peek() == '+' || peek() == '-') {
+    int left = (this->*operand)();
+    while (peek() == first || peek() == second) {
       value_of(left, at);
-      const kind k = peek() == '+' ? kind::add : kind::subtract;
+      const kind k = peek() == first ? first_kind : second_kind;
       ++pos_;
       skip_space();
       at = pos_;
-      left = add({k, 0, left, value_of(product(), at)});
+      left = add({k, 0, left, value_of((this->*operand)(), at)});
     }
     return left;
   }
-
-  int product() {
-    std::size_t at = pos_;
-    int left = unary();
-    while (peek() == '*' || peek() == '/') {
-      value_of(left, at);
-      const kind k = peek() == '*' ? kind::multiply : kind::divide;
-      ++pos_;
-      skip_space();
-      at = pos_;
-      left = add({k, 0, left, value_of(unary(), at)});
-    }
-    return left;
-  }
+  int sum() { return left_to_right(&parser::product, '+', kind::add, '-', kind::subtract); }
+  int product() { return left_to_right(&parser::unary, '*', kind::multiply, '/', kind::divide); }
 
   int unary() {
     const depth_guard guard(*this);

@@ -42,6 +42,8 @@
 namespace cdl {
 namespace {
 
+using namespace signatures;
+
 template <class Sig>
 struct fn_ptr;
 template <class R, class... A>
@@ -111,16 +113,6 @@ auto invoker_factory(Op op) {
       return pointer_invoker<S>{f.fns[std::size_t(id)]};
   };
 }
-template <class T>
-using unary = T(T);
-template <class T>
-using binary = T(T, T);
-template <class T>
-using point_fn = point<T>(point<T>);
-template <class T>
-using ternary = T(T, T, T);
-template <class T>
-using image_fn = T(image_view<T>, int, int, int);
 
 // The launches, each compiled only where this object serves its workload.
 #if CDL_SERVES(map)

@@ -30,6 +30,22 @@
 // True when this compilation builds workload w's launches.
 #define CDL_SERVES(w) (CDL_WORKLOAD == CDL_WORKLOAD_##w || CDL_WORKLOAD == CDL_WORKLOAD_crowded)
 #define CDL_CROWDED (CDL_WORKLOAD == CDL_WORKLOAD_crowded)
+
+#include "common/registry.hpp"
+
+namespace cdl::signatures {
+// The op's signature in each workload, as 04's tables and 05's objects hold it.
+template <class T>
+using unary = T(T);
+template <class T>
+using binary = T(T, T);
+template <class T>
+using point_fn = point<T>(point<T>);
+template <class T>
+using ternary = T(T, T, T);
+template <class T>
+using image_fn = T(image_view<T>, int, int, int);
+}  // namespace cdl::signatures
 #endif
 
 // The parts, each with its registration function register_<strategy>_<part>, which registry.cpp

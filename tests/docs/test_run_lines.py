@@ -20,10 +20,12 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from visible_gpu import NO_GPU, gpu_visible  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CDL_RUN = None
 RUN_IT = re.compile(r"^// Run it\.\s+`(cdl_run [^`]+)`", re.M)
-NO_GPU = dict(os.environ, CUDA_VISIBLE_DEVICES="")
 
 
 def run_lines():
@@ -34,14 +36,6 @@ def run_lines():
             found = RUN_IT.findall(f.read())
         lines[os.path.basename(path)] = shlex.split(found[0])[1:] if len(found) == 1 else found
     return lines
-
-
-def gpu_visible():
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return listed.returncode == 0 and "GPU " in listed.stdout and os.environ.get("CUDA_VISIBLE_DEVICES") != ""
 
 
 class RunLines(unittest.TestCase):

@@ -21,20 +21,14 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from visible_gpu import NO_GPU, gpu_visible  # noqa: E402
+
 CDL_RUN = CDL_BENCH = CDL_PROBLEM = CDL_GPU_TESTS = None
-NO_GPU = dict(os.environ, CUDA_VISIBLE_DEVICES="")
 
 
 def run(*args, env=None, timeout=300):
     return subprocess.run(list(args), capture_output=True, text=True, env=env, timeout=timeout)
-
-
-def gpu_visible():
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return listed.returncode == 0 and "GPU " in listed.stdout and os.environ.get("CUDA_VISIBLE_DEVICES") != ""
 
 
 class Scratch(unittest.TestCase):
