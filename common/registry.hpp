@@ -13,6 +13,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cdl {
@@ -54,6 +55,17 @@ struct registry {
   void add_image(std::string strategy, std::string variant, image_launch_fn launch);
   void add_tasks(std::string strategy, std::string variant, tasks_form form, tasks_launch_fn launch);
   void add_matmul(std::string strategy, std::string variant, matmul_launch_fn launch);
+
+  // A strategy that serves every workload, a launch function each (tasks: one per form it has).
+  struct launches {
+    map_launch_fn map;
+    zip_launch_fn zip;
+    points_launch_fn points;
+    image_launch_fn image;
+    matmul_launch_fn matmul;
+    std::vector<std::pair<tasks_form, tasks_launch_fn>> tasks;
+  };
+  void add_all(const std::string& strategy, const launches& l);
 };
 
 // Built on first use from the strategy list in strategies/registry.cpp.

@@ -241,12 +241,12 @@ void launch_tasks(const tasks_launch& a) {
 }  // namespace
 
 void register_00_inline(registry& r) {
-  r.add_image("00_inline", "", launch_image);
-  r.add_tasks("00_inline", "", tasks_form::per_element, launch_tasks);
-  r.add_matmul("00_inline", "", launch_matmul);
-  r.add_map("00_inline", "", launch_map);
-  r.add_zip("00_inline", "", launch_zip);
-  r.add_points("00_inline", "", launch_points);
+  r.add_all("00_inline", {launch_map,
+                          launch_zip,
+                          launch_points,
+                          launch_image,
+                          launch_matmul,
+                          {{tasks_form::per_element, launch_tasks}}});
 }
 
 }  // namespace cdl

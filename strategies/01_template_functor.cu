@@ -69,13 +69,13 @@ void launch_tasks_on_device(const tasks_launch& a) {
 }  // namespace
 
 void register_01_template_functor(registry& r) {
-  r.add_image("01_template_functor", "", launch_image);
-  r.add_tasks("01_template_functor", "", tasks_form::grouped, launch_tasks);
-  r.add_tasks("01_template_functor", "", tasks_form::grouped_device, launch_tasks_on_device);
-  r.add_matmul("01_template_functor", "", launch_matmul);
-  r.add_map("01_template_functor", "", launch_map);
-  r.add_zip("01_template_functor", "", launch_zip);
-  r.add_points("01_template_functor", "", launch_points);
+  r.add_all("01_template_functor",
+            {launch_map,
+             launch_zip,
+             launch_points,
+             launch_image,
+             launch_matmul,
+             {{tasks_form::grouped, launch_tasks}, {tasks_form::grouped_device, launch_tasks_on_device}}});
 }
 
 }  // namespace cdl

@@ -111,13 +111,13 @@ void launch_tasks_on_device(const tasks_launch& a) {
 }  // namespace
 
 void register_02_device_lambda(registry& r) {
-  r.add_image("02_device_lambda", "", launch_image);
-  r.add_tasks("02_device_lambda", "", tasks_form::grouped, launch_tasks);
-  r.add_tasks("02_device_lambda", "", tasks_form::grouped_device, launch_tasks_on_device);
-  r.add_matmul("02_device_lambda", "", launch_matmul);
-  r.add_map("02_device_lambda", "", launch_map);
-  r.add_zip("02_device_lambda", "", launch_zip);
-  r.add_points("02_device_lambda", "", launch_points);
+  r.add_all("02_device_lambda",
+            {launch_map,
+             launch_zip,
+             launch_points,
+             launch_image,
+             launch_matmul,
+             {{tasks_form::grouped, launch_tasks}, {tasks_form::grouped_device, launch_tasks_on_device}}});
 }
 
 }  // namespace cdl

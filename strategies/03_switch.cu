@@ -103,13 +103,13 @@ void launch_tasks(const tasks_launch& a) { skeleton::launch_tasks(a, per_element
 }  // namespace
 
 void register_03_switch(registry& r) {
-  r.add_image("03_switch", "", launch_image);
-  r.add_tasks("03_switch", "", tasks_form::per_element, launch_tasks);
-  r.add_matmul("03_switch", "", launch_matmul);
-  r.add_map("03_switch", "", launch_map);
+  r.add_all("03_switch", {launch_map,
+                          launch_zip,
+                          launch_points,
+                          launch_image,
+                          launch_matmul,
+                          {{tasks_form::per_element, launch_tasks}}});
   r.add_map("03_switch", "hoisted", launch_map_hoisted);
-  r.add_zip("03_switch", "", launch_zip);
-  r.add_points("03_switch", "", launch_points);
 }
 
 }  // namespace cdl

@@ -89,12 +89,12 @@ void launch_matmul(build_fn build, const matmul_launch& a);
 // Registers a run-time strategy for every workload: its launches are the ones above, with Build.
 template <build_fn Build>
 void register_strategy(registry& r, const std::string& strategy) {
-  r.add_image(strategy, "", [](const image_launch& a) { launch_image(Build, a); });
-  r.add_tasks(strategy, "", tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); });
-  r.add_matmul(strategy, "", [](const matmul_launch& a) { launch_matmul(Build, a); });
-  r.add_map(strategy, "", [](const map_launch& a) { launch_map(Build, a); });
-  r.add_zip(strategy, "", [](const zip_launch& a) { launch_zip(Build, a); });
-  r.add_points(strategy, "", [](const points_launch& a) { launch_points(Build, a); });
+  r.add_all(strategy, {[](const map_launch& a) { launch_map(Build, a); },
+                       [](const zip_launch& a) { launch_zip(Build, a); },
+                       [](const points_launch& a) { launch_points(Build, a); },
+                       [](const image_launch& a) { launch_image(Build, a); },
+                       [](const matmul_launch& a) { launch_matmul(Build, a); },
+                       {{tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); }}}});
 }
 
 }  // namespace cdl::jit
