@@ -22,9 +22,13 @@
 #include "strategies/expression_jit.hpp"
 #include "strategies/user_op.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,7 +48,8 @@ struct options {
   std::string expr;  // a user's op, for strategies 06 and 07
   int expr_ulps = 16;
   bool dump_source = false;
-  std::string cubin_path;  // --cubin: write 08's CUBIN for --expr and exit
+  std::string cubin_path;      // --cubin: write 08's CUBIN for --expr and exit
+  bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
 };
 
 void usage(FILE* out) {
@@ -52,7 +57,7 @@ void usage(FILE* out) {
       out,
       "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
       "               [--reps R] [--seed S] [--json FILE]\n"
-      "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [same options]\n"
+      "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [--compile-times]\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
       "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
@@ -102,6 +107,8 @@ options parse(int argc, char** argv) {
         o.dump_source = true;
       else if (arg == "--cubin")
         o.cubin_path = value();
+      else if (arg == "--compile-times")
+        o.compile_times = true;
       else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         std::exit(0);
@@ -115,6 +122,7 @@ options parse(int argc, char** argv) {
   if (o.repetitions < 1) throw error("--reps must be at least 1");
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
   if (!o.cubin_path.empty() && o.expr.empty()) throw error("--cubin needs --expr");
+  if (o.compile_times && o.expr.empty()) throw error("--compile-times needs --expr");
   return o;
 }
 
@@ -164,6 +172,74 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   return r;
 }
 
+// Where a new op's compile time goes, route by route, on this machine's CPU (no GPU needed): NVRTC's
+// own phases (--time) for 06's vec kernel and for a one-line kernel, and 08's stages. Every compile
+// is of text no cache has seen (a new constant in a comment), with the driver's caches off.
+int compile_times(const options& o, const std::optional<expr::program>& program, const jit::op_text& user) {
+  // The driver's caches (NVRTC's and nvJitLink's) off, before anything starts the driver: the same
+  // PTX from another run would otherwise skip ptxas.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
+  std::string why;
+  const int arch = gpu_available(&why) ? jit::device_arch() : 90;
+  using clock = std::chrono::steady_clock;
+  const auto ms_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  };
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv");
+  // NVRTC's --time table: "file, phase, metric, unit" a line; the phases of one compile.
+  auto nvrtc_route = [&](const char* route, const jit::program& p) {
+    std::filesystem::remove(csv);
+    const auto start = clock::now();
+    jit::compile(p, arch, jit::code_kind::cubin, {"--time=" + csv.string()});
+    const double total = ms_since(start);
+    std::ifstream in(csv);
+    std::string line, phases;
+    double in_phases = 0;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      for (std::size_t at = 0; at != std::string::npos;) {
+        const std::size_t comma = line.find(',', at);
+        f.push_back(line.substr(at, comma == std::string::npos ? comma : comma - at));
+        at = comma == std::string::npos ? comma : comma + 2;
+      }
+      if (f.size() < 3) continue;
+      in_phases += std::stod(f[2]);
+      phases += (phases.empty() ? "" : ", ") + f[1] + " " + f[2];
+    }
+    std::filesystem::remove(csv);
+    std::printf("%-34s %8.1f   %s, outside them %.0f\n", route, total, phases.c_str(), total - in_phases);
+  };
+  std::printf("Where a new op's compile time goes (sm_%d, this machine's CPU; caches off, every text new)\n",
+              arch);
+  std::printf("%-34s %8s   %s\n", "route", "total ms", "phases, ms");
+  const jit::op_text fresh = jit::never_seen_op();  // its constants make each text below new
+  jit::op_text op = user;
+  op.source = "/* " + fresh.name + " */ " + op.source;
+  nvrtc_route("06 NVRTC, vec kernel",
+              jit::whole_program(jit::workload::map, o.problem.type, op, int(map_form::vec)));
+  nvrtc_route("NVRTC, a one-line kernel", jit::one_line_program(jit::never_seen_op()));
+  if (program) {
+    const auto start = clock::now();
+    jit::nvvm_module m = expression_jit::map_module(*program, o.problem.type, map_form::vec, fresh.name);
+    const double lower = ms_since(start);
+    m.ir = "; " + fresh.name + "\n" + m.ir;
+    auto t = clock::now();
+    const jit::compiled ptx = jit::compile_nvvm(m, arch);
+    const double nvvm = ms_since(t);
+    t = clock::now();
+    const jit::compiled* parts[] = {&ptx};
+    jit::link(parts, arch);
+    const double ptxas = ms_since(t);
+    std::printf("%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, ptxas (nvJitLink) %.0f\n",
+                "08 libNVVM, vec kernel", lower + nvvm + ptxas, lower, nvvm, ptxas);
+  } else {
+    std::printf("08: not in its language\n");
+  }
+  return 0;
+}
+
 int run(const options& o) {
   if (o.list) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
@@ -194,9 +270,10 @@ int run(const options& o) {
     write_atomic(o.cubin_path, [&](std::ostream& out) {
       out.write(image.code.data(), std::streamsize(image.code.size()));
     });
-    std::printf("wrote %s: 08's kernels map_scalar and map_vec for sm_%d\n", o.cubin_path.c_str(), arch);
+    std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d\n", o.cubin_path.c_str(), arch);
     return 0;
   }
+  if (o.compile_times) return compile_times(o, program, user);
   if (o.dump_source) {
     if (program)
       std::printf("%s\n",

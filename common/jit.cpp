@@ -187,7 +187,7 @@ std::vector<std::string> compile_options(int arch, code_kind kind) {
   return o;
 }
 
-compiled compile(const program& p, int arch, code_kind kind) {
+compiled compile(const program& p, int arch, code_kind kind, const std::vector<std::string>& extra_options) {
   const header_table& h = headers();
   nvrtcProgram raw = nullptr;
   CDL_NVRTC_CHECK(nvrtc().CreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
@@ -195,7 +195,8 @@ compiled compile(const program& p, int arch, code_kind kind) {
   const program_handle prog(raw);
   for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtc().AddNameExpression(raw, e.c_str()));
 
-  const std::vector<std::string> options = compile_options(arch, kind);
+  std::vector<std::string> options = compile_options(arch, kind);
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
   const nvrtcResult rc = nvrtc().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());

@@ -77,7 +77,9 @@ struct compiled {
 
 // The NVRTC options compile() uses: part of every cache key.
 std::vector<std::string> compile_options(int arch, code_kind kind);
-compiled compile(const program& p, int arch, code_kind kind);
+// extra_options (e.g. --time=FILE) change nothing compiled and are no part of a cache key.
+compiled compile(const program& p, int arch, code_kind kind,
+                 const std::vector<std::string>& extra_options = {});
 
 // Stage 1 of strategy 08: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
 // linked lazily when the IR calls it. No C++ front end: this is the compiler under NVRTC.

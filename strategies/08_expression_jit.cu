@@ -1,9 +1,9 @@
 // 08 - Expression JIT: the op is parsed and lowered to NVVM IR by this program, with no C++
 //      compiler at run time.
 //
-// Idea.    06 and 07 hand C++ to NVRTC, and most of a compile is NVRTC's front end and optimiser
-//          working through C++ headers and templates to reach a few arithmetic instructions.
-//          Numba, CUDA.jl and query engines skip that: they own a small language, lower it to
+// Idea.    06 and 07 hand C++ to NVRTC: its front end parses the headers and templates, then
+//          its optimiser and code generator turn the kernel into PTX and ptxas into machine code.
+//          Numba, CUDA.jl and query engines skip C++: they own a small language, lower it to
 //          NVVM IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM, the
 //          optimiser and code generator under NVRTC, which emits PTX; nvJitLink assembles the
 //          PTX into a CUBIN (ptxas) and the runtime loads it. Here the language is
@@ -22,7 +22,10 @@
 //          links them for sinf or expf.
 // Cost.    Per new op: parsing (microseconds), libNVVM (milliseconds: only the op and one small
 //          kernel are optimised, no headers), ptxas, and the load; cached like 06 in memory and
-//          on disk. The report's JIT section times each stage for a new op beside NVRTC's floor
+//          on disk. `cdl_run --expr '...' --compile-times` shows where the time goes on your
+//          machine: NVRTC's front end is the smaller part of 06's compile, its optimiser and
+//          PTX generation of the vec kernel the larger, so most of what 08 saves comes from its
+//          smaller kernel (one fused loop), not from skipping C++. The report's JIT section times each stage for a new op beside NVRTC's floor
 //          (a one-line kernel), 06 and 07: a fraction of 06's time, still above that floor (the
 //          vec kernel holds the op sixteen times, once per value a thread computes, and an op
 //          calling sin or cos brings libdevice's argument reduction with each). At run time:

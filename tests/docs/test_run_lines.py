@@ -1,4 +1,5 @@
-"""Every strategy header's "Run it." line works as written, so it cannot go stale.
+"""Every strategy header's "Run it." line works as written, so it cannot go stale; and the other
+commands the documentation gives: the one-file example's nvcc line, cdl_run --compile-times.
 
     test_run_lines.py [--gpu] CDL_RUN [unittest arguments]
 
@@ -78,6 +79,20 @@ class OneFileExample(unittest.TestCase):
             shutil.rmtree(out)
 
 
+class CompileTimes(unittest.TestCase):
+    def test_where_a_new_ops_compile_time_goes_is_printed_without_a_gpu(self):
+        got = subprocess.run([CDL_RUN, "--expr", "s = sin(x); s * s + 2 * x", "--compile-times"], capture_output=True,
+                             text=True, env=NO_GPU, timeout=600)
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(got.stdout, r"06 NVRTC, vec kernel +[0-9.]+ +CUDA C\+\+ Frontend [0-9]+, NVVM Optimizer [0-9]+")
+        self.assertRegex(got.stdout, r"NVRTC, a one-line kernel +[0-9.]+ ")
+        self.assertRegex(got.stdout, r"08 libNVVM, vec kernel +[0-9.]+ +parse and lower [0-9.]+, libNVVM [0-9]+, ptxas")
+        got = subprocess.run([CDL_RUN, "--expr", "T y = x; return y;", "--compile-times"], capture_output=True,
+                             text=True, env=NO_GPU, timeout=600)
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertIn("08: not in its language", got.stdout)
+
+
 class RunLinesOnTheGpu(unittest.TestCase):
     def test_each_line_runs_and_validates(self):
         for name, args in run_lines().items():
@@ -95,5 +110,5 @@ if __name__ == "__main__":
     if gpu and not gpu_visible():
         print("no GPU visible: the run lines are not run (skipped)")
         sys.exit(77)
-    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample"]
+    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample", "CompileTimes"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])
