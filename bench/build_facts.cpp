@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
                        {"nvrtc_options", cdl::jit::compile_options(arch, p.kind)}};
       try {
         const cdl::jit::compiled c =
-            cdl::jit::compile({std::string(p.id) + ".cu", p.source, {}}, arch, p.kind);
+            cdl::jit::compile({std::string(p.id) + ".cu", p.source, {}, {}}, arch, p.kind);
         f["nvrtc"] = {{"compiles", true}, {"log", c.log}};
       } catch (const cdl::jit::compile_error& e) {
         f["nvrtc"] = {{"compiles", false}, {"log", e.log()}};

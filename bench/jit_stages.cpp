@@ -211,6 +211,14 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
       "jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); },
       jit::code_kind::cubin);
   compile_stage(
+      "jit/compile/06_fast/new_op" + suffix, 3,
+      [map_f32] {
+        jit::program p = map_f32(next_new_op());
+        p.options.push_back(jit::fast_compile_option);  // 06's variant `fast`
+        return p;
+      },
+      jit::code_kind::cubin);
+  compile_stage(
       "jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
   compile_stage(
       "jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },

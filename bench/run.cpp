@@ -219,6 +219,10 @@ int compile_times(const options& o, const std::optional<expr::program>& program,
   op.source = "/* " + fresh.name + " */ " + op.source;
   nvrtc_route("06 NVRTC, vec kernel",
               jit::whole_program(jit::workload::map, o.problem.type, op, int(map_form::vec)));
+  jit::program fast = jit::whole_program(jit::workload::map, o.problem.type, op, int(map_form::vec));
+  fast.source = "// " + jit::never_seen_op().name + "\n" + fast.source;  // new text again
+  fast.options.push_back(jit::fast_compile_option);
+  nvrtc_route("06 NVRTC fast (--Ofast-compile)", fast);
   nvrtc_route("NVRTC, a one-line kernel", jit::one_line_program(jit::never_seen_op()));
   if (program) {
     const auto start = clock::now();

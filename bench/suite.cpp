@@ -85,9 +85,18 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
             s.repetitions, s.iterations_for(double(p.min_bytes())));
 }
 
+// Variants measured where they show their point, not over every sweep: the crowded builds of 04
+// and 05 (strategies/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
+// op's penalty, and 06's `fast` (its point is the compile, in the jit/ stages) on the same.
+bool demonstration(const std::string& variant) { return variant == "crowded" || variant == "fast"; }
+
 template <class Fixture, class Problem, class Entries>
 void add_all(const Entries& entries, const Problem& p, const settings& s, std::vector<std::string>& names) {
-  for (const auto& e : entries) add<Fixture>(e, p, s, names, [](benchmark::State&, double) {});
+  for (const auto& e : entries) {
+    if constexpr (requires { e.variant; })
+      if (demonstration(e.variant)) continue;
+    add<Fixture>(e, p, s, names, [](benchmark::State&, double) {});
+  }
 }
 
 // The floor at each size: cudaMemcpy of the bytes a kernel reads (it then writes as many).
@@ -141,10 +150,7 @@ std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int
   return s.quick ? quick : full;
 }
 
-// The crowded builds of 04 and 05 (strategies/one_workload.hpp) are a demonstration: measured
-// where they show their point (the memory-bound map at its largest n, the quadratic op's penalty),
-// not over every sweep.
-bool demonstration(const map_entry& e) { return e.variant == "crowded"; }
+bool demonstration(const map_entry& e) { return demonstration(e.variant); }
 
 void register_map(const settings& s, std::vector<std::string>& names) {
   const auto& entries = get_registry().map;
@@ -266,7 +272,7 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
     for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) {
       const matmul_problem p{semiring(op), dtype::f32, size, size, size};
       for (const matmul_entry& e : get_registry().matmul)
-        if (size == 1024 || !abi_tiled(e)) add_matmul(e, p);
+        if ((size == 1024 || !abi_tiled(e)) && !demonstration(e.variant)) add_matmul(e, p);
       if (semiring(op) == semiring::plus_times) add_matmul(cublas, p);
     }
   // The tiled kernels against cuBLAS where it is at its best (4096^3; 2048^3 in the quick suite,
@@ -274,7 +280,8 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
   const int big_size = s.quick ? 2048 : 4096;
   const matmul_problem big{semiring::plus_times, dtype::f32, big_size, big_size, big_size};
   for (const matmul_entry& e : get_registry().matmul)
-    if ((e.form == matmul_form::tiled && !abi_tiled(e)) || e.strategy == "01_template_functor")
+    if (((e.form == matmul_form::tiled && !abi_tiled(e)) || e.strategy == "01_template_functor") &&
+        !demonstration(e.variant))
       add_matmul(e, big);
   add_matmul(cublas, big);
 }

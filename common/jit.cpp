@@ -196,6 +196,7 @@ compiled compile(const program& p, int arch, code_kind kind, const std::vector<s
   for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtc().AddNameExpression(raw, e.c_str()));
 
   std::vector<std::string> options = compile_options(arch, kind);
+  options.insert(options.end(), p.options.begin(), p.options.end());
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());

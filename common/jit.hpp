@@ -59,6 +59,7 @@ struct program {
   std::string name;                           // file name in logs, e.g. "06_map_sine_f32.cu"
   std::string source;                         // includes embedded headers by their paths
   std::vector<std::string> name_expressions;  // kernels to instantiate, e.g. "&cdl::k<float, cdl::jit_op>"
+  std::vector<std::string> options;  // NVRTC options beyond compile_options(), e.g. --Ofast-compile=mid
 };
 
 // Compiled code and the mangled names of the kernels the program asked for.

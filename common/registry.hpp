@@ -65,7 +65,7 @@ struct registry {
     matmul_launch_fn matmul;
     std::vector<std::pair<tasks_form, tasks_launch_fn>> tasks;
   };
-  void add_all(const std::string& strategy, const launches& l);
+  void add_all(const std::string& strategy, const launches& l, const std::string& variant = "");
 };
 
 // Built on first use from the strategy list in strategies/registry.cpp.

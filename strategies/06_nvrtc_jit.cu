@@ -38,17 +38,34 @@
 namespace cdl {
 namespace {
 
-// Source -> CUBIN, through the cache: compiled once per (op, type, kernel, architecture, compiler).
-jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch, int kernel) {
-  const jit::program p = jit::whole_program(w, t, op, kernel);
+// Source -> CUBIN, through the cache: compiled once per (op, type, kernel, options, architecture,
+// compiler).
+jit::module_image compile_cached(jit::program p, int arch) {
   return jit::process_cache().get(jit::cache_key(p, arch, jit::code_kind::cubin),
                                   [&] { return jit::compile(p, arch, jit::code_kind::cubin).image; });
+}
+
+jit::module_image build(jit::workload w, dtype t, const jit::op_text& op, int arch, int kernel) {
+  return compile_cached(jit::whole_program(w, t, op, kernel), arch);
+}
+
+// The variant `fast`: the same program with NVRTC's --Ofast-compile, which gives up optimisations
+// to compile sooner. Whether the kernel is slower for it is what the benchmarks measure beside the
+// compile (jit/compile/06_fast/new_op against jit/compile/06/new_op).
+jit::module_image build_fast(jit::workload w, dtype t, const jit::op_text& op, int arch, int kernel) {
+  jit::program p = jit::whole_program(w, t, op, kernel);
+  p.options.push_back(jit::fast_compile_option);
+  return compile_cached(std::move(p), arch);
 }
 
 }  // namespace
 
 const jit::build_fn nvrtc_jit_build = build;
+const jit::build_fn nvrtc_jit_fast_build = build_fast;
 
-void register_06_nvrtc_jit(registry& r) { jit::register_strategy<build>(r, "06_nvrtc_jit"); }
+void register_06_nvrtc_jit(registry& r) {
+  jit::register_strategy<build>(r, "06_nvrtc_jit");
+  jit::register_strategy<build_fast>(r, "06_nvrtc_jit", "fast");
+}
 
 }  // namespace cdl

@@ -65,7 +65,7 @@ void register_09_shared_memory(registry& r) {
   add_form(r.matmul, matmul_form::tiled, skeleton_based);
   // Staging says nothing about dispatch: one compile-time and one run-time strategy suffice.
   const auto staged = [](const auto& e) {
-    return e.form == map_form::scalar &&
+    return e.form == map_form::scalar && e.variant.empty() &&
            (e.strategy == "01_template_functor" || e.strategy == "06_nvrtc_jit");
   };
   add_form(r.map, map_form::staged, staged);

@@ -238,7 +238,7 @@ program whole_program(workload w, dtype t, const op_text& op, int kernel) {
   source_builder b(name);
   b << "// " << name << ": strategy 06, generated at run time\n" << include_line(w);
   define_op(b, w, op, "jit_op");
-  return {name, b.str(), kernel_expressions(w, t, kernel)};
+  return {name, b.str(), kernel_expressions(w, t, kernel), {}};
 }
 
 // 07's two programs meet in one function, lto_entry: declared by the kernels, defined with the
@@ -258,7 +258,7 @@ program lto_skeleton_program(workload w, dtype t, int kernel) {
     << lto_entry(w, t, "lto_entry") << ";  // defined in the op's LTO-IR\n"
     << "struct jit_op {\n  " << lto_entry(w, t, "operator()") << " const { return lto_entry(" << shape(w).args
     << "); }\n};\n}  // namespace cdl::ops\n";
-  return {name, b.str(), kernel_expressions(w, t, kernel)};
+  return {name, b.str(), kernel_expressions(w, t, kernel), {}};
 }
 
 program lto_op_program(workload w, dtype t, const op_text& op) {
@@ -269,13 +269,14 @@ program lto_op_program(workload w, dtype t, const op_text& op) {
   b << "namespace cdl::ops {\n"
     << lto_entry(w, t, "lto_entry") << " { return lto_op{}(" << shape(w).args
     << "); }\n}  // namespace cdl::ops\n";
-  return {name, b.str(), {}};
+  return {name, b.str(), {}, {}};
 }
 
 std::string cache_key(const program& p, int arch, code_kind kind) {
   std::string key = "cuda-dispatch-lab jit 1\n" + nvrtc_version() + "\nsm_" + std::to_string(arch) + " " +
                     std::string(to_string(kind)) + "\noptions";
   for (const std::string& o : compile_options(arch, kind)) key += " " + o;
+  for (const std::string& o : p.options) key += " " + o;
   key += "\nheaders " + headers_digest() + "\nkernels";
   for (const std::string& e : p.name_expressions) key += " " + e;
   return key + "\nsource " + p.name + "\n" + p.source;
@@ -310,6 +311,7 @@ program one_line_program(const op_text& unique) {
   return {"one_line_" + h + "_" + l + ".cu",
           "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + h +
               ".0f + " + l + ".0f; }\n",
+          {},
           {}};
 }
 

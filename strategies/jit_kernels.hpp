@@ -40,6 +40,9 @@ void check_op_source(std::string_view source);
 // with that macro defined empty it compiles for the host too (strategies/user_op.cpp).
 std::string op_definition(workload w, const op_text& op, std::string_view type);
 
+// The NVRTC option of 06's variant `fast`: fewer optimisations, a shorter compile.
+inline constexpr const char* fast_compile_option = "--Ofast-compile=mid";
+
 // The kernels a program instantiates: all of the workload's skeleton's, or the one of a form (its
 // index in the form's enum: map_form, layout, image_form, matmul_form; 0 for tasks).
 inline constexpr int all_kernels = -1;
@@ -88,19 +91,23 @@ void launch_matmul(build_fn build, const matmul_launch& a);
 
 // Registers a run-time strategy for every workload: its launches are the ones above, with Build.
 template <build_fn Build>
-void register_strategy(registry& r, const std::string& strategy) {
-  r.add_all(strategy, {[](const map_launch& a) { launch_map(Build, a); },
-                       [](const zip_launch& a) { launch_zip(Build, a); },
-                       [](const points_launch& a) { launch_points(Build, a); },
-                       [](const image_launch& a) { launch_image(Build, a); },
-                       [](const matmul_launch& a) { launch_matmul(Build, a); },
-                       {{tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); }}}});
+void register_strategy(registry& r, const std::string& strategy, const std::string& variant = "") {
+  r.add_all(strategy,
+            {[](const map_launch& a) { launch_map(Build, a); },
+             [](const zip_launch& a) { launch_zip(Build, a); },
+             [](const points_launch& a) { launch_points(Build, a); },
+             [](const image_launch& a) { launch_image(Build, a); },
+             [](const matmul_launch& a) { launch_matmul(Build, a); },
+             {{tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); }}}},
+            variant);
 }
 
 }  // namespace cdl::jit
 
 namespace cdl {
-// The build functions of strategies 06 and 07, for the tests, the timing benchmarks and user ops.
+// The build functions of strategies 06 (and its variant `fast`) and 07, for the tests, the timing
+// benchmarks and user ops.
 extern const jit::build_fn nvrtc_jit_build;
+extern const jit::build_fn nvrtc_jit_fast_build;
 extern const jit::build_fn jit_lto_build;
 }  // namespace cdl

@@ -37,13 +37,13 @@ void registry::add_matmul(std::string strategy, std::string variant, matmul_laun
   matmul.push_back({strategy, variant, matmul_form::naive, launch});
 }
 
-void registry::add_all(const std::string& strategy, const launches& l) {
-  add_map(strategy, "", l.map);
-  add_zip(strategy, "", l.zip);
-  add_points(strategy, "", l.points);
-  add_image(strategy, "", l.image);
-  add_matmul(strategy, "", l.matmul);
-  for (const auto& [form, launch] : l.tasks) add_tasks(strategy, "", form, launch);
+void registry::add_all(const std::string& strategy, const launches& l, const std::string& variant) {
+  add_map(strategy, variant, l.map);
+  add_zip(strategy, variant, l.zip);
+  add_points(strategy, variant, l.points);
+  add_image(strategy, variant, l.image);
+  add_matmul(strategy, variant, l.matmul);
+  for (const auto& [form, launch] : l.tasks) add_tasks(strategy, variant, form, launch);
 }
 
 const registry& get_registry() {

@@ -56,6 +56,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
     s = bench.stages
     costs = {"first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
              "compile": stage_ms(s, "jit/compile/06/new_op"),
+             "06 fast compile": stage_ms(s, "jit/compile/06_fast/new_op"),
              "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
              "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
              "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"), "07 link": stage_ms(s, "jit/link/07/new_op"),
@@ -79,6 +80,15 @@ def add(doc, bench, dispatch, noise, uncached=None):
         if c["compile, same text"]:
             text += (f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
                      f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler")
+        doc.add(text + ".\n")
+    fast = {k: p["06_nvrtc_jit.fast/vec"] for (op, k), p in (dispatch or {}).get("penalty", {}).items()
+            if "06_nvrtc_jit.fast/vec" in p}
+    if c["06 fast compile"] and c["compile"]:
+        text = (f"**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile sooner) a new "
+                f"op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms")
+        if fast:
+            text += (f"; its kernel takes {min(fast.values()):.2f}–{max(fast.values()):.2f}× the template's time over the "
+                     f"penalty sweep (k = {min(fast)} to {max(fast)})")
         doc.add(text + ".\n")
     if c["08 compile"]:
         text = (f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
@@ -110,7 +120,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
     for (op, k), _ in sorted(dispatch["penalty"].items()):
         es = sweep_rows[(op, k)]
         rivals = {e: r for e, r in es.items() if e.startswith(RIVALS) and DEMONSTRATION not in e}
-        jits = {e: r for e, r in es.items() if e.startswith("06_")}
+        jits = {e: r for e, r in es.items() if e.startswith("06_nvrtc_jit/")}  # not `fast`: it has its own cost
         if not rivals or not jits:
             continue
         rival = min(rivals, key=lambda e: rivals[e]["median"])
