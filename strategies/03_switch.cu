@@ -25,12 +25,34 @@
 // Run it.  `cdl_run --strategy 03_switch/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/registry.hpp"
+#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
 #include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
+
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+namespace cdl::minimal {
+// Every op compiled into one kernel; the id picks one at run time, at every element.
+__global__ void switch_kernel(const float* x, float* y, std::size_t n, int op) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float v = x[i];
+  switch (op) {
+    case 0: y[i] = v * v + 2.0f * v + 1.0f; break;  // quadratic
+    case 1: y[i] = v * v; break;                    // square
+    default: y[i] = v; break;
+  }
+}
+void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  switch_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, /*op=*/0);
+  CDL_CHECK_LAUNCH();
+}
+}  // namespace cdl::minimal
+// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

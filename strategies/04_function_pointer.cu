@@ -29,6 +29,7 @@
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"
+#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -38,6 +39,29 @@
 
 #include <array>
 #include <mutex>
+
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+// Compiled into the `crowded` object only, so that its function adds nothing to what the
+// measured per-workload objects' calls may reach (one_workload.hpp says why that matters).
+#if CDL_CROWDED
+namespace cdl::minimal {
+using op_fn = float (*)(float);
+__device__ float quadratic_fn(float v) { return v * v + 2.0f * v + 1.0f; }
+__device__ op_fn quadratic_ptr = quadratic_fn;  // a device address: only device code can take it
+__global__ void pointer_kernel(const float* x, float* y, std::size_t n, op_fn f) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = f(x[i]);  // a call through a register: not inlined, the ABI's registers
+}
+void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  op_fn f = nullptr;
+  CDL_CUDA_CHECK(cudaMemcpyFromSymbol(&f, quadratic_ptr, sizeof f));  // the host reads the address
+  pointer_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, f);
+  CDL_CHECK_LAUNCH();
+}
+}  // namespace cdl::minimal
+#endif
+// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -25,6 +25,7 @@
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"
+#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -33,6 +34,40 @@
 #include "common/skeletons/zip.cuh"
 
 #include <new>
+
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+// Compiled into the `crowded` object only, as 04's (one_workload.hpp says why).
+#if CDL_CROWDED
+namespace cdl::minimal {
+struct op_base {
+  __device__ virtual float apply(float v) const = 0;
+  __device__ virtual ~op_base() {}
+};
+struct quadratic_object : op_base {
+  __device__ float apply(float v) const override { return v * v + 2.0f * v + 1.0f; }
+};
+// An object with virtual functions must be made on the device: its vtable lives there.
+__global__ void make_object(op_base** slot) { *slot = new quadratic_object(); }
+__global__ void destroy_object(op_base** slot) { delete *slot; }
+__global__ void virtual_kernel(const float* x, float* y, std::size_t n, op_base* const* slot) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = (*slot)->apply(x[i]);  // a load of the vtable, then a call through a register
+}
+void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  device_buffer<op_base*> slot(1);
+  op_base** object = slot.data();
+  make_object<<<1, 1, 0, stream>>>(object);
+  CDL_CHECK_LAUNCH();
+  virtual_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, object);
+  CDL_CHECK_LAUNCH();
+  destroy_object<<<1, 1, 0, stream>>>(object);
+  CDL_CHECK_LAUNCH();
+  CDL_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the slot is freed
+}
+}  // namespace cdl::minimal
+#endif
+// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -1,0 +1,22 @@
+// Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats),
+// one kernel, one launch, written as a reader would write it in their own code, at the top of the
+// strategy's file. The rest of each file generalises it (an invoker the shared skeletons call,
+// for every op and workload) so that every strategy runs the same loop and a difference in time is
+// the call. tests/gpu_minimal_test.cu validates each against the float64 reference the suite's own
+// strategies are checked against.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace cdl::minimal {
+
+void inline_op(const float* x, float* y, std::size_t n, cudaStream_t stream);         // 00
+void functor(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 01
+void device_lambda(const float* x, float* y, std::size_t n, cudaStream_t stream);     // 02
+void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 03
+void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 04
+void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 05
+
+}  // namespace cdl::minimal
