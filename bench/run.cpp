@@ -20,6 +20,7 @@
 #include "common/record.hpp"
 #include "common/registry.hpp"
 #include "strategies/expression_jit.hpp"
+#include "strategies/minimal.hpp"
 #include "strategies/user_op.hpp"
 
 #include <unistd.h>
@@ -247,6 +248,10 @@ int compile_times(const options& o, const std::optional<expr::program>& program,
 int run(const options& o) {
   if (o.list) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
+    std::printf("the mechanism alone, in its smallest form (strategies/minimal.hpp):\n");
+    for (const minimal::form* f : minimal::all)
+      std::printf("  %-22s strategies/%s:%d\n", f->strategy,
+                  std::filesystem::path(f->file).filename().c_str(), f->line);
     std::printf("ops:");
     for (const op_info& op : map_op_catalogue) std::printf(" %s", std::string(op.name).c_str());
     std::printf("\n");

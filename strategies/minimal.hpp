@@ -19,4 +19,16 @@ void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);
 void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 04
 void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 05
 
+// Where each is written (the line its block opens at), for `cdl_run --list` and the
+// tests, which iterate this table.
+struct form {
+  const char* strategy;
+  void (*run)(const float* x, float* y, std::size_t n, cudaStream_t stream);
+  const char* file;
+  int line;
+};
+extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form;
+inline const form* const all[] = {&inline_form, &functor_form, &lambda_form,
+                                  &switch_form, &pointer_form, &virtual_form};
+
 }  // namespace cdl::minimal

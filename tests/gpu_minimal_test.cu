@@ -7,36 +7,28 @@
 #include "strategies/minimal.hpp"
 
 #include <string>
-#include <utility>
 
 namespace cdl {
 namespace {
 
-using minimal_fn = void (*)(const float*, float*, std::size_t, cudaStream_t);
-
-class MinimalForm : public gpu_param_test<std::pair<const char*, minimal_fn>> {};
+class MinimalForm : public gpu_param_test<const minimal::form*> {};
 
 TEST_P(MinimalForm, MatchesTheReference) {
-  const minimal_fn run = GetParam().second;
+  const minimal::form& f = *GetParam();
   for (std::size_t n : {std::size_t(1), std::size_t(255), std::size_t(257), std::size_t(1000003)}) {
     const map_fixture fixture({map_op::quadratic, dtype::f32, n, 1}, default_seed);
     const validation_result r = fixture.run_and_validate(
-        [run](const map_launch& a) {
-          run(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.stream);
+        [&f](const map_launch& a) {
+          f.run(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.stream);
         },
         map_form::scalar);
-    EXPECT_TRUE(r.passed) << GetParam().first << " n = " << n << ": " << r.summary();
+    EXPECT_TRUE(r.passed) << f.strategy << " (" << f.file << ":" << f.line << ") n = " << n << ": "
+                          << r.summary();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, MinimalForm,
-                         ::testing::Values(std::pair{"00_inline", &minimal::inline_op},
-                                           std::pair{"01_template_functor", &minimal::functor},
-                                           std::pair{"02_device_lambda", &minimal::device_lambda},
-                                           std::pair{"03_switch", &minimal::switch_on_id},
-                                           std::pair{"04_function_pointer", &minimal::function_pointer},
-                                           std::pair{"05_virtual", &minimal::virtual_call}),
-                         [](const auto& info) { return std::string(info.param.first); });
+INSTANTIATE_TEST_SUITE_P(Strategies, MinimalForm, ::testing::ValuesIn(minimal::all),
+                         [](const auto& info) { return std::string(info.param->strategy); });
 
 }  // namespace
 }  // namespace cdl
