@@ -39,7 +39,8 @@
 // Compiled into the `crowded` object only, as 04's (one_workload.hpp says why).
 #if CDL_CROWDED
 namespace cdl::minimal {
-const form virtual_form{"05_virtual", virtual_call, __FILE__, __LINE__};  // listed by cdl_run --list
+// Listed by cdl_run --list, with the line this block opens at.
+const form virtual_form{"05_virtual", virtual_call, __FILE__, __LINE__};
 struct op_base {
   __device__ virtual float apply(float v) const = 0;
   __device__ virtual ~op_base() {}
