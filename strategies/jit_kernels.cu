@@ -37,62 +37,37 @@ struct workload_shape {
   std::vector<std::string_view> kernels;  // the skeleton's kernels, one per form in enum order, $F the op
 };
 
+// The table keeps one workload to a few lines (the formatter would give each field its own).
+// clang-format off
 const workload_shape& shape(workload w) {
   static const workload_shape shapes[] = {
-      {"template <class T> __device__ T operator()(T x) const",
-       "",
-       "return (",
-       ");",  //
-       "$T",
-       "$T x",
-       "x",
+      {"template <class T> __device__ T operator()(T x) const", "", "return (", ");",  //
+       "$T", "$T x", "x",
        {"&cdl::skeleton::map_scalar_kernel<$T, $F>", "&cdl::skeleton::map_vec_kernel<$T, $F>",
         "&cdl::skeleton::map_staged_kernel<$T, $F>"}},
-      {"template <class T> __device__ T operator()(T x, T y) const",
-       "",
-       "return (",
-       ");",  //
-       "$T",
-       "$T x, $T y",
-       "x, y",
+      {"template <class T> __device__ T operator()(T x, T y) const", "", "return (", ");",  //
+       "$T", "$T x, $T y", "x, y",
        {"&cdl::skeleton::zip_scalar_kernel<$T, $F>", "&cdl::skeleton::zip_vec_kernel<$T, $F>",
         "&cdl::skeleton::zip_staged_kernel<$T, $F>"}},
       {"template <class T> __device__ point<T> operator()(point<T> p) const",
-       "const T x = p.x, y = p.y; (void)x; (void)y;",
-       "return {",
-       "};",  //
-       "point<$T>",
-       "point<$T> p",
-       "p",
+       "const T x = p.x, y = p.y; (void)x; (void)y;", "return {", "};",  //
+       "point<$T>", "point<$T> p", "p",
        {"&cdl::skeleton::points_aos_kernel<$T, $F>", "&cdl::skeleton::points_soa_kernel<$T, $F>"}},
-      {"template <class V> __device__ typename V::value_type operator()(const V& img, int x, int y, int r) "
-       "const",
-       "using T = typename V::value_type; (void)r;",
-       "return (",
-       ");",  //
-       "float",
-       "const image_view<float>& img, int x, int y, int r",
-       "img, x, y, r",
+      {"template <class V> __device__ typename V::value_type "
+       "operator()(const V& img, int x, int y, int r) const",
+       "using T = typename V::value_type; (void)r;", "return (", ");",  //
+       "float", "const image_view<float>& img, int x, int y, int r", "img, x, y, r",
        {"&cdl::skeleton::image_kernel<$F>", "&cdl::skeleton::image_tiled_kernel<$F>"}},
-      {"__device__ float operator()(int id, float x, float p1, float p2) const",
-       "",
-       "",
-       "",  //
-       "float",
-       "int id, float x, float p1, float p2",
-       "id, x, p1, p2",
+      {"__device__ float operator()(int id, float x, float p1, float p2) const", "", "", "",  //
+       "float", "int id, float x, float p1, float p2", "id, x, p1, p2",
        {"&cdl::skeleton::tasks_kernel<$F>"}},
-      {"template <class T> __device__ T operator()(T acc, T a, T b) const",
-       "",
-       "return (",
-       ");",  //
-       "$T",
-       "$T acc, $T a, $T b",
-       "acc, a, b",
+      {"template <class T> __device__ T operator()(T acc, T a, T b) const", "", "return (", ");",  //
+       "$T", "$T acc, $T a, $T b", "acc, a, b",
        {"&cdl::skeleton::matmul_naive_kernel<$T, $F>", "&cdl::skeleton::matmul_tiled_kernel<$T, $F>"}},
   };
   return shapes[int(w)];
 }
+// clang-format on
 
 // Every program's kernels take the op as this type (06: the op itself; 07: a forwarder to it).
 constexpr std::string_view invoker = "cdl::ops::jit_op";
