@@ -1,7 +1,8 @@
 """python3 -m cdl_peers: run the Python peers and write their results beside cdl_bench's.
 
     python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out results/python.json [--quick]
-                         [--systems cupy,numba,cuda_python,pycuda] [--filter TEXT] [--work DIR]
+                         [--systems cupy,numba,cuda_python,pycuda] [--filter TEXT] [--experiments-only]
+                         [--work DIR]
 
 Makes each problem's inputs and reference with cdl_problem, then runs each system in a process
 of its own (a crash, a context or an import in one cannot touch the others) and merges what
@@ -68,7 +69,8 @@ def run_child(args):
         except harness.Unavailable as e:
             print(e)
             return 3
-    part = harness.run_system(SYSTEMS[args.system], args.problems, harness.Settings.of(args.quick), args.filter)
+    part = harness.run_system(SYSTEMS[args.system], args.problems, harness.Settings.of(args.quick), args.filter,
+                              args.experiments_only)
     harness.write_json_atomic(args.part, part)
     return 0
 
@@ -139,6 +141,8 @@ def main(argv):
     ap.add_argument("--quick", action="store_true", help="the quick suite's repetitions and sizes")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of: {', '.join(SYSTEMS)}")
     ap.add_argument("--filter", default="", help="run only benchmarks whose workload/peer contains this text")
+    ap.add_argument("--experiments-only", action="store_true",
+                    help="run only the articles' experiments (articles_*.py), no benchmarks")
     ap.add_argument("--work", help="directory for the problems' files (default: a temporary one, removed after)")
     ap.add_argument("--system", help=argparse.SUPPRESS)            # child mode
     ap.add_argument("--problems", nargs="*", help=argparse.SUPPRESS)
@@ -186,7 +190,8 @@ def main(argv):
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
                 part_path = os.path.join(work, f"{name}.json")
                 rc, stderr = streamed(child_command(name, "--part", part_path, "--filter", args.filter,
-                                                    "--problems", *dirs, *(["--quick"] if args.quick else [])), env)
+                                                    "--problems", *dirs, *(["--quick"] if args.quick else []),
+                                                    *(["--experiments-only"] if args.experiments_only else [])), env)
                 if rc != 0 or not os.path.exists(part_path):
                     failure = harness.failure_reason(stderr, rc)
             if failure:

@@ -129,3 +129,8 @@ def cases():
         harness.Case("cupy.ElementwiseKernel/scalar", ("map", "zip"), build_elementwise),
         harness.Case("cupy.RawKernel/scalar", ("map", "zip", "tasks", "image"), build_raw),
     ]
+
+
+def experiments(dev):
+    from . import articles_cupy
+    return articles_cupy.experiments(dev)

@@ -258,7 +258,7 @@ def run_case(dev, case, problem, settings, copy_gbs):
     return result_entries(run_name, rep_ms, counters, settings.repetitions, iterations), v
 
 
-def run_system(system, problem_dirs, settings, case_filter=""):
+def run_system(system, problem_dirs, settings, case_filter="", experiments_only=False):
     """Runs every case of one system (a *_peers module) on every problem it applies to."""
     part = {"system": system.NAME, "benchmarks": [], "experiments": []}
     try:
@@ -268,7 +268,7 @@ def run_system(system, problem_dirs, settings, case_filter=""):
         part.update(status="skipped", reason=str(e))
         return part
     try:
-        run_cases(system, dev, version, problem_dirs, settings, case_filter, part)
+        run_cases(system, dev, version, [] if experiments_only else problem_dirs, settings, case_filter, part)
     finally:
         dev.close()
     return part
@@ -299,10 +299,79 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
         print(f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
               file=sys.stderr, flush=True)
     if hasattr(system, "experiments") and not case_filter:
-        part["experiments"] = system.experiments(dev)
+        print(f"cdl_peers: {system.NAME}: the articles' experiments", file=sys.stderr, flush=True)
+        part["experiments"] = [dict(e, system=system.NAME) for e in system.experiments(dev)]
         for e in part["experiments"]:
-            print(f"cdl_peers: experiment '{e['name']}': {'runs' if e['runs'] else 'fails'}"
-                  f"{'' if e['runs'] else ': ' + e['error'].splitlines()[0][:200]}", file=sys.stderr, flush=True)
+            outcome = ("runs, " + ("validated" if e["valid"] else "WRONG RESULT")) if e["runs"] else \
+                "fails: " + e["error"].splitlines()[0][:200]
+            print(f"cdl_peers: experiment {e.get('claim', '')} '{e['name']}': {outcome}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The articles' experiments (articles_*.py): one record per question, in the results file
+
+def attempt(claim, name, run, article=None):
+    """Runs one experiment: run() returns (valid, figures) where it ran. The record keeps the claim
+    it answers (an id of shared/seeds/README.md, or "example" for "does the article's example run
+    as written"), whether it ran and validated, its figures, and, where it raised, the exception
+    verbatim and where it was raised (the innermost frame, and the type of a `value` it rejected)."""
+    record = {"claim": claim, "name": name, "runs": False, "valid": False, "error": "", "figures": {}}
+    if article:
+        record["article"] = article
+    try:
+        valid, figures = run()
+        record.update(runs=True, valid=bool(valid), figures=figures or {})
+    except Exception as e:  # the article's form failing is a finding, recorded, never a crash of the run
+        record["error"] = error_text(e)
+        record["raised_at"] = raised_at(e)
+    return record
+
+
+def raised_at(exc):
+    """'package/file.py:line in function' of the frame that raised, and the type of the value it
+    was checking when that frame has a local called `value` (how a version mismatch shows)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame, path = tb.tb_frame, tb.tb_frame.f_code.co_filename
+    path = path.split("site-packages/")[-1].split("dist-packages/")[-1]
+    where = f"{path}:{tb.tb_lineno} in {frame.f_code.co_name}"
+    if "value" in frame.f_locals:
+        t = type(frame.f_locals["value"])
+        where += f" (value of type {t.__module__}.{t.__qualname__})"
+    return where
+
+
+def gpu_median_ms(dev, call, repetitions=15, flush=True):
+    """Median of CUDA-event times of call() after one untimed call, the L2 flushed before each."""
+    call()
+    times = []
+    for _ in range(repetitions):
+        if flush:
+            dev.flush_l2()
+        times.append(dev.time_ms(call))
+    return statistics.median(times)
+
+
+def host_median_ms(call, synchronize=lambda: None, repetitions=15, warm=True):
+    """Median host-clock time of call() up to synchronize() returning (transfers, NumPy)."""
+    if warm:
+        call()
+        synchronize()
+    times = []
+    for _ in range(repetitions):
+        synchronize()
+        t0 = time.perf_counter()
+        call()
+        synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def close_to(got, expected, rtol=1e-5, atol=1e-6):
+    return bool(np.allclose(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol))
 
 
 def failure_reason(stderr, returncode):

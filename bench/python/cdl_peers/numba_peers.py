@@ -5,6 +5,9 @@
                          two together at the kernel's first call and inlines the callee
   numba.op_switch        one kernel, the op chosen by an integer id through if/elif (article
                          001); for the tasks workload the id is per element, over 32 ops
+  numba.op_switch.hoisted
+                         the same if/elif once per thread, each arm with its own loop: where
+                         article 001 puts its branch (around whole kernel bodies)
   numba.factory          make_map_kernel(f): a kernel closing over a device function, compiled
                          once per new function and reused from a cache after that
 
@@ -23,7 +26,6 @@ after the first call.
 """
 import importlib.metadata
 import math
-import time
 
 import numpy as np
 
@@ -326,6 +328,39 @@ def make_switch_kernel(T):
     return kernel
 
 
+def make_hoisted_switch_kernel(T):
+    """The branch in article 001's place: once per thread, each arm with its own loop (C++'s
+    03_switch.hoisted), against make_switch_kernel's branch inside the loop."""
+    cuda = cuda_module
+    ops = {name: cuda.jit(device=True)(f) for name, f in python_ops(T).items()}
+    quadratic, square, sine, exp_sin_cos, threshold = (ops[n] for n in OP_IDS)
+    zero = T(0)
+
+    @cuda.jit
+    def kernel(xs, ys, op, k, delta):
+        i = cuda.grid(1)
+        if i < xs.size:
+            acc = zero
+            x0 = xs[i]
+            if op == 0:
+                for j in range(k):
+                    acc += quadratic(x0 + T(j) * delta)
+            elif op == 1:
+                for j in range(k):
+                    acc += square(x0 + T(j) * delta)
+            elif op == 2:
+                for j in range(k):
+                    acc += sine(x0 + T(j) * delta)
+            elif op == 3:
+                for j in range(k):
+                    acc += exp_sin_cos(x0 + T(j) * delta)
+            else:
+                for j in range(k):
+                    acc += threshold(x0 + T(j) * delta)
+            ys[i] = acc
+    return kernel
+
+
 def make_task_op(i):
     """Task op i of the catalogue (CDL_TASK_OP_BODY): i % 4 + 1 multiply-adds, plus i / 8."""
     steps, constant = i % 4 + 1, np.float32(i) * np.float32(0.125)
@@ -353,12 +388,12 @@ def make_tasks_switch_kernel(count):
     return cuda_module.jit(scope["kernel"])
 
 
-def build_switch(dev, problem, inputs, out):
+def build_switch(dev, problem, inputs, out, hoisted=False):
     if problem.workload == "tasks":
         kernel = make_tasks_switch_kernel(problem.info["task_op_count"])
         x, tasks = inputs["x"], inputs["tasks"]
         return lambda: (kernel[_grid(problem.size), BLOCK](x, tasks, out), out)[1]
-    kernel = make_switch_kernel(problem.dtype)
+    kernel = (make_hoisted_switch_kernel if hoisted else make_switch_kernel)(problem.dtype)
     xs, ys, k, delta = _map_args(problem, inputs, out)
     op = OP_IDS[problem.info["op"]]
     return lambda: (kernel[_grid(problem.size), BLOCK](xs, ys, op, k, delta), out)[1]
@@ -369,74 +404,14 @@ def cases():
         harness.Case("numba.inline/scalar", tuple(INLINE_OPS), build_inline, inline_applies),
         harness.Case("numba.device_function/scalar", ("map",), build_device_function),
         harness.Case("numba.op_switch/scalar", ("map", "tasks"), build_switch),
+        harness.Case("numba.op_switch.hoisted/scalar", ("map",),
+                     lambda dev, problem, inputs, out: build_switch(dev, problem, inputs, out, hoisted=True)),
         harness.Case("numba.factory/scalar", ("map",), build_factory),
     ]
 
 
-# --- The articles' "pass a function to a kernel" -------------------------------------------------
+# --- The articles' claims, in Numba (articles_numba.py) ---------------------------------------
 
 def experiments(dev):
-    """Article 000's apply_lambda kernel, given the function each way the articles suggest.
-    Each attempt is validated where it runs; where it fails, the exception is kept verbatim."""
-    import numba
-    cuda = dev.cuda
-    x = (np.arange(1000, dtype=np.float32) / np.float32(1000)) + np.float32(0.25)
-    expected = x.astype(np.float64) ** 2 + 2 * x.astype(np.float64) + 1
-    d_x = cuda.to_device(x)
-
-    def my_lambda(val):
-        return val ** 2 + 2 * val + 1
-
-    def attempt(name, run, expected=expected):
-        out = cuda.device_array_like(d_x)
-        record = {"name": name, "runs": False, "valid": False, "error": ""}
-        try:
-            run(out)
-            cuda.synchronize()
-            got = out.copy_to_host()
-            record["runs"] = True
-            record["valid"] = bool(np.allclose(got, expected, rtol=1e-5))
-        except Exception as e:
-            record["error"] = harness.error_text(e)
-        return record
-
-    def as_argument(func):
-        @cuda.jit
-        def apply_lambda(xs, out, func):
-            idx = cuda.grid(1)
-            if idx < xs.size:
-                out[idx] = func(xs[idx])
-        return lambda out: apply_lambda[_grid(x.size), BLOCK](d_x, out, func)
-
-    def as_global(func):
-        @cuda.jit
-        def apply_global(xs, out):
-            idx = cuda.grid(1)
-            if idx < xs.size:
-                out[idx] = func(xs[idx])
-        return lambda out: apply_global[_grid(x.size), BLOCK](d_x, out)
-
-    records = [
-        attempt("an @njit function as a kernel argument (article 000)", as_argument(numba.njit(my_lambda))),
-        attempt("a @cuda.jit(device=True) function as a kernel argument", as_argument(cuda.jit(device=True)(my_lambda))),
-        attempt("a Python lambda as a kernel argument", as_argument(lambda val: val ** 2 + 2 * val + 1)),
-        attempt("an @njit function called from a kernel as a global", as_global(numba.njit(my_lambda))),
-        attempt("a device function called from a kernel as a global (closure)", as_global(cuda.jit(device=True)(my_lambda))),
-    ]
-
-    # The factory: a new function costs a compile at its first call; the same function again
-    # costs a dictionary lookup and a launch.
-    times = []
-
-    def factory_twice(out):
-        for _ in range(2):
-            t0 = time.perf_counter()
-            kernel_for("square", np.float32)[_grid(x.size), BLOCK](d_x, out, 1, np.float32(0))
-            cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
-    factory = attempt("kernel factory: a new function, then the same one again", factory_twice,
-                      expected=x.astype(np.float64) ** 2)
-    if len(times) == 2:
-        factory.update(first_ms=times[0], reuse_ms=times[1])
-    records.append(factory)
-    return records
+    from . import articles_numba
+    return articles_numba.experiments(dev)

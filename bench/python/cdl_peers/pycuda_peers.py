@@ -98,3 +98,8 @@ def build_source_module(dev, problem, inputs, out):
 
 def cases():
     return [harness.Case("pycuda.SourceModule/scalar", ("map", "zip", "tasks", "image"), build_source_module)]
+
+
+def experiments(dev):
+    from . import articles_pycuda
+    return articles_pycuda.experiments(dev)
