@@ -188,6 +188,23 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(harness.failure_reason("----\n====\n", 139), "exit status 139")
         self.assertEqual(harness.failure_reason("", 2), "exit status 2")
 
+    def test_an_experiment_records_its_figures_or_its_error_and_where(self):
+        ran = harness.attempt("C2", "staged / plain", lambda: (True, {"ratio": 1.02}), article="002")
+        self.assertEqual((ran["claim"], ran["runs"], ran["valid"], ran["figures"], ran["article"]),
+                         ("C2", True, True, {"ratio": 1.02}, "002"))
+
+        def rejects(value):  # the shape of numba's option check: a local called `value`, then the raise
+            raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
+        failed = harness.attempt("A1", "an @njit argument", lambda: rejects(object()))
+        self.assertFalse(failed["runs"] or failed["valid"])
+        self.assertEqual(failed["error"], "ValueError: Expected fastmath option(s) to be either a bool, dict or set")
+        self.assertRegex(failed["raised_at"], r"test_peers\.py:\d+ in rejects \(value of type builtins\.object\)")
+
+        def in_child():
+            raise harness.ChildError("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower")
+        child = harness.attempt("E2", "packed", in_child)
+        self.assertEqual((child["error"], child["raised_at"]), ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"))
+
     def test_bad_arguments_are_refused(self):
         run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")
         self.assertEqual(run.returncode, 2)
@@ -237,16 +254,19 @@ class ResultsTest(unittest.TestCase):
                                                                         "max_rel_err": 1e-7, "first_call_ms": 85.0}, 3, 3)
         self.assertEqual({e.get("aggregate_name") for e in entries}, {None, "median", "mean", "min", "max", "cv"})
         self.assertEqual([e["real_time"] for e in entries if e["run_type"] == "iteration"], [300.0, 310.0, 320.0])
-        njit = {"name": "an @njit function as a kernel argument (article 000)", "runs": False, "valid": False,
-                "error": "ValueError: Expected fastmath option(s) to be either a bool, dict or set"}
-        self.write_python(entries, [njit])
+        def rejects():
+            raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
+        njit = harness.attempt("A1", "an @njit function as a kernel argument (article 000)", rejects, article="000")
+        self.write_python(entries, [dict(njit, system="numba")])
         run, text = self.report()
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("The articles' own systems", text)
         self.assertIn("| `numba.inline` | 310.0 µs |", text)
         self.assertIn("cupy is not installed for test", text)
-        self.assertRegex(text, r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| `ValueError: Expected fastmath option"
-                               r"[^|]*` \| [^|]* \| \*\*does not hold\*\* \|")
+        self.assertRegex(text, r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
+                               r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\)[^|]* \| [^|]* \| "
+                               r"\*\*does not hold\*\* \|")
+        self.assertRegex(text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: ")
 
     def test_a_wrong_python_result_fails_the_report(self):
         run_name = f"map/numba.inline/scalar/{self.problem}"

@@ -22,6 +22,11 @@ def data(staged=None, penalty=None, tasks_worst=None, errors=(), facts=None, exp
                            noise=NOISE)
 
 
+def exp(claim, name, runs=True, valid=True, figures=None, **kw):
+    """One record of the articles' experiments (bench/python/cdl_peers/articles_*.py)."""
+    return dict(claim=claim, name=name, runs=runs, valid=valid, error="", figures=figures or {}, system="s", **kw)
+
+
 def verdict(rule, **kw):
     return rule(data(**kw))[2]
 
@@ -38,22 +43,50 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(claims.direction([], NOISE), UNMEASURED)
         self.assertEqual(claims.direction([1.5], NOISE, holds_if_below=False), HOLDS)
 
+    def test_gain(self):
+        self.assertEqual(claims.gain([0.5, 0.9], NOISE), HOLDS)
+        self.assertEqual(claims.gain([1.0, 1.5], NOISE), FAILS)  # no gain beyond the noise is no gain
+        self.assertEqual(claims.gain([0.5, 1.0], NOISE), DEPENDS)
+        self.assertEqual(claims.gain([], NOISE), UNMEASURED)
+
     def test_a1_the_njit_argument(self):
-        runs = {"name": "an @njit function as a kernel argument (article 000)", "runs": True, "valid": True}
-        fails = dict(runs, runs=False, valid=False, error="ValueError: no")
+        runs = exp("A1", "an @njit function as a kernel argument (article 000)", figures={"versions": {"numba": "0.68"}})
+        fails = dict(runs, runs=False, valid=False, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
         self.assertEqual(verdict(claims.a1, experiments=[runs]), HOLDS)
         self.assertEqual(verdict(claims.a1, experiments=[fails]), FAILS)
+        self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[fails]))[1])
         self.assertEqual(verdict(claims.a1), UNMEASURED)
 
-    def test_a3_and_c2_staging(self):
+    def test_a2_the_precompiled_function(self):
+        def first_calls(njit, device):
+            return [exp("A2", "a kernel", figures={"njit_host_compile_ms": 300, "njit_first_call_ms": njit,
+                                                   "njit_second_call_ms": 0.1, "device_first_call_ms": device,
+                                                   "device_second_call_ms": 0.1})]
+        self.assertEqual(verdict(claims.a2, experiments=first_calls(5, 200)), HOLDS)
+        self.assertEqual(verdict(claims.a2, experiments=first_calls(180, 200)), FAILS)
+        self.assertEqual(verdict(claims.a2, experiments=first_calls(60, 200)), DEPENDS)
+        self.assertEqual(verdict(claims.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]), UNMEASURED)
+        self.assertEqual(verdict(claims.a2), UNMEASURED)
+
+    def test_a3_and_c2_staging_in_the_article_s_system(self):
+        for rule, claim, key in ((claims.a3, "A3", "staged_over_global"), (claims.c2, "C2", "shared_over_plain")):
+            def staged(ratio):
+                return [exp(claim, "staged", figures={"n": 1 << 24, "function": "f", key: ratio, "staged_ms": ratio,
+                                                      "global_ms": 1.0, "shared_ms": ratio, "plain_ms": 1.0})]
+            self.assertEqual(verdict(rule, experiments=staged(0.8)), HOLDS)
+            self.assertEqual(verdict(rule, experiments=staged(1.005)), FAILS)
+            self.assertEqual(rule(data(experiments=staged(0.8)))[0].split(";")[0], "Numba" if claim == "A3" else "PyCUDA")
+
+    def test_a3_and_c2_staging_in_cpp_without_the_article_s_system(self):
         for rule, key in ((claims.a3, ("map", "quadratic", "01/staged")), (claims.c2, ("zip", "add", "01/staged"))):
             self.assertEqual(verdict(rule, staged={key: 0.8}), HOLDS)
             self.assertEqual(verdict(rule, staged={key: 1.08}), FAILS)
             self.assertEqual(verdict(rule, staged={key: 1.08, key[:2] + ("06/staged",): 0.8}), DEPENDS)
+            self.assertIn("not the article's", rule(data(staged={key: 0.8}))[0])
             self.assertEqual(verdict(rule), UNMEASURED)
 
     def test_b1_functions_as_arguments(self):
-        lam = {"name": "a Python lambda as a kernel argument", "runs": False}
+        lam = exp("B1", "a Python lambda as a kernel argument", runs=False, valid=False)
         self.assertEqual(verdict(claims.b1, experiments=[lam]), HOLDS)
         self.assertEqual(verdict(claims.b1, experiments=[lam, dict(lam, runs=True, valid=True)]), FAILS)
         self.assertEqual(verdict(claims.b1), UNMEASURED)
@@ -67,15 +100,29 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.0, 16: 1.0})), DEPENDS)
         self.assertEqual(verdict(claims.b2), UNMEASURED)
 
-    def test_b3_and_e1_the_compiler_probes(self):
+    def test_b3_the_article_s_kernel_calling_kernels(self):
+        called = exp("B3", "article 001's kernel_with_func_select", figures={"ptx_kernels": 1, "ptx_functions": 2,
+                                                                             "ptx_call_instructions": 0})
+        self.assertEqual(verdict(claims.b3, experiments=[called]), HOLDS)
+        self.assertEqual(verdict(claims.b3, experiments=[dict(called, runs=False, error="AttributeError: x")]), FAILS)
+        self.assertIn("inlined", claims.b3(data(experiments=[called]))[1])
+        # Without the Numba experiment, the C++ probes answer, and say so.
         self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", True)), HOLDS)
         self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", False)), FAILS)
         self.assertEqual(verdict(claims.b3), UNMEASURED)
+
+    def test_e1_a_device_function_called_from_a_kernel(self):
+        runs = exp("E1", "a __global__ function calling a __device__ function")
+        self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
+        self.assertEqual(verdict(claims.e1, experiments=[dict(runs, runs=False, error="CompileError")]), HOLDS)
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", False)), HOLDS)
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", True)), FAILS)
         self.assertEqual(verdict(claims.e1), UNMEASURED)
 
     def test_b4_per_element_choice(self):
+        article = exp("B4", "article 001's generic_compute_kernel", figures={"GB/s": 1000.0})
+        self.assertEqual(verdict(claims.b4, experiments=[article]), HOLDS)
+        self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), FAILS)
         worst = {"03_switch/per_element": 3.0}
         self.assertEqual(verdict(claims.b4, tasks_worst=worst), HOLDS)
         self.assertEqual(verdict(claims.b4, tasks_worst=worst, errors=[("tasks/03_switch/per_element/x", "WRONG")]), FAILS)
@@ -104,16 +151,40 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.0, 5.0)), DEPENDS)
         self.assertEqual(verdict(claims.d3), UNMEASURED)
 
-    def test_e2_structs(self):
-        aos = {("16", "01_template_functor"): 0.97}
+    def test_d1_numpy_against_the_gpu_with_transfers(self):
+        def timed(*pairs):
+            return [exp("D1", "NumPy / CuPy", figures={f"p{i}": {"numpy_ms": a, "gpu_with_transfers_ms": b,
+                                                                  "gpu_kernels_ms": 0.1} for i, (a, b) in enumerate(pairs)})]
+        self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (5, 1))), HOLDS)
+        self.assertEqual(verdict(claims.d1, experiments=timed((1, 2), (5, 5))), FAILS)
+        self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (1, 2))), DEPENDS)
+        self.assertEqual(verdict(claims.d1), UNMEASURED)
+
+    def test_e2_structured_arrays(self):
+        article = exp("E2", "PyCUDA: article 004's Point", article="004", figures={"itemsize": 8})
+        packed = exp("E2", "PyCUDA: a struct from a packed NumPy dtype", figures={"itemsize": 13, "c_sizeof": 24})
+        aligned = exp("E2", "PyCUDA: a struct with align=True", figures={"itemsize": 24, "c_sizeof": 24})
+        self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
+        self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
+        self.assertEqual(verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), DEPENDS)
+        aos = {("16", "01_template_functor"): 0.97}  # without the experiments: the C++ points workload
         self.assertEqual(verdict(claims.e2, aos=aos), FAILS)
         self.assertEqual(verdict(claims.e2, aos=aos, errors=[("points/01_template_functor/aos/x", "WRONG")]), HOLDS)
         self.assertEqual(verdict(claims.e2), UNMEASURED)
 
-    def test_claims_not_yet_measured_say_so(self):
+    def test_e3_page_locked_memory(self):
+        def copies(pinned, alloc):
+            return [exp("E3", "page-locked / pageable", figures={"4096": {
+                "pageable_htod_ms": 1.0, "pageable_dtoh_ms": 1.0, "pageable_alloc_dtoh_ms": 1.0,
+                "pinned_htod_ms": pinned, "pinned_dtoh_ms": pinned, "pinned_alloc_dtoh_ms": alloc}})]
+        self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 0.5)), HOLDS)
+        self.assertEqual(verdict(claims.e3, experiments=copies(1.2, 2.0)), FAILS)
+        self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 2.0)), DEPENDS)
+        self.assertEqual(verdict(claims.e3), UNMEASURED)
+
+    def test_without_results_every_claim_is_not_measured(self):
         for c in claims.CLAIMS:
-            if c.id in ("A2", "D1", "E3"):
-                self.assertEqual(c.answer(data())[2], UNMEASURED, c.id)
+            self.assertEqual(c.answer(data())[2], UNMEASURED, c.id)
 
     def test_every_claim_of_the_articles_has_one_rule(self):
         self.assertEqual([c.id for c in claims.CLAIMS],

@@ -6,7 +6,7 @@ CuPy's own float32 kernel (cupy_peers.experiments calls experiments(dev) here).
   D1       NumPy on the host against CuPy, with the transfers to and from the GPU and without
   D2       ElementwiseKernel's float32 and float64 map at each block size it can be launched
            with, beside the copy floor: what the outlier in the peers table comes from
-  E2       a struct of mixed widths: what CuPy takes (no structured dtype), packed and aligned
+  E2       a struct of mixed widths from NumPy's record arrays, packed and aligned, to a RawKernel
   compile  a RawKernel on a new source, the same source again (CuPy's memory cache), and after
            CuPy forgets it (its disk cache)
 """
@@ -121,14 +121,17 @@ def elementwise_block_sizes(dev):
 
 
 def structs(dev):
-    """CuPy arrays have no structured dtypes: asarray of one is refused. The records go over as
-    bytes to a RawKernel whose C struct must match NumPy's layout."""
+    """The records as a CuPy array of the structured dtype, and as bytes, to a RawKernel whose C
+    struct must match NumPy's layout."""
     cp = dev.cp
     module = cp.RawModule(code='extern "C" {\n' + MIXED + "\n}")
 
-    def as_structured_array():
-        cp.asarray(mixed_records(True, n=16)[0])
-        return True, {}
+    def as_structured_array():  # an aligned record array handed to the kernel as it is
+        recs, expected = mixed_records(True)
+        out = cp.empty(recs.size, dtype=cp.float64)
+        module.get_function("weigh")(((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (cp.asarray(recs), out,
+                                                                                  np.int32(recs.size)))
+        return close_to(out.get(), expected, rtol=1e-12, atol=0), {"itemsize": recs.dtype.itemsize}
 
     def mixed(align):
         size = cp.zeros(1, dtype=cp.int32)
@@ -141,7 +144,7 @@ def structs(dev):
         module.get_function("weigh")(((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (buf, out, np.int32(recs.size)))
         return close_to(out.get(), expected, rtol=1e-12, atol=0), {"itemsize": recs.dtype.itemsize, "c_sizeof": c_size}
 
-    return [attempt("E2", "CuPy: cp.asarray of a NumPy structured array", as_structured_array),
+    return [attempt("E2", "CuPy: cp.asarray of an align=True structured array, handed to the kernel", as_structured_array),
             attempt("E2", "CuPy: a struct (char, double, float) from a packed NumPy dtype, as bytes", lambda: mixed(False)),
             attempt("E2", "CuPy: a struct (char, double, float) from a NumPy dtype with align=True, as bytes",
                     lambda: mixed(True))]

@@ -127,15 +127,22 @@ def in_new_process(name, *args):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(harness.failure_reason(r.stderr, r.returncode))
-    valid, figures = json.loads(r.stdout.strip().splitlines()[-1])
-    return valid, figures
+    answer = json.loads(r.stdout.strip().splitlines()[-1])
+    if "error" in answer:
+        raise harness.ChildError(answer["error"], answer["raised_at"])
+    return answer["valid"], answer["figures"]
 
 
 def child(name, *args):
+    """The child's side: its answer, or the exception it raised, as one JSON line."""
     from numba import cuda
     if not hasattr(np, "row_stack"):  # see numba_peers.connect
         np.row_stack = np.vstack
-    print(json.dumps(CHILDREN[name](cuda, *args)))
+    try:
+        valid, figures = CHILDREN[name](cuda, *args)
+        print(json.dumps({"valid": valid, "figures": figures}))
+    except Exception as e:
+        print(json.dumps({"error": harness.error_text(e), "raised_at": harness.raised_at(e)}))
 
 
 # --- A2: does a pre-compiled (@njit) function spare the kernel its compile? ----------------------
@@ -287,6 +294,12 @@ def kernels_calling_kernels(dev):
         elif func_id == 1:
             multiply_arrays(x, y, out)
 
+    @cuda.jit
+    def add_launched(x, y, out):  # add_arrays's body, a kernel only ever launched from the host
+        idx = cuda.grid(1)
+        if idx < x.size:
+            out[idx] = x[idx] + y[idx]
+
     n = 1 << 24
     rng = np.random.default_rng(1)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
@@ -295,10 +308,11 @@ def kernels_calling_kernels(dev):
     def run():
         valid = True
         for func_id, expected in ((0, x.astype(np.float64) + y), (1, x.astype(np.float64) * y)):
+            dev.poison(out)
             kernel_with_func_select[grid(n), BLOCK](d_x, d_y, out, func_id)
             valid = valid and close_to(out.copy_to_host(), expected)
         figures = {"select_ms": gpu_median_ms(dev, lambda: kernel_with_func_select[grid(n), BLOCK](d_x, d_y, out, 0)),
-                   "direct_ms": gpu_median_ms(dev, lambda: add_arrays[grid(n), BLOCK](d_x, d_y, out))}
+                   "direct_ms": gpu_median_ms(dev, lambda: add_launched[grid(n), BLOCK](d_x, d_y, out))}
         figures["select_over_direct"] = figures["select_ms"] / figures["direct_ms"]
         # What Numba made of the call: a kernel called from a kernel is compiled as a device
         # function; the PTX says whether it stayed a call or was inlined.
@@ -312,6 +326,11 @@ def kernels_calling_kernels(dev):
     called = attempt("B3", "article 001's kernel_with_func_select: two @cuda.jit kernels called from a kernel", run,
                      article="001")
 
+    def launch_after():  # the same arguments' types: Numba finds the device-function compile of add_arrays
+        add_arrays[grid(n), BLOCK](d_x, d_y, out)
+        return close_to(out.copy_to_host(), x.astype(np.float64) + y), {}
+    relaunched = attempt("B3", "add_arrays launched from the host after a kernel has called it", launch_after)
+
     def dictionary():
         ops = {0: cuda.jit(device=True)(lambda a, b: a + b), 1: cuda.jit(device=True)(lambda a, b: a * b)}
 
@@ -322,7 +341,7 @@ def kernels_calling_kernels(dev):
                 out[idx] = ops[func_id](x[idx], y[idx])
         kernel_with_dict[grid(n), BLOCK](d_x, d_y, out, 0)
         return close_to(out.copy_to_host(), x.astype(np.float64) + y), {}
-    return [called, attempt("B2", "a dictionary of device functions indexed in a kernel (article 001's dismissed "
+    return [called, relaunched, attempt("B2", "a dictionary of device functions indexed in a kernel (article 001's dismissed "
                                   "alternative)", dictionary, article="001"), image_pipeline(dev)]
 
 

@@ -310,6 +310,14 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
 # ---------------------------------------------------------------------------------------------
 # The articles' experiments (articles_*.py): one record per question, in the results file
 
+class ChildError(Exception):
+    """An experiment's exception in a process of its own, with where it was raised there."""
+
+    def __init__(self, text, where):
+        super().__init__(text)
+        self.where = where
+
+
 def attempt(claim, name, run, article=None):
     """Runs one experiment: run() returns (valid, figures) where it ran. The record keeps the claim
     it answers (an id of shared/seeds/README.md, or "example" for "does the article's example run
@@ -322,8 +330,8 @@ def attempt(claim, name, run, article=None):
         valid, figures = run()
         record.update(runs=True, valid=bool(valid), figures=figures or {})
     except Exception as e:  # the article's form failing is a finding, recorded, never a crash of the run
-        record["error"] = error_text(e)
-        record["raised_at"] = raised_at(e)
+        record["error"] = str(e) if isinstance(e, ChildError) else error_text(e)
+        record["raised_at"] = e.where if isinstance(e, ChildError) else raised_at(e)
     return record
 
 

@@ -22,6 +22,11 @@ def add(doc, bench, python):
             f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`: {python.bench.context.get('date', '?')[:16]}, "
             f"revision `{python.bench.context.get('git_revision', '?')}`, mode `{python.bench.context.get('cdl_mode', '?')}`, "
             f"Python {python.bench.env.get('python', '?')}, numpy {python.bench.env.get('numpy', '?')}.\n")
+    py_rev, cpp_rev = python.bench.context.get("git_revision", "?"), bench.context.get("git_revision", "?")
+    if py_rev[:7] != cpp_rev[:7]:
+        doc.add(f"**The Python peers ran at revision `{py_rev}`, the C++ suite at `{cpp_rev}`**: each ratio below sets "
+                "a peer beside the C++ kernel of another build, and a peer's problem that the C++ results do not have "
+                "gets no ratio and no part in a verdict.\n")
     rows = []
     for name, sysinfo in python.systems.items():
         status = sysinfo.get("status")
@@ -48,15 +53,43 @@ def add(doc, bench, python):
             row = cpp[entry]
             rows.append([f"C++ `{entry}`", fmt_time(row["median"]), f"{row['counters'].get('frac_copy', float('nan')):.3f}",
                          f"{row['median'] / same['median']:.2f}×" if same else "–", "built ahead"])
-        doc.add(f"**{problem}**\n")
+        if not cpp:
+            doc.add(f"**{problem}** (no C++ counterpart in `bench.json`: no ratio, no part in a verdict)\n")
+        else:
+            doc.add(f"**{problem}**\n")
         doc.add(table(["peer", "median", "of copy", f"time / C++ `{CPP_SAME_FORM.get(workload, '?')}`", "first call"], rows))
-    if python.experiments:
-        doc.add("Handing a function to a Numba kernel, as the articles do (article 000's `apply_lambda` kernel, validated "
-                "where it runs; the error verbatim where it does not):\n")
-        rows = []
-        for e in python.experiments:
-            extra = f" (first {e['first_ms']:.0f} ms, again {e['reuse_ms']:.2f} ms)" if "first_ms" in e else ""
-            rows.append([e["name"], ("runs" + (", valid" if e.get("valid") else ", WRONG RESULT")) if e["runs"] else "fails",
-                         (f"`{e['error'].splitlines()[0][:160]}`" if e.get("error") else "–") + extra])
-        doc.add(table(["attempt", "result", "error"], rows))
+    experiments(doc, python.experiments)
     return found
+
+
+def experiments(doc, records):
+    """The articles' experiments (bench/python/cdl_peers/articles_*.py): whether each example runs as
+    written, what a new op costs to compile in each system and cache state, and every record."""
+    if not records:
+        return
+    from ..claims import median_of, outcome
+    examples = [e for e in records if e.get("claim") == "example" or e.get("claim") == "A1"]
+    if examples:
+        doc.add("Does each article's example run as written (PyCUDA 2026.1, numba-cuda, CuPy, on this machine)? "
+                "Each is the article's code in its own system, validated where it runs:\n")
+        doc.add(table(["article", "example", "system", "result"],
+                      [[e.get("article", "?"), e["name"], e.get("system", "?"), outcome(e)]
+                       for e in sorted(examples, key=lambda e: (e.get("article", ""), e["name"]))]))
+    compiles = [e for e in records if e.get("claim") in ("compile", "C1") and e["runs"]]
+    if compiles:
+        doc.add("What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first call "
+                "included where the system compiles at the first call; medians of three):\n")
+        states = ("new_source_ms", "disk_hit_ms", "memory_hit_ms")
+        rows = []
+        for e in compiles:
+            f = e["figures"]
+            cells = []
+            for state in states:
+                v = f.get(state)
+                cells.append("–" if v is None else v if isinstance(v, str) else
+                             f"{median_of(v) if isinstance(v, list) else v:.2f} ms")
+            rows.append([e.get("system", "?"), e["name"], *cells])
+        doc.add(table(["system", "how", "new source", "its disk cache", "its memory cache"], rows))
+    doc.add("Every experiment of the articles' claims, by claim (the claims table below reads its figures):\n")
+    doc.add(table(["claim", "system", "experiment", "result"],
+                  [[e.get("claim", "?"), e.get("system", "?"), e["name"], outcome(e)] for e in records]))
