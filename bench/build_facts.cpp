@@ -1,18 +1,24 @@
 // cdl_build_facts: the articles' claims that a compiler answers, not a stopwatch. Each probe is
 // a few lines of CUDA C++ compiled twice for the architecture the project targets: by nvcc (the
 // compiler that built this program, when it is still there) and by NVRTC (strategy 06's). The
-// two need not agree: NVRTC 13.0 accepts a kernel called like a function, and inlines it, where
-// nvcc refuses. Outcomes and logs go to a JSON file that the report's claims table reads.
-// Needs no GPU.
+// two need not agree (NVRTC 13.0 accepts a kernel called like a function, where nvcc refuses),
+// so what NVRTC made of a probe is read from its machine code: each function's instructions and
+// calls, from cuobjdump -sass of the CUBIN. One probe is also run: a kernel launching a kernel
+// (dynamic_parallelism.cu), on the GPU when there is one. Outcomes, logs and SASS summaries go to
+// a JSON file that the report's claims table reads. Needs no GPU for the rest.
 //
 //   cdl_build_facts OUTPUT.json
 #include "common/jit.hpp"
 #include "common/record.hpp"
+#include "dynamic_parallelism.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -64,6 +70,40 @@ nlohmann::json nvcc_verdict(const probe& p, int arch, const std::filesystem::pat
   return {{"compiles", status == 0}, {"log", text.str()}, {"command", command}};
 }
 
+// What a CUBIN holds, per function: its instruction count, its CALLs and its distinct opcodes
+// (cuobjdump -sass, beside nvcc), so that "the callee was inlined" is read, not asserted. Null
+// when cuobjdump is not there.
+nlohmann::json sass_summary(const std::vector<char>& cubin, const std::string& id,
+                            const std::filesystem::path& dir) {
+  const std::filesystem::path cuobjdump = std::filesystem::path(CDL_NVCC_PATH).parent_path() / "cuobjdump";
+  if (!std::filesystem::exists(cuobjdump)) return nullptr;
+  const std::filesystem::path bin = dir / (id + ".nvrtc.cubin"), sass = dir / (id + ".sass");
+  std::ofstream(bin, std::ios::binary).write(cubin.data(), std::streamsize(cubin.size()));
+  std::ostringstream cmd;
+  cmd << "'" << cuobjdump.string() << "' -sass '" << bin.string() << "' > '" << sass.string() << "' 2>&1";
+  if (std::system(cmd.str().c_str()) != 0) return nullptr;
+  static const std::regex function(R"(Function : (\S+))"),
+      instruction(R"(/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*))");
+  nlohmann::json functions = nlohmann::json::object();
+  std::string current, line;
+  std::map<std::string, std::set<std::string>> opcodes;
+  std::ifstream in(sass);
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, function)) {
+      current = m[1];
+      functions[current] = {{"instructions", 0}, {"calls", 0}};
+    } else if (!current.empty() && std::regex_search(line, m, instruction)) {
+      const std::string op = m[1];
+      functions[current]["instructions"] = functions[current]["instructions"].get<int>() + 1;
+      if (op.rfind("CALL", 0) == 0) functions[current]["calls"] = functions[current]["calls"].get<int>() + 1;
+      opcodes[current].insert(op);
+    }
+  }
+  for (auto& [name, ops] : opcodes) functions[name]["opcodes"] = ops;
+  return functions;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +127,7 @@ int main(int argc, char** argv) {
         const cdl::jit::compiled c =
             cdl::jit::compile({std::string(p.id) + ".cu", p.source, {}, {}}, arch, p.kind);
         f["nvrtc"] = {{"compiles", true}, {"log", c.log}};
+        if (p.kind == cdl::jit::code_kind::cubin) f["nvrtc"]["sass"] = sass_summary(c.image.code, p.id, dir);
       } catch (const cdl::jit::compile_error& e) {
         f["nvrtc"] = {{"compiles", false}, {"log", e.log()}};
       }
@@ -95,9 +136,20 @@ int main(int argc, char** argv) {
         return v.is_null() ? "not run" : v["compiles"].get<bool>() ? "compiles" : "does not compile";
       };
       std::printf("%-24s nvcc: %-16s NVRTC: %s\n", p.id, verdict(f["nvcc"]), verdict(f["nvrtc"]));
+      if (std::string_view(p.id) == "global_launches_global") {
+        f["run"] = cdl::run_dynamic_parallelism();  // nvcc's -rdc build of the same two kernels
+        std::printf("%-24s run on the GPU: %s\n", "", f["run"].dump().c_str());
+      }
       facts.push_back(f);
     }
     cdl::write_json_atomic(argv[1], {{"schema", "cdl-build-facts/1"}, {"facts", facts}});
+    for (const auto& f : facts)  // a probe that ran on the GPU and failed is an error, loudly
+      if (f.contains("run") && f["run"]["runs"].is_boolean() && !(f["run"]["runs"] && f["run"]["valid"])) {
+        std::fprintf(stderr, "cdl_build_facts: the %s probe failed on the GPU: %s\n",
+                     f["id"].get<std::string>().c_str(), f["run"].dump().c_str());
+        std::filesystem::remove_all(dir);
+        return 1;
+      }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cdl_build_facts: %s\n", e.what());
     std::filesystem::remove_all(dir);

@@ -71,8 +71,13 @@ def outcome(e):
     """How one experiment went, in a few words: validated, a wrong result, or its error and where."""
     if e["runs"]:
         return "runs, validated" if e.get("valid") else "runs, WRONG RESULT"
-    where = f" (raised in `{e['raised_at']}`)" if e.get("raised_at") else ""
+    where = f" (raised in `{short_path(e['raised_at'])}`)" if e.get("raised_at") else ""
     return f"fails: `{(e.get('error') or '?').splitlines()[0][:160]}`{where}"
+
+
+def short_path(where):
+    """An absolute path of the machine that ran the experiment cut to its last three parts."""
+    return "/".join(where.split("/")[-3:]) if where.startswith("/") else where
 
 
 def gain(ratios, noise):
@@ -176,7 +181,13 @@ def b3(d):
     probe = ""
     if gg:
         probe = (f" CUDA C++: nvcc {'accepts' if compiles(gg, 'nvcc') else 'refuses'} a kernel called like a function, "
-                 f"NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it.")
+                 f"NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it{sass_of_outer(gg)}.")
+    launch = (fact(d.facts, "global_launches_global") or {}).get("run")
+    if launch:
+        probe += (" A kernel launching a kernel (dynamic parallelism, nvcc -rdc): " +
+                  (f"not run ({launch.get('reason', '?')})" if launch.get("runs") is None else
+                   "runs on the GPU, validated" if launch.get("runs") and launch.get("valid") else
+                   f"fails on the GPU: `{launch.get('error') or 'WRONG RESULT'}`") + ".")
     if not e:
         if not gg:
             return missing("the article's Numba example and the build probes (cdl_build_facts)")
@@ -193,6 +204,19 @@ def b3(d):
     if after:
         figures += f". Then `add_arrays` launched from the host: {outcome(after)}"
     return "Numba" + ("; CUDA C++" if gg else ""), figures + "." + probe, HOLDS if e["runs"] and e.get("valid") else FAILS
+
+
+def sass_of_outer(probe):
+    """What NVRTC made of `outer`, the kernel that calls `inner` (whose body is one FMUL), from the
+    CUBIN's SASS (cdl_build_facts): inlined when `outer` has the FMUL and no CALL."""
+    sass = ((probe or {}).get("nvrtc") or {}).get("sass") or {}
+    outer = next((f for name, f in sass.items() if "outer" in name), None)
+    if outer is None:
+        return ""
+    inlined = outer["calls"] == 0 and "FMUL" in outer.get("opcodes", [])
+    return (f", and its SASS of `outer` has {outer['instructions']} instructions, {outer['calls']} CALL, "
+            f"{'an' if 'FMUL' in outer.get('opcodes', []) else 'no'} FMUL: `inner` "
+            f"{'inlined' if inlined else 'not inlined'}")
 
 
 def b4(d):

@@ -111,6 +111,21 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", False)), FAILS)
         self.assertEqual(verdict(claims.b3), UNMEASURED)
 
+    def test_b3_reads_nvrtc_s_machine_code_and_the_launch_from_a_kernel(self):
+        def facts(outer_calls, opcodes, run):
+            gg = probe("global_calls_global", False)["facts"][0]
+            gg["nvrtc"]["sass"] = {"_Z5outerPf": {"instructions": 9, "calls": outer_calls, "opcodes": opcodes}}
+            dp = {"id": "global_launches_global", "nvcc": {"compiles": True}, "nvrtc": {"compiles": True}, "run": run}
+            return {"facts": [gg, dp]}
+        inlined = claims.b3(data(facts=facts(0, ["FMUL", "EXIT"], {"runs": True, "valid": True})))[1]
+        self.assertIn("`inner` inlined", inlined)
+        self.assertIn("runs on the GPU, validated", inlined)
+        called = claims.b3(data(facts=facts(1, ["CALL", "EXIT"], {"runs": None, "reason": "no CUDA device"})))[1]
+        self.assertIn("`inner` not inlined", called)
+        self.assertIn("not run (no CUDA device)", called)
+        failed = claims.b3(data(facts=facts(0, ["FMUL"], {"runs": False, "valid": False, "error": "launch failed"})))[1]
+        self.assertIn("fails on the GPU: `launch failed`", failed)
+
     def test_e1_a_device_function_called_from_a_kernel(self):
         runs = exp("E1", "a __global__ function calling a __device__ function")
         self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
