@@ -207,16 +207,18 @@ def b3(d):
 
 
 def sass_of_outer(probe):
-    """What NVRTC made of `outer`, the kernel that calls `inner` (whose body is one FMUL), from the
-    CUBIN's SASS (cdl_build_facts): inlined when `outer` has the FMUL and no CALL."""
+    """What NVRTC made of `outer`, the kernel that calls `inner`, from the CUBIN's SASS
+    (cdl_build_facts): inlined when `outer` has no CALL and does `inner`'s load and store itself."""
     sass = ((probe or {}).get("nvrtc") or {}).get("sass") or {}
     outer = next((f for name, f in sass.items() if "outer" in name), None)
+    inner = next((f for name, f in sass.items() if "inner" in name), None)
     if outer is None:
         return ""
-    inlined = outer["calls"] == 0 and "FMUL" in outer.get("opcodes", [])
-    return (f", and its SASS of `outer` has {outer['instructions']} instructions, {outer['calls']} CALL, "
-            f"{'an' if 'FMUL' in outer.get('opcodes', []) else 'no'} FMUL: `inner` "
-            f"{'inlined' if inlined else 'not inlined'}")
+    inlined = outer["calls"] == 0 and {"LDG", "STG"} <= set(outer.get("opcodes", []))
+    same = inner is not None and (inner["instructions"], inner.get("opcodes")) == (outer["instructions"], outer.get("opcodes"))
+    return (f"; in its SASS `outer` has {outer['calls']} CALL and {outer['instructions']} instructions"
+            f"{', the same as `inner`' if same else ''}, its own load and store "
+            f"{'included' if inlined else 'not included'}: `inner` {'inlined' if inlined else 'not inlined'}")
 
 
 def b4(d):

@@ -117,13 +117,14 @@ class RulesReachEveryVerdict(unittest.TestCase):
             gg["nvrtc"]["sass"] = {"_Z5outerPf": {"instructions": 9, "calls": outer_calls, "opcodes": opcodes}}
             dp = {"id": "global_launches_global", "nvcc": {"compiles": True}, "nvrtc": {"compiles": True}, "run": run}
             return {"facts": [gg, dp]}
-        inlined = claims.b3(data(facts=facts(0, ["FMUL", "EXIT"], {"runs": True, "valid": True})))[1]
+        inlined = claims.b3(data(facts=facts(0, ["FADD", "LDG", "STG", "EXIT"], {"runs": True, "valid": True})))[1]
         self.assertIn("`inner` inlined", inlined)
         self.assertIn("runs on the GPU, validated", inlined)
         called = claims.b3(data(facts=facts(1, ["CALL", "EXIT"], {"runs": None, "reason": "no CUDA device"})))[1]
+        self.assertIn("`inner` not inlined", claims.b3(data(facts=facts(0, ["EXIT"], {"runs": True, "valid": True})))[1])
         self.assertIn("`inner` not inlined", called)
         self.assertIn("not run (no CUDA device)", called)
-        failed = claims.b3(data(facts=facts(0, ["FMUL"], {"runs": False, "valid": False, "error": "launch failed"})))[1]
+        failed = claims.b3(data(facts=facts(0, ["LDG"], {"runs": False, "valid": False, "error": "launch failed"})))[1]
         self.assertIn("fails on the GPU: `launch failed`", failed)
 
     def test_e1_a_device_function_called_from_a_kernel(self):
