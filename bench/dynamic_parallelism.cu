@@ -42,7 +42,8 @@ nlohmann::json run_dynamic_parallelism() {
       e.ok(cudaMemcpy(y, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy") &&
       e.ok((dp_outer<<<1, 1>>>(y), cudaGetLastError()), "dp_outer<<<1, 1>>>") &&
       e.ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize") &&
-      e.ok(cudaMemcpy(host.data(), y, host.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy back");
+      e.ok(cudaMemcpy(host.data(), y, host.size() * sizeof(float), cudaMemcpyDeviceToHost),
+           "cudaMemcpy back");
   if (y) cudaFree(y);
   if (!e.text.empty()) return {{"runs", false}, {"valid", false}, {"error", e.text}};
   bool valid = true;
