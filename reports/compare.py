@@ -26,8 +26,11 @@ def main(argv):
     ap.add_argument("a", help="the first results directory (the baseline)")
     ap.add_argument("b", help="the second results directory")
     ap.add_argument("--out", default="compare.md", help="the Markdown file to write (default: compare.md)")
-    ap.add_argument("--threshold", type=float,
-                    help="a change smaller than this fraction is no finding (default: the runs' own noise)")
+    ap.add_argument(
+        "--threshold",
+        type=float,
+        help="a change smaller than this fraction is no finding (default: the runs' own noise)",
+    )
     args = ap.parse_args(argv[1:])
     try:
         a, b = Results(args.a), Results(args.b)
@@ -36,8 +39,10 @@ def main(argv):
         return 2
     c = compare_runs(a, b, args.threshold)
     slower, faster = write(a, b, c, args.out)
-    print(f"compare: {len(c['rows'])} benchmarks in both, threshold {c['threshold']:.1%}: {len(slower)} slower, "
-          f"{len(faster)} faster in B; {len(c['only_a'])} only in A, {len(c['only_b'])} only in B -> {args.out}")
+    print(
+        f"compare: {len(c['rows'])} benchmarks in both, threshold {c['threshold']:.1%}: {len(slower)} slower, "
+        f"{len(faster)} faster in B; {len(c['only_a'])} only in A, {len(c['only_b'])} only in B -> {args.out}"
+    )
     return 1 if slower or faster else 0
 
 

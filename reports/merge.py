@@ -33,21 +33,33 @@ def merge(paths):
     for path, doc in zip(paths[1:], docs[1:]):
         for key in ("git_revision", "device"):
             if doc["context"].get(key) != first.get(key):
-                raise ResultsError(f"{path}: {key} {doc['context'].get(key)!r} is not the first part's {first.get(key)!r}")
+                raise ResultsError(
+                    f"{path}: {key} {doc['context'].get(key)!r} is not the first part's {first.get(key)!r}"
+                )
     by_name, not_reached = {}, []
     for doc in docs:
         parts = {}
         for b in doc["benchmarks"]:
             parts.setdefault(b["run_name"], []).append(b)
-        reached = {n: bs for n, bs in parts.items() if not any(b.get("error_message") == INTERRUPTED for b in bs)}
+        reached = {
+            n: bs for n, bs in parts.items() if not any(b.get("error_message") == INTERRUPTED for b in bs)
+        }
         not_reached += [n for n in parts if n not in reached]
         by_name.update(reached)  # a later part's benchmark replaces an earlier one's, whole
     context = dict(first)
-    context["cdl_parts"] = json.dumps([{"file": os.path.basename(p), "date": d["context"].get("date"),
-                                        "copy_bandwidth_gbs": float(d["context"]["copy_bandwidth_gbs"]),
-                                        "benchmarks": len({b["run_name"] for b in d["benchmarks"]
-                                                           if b.get("error_message") != INTERRUPTED})}
-                                       for p, d in zip(paths, docs)])
+    context["cdl_parts"] = json.dumps(
+        [
+            {
+                "file": os.path.basename(p),
+                "date": d["context"].get("date"),
+                "copy_bandwidth_gbs": float(d["context"]["copy_bandwidth_gbs"]),
+                "benchmarks": len(
+                    {b["run_name"] for b in d["benchmarks"] if b.get("error_message") != INTERRUPTED}
+                ),
+            }
+            for p, d in zip(paths, docs)
+        ]
+    )
     context["cdl_not_run"] = json.dumps(sorted(set(not_reached) - set(by_name)))
     if "cdl_clocks_end" in docs[-1]["context"]:
         context["cdl_clocks_end"] = docs[-1]["context"]["cdl_clocks_end"]
@@ -67,7 +79,9 @@ def main(argv):
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
     os.replace(tmp, argv[1])
-    print(f"merge: {len({b['run_name'] for b in doc['benchmarks']})} benchmarks from {len(argv) - 2} parts -> {argv[1]}")
+    print(
+        f"merge: {len({b['run_name'] for b in doc['benchmarks']})} benchmarks from {len(argv) - 2} parts -> {argv[1]}"
+    )
     return 0
 
 

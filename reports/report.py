@@ -31,9 +31,13 @@ from cdl_report.sections.map import COPY_TARGET
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="directory with bench.json (and resources.json, build_facts.json, repeat.json)")
+    ap.add_argument(
+        "results", help="directory with bench.json (and resources.json, build_facts.json, repeat.json)"
+    )
     ap.add_argument("--out", help="where report.md and the plots go (default: the results directory)")
-    ap.add_argument("--readme", help="also regenerate the results table of this README (strategies/README.md)")
+    ap.add_argument(
+        "--readme", help="also regenerate the results table of this README (strategies/README.md)"
+    )
     args = ap.parse_args(argv[1:])
     try:
         results = Results(args.results)
@@ -41,7 +45,10 @@ def main(argv):
     except ImportError as e:
         if not (e.name or "").startswith("matplotlib"):
             raise
-        print(f"report: matplotlib is missing for {sys.executable} ({e}); install python3-matplotlib", file=sys.stderr)
+        print(
+            f"report: matplotlib is missing for {sys.executable} ({e}); install python3-matplotlib",
+            file=sys.stderr,
+        )
         return 2
     except ResultsError as e:
         print(f"report: {e}", file=sys.stderr)
@@ -51,7 +58,10 @@ def main(argv):
     for s, (entry, frac) in sorted(found["map"].get("best", {}).items()):
         print(f"{s:28s} {entry:>28s} {frac:8.3f}{'' if frac >= COPY_TARGET else '  < ' + str(COPY_TARGET)}")
     if results.bench.errors:
-        print(f"\nreport: {len(results.bench.errors)} benchmarks FAILED (listed at the top of the report)", file=sys.stderr)
+        print(
+            f"\nreport: {len(results.bench.errors)} benchmarks FAILED (listed at the top of the report)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -25,8 +25,10 @@ import tempfile
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes cumulative stack size)?"
-                  r"(?:, (\d+) bytes smem)?")
+USED = re.compile(
+    r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes cumulative stack size)?"
+    r"(?:, (\d+) bytes smem)?"
+)
 FUNCTION = re.compile(r"^\s*Function : (\S+)")
 # CALL.REL.NOINC R12 / CALL.ABS.NOINC R4: the target is in a register, not an immediate.
 INDIRECT_CALL = re.compile(r"\bCALL\.(?:REL|ABS)(?:\.NOINC)? R\d+")
@@ -68,7 +70,9 @@ def parse_sass(text):
 def demangle(names):
     if not names or not shutil.which("c++filt"):
         return {n: n for n in names}
-    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
+    ).stdout
     return dict(zip(names, out.splitlines()))
 
 
@@ -108,16 +112,25 @@ def occupancy(kernels, cuobjdump, program):
         for i, obj in enumerate(sorted({o for o, _ in kernels})):
             where = os.path.join(tmp, str(i))
             os.mkdir(where)
-            run = subprocess.run([cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=where, capture_output=True, text=True)
+            run = subprocess.run(
+                [cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=where, capture_output=True, text=True
+            )
             if run.returncode != 0:
                 sys.exit(f"resources: cuobjdump -xelf all {obj} failed: {run.stderr.strip()}")
-            cubins = {c.rsplit(".", 2)[-2]: os.path.join(where, c) for c in os.listdir(where) if c.endswith(".cubin")}
+            cubins = {
+                c.rsplit(".", 2)[-2]: os.path.join(where, c)
+                for c in os.listdir(where)
+                if c.endswith(".cubin")
+            }
             for (o, name), k in kernels.items():
                 if o == obj and k["arch"] in cubins:
                     lines.append(f"{cubins[k['arch']]}\t{name}")
         run = subprocess.run([program], input="\n".join(lines) + "\n", capture_output=True, text=True)
         if run.returncode != 0:
-            return None, f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}"
+            return (
+                None,
+                f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}",
+            )
         by_name = {r["kernel"]: r for r in json.loads(run.stdout)}
     return {(o, n): by_name.get(n) for o, n in kernels}, None
 
@@ -162,7 +175,7 @@ def main(argv):
     if "--occupancy" in args:
         i = args.index("--occupancy")
         program = args[i + 1] if i + 1 < len(args) else sys.exit(__doc__)
-        del args[i:i + 2]
+        del args[i : i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     build_dir, output = args
@@ -174,7 +187,9 @@ def main(argv):
         json.dump(doc, f, indent=1)
     os.replace(tmp, output)  # never a half-written file under the final name
     sass = "with SASS" if doc["sass_inspected"] else "without SASS (no cuobjdump on PATH)"
-    occupancy_note = f", no occupancy ({doc['occupancy_missing']})" if "occupancy_missing" in doc else ", with occupancy"
+    occupancy_note = (
+        f", no occupancy ({doc['occupancy_missing']})" if "occupancy_missing" in doc else ", with occupancy"
+    )
     print(f"resources: {len(doc['kernels'])} kernels {sass}{occupancy_note} -> {output}")
 
 

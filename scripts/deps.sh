@@ -15,8 +15,9 @@ have_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
 if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && ! python3 -c 'import matplotlib' 2>/dev/null; then
   need+=(python3-matplotlib)
 fi
-# CI also checks the formatting (scripts/format.sh --check), with Debian's clang-format-14.
+# CI also checks the formatting (scripts/format.sh --check), with Debian's clang-format-14 and black.
 [ "${CDL_CI:-}" != 1 ] || command -v clang-format-14 >/dev/null || need+=(clang-format-14)
+[ "${CDL_CI:-}" != 1 ] || command -v black >/dev/null || need+=(black)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

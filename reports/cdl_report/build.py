@@ -3,8 +3,21 @@ import os
 
 from . import claims, readme_table
 from .document import Document
-from .sections import (dispatch, elementwise, flush, header, image, jit, map, matmul, precision, python_peers,
-                       repeat, resources, tasks)
+from .sections import (
+    dispatch,
+    elementwise,
+    flush,
+    header,
+    image,
+    jit,
+    map,
+    matmul,
+    precision,
+    python_peers,
+    repeat,
+    resources,
+    tasks,
+)
 from .stats import noise_threshold
 
 
@@ -31,9 +44,11 @@ def write_report(results, out_dir, readme=None):
     repeat.add(doc, bench, results.repeat, noise)
     if bench.not_run:
         doc.add("## Not run\n")
-        doc.add(f"{len(bench.not_run)} benchmarks of the suite are not in these results: the part of the run that holds "
-                "them was interrupted before it reached them (`reports/merge.py` keeps no partial result), so every "
-                "section above is computed without them:\n")
+        doc.add(
+            f"{len(bench.not_run)} benchmarks of the suite are not in these results: the part of the run that holds "
+            "them was interrupted before it reached them (`reports/merge.py` keeps no partial result), so every "
+            "section above is computed without them:\n"
+        )
         doc.add("\n".join(f"- `{n}`" for n in bench.not_run) + "\n")
     path = doc.write("report.md")
     if readme:

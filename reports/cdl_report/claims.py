@@ -22,7 +22,7 @@ class Claim:
     article: str
     quote: str
     system: str  # the article's own system
-    rule: str    # the verdict's rule, as the report prints it
+    rule: str  # the verdict's rule, as the report prints it
     answer: callable  # data -> (answered in, figures, verdict)
 
 
@@ -48,14 +48,20 @@ def compiles(f, compiler):
 
 def peer_ratios(d, peer):
     """{problem: time / the C++ same-form entry} of one Python peer."""
-    return {f"{w} {dict(f).get('op', dict(f).get('layout', ''))} {dict(f).get('type', '')}".strip(): x
-            for (w, f, p), x in d.found["python"]["ratio"].items() if p == peer and x}
+    return {
+        f"{w} {dict(f).get('op', dict(f).get('layout', ''))} {dict(f).get('type', '')}".strip(): x
+        for (w, f, p), x in d.found["python"]["ratio"].items()
+        if p == peer and x
+    }
 
 
 def experiments(d, claim, start=""):
     """The records of the articles' experiments (bench/python/cdl_peers/articles_*.py) for a claim."""
-    return [e for e in (d.python.experiments if d.python else [])
-            if e.get("claim") == claim and e.get("name", "").startswith(start)]
+    return [
+        e
+        for e in (d.python.experiments if d.python else [])
+        if e.get("claim") == claim and e.get("name", "").startswith(start)
+    ]
 
 
 def one(d, claim, start=""):
@@ -96,13 +102,18 @@ def failed_experiment(e, claim):
 
 # --- the rules ----------------------------------------------------------------------------------
 
+
 def a1(d):
     e = one(d, "A1")
     if not e:
         return missing("the Numba experiment (bench/python) did not run")
     v = e.get("figures", {}).get("versions", {})
-    figures = outcome(e) + (f"; numba {v.get('numba')}, numba-cuda {v.get('numba-cuda')} (which requires "
-                            f"{', '.join(v.get('numba-cuda requires', [])) or '?'}), numpy {v.get('numpy')}" if v else "")
+    figures = outcome(e) + (
+        f"; numba {v.get('numba')}, numba-cuda {v.get('numba-cuda')} (which requires "
+        f"{', '.join(v.get('numba-cuda requires', [])) or '?'}), numpy {v.get('numpy')}"
+        if v
+        else ""
+    )
     return "Numba", figures + ".", HOLDS if e["runs"] and e.get("valid") else FAILS
 
 
@@ -115,23 +126,28 @@ def a2(d):
     f = e["figures"]
     njit = f["njit_first_call_ms"] - f["njit_second_call_ms"]
     device = f["device_first_call_ms"] - f["device_second_call_ms"]
-    figures = (f"In a new process: the @njit function's host compile {f['njit_host_compile_ms']:.0f} ms, then the kernel "
-               f"calling it: first call {f['njit_first_call_ms']:.0f} ms, second {f['njit_second_call_ms']:.2f} ms; the "
-               f"same kernel with a device function made at run time: first call {f['device_first_call_ms']:.0f} ms. "
-               f"The kernel's compile with the 'pre-compiled' function is {njit / device:.2f}× the one without.")
+    figures = (
+        f"In a new process: the @njit function's host compile {f['njit_host_compile_ms']:.0f} ms, then the kernel "
+        f"calling it: first call {f['njit_first_call_ms']:.0f} ms, second {f['njit_second_call_ms']:.2f} ms; the "
+        f"same kernel with a device function made at run time: first call {f['device_first_call_ms']:.0f} ms. "
+        f"The kernel's compile with the 'pre-compiled' function is {njit / device:.2f}× the one without."
+    )
     verdict = HOLDS if njit < 0.1 * device else FAILS if njit > 0.5 * device else DEPENDS
     return "Numba", figures, verdict if e.get("valid") else UNMEASURED
 
 
 def a3(d):
     cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if k[0] == "map"}
-    cpp_text = "C++ staged map / plain: " + (", ".join(f"{op} {e.split('/')[0]}: ×{x:.3f}" for (_, op, e), x in
-                                                       sorted(cpp.items())) or "–")
+    cpp_text = "C++ staged map / plain: " + (
+        ", ".join(f"{op} {e.split('/')[0]}: ×{x:.3f}" for (_, op, e), x in sorted(cpp.items())) or "–"
+    )
     e = one(d, "A3")
     if e and e["runs"] and e.get("valid"):
         f = e["figures"]
-        figures = (f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged {fmt_ms(f['staged_ms'])}, "
-                   f"global {fmt_ms(f['global_ms'])}, ×{f['staged_over_global']:.3f}. {cpp_text}.")
+        figures = (
+            f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged {fmt_ms(f['staged_ms'])}, "
+            f"global {fmt_ms(f['global_ms'])}, ×{f['staged_over_global']:.3f}. {cpp_text}."
+        )
         return "Numba; CUDA C++", figures, gain([f["staged_over_global"]], d.noise)
     note = f" (the Numba experiment: {outcome(e)})" if e else ""
     return "CUDA C++ (not the article's Numba)", cpp_text + note, gain(list(cpp.values()), d.noise)
@@ -161,8 +177,10 @@ def b2(d):
             per_call.append(p["03_switch/vec"] / min(indirect))
     if not hoisted:
         return missing("the dispatch sweep with the switch, function pointer and virtual strategies")
-    figures = (f"Branch once per thread (the article's place) / the fastest function table or virtual call: "
-               f"{span(hoisted)}×; branch per call: {span(per_call)}× over every op and k (C++).")
+    figures = (
+        f"Branch once per thread (the article's place) / the fastest function table or virtual call: "
+        f"{span(hoisted)}×; branch per call: {span(per_call)}× over every op and k (C++)."
+    )
     fn = peer_ratios(d, "numba.device_function")
     for peer, where in (("numba.op_switch.hoisted", "once per thread"), ("numba.op_switch", "per call")):
         sw = peer_ratios(d, peer)
@@ -180,30 +198,49 @@ def b3(d):
     gg = fact(d.facts, "global_calls_global")
     probe = ""
     if gg:
-        probe = (f" CUDA C++: nvcc {'accepts' if compiles(gg, 'nvcc') else 'refuses'} a kernel called like a function, "
-                 f"NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it{sass_of_outer(gg)}.")
+        probe = (
+            f" CUDA C++: nvcc {'accepts' if compiles(gg, 'nvcc') else 'refuses'} a kernel called like a function, "
+            f"NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it{sass_of_outer(gg)}."
+        )
     launch = (fact(d.facts, "global_launches_global") or {}).get("run")
     if launch:
-        probe += (" A kernel launching a kernel (dynamic parallelism, nvcc -rdc): " +
-                  (f"not run ({launch.get('reason', '?')})" if launch.get("runs") is None else
-                   "runs on the GPU, validated" if launch.get("runs") and launch.get("valid") else
-                   f"fails on the GPU: `{launch.get('error') or 'WRONG RESULT'}`") + ".")
+        probe += (
+            " A kernel launching a kernel (dynamic parallelism, nvcc -rdc): "
+            + (
+                f"not run ({launch.get('reason', '?')})"
+                if launch.get("runs") is None
+                else "runs on the GPU, validated"
+                if launch.get("runs") and launch.get("valid")
+                else f"fails on the GPU: `{launch.get('error') or 'WRONG RESULT'}`"
+            )
+            + "."
+        )
     if not e:
         if not gg:
             return missing("the article's Numba example and the build probes (cdl_build_facts)")
-        return "CUDA C++ build probes (not the article's Numba)", probe.strip(), HOLDS if compiles(gg, "nvcc") else FAILS
+        return (
+            "CUDA C++ build probes (not the article's Numba)",
+            probe.strip(),
+            HOLDS if compiles(gg, "nvcc") else FAILS,
+        )
     figures = f"Numba, the article's `kernel_with_func_select`: {outcome(e)}"
     f = e.get("figures", {})
     if "ptx_functions" in f:
-        figures += (f"; its PTX has {f['ptx_kernels']} kernel, {f['ptx_functions']} device functions and "
-                    f"{f['ptx_call_instructions']} call instructions (the called kernels "
-                    f"{'inlined' if not f['ptx_call_instructions'] else 'called as device functions'})")
+        figures += (
+            f"; its PTX has {f['ptx_kernels']} kernel, {f['ptx_functions']} device functions and "
+            f"{f['ptx_call_instructions']} call instructions (the called kernels "
+            f"{'inlined' if not f['ptx_call_instructions'] else 'called as device functions'})"
+        )
     if "select_over_direct" in f:
         figures += f"; time / `add_arrays` launched directly: ×{f['select_over_direct']:.2f}"
     after = one(d, "B3", "add_arrays launched")
     if after:
         figures += f". Then `add_arrays` launched from the host: {outcome(after)}"
-    return "Numba" + ("; CUDA C++" if gg else ""), figures + "." + probe, HOLDS if e["runs"] and e.get("valid") else FAILS
+    return (
+        "Numba" + ("; CUDA C++" if gg else ""),
+        figures + "." + probe,
+        HOLDS if e["runs"] and e.get("valid") else FAILS,
+    )
 
 
 def sass_of_outer(probe):
@@ -215,10 +252,15 @@ def sass_of_outer(probe):
     if outer is None:
         return ""
     inlined = outer["calls"] == 0 and {"LDG", "STG"} <= set(outer.get("opcodes", []))
-    same = inner is not None and (inner["instructions"], inner.get("opcodes")) == (outer["instructions"], outer.get("opcodes"))
-    return (f"; in its SASS `outer` has {outer['calls']} CALL and {outer['instructions']} instructions"
-            f"{', the same as `inner`' if same else ''}, its own load and store "
-            f"{'included' if inlined else 'not included'}: `inner` {'inlined' if inlined else 'not inlined'}")
+    same = inner is not None and (inner["instructions"], inner.get("opcodes")) == (
+        outer["instructions"],
+        outer.get("opcodes"),
+    )
+    return (
+        f"; in its SASS `outer` has {outer['calls']} CALL and {outer['instructions']} instructions"
+        f"{', the same as `inner`' if same else ''}, its own load and store "
+        f"{'included' if inlined else 'not included'}: `inner` {'inlined' if inlined else 'not inlined'}"
+    )
 
 
 def b4(d):
@@ -227,14 +269,19 @@ def b4(d):
     failed = [n for n, _ in d.bench.errors if n.startswith("tasks/")]
     cpp = ""
     if worst:
-        cpp = (f" C++: {len(worst)} per-element implementations "
-               f"{'with ' + str(len(failed)) + ' failures' if failed else 'validated'}; the worst layout costs "
-               f"{span(list(worst.values()))}× the uniform one.")
+        cpp = (
+            f" C++: {len(worst)} per-element implementations "
+            f"{'with ' + str(len(failed)) + ' failures' if failed else 'validated'}; the worst layout costs "
+            f"{span(list(worst.values()))}× the uniform one."
+        )
     if e:
         f = e.get("figures", {})
         speed = f", {f['GB/s']:.0f} GB/s" if "GB/s" in f else ""
-        return ("Numba" + ("; CUDA C++" if worst else ""), f"Numba, the article's `generic_compute_kernel` on 2^24 "
-                f"elements: {outcome(e)}{speed}.{cpp}", HOLDS if e["runs"] and e.get("valid") else FAILS)
+        return (
+            "Numba" + ("; CUDA C++" if worst else ""),
+            f"Numba, the article's `generic_compute_kernel` on 2^24 " f"elements: {outcome(e)}{speed}.{cpp}",
+            HOLDS if e["runs"] and e.get("valid") else FAILS,
+        )
     if not worst:
         return missing("the article's Numba example and the tasks workload")
     return "CUDA C++ (not the article's Numba)", cpp.strip(), FAILS if failed else HOLDS
@@ -252,30 +299,37 @@ def c1(d):
     if not hoisted or not jit:
         return missing("the dispatch sweep with 03 and 06")
     matched = [abs(h - 1) <= d.noise for h in hoisted]
-    figures = (f"Runtime-compiled source (06) runs at {span(jit)}× the compiled template; a switch taken once per "
-               f"thread, with no compiler at run time, at {span(hoisted)}× ({sum(matched)} of {len(hoisted)} (op, k) "
-               "within the noise), for the ops built into the program.")
+    figures = (
+        f"Runtime-compiled source (06) runs at {span(jit)}× the compiled template; a switch taken once per "
+        f"thread, with no compiler at run time, at {span(hoisted)}× ({sum(matched)} of {len(hoisted)} (op, k) "
+        "within the noise), for the ops built into the program."
+    )
     sm = peer_ratios(d, "pycuda.SourceModule")
     if sm:
         figures += f" PyCUDA's SourceModule: {span(list(sm.values()))}× the C++ same-form kernel."
     e = one(d, "C1")
     if e and e["runs"]:
         f = e["figures"]
-        figures += (f" Its compile: a new source {median_of(f['new_source_ms']):.0f} ms (nvcc), the same source again "
-                    f"{median_of(f['disk_hit_ms']):.2f} ms (PyCUDA's disk cache).")
+        figures += (
+            f" Its compile: a new source {median_of(f['new_source_ms']):.0f} ms (nvcc), the same source again "
+            f"{median_of(f['disk_hit_ms']):.2f} ms (PyCUDA's disk cache)."
+        )
     return "PyCUDA; CUDA C++", figures, FAILS if all(matched) else DEPENDS if any(matched) else HOLDS
 
 
 def c2(d):
     cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if k[:2] == ("zip", "add")}
-    cpp_text = "C++ vector add, staged / plain: " + (", ".join(f"{e.split('/')[0]}: ×{x:.3f}" for (_, _, e), x in
-                                                                 sorted(cpp.items())) or "–")
+    cpp_text = "C++ vector add, staged / plain: " + (
+        ", ".join(f"{e.split('/')[0]}: ×{x:.3f}" for (_, _, e), x in sorted(cpp.items())) or "–"
+    )
     e = one(d, "C2")
     if e and e["runs"] and e.get("valid"):
         f = e["figures"]
-        figures = (f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
-                   f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`, ×{f['shared_over_plain']:.3f}. "
-                   f"{cpp_text}.")
+        figures = (
+            f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
+            f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`, ×{f['shared_over_plain']:.3f}. "
+            f"{cpp_text}."
+        )
         return "PyCUDA; CUDA C++", figures, gain([f["shared_over_plain"]], d.noise)
     note = f" (the PyCUDA experiment: {outcome(e)})" if e else ""
     return "CUDA C++ (not the article's PyCUDA)", cpp_text + note, gain(list(cpp.values()), d.noise)
@@ -290,13 +344,22 @@ def d1(d):
         for problem, f in e["figures"].items():
             r = f["gpu_with_transfers_ms"] / f["numpy_ms"]
             ratios.append(r)
-            parts.append(f"{e['system']} {problem}: NumPy {fmt_ms(f['numpy_ms'])}, GPU with transfers "
-                         f"{fmt_ms(f['gpu_with_transfers_ms'])} (×{r:.2f}), kernels alone "
-                         f"{fmt_ms(f.get('gpu_kernels_ms', f.get('gpu_kernel_ms', float('nan'))))}")
+            parts.append(
+                f"{e['system']} {problem}: NumPy {fmt_ms(f['numpy_ms'])}, GPU with transfers "
+                f"{fmt_ms(f['gpu_with_transfers_ms'])} (×{r:.2f}), kernels alone "
+                f"{fmt_ms(f.get('gpu_kernels_ms', f.get('gpu_kernel_ms', float('nan'))))}"
+            )
     if not ratios:
-        return missing("NumPy on the host against CuPy and Numba with their transfers") if not parts else \
-            ("CuPy, Numba", "; ".join(parts) + ".", UNMEASURED)
-    return "CuPy, Numba", "Time with the transfers / NumPy on the host: " + "; ".join(parts) + ".", gain(ratios, d.noise)
+        return (
+            missing("NumPy on the host against CuPy and Numba with their transfers")
+            if not parts
+            else ("CuPy, Numba", "; ".join(parts) + ".", UNMEASURED)
+        )
+    return (
+        "CuPy, Numba",
+        "Time with the transfers / NumPy on the host: " + "; ".join(parts) + ".",
+        gain(ratios, d.noise),
+    )
 
 
 def d2(d):
@@ -307,7 +370,9 @@ def d2(d):
             fd = dict(f)
             if p == peer and w == "map" and fd.get("op") == "quadratic" and fd.get("k") == "1" and ratio:
                 row = d.python.bench.problems[(w, f)]
-                per[fd["type"]] = next(r["median"] for e, r in row.items() if e.startswith(peer)) / int(fd["n"])
+                per[fd["type"]] = next(r["median"] for e, r in row.items() if e.startswith(peer)) / int(
+                    fd["n"]
+                )
         if "f32" in per and "f64" in per:
             ratios[f"{peer} (memory)"] = per["f64"] / per["f32"]
     figures = "; ".join(f"{k}: f64 takes {v:.2f}× per element" for k, v in ratios.items()) or "–"
@@ -315,11 +380,13 @@ def d2(d):
     if e and e["runs"] and e.get("valid"):
         f32, f64 = e["figures"]["float32"], e["figures"]["float64"]
         blocks = (1 << 26) // 128
-        figures += (f". CuPy's ElementwiseKernel at its default 128 threads a block: float32 {f32['default']['frac_copy']:.2f} "
-                    f"of copy, float64 {f64['default']['frac_copy']:.2f}; at 256: float32 {f32['256']['frac_copy']:.2f}. "
-                    f"With the same 2^26 elements, so the same {blocks} blocks, float64 moves twice the bytes in "
-                    f"{f64['default']['ms'] / f32['default']['ms']:.2f}× the time (float32: one block per "
-                    f"{f32['default']['ms'] * 1e6 / blocks:.2f} ns)")
+        figures += (
+            f". CuPy's ElementwiseKernel at its default 128 threads a block: float32 {f32['default']['frac_copy']:.2f} "
+            f"of copy, float64 {f64['default']['frac_copy']:.2f}; at 256: float32 {f32['256']['frac_copy']:.2f}. "
+            f"With the same 2^26 elements, so the same {blocks} blocks, float64 moves twice the bytes in "
+            f"{f64['default']['ms'] / f32['default']['ms']:.2f}× the time (float32: one block per "
+            f"{f32['default']['ms'] * 1e6 / blocks:.2f} ns)"
+        )
         if f64["default"]["ms"] < 1.5 * f32["default"]["ms"]:
             figures += ": at 128 threads float32's time follows the number of blocks, not the bytes"
     return "CuPy; CUDA C++", figures, direction(list(ratios.values()), d.noise, holds_if_below=False)
@@ -331,9 +398,13 @@ def d3(d):
     if not ratios:
         return missing("CuPy did not run")
     fast = [x <= 1 + d.noise for x in ratios]
-    figures = ("Time / the C++ one-element-per-thread template kernel: ufunc chain " +
-               ", ".join(f"{k} {v:.2f}×" for k, v in ufunc.items()) + "; ElementwiseKernel " +
-               ", ".join(f"{k} {v:.2f}×" for k, v in ew.items()) + ".")
+    figures = (
+        "Time / the C++ one-element-per-thread template kernel: ufunc chain "
+        + ", ".join(f"{k} {v:.2f}×" for k, v in ufunc.items())
+        + "; ElementwiseKernel "
+        + ", ".join(f"{k} {v:.2f}×" for k, v in ew.items())
+        + "."
+    )
     return "CuPy", figures, HOLDS if all(fast) else FAILS if not any(fast) else DEPENDS
 
 
@@ -342,13 +413,20 @@ def e1(d):
     gd = fact(d.facts, "global_calls_device")
     probe = f" nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} the same in C++." if gd else ""
     if e:
-        return ("PyCUDA" + ("; nvcc" if gd else ""), f"A SourceModule whose `__global__` function calls a `__device__` "
-                f"function: {outcome(e)}.{probe}", FAILS if e["runs"] and e.get("valid") else HOLDS)
+        return (
+            "PyCUDA" + ("; nvcc" if gd else ""),
+            f"A SourceModule whose `__global__` function calls a `__device__` "
+            f"function: {outcome(e)}.{probe}",
+            FAILS if e["runs"] and e.get("valid") else HOLDS,
+        )
     if not gd:
         return missing("the PyCUDA experiment and the build probes (cdl_build_facts)")
-    return ("nvcc (the compiler PyCUDA's SourceModule runs)", f"nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} a "
-            "kernel calling a device function; every kernel of this suite calls its op as one.",
-            FAILS if compiles(gd, "nvcc") else HOLDS)
+    return (
+        "nvcc (the compiler PyCUDA's SourceModule runs)",
+        f"nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} a "
+        "kernel calling a device function; every kernel of this suite calls its op as one.",
+        FAILS if compiles(gd, "nvcc") else HOLDS,
+    )
 
 
 def e2(d):
@@ -358,18 +436,36 @@ def e2(d):
     if not records:
         if not aos:
             return missing("the structured-array experiments and the points workload")
-        return ("CUDA C++ (not the article's PyCUDA structured arrays)",
-                f"One skeleton takes the array of structs and the struct of arrays, "
-                f"{'with ' + str(len(failed)) + ' AoS failures' if failed else 'validated'}; AoS / SoA time "
-                f"{span(list(aos.values()))}×.", HOLDS if failed else FAILS)
+        return (
+            "CUDA C++ (not the article's PyCUDA structured arrays)",
+            f"One skeleton takes the array of structs and the struct of arrays, "
+            f"{'with ' + str(len(failed)) + ' AoS failures' if failed else 'validated'}; AoS / SoA time "
+            f"{span(list(aos.values()))}×.",
+            HOLDS if failed else FAILS,
+        )
     ok = {e["name"]: e["runs"] and e.get("valid") for e in records}
     article = [ok[e["name"]] for e in records if e.get("article") == "004"]
     packed = [ok[e["name"]] for e in records if "packed" in e["name"]]
-    figures = "; ".join(f"{e['name']}: {outcome(e)}" + (f" (itemsize {e['figures']['itemsize']}"
-                        + (f", C sizeof {e['figures']['c_sizeof']}" if "c_sizeof" in e["figures"] else "") + ")"
-                        if "itemsize" in e.get("figures", {}) else "") for e in records)
-    verdict = (HOLDS if article and not all(article) else FAILS if all(ok.values()) else
-               DEPENDS if packed and not all(packed) else UNMEASURED)
+    figures = "; ".join(
+        f"{e['name']}: {outcome(e)}"
+        + (
+            f" (itemsize {e['figures']['itemsize']}"
+            + (f", C sizeof {e['figures']['c_sizeof']}" if "c_sizeof" in e["figures"] else "")
+            + ")"
+            if "itemsize" in e.get("figures", {})
+            else ""
+        )
+        for e in records
+    )
+    verdict = (
+        HOLDS
+        if article and not all(article)
+        else FAILS
+        if all(ok.values())
+        else DEPENDS
+        if packed and not all(packed)
+        else UNMEASURED
+    )
     return "PyCUDA, Numba, CuPy", figures + ".", verdict
 
 
@@ -381,9 +477,12 @@ def e3(d):
         return failed_experiment(e, "E3")
     ratios, parts = [], []
     for size, f in e["figures"].items():
-        mine = {"to the GPU": f["pinned_htod_ms"] / f["pageable_htod_ms"],
-                "from the GPU": f["pinned_dtoh_ms"] / f["pageable_dtoh_ms"],
-                "allocated for the call, from the GPU (the article's form)": f["pinned_alloc_dtoh_ms"] / f["pageable_alloc_dtoh_ms"]}
+        mine = {
+            "to the GPU": f["pinned_htod_ms"] / f["pageable_htod_ms"],
+            "from the GPU": f["pinned_dtoh_ms"] / f["pageable_dtoh_ms"],
+            "allocated for the call, from the GPU (the article's form)": f["pinned_alloc_dtoh_ms"]
+            / f["pageable_alloc_dtoh_ms"],
+        }
         ratios += mine.values()
         kib = int(size) / 1024
         parts.append(f"{kib:.0f} KiB: " if kib < 1024 else f"{kib / 1024:.0f} MiB: ")
@@ -392,54 +491,145 @@ def e3(d):
 
 
 CLAIMS = [
-    Claim("A1", "000", "we can pass a pre-compiled Numba function (`@njit`) as a kernel argument", "Numba",
-          "holds if the article's kernel runs and validates with an `@njit` function as its argument; does not hold if "
-          "it fails (where it fails, the versions and the frame that raised say why)", a1),
-    Claim("A2", "000", "a pre-compiled function avoids \"the overhead of dynamic compilation\"", "Numba",
-          "compile = first call − second call of the kernel, each in a new process: holds if the kernel calling the "
-          "`@njit` function, compiled on the host first, compiles in under 0.1× the time of the same kernel calling a "
-          "device function made at run time; does not hold above 0.5×; depends between", a2),
-    Claim("A3", "000", "loading the input into shared memory first gives \"improved performance\" for an elementwise op",
-          "Numba", "holds if the article's staged kernel is faster than the same kernel reading global memory by more than "
-          "the noise; does not hold if it is not (the same within the noise, or slower)", a3),
-    Claim("B1", "001", "passing Python functions as kernel arguments \"is not supported\"", "Numba",
-          "holds if every attempt to pass a function as a kernel argument fails; does not hold if one runs and "
-          "validates", b1),
-    Claim("B2", "001", "an `if/elif` on an integer op id \"is a far more efficient and compatible solution\"", "Numba",
-          "holds if the branch in the article's place (once per thread) is faster than every alternative that runs on the "
-          "device (a function table, a virtual call) beyond the noise at every op and k; does not hold if slower at "
-          "every one; depends otherwise", b2),
-    Claim("B3", "001", "kernels (`@cuda.jit`) can be called from another kernel as functions", "Numba",
-          "holds if the article's kernel calling two kernels runs and validates; does not hold if it fails", b3),
-    Claim("B4", "001", "a structured task array can pick the op per element; the lookup \"must exist within the GPU "
-          "kernel\"", "Numba", "holds if the article's kernel reading its op from the task record runs and validates; "
-          "does not hold if it fails", b4),
-    Claim("C1", "002", "Python cannot run in a kernel, so run-time logic goes into CUDA C compiled at run time", "PyCUDA",
-          "holds if no strategy without a compiler at run time matches the compiled kernel's speed at any op and k; "
-          "does not hold if one matches it at every op and k; depends otherwise", c1),
-    Claim("C2", "002", "\"Shared memory offers significant performance improvements\" (vector add)", "PyCUDA",
-          "holds if the article's shared-memory vector add is faster than the plain one by more than the noise; does "
-          "not hold if it is not", c2),
-    Claim("D1", "003", "CuPy and Numba give \"significant speedups\" over NumPy on one CPU core", "CuPy, Numba",
-          "holds if the GPU, transfers to and from it included, beats NumPy on the host by more than the noise in every "
-          "problem; does not hold if it does in none; depends otherwise", d1),
-    Claim("D2", "003", "`np.float32` \"for optimal GPU performance\"", "CuPy",
-          "holds if float64 takes more time per element than float32 beyond the noise in every case measured; does not "
-          "hold if it never does", d2),
-    Claim("D3", "003", "CuPy's ufunc chains and `ElementwiseKernel` are the way to write the GPU code", "CuPy",
-          "holds if every ufunc chain and ElementwiseKernel runs within the noise of the C++ same-form kernel; does "
-          "not hold if none does; depends otherwise", d3),
-    Claim("E1", "004", "\"Direct function calls from a global function to a device function are not permitted\"",
-          "PyCUDA", "holds if a SourceModule whose kernel calls a `__device__` function fails; does not hold if it runs "
-          "and validates", e1),
-    Claim("E2", "004", "struct data \"needs explicit handling for memory alignment\"", "PyCUDA",
-          "holds if the article's own struct array needs handling to give right results; does not hold if every "
-          "structured array, packed or aligned, gives right results as it is; depends if the article's does but a "
-          "packed dtype of mixed widths does not (it needs `align=True`)", e2),
-    Claim("E3", "004", "page-locked host memory (`pagelocked_empty`) for \"faster transfer\"", "PyCUDA",
-          "holds if page-locked memory is faster than pageable by more than the noise in every copy measured (the "
-          "article's 4 KiB and 256 MiB, each way, and the article's allocate-then-copy); does not hold if in none; "
-          "depends otherwise", e3),
+    Claim(
+        "A1",
+        "000",
+        "we can pass a pre-compiled Numba function (`@njit`) as a kernel argument",
+        "Numba",
+        "holds if the article's kernel runs and validates with an `@njit` function as its argument; does not hold if "
+        "it fails (where it fails, the versions and the frame that raised say why)",
+        a1,
+    ),
+    Claim(
+        "A2",
+        "000",
+        'a pre-compiled function avoids "the overhead of dynamic compilation"',
+        "Numba",
+        "compile = first call − second call of the kernel, each in a new process: holds if the kernel calling the "
+        "`@njit` function, compiled on the host first, compiles in under 0.1× the time of the same kernel calling a "
+        "device function made at run time; does not hold above 0.5×; depends between",
+        a2,
+    ),
+    Claim(
+        "A3",
+        "000",
+        'loading the input into shared memory first gives "improved performance" for an elementwise op',
+        "Numba",
+        "holds if the article's staged kernel is faster than the same kernel reading global memory by more than "
+        "the noise; does not hold if it is not (the same within the noise, or slower)",
+        a3,
+    ),
+    Claim(
+        "B1",
+        "001",
+        'passing Python functions as kernel arguments "is not supported"',
+        "Numba",
+        "holds if every attempt to pass a function as a kernel argument fails; does not hold if one runs and "
+        "validates",
+        b1,
+    ),
+    Claim(
+        "B2",
+        "001",
+        'an `if/elif` on an integer op id "is a far more efficient and compatible solution"',
+        "Numba",
+        "holds if the branch in the article's place (once per thread) is faster than every alternative that runs on the "
+        "device (a function table, a virtual call) beyond the noise at every op and k; does not hold if slower at "
+        "every one; depends otherwise",
+        b2,
+    ),
+    Claim(
+        "B3",
+        "001",
+        "kernels (`@cuda.jit`) can be called from another kernel as functions",
+        "Numba",
+        "holds if the article's kernel calling two kernels runs and validates; does not hold if it fails",
+        b3,
+    ),
+    Claim(
+        "B4",
+        "001",
+        'a structured task array can pick the op per element; the lookup "must exist within the GPU '
+        'kernel"',
+        "Numba",
+        "holds if the article's kernel reading its op from the task record runs and validates; "
+        "does not hold if it fails",
+        b4,
+    ),
+    Claim(
+        "C1",
+        "002",
+        "Python cannot run in a kernel, so run-time logic goes into CUDA C compiled at run time",
+        "PyCUDA",
+        "holds if no strategy without a compiler at run time matches the compiled kernel's speed at any op and k; "
+        "does not hold if one matches it at every op and k; depends otherwise",
+        c1,
+    ),
+    Claim(
+        "C2",
+        "002",
+        '"Shared memory offers significant performance improvements" (vector add)',
+        "PyCUDA",
+        "holds if the article's shared-memory vector add is faster than the plain one by more than the noise; does "
+        "not hold if it is not",
+        c2,
+    ),
+    Claim(
+        "D1",
+        "003",
+        'CuPy and Numba give "significant speedups" over NumPy on one CPU core',
+        "CuPy, Numba",
+        "holds if the GPU, transfers to and from it included, beats NumPy on the host by more than the noise in every "
+        "problem; does not hold if it does in none; depends otherwise",
+        d1,
+    ),
+    Claim(
+        "D2",
+        "003",
+        '`np.float32` "for optimal GPU performance"',
+        "CuPy",
+        "holds if float64 takes more time per element than float32 beyond the noise in every case measured; does not "
+        "hold if it never does",
+        d2,
+    ),
+    Claim(
+        "D3",
+        "003",
+        "CuPy's ufunc chains and `ElementwiseKernel` are the way to write the GPU code",
+        "CuPy",
+        "holds if every ufunc chain and ElementwiseKernel runs within the noise of the C++ same-form kernel; does "
+        "not hold if none does; depends otherwise",
+        d3,
+    ),
+    Claim(
+        "E1",
+        "004",
+        '"Direct function calls from a global function to a device function are not permitted"',
+        "PyCUDA",
+        "holds if a SourceModule whose kernel calls a `__device__` function fails; does not hold if it runs "
+        "and validates",
+        e1,
+    ),
+    Claim(
+        "E2",
+        "004",
+        'struct data "needs explicit handling for memory alignment"',
+        "PyCUDA",
+        "holds if the article's own struct array needs handling to give right results; does not hold if every "
+        "structured array, packed or aligned, gives right results as it is; depends if the article's does but a "
+        "packed dtype of mixed widths does not (it needs `align=True`)",
+        e2,
+    ),
+    Claim(
+        "E3",
+        "004",
+        'page-locked host memory (`pagelocked_empty`) for "faster transfer"',
+        "PyCUDA",
+        "holds if page-locked memory is faster than pageable by more than the noise in every copy measured (the "
+        "article's 4 KiB and 256 MiB, each way, and the article's allocate-then-copy); does not hold if in none; "
+        "depends otherwise",
+        e3,
+    ),
 ]
 
 
@@ -452,11 +642,19 @@ def answer_all(bench, facts, found, python):
 def add(doc, bench, facts, found, python):
     rows = answer_all(bench, facts, found, python)
     doc.add("## The articles' claims, checked\n")
-    doc.add("Each claim of `shared/seeds/README.md`, by its id, with the figures that answer it and the rule that turns "
-            f"them into the verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come "
-            "from; where that is not the article's own, it says so, and *not measured* means the figures the rule needs "
-            "are not in these results.\n")
-    doc.add(table(["id", "article", "claim", "article's system", "answered in", "figures", "rule", "verdict"],
-                  [[c.id, c.article, c.quote, c.system, where, figures, c.rule, f"**{verdict}**"]
-                   for c, where, figures, verdict in rows]))
+    doc.add(
+        "Each claim of `shared/seeds/README.md`, by its id, with the figures that answer it and the rule that turns "
+        f"them into the verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come "
+        "from; where that is not the article's own, it says so, and *not measured* means the figures the rule needs "
+        "are not in these results.\n"
+    )
+    doc.add(
+        table(
+            ["id", "article", "claim", "article's system", "answered in", "figures", "rule", "verdict"],
+            [
+                [c.id, c.article, c.quote, c.system, where, figures, c.rule, f"**{verdict}**"]
+                for c, where, figures, verdict in rows
+            ],
+        )
+    )
     return rows

@@ -23,8 +23,10 @@ class Document:
 
     def __init__(self, out_dir):
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
         self.plt, self.out_dir, self.parts, self.files = plt, out_dir, [], {}
 
     def add(self, text):

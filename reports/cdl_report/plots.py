@@ -25,8 +25,14 @@ def map_bandwidth(doc, by_entry, copy):
     shown = sorted(e for e in by_entry if e.split("/")[1] not in ("scalar", "staged"))
     for entry in shown + [e for e in ("01_template_functor/scalar",) if e in by_entry]:
         pts = sorted(by_entry[entry])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
-                linestyle="--" if entry.endswith("scalar") else "-", label=entry)
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            marker="o",
+            ms=3,
+            linestyle="--" if entry.endswith("scalar") else "-",
+            label=entry,
+        )
     if copy:
         ax.plot([c[0] for c in copy], [c[1] for c in copy], color="black", lw=2.5, label="cudaMemcpy (floor)")
     ax.set_xscale("log", base=2)
@@ -34,8 +40,12 @@ def map_bandwidth(doc, by_entry, copy):
     ax.set_ylabel("GB/s (bytes read + written / time)")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
-    doc.figure("map_bandwidth.png", fig, "Map bandwidth against n: each strategy's vec form, the library peers, "
-               "the template's scalar form (dashed) and the device-to-device copy of the same bytes")
+    doc.figure(
+        "map_bandwidth.png",
+        fig,
+        "Map bandwidth against n: each strategy's vec form, the library peers, "
+        "the template's scalar form (dashed) and the device-to-device copy of the same bytes",
+    )
 
 
 def dispatch_penalty(doc, sweep, cols, spread):
@@ -48,26 +58,56 @@ def dispatch_penalty(doc, sweep, cols, spread):
         for c in ["01_template_functor/vec"] + cols:
             pts = [(k, sweep[op][k][c]) for k in ks if c in sweep[op][k]]
             lo_hi = [spread.get((op, k), {}).get(c, (None, None)) for k, _ in pts]
-            err = [[max(t - (lo or t), 0) for (_, t), (lo, _) in zip(pts, lo_hi)],
-                   [max((hi or t) - t, 0) for (_, t), (_, hi) in zip(pts, lo_hi)]]
-            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err, marker="o", ms=3, capsize=2, label=label(c))
+            err = [
+                [max(t - (lo or t), 0) for (_, t), (lo, _) in zip(pts, lo_hi)],
+                [max((hi or t) - t, 0) for (_, t), (_, hi) in zip(pts, lo_hi)],
+            ]
+            ax.errorbar(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                yerr=err,
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=label(c),
+            )
         log_log(ax, "k (evaluations per element)", "median time (µs)", op)
-    doc.figure("dispatch_penalty.png", fig, "Time against k per strategy (vec forms): the slope is the cost of a call; "
-               "bars span the repetitions' min to max")
+    doc.figure(
+        "dispatch_penalty.png",
+        fig,
+        "Time against k per strategy (vec forms): the slope is the cost of a call; "
+        "bars span the repetitions' min to max",
+    )
 
 
 def tasks_divergence(doc, runs, layouts, entries, uniform):
     """runs: [(fields, {entry: row})] of the tasks workload; uniform: {entry: median at one op}."""
-    fig, axes = doc.plt.subplots(1, len(layouts), figsize=(5.5 * len(layouts), 4.3), squeeze=False, sharey=True)
+    fig, axes = doc.plt.subplots(
+        1, len(layouts), figsize=(5.5 * len(layouts), 4.3), squeeze=False, sharey=True
+    )
     for ax, layout in zip(axes[0], layouts):
         for entry in entries:
-            pts = sorted((int(f["distinct"]), es[entry]["median"]) for f, es in runs if f["layout"] == layout and entry in es)
+            pts = sorted(
+                (int(f["distinct"]), es[entry]["median"])
+                for f, es in runs
+                if f["layout"] == layout and entry in es
+            )
             if entry in uniform:
                 pts = [(1, uniform[entry])] + pts
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=entry)
-        log_log(ax, "distinct ops (per warp for 'warp' and 'random')", "median time (µs)", f"layout: {layout}", legend=False)
+        log_log(
+            ax,
+            "distinct ops (per warp for 'warp' and 'random')",
+            "median time (µs)",
+            f"layout: {layout}",
+            legend=False,
+        )
     axes[0][0].legend(fontsize=7)
-    doc.figure("tasks_divergence.png", fig, "Tasks: time against the number of distinct ops, per layout (d = 1 is the uniform layout)")
+    doc.figure(
+        "tasks_divergence.png",
+        fig,
+        "Tasks: time against the number of distinct ops, per layout (d = 1 is the uniform layout)",
+    )
 
 
 def jit_breakeven(doc, breakeven):
@@ -78,11 +118,21 @@ def jit_breakeven(doc, breakeven):
     fig, ax = doc.plt.subplots(figsize=(7, 4.5))
     for (op, cost), p in sorted(pts.items()):
         p.sort()
-        ax.plot([x[0] for x in p], [x[1] for x in p], marker="o", ms=3,
-                linestyle={"first compile (new process)": "-", "later compile": "-."}.get(cost, "--"), label=f"{op}, {cost}")
+        ax.plot(
+            [x[0] for x in p],
+            [x[1] for x in p],
+            marker="o",
+            ms=3,
+            linestyle={"first compile (new process)": "-", "later compile": "-."}.get(cost, "--"),
+            label=f"{op}, {cost}",
+        )
     log_log(ax, "k (evaluations per element)", "elements processed to repay it")
-    doc.figure("jit_breakeven.png", fig, "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
-               "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival")
+    doc.figure(
+        "jit_breakeven.png",
+        fig,
+        "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
+        "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival",
+    )
 
 
 def image_blur(doc, blurs, strategies):
@@ -92,14 +142,25 @@ def image_blur(doc, blurs, strategies):
         color = f"C{i % 10}"
         for form, style in (("global", "-"), ("tiled", "--")):
             pts = [(rad, es[f"{s}/{form}"]["median"]) for rad, es in blurs if f"{s}/{form}" in es]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, marker="o", ms=3,
-                    label=f"{s} ({form})")
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                style,
+                color=color,
+                marker="o",
+                ms=3,
+                label=f"{s} ({form})",
+            )
     ax.set_xlabel("radius r")
     ax.set_ylabel("median time (µs)")
     ax.set_yscale("log")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    doc.figure("image_blur.png", fig, "Box blur time against radius: global form (solid) and tiled form (dashed) per strategy")
+    doc.figure(
+        "image_blur.png",
+        fig,
+        "Box blur time against radius: global form (solid) and tiled form (dashed) per strategy",
+    )
 
 
 def matmul_fractions(doc, items, shape):
@@ -110,4 +171,8 @@ def matmul_fractions(doc, items, shape):
     ax.set_xlim(0, 1.05)
     ax.grid(axis="x", alpha=0.3)
     ax.tick_params(axis="y", labelsize=7)
-    doc.figure("matmul_cublas.png", fig, f"(+,×) matrix product, float32, {shape}: each implementation's fraction of cuBLAS")
+    doc.figure(
+        "matmul_cublas.png",
+        fig,
+        f"(+,×) matrix product, float32, {shape}: each implementation's fraction of cuBLAS",
+    )

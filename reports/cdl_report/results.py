@@ -73,12 +73,19 @@ class Bench:
 
     def __init__(self, path, doc=None, required=True):
         doc = read_json(path, "cdl_bench results") if doc is None else doc
-        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list) or \
-                not isinstance(doc.get("context"), dict):
-            raise ResultsError(f"{path}: not a Google Benchmark results file (no 'context' and 'benchmarks' list)")
+        if (
+            not isinstance(doc, dict)
+            or not isinstance(doc.get("benchmarks"), list)
+            or not isinstance(doc.get("context"), dict)
+        ):
+            raise ResultsError(
+                f"{path}: not a Google Benchmark results file (no 'context' and 'benchmarks' list)"
+            )
         self.path, self.context = path, doc["context"]
         if "cdl_environment" not in self.context:
-            raise ResultsError(f"{path}: a Google Benchmark file, but not from cdl_bench (no cdl_environment in its context)")
+            raise ResultsError(
+                f"{path}: a Google Benchmark file, but not from cdl_bench (no cdl_environment in its context)"
+            )
         try:
             self.env = json.loads(self.context["cdl_environment"])
             self.copy_gbs = float(self.context["copy_bandwidth_gbs"])
@@ -95,9 +102,13 @@ class Bench:
             agg = b.get("aggregate_name")
             if agg is None and b.get("run_type") == "iteration" and "real_time" in b:
                 try:  # one repetition: the mean time of its iterations
-                    self.rows[name].setdefault("reps", []).append(float(b["real_time"]) * UNIT_US[b["time_unit"]])
+                    self.rows[name].setdefault("reps", []).append(
+                        float(b["real_time"]) * UNIT_US[b["time_unit"]]
+                    )
                 except (KeyError, TypeError, ValueError) as e:
-                    raise ResultsError(f"{path}: benchmark {name}: a repetition without a usable real_time/time_unit ({e})")
+                    raise ResultsError(
+                        f"{path}: benchmark {name}: a repetition without a usable real_time/time_unit ({e})"
+                    )
                 continue
             if agg not in ("median", "cv", "min", "max"):
                 continue
@@ -111,7 +122,9 @@ class Bench:
                 row["counters"] = b
         if required and not self.rows and not self.errors:
             raise ResultsError(f"{path}: no benchmark results in the file")
-        self.clocks_start, self.clocks_end = clocks(self.context, "cdl_clocks_start"), clocks(self.context, "cdl_clocks_end")
+        self.clocks_start, self.clocks_end = clocks(self.context, "cdl_clocks_start"), clocks(
+            self.context, "cdl_clocks_end"
+        )
         try:
             self.parts = json.loads(self.context.get("cdl_parts", "[]"))
             self.not_run = json.loads(self.context.get("cdl_not_run", "[]"))  # by reports/merge.py
@@ -164,7 +177,9 @@ def load_optional(path, schema):
         return None
     doc = read_json(path, schema)
     if not isinstance(doc, dict) or doc.get("schema") != schema:
-        raise ResultsError(f"{path}: not a {schema} file (its 'schema' field is {doc.get('schema') if isinstance(doc, dict) else None!r})")
+        raise ResultsError(
+            f"{path}: not a {schema} file (its 'schema' field is {doc.get('schema') if isinstance(doc, dict) else None!r})"
+        )
     return doc
 
 

@@ -13,9 +13,9 @@ import math
 import statistics
 from functools import lru_cache
 
-NOISE = 0.02           # the fallback noise threshold, when the run has no repeat data
+NOISE = 0.02  # the fallback noise threshold, when the run has no repeat data
 NOISE_QUANTILE = 0.95  # the repeat run's differences under which this share of them falls
-ALPHA = 0.05           # significance level of the Mann-Whitney U test
+ALPHA = 0.05  # significance level of the Mann-Whitney U test
 
 
 def median(values):
@@ -37,7 +37,11 @@ def quantile(values, q):
 
 def span(values, fmt="{:.2f}"):
     """'a–b' over the values (one value when they are equal), '–' when there are none."""
-    return "–" if not values else fmt.format(min(values)) + ("" if min(values) == max(values) else "–" + fmt.format(max(values)))
+    return (
+        "–"
+        if not values
+        else fmt.format(min(values)) + ("" if min(values) == max(values) else "–" + fmt.format(max(values)))
+    )
 
 
 @lru_cache(maxsize=None)
@@ -80,7 +84,7 @@ def mann_whitney_p(a, b):
         counts = _u_counts(m, n)
         total = sum(counts)
         return min(1.0, 2 * sum(counts[: int(u_low) + 1]) / total)
-    sigma = math.sqrt(m * n / 12 * ((m + n + 1) - sum(t ** 3 - t for t in ties) / ((m + n) * (m + n - 1))))
+    sigma = math.sqrt(m * n / 12 * ((m + n + 1) - sum(t**3 - t for t in ties) / ((m + n) * (m + n - 1))))
     if sigma == 0:
         return 1.0
     z = (abs(u - m * n / 2) - 0.5) / sigma
@@ -92,12 +96,20 @@ def noise_threshold(bench, repeat):
     benchmarks both runs have, or NOISE when there is no repeat run."""
     if repeat is None:
         return NOISE, f"no repeat run beside the results: the fallback {NOISE:.0%}"
-    diffs = [abs(repeat.rows[n]["median"] / bench.rows[n]["median"] - 1) for n in bench.rows
-             if n in repeat.rows and "median" in bench.rows[n] and "median" in repeat.rows[n] and not n.startswith("jit/")]
+    diffs = [
+        abs(repeat.rows[n]["median"] / bench.rows[n]["median"] - 1)
+        for n in bench.rows
+        if n in repeat.rows
+        and "median" in bench.rows[n]
+        and "median" in repeat.rows[n]
+        and not n.startswith("jit/")
+    ]
     if len(diffs) < 10:
         return NOISE, f"too few benchmarks in the repeat run ({len(diffs)}): the fallback {NOISE:.0%}"
-    return quantile(diffs, NOISE_QUANTILE), (f"the {NOISE_QUANTILE:.0%} quantile of how far {len(diffs)} benchmarks' "
-                                             "medians moved when run again in a new process")
+    return quantile(diffs, NOISE_QUANTILE), (
+        f"the {NOISE_QUANTILE:.0%} quantile of how far {len(diffs)} benchmarks' "
+        "medians moved when run again in a new process"
+    )
 
 
 def can_decide(m, n):

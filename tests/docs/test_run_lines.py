@@ -44,8 +44,10 @@ class RunLines(unittest.TestCase):
         lines = run_lines()
         self.assertGreaterEqual(len(lines), 10)
         for name, args in lines.items():
-            self.assertTrue(args and isinstance(args[0], str) and args[0].startswith("--"),
-                            f"{name}: no single `// Run it.  \\`cdl_run ...\\`` line in its header ({args})")
+            self.assertTrue(
+                args and isinstance(args[0], str) and args[0].startswith("--"),
+                f"{name}: no single `// Run it.  \\`cdl_run ...\\`` line in its header ({args})",
+            )
 
     def test_each_line_names_what_cdl_run_knows_and_reaches_the_gpu_check(self):
         listed = subprocess.run([CDL_RUN, "--list"], capture_output=True, text=True, timeout=60)
@@ -81,14 +83,28 @@ class OneFileExample(unittest.TestCase):
 
 class CompileTimes(unittest.TestCase):
     def test_where_a_new_ops_compile_time_goes_is_printed_without_a_gpu(self):
-        got = subprocess.run([CDL_RUN, "--expr", "s = sin(x); s * s + 2 * x", "--compile-times"], capture_output=True,
-                             text=True, env=NO_GPU, timeout=600)
+        got = subprocess.run(
+            [CDL_RUN, "--expr", "s = sin(x); s * s + 2 * x", "--compile-times"],
+            capture_output=True,
+            text=True,
+            env=NO_GPU,
+            timeout=600,
+        )
         self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
-        self.assertRegex(got.stdout, r"06 NVRTC, vec kernel +[0-9.]+ +CUDA C\+\+ Frontend [0-9]+, NVVM Optimizer [0-9]+")
+        self.assertRegex(
+            got.stdout, r"06 NVRTC, vec kernel +[0-9.]+ +CUDA C\+\+ Frontend [0-9]+, NVVM Optimizer [0-9]+"
+        )
         self.assertRegex(got.stdout, r"NVRTC, a one-line kernel +[0-9.]+ ")
-        self.assertRegex(got.stdout, r"08 libNVVM, vec kernel +[0-9.]+ +parse and lower [0-9.]+, libNVVM [0-9]+, ptxas")
-        got = subprocess.run([CDL_RUN, "--expr", "T y = x; return y;", "--compile-times"], capture_output=True,
-                             text=True, env=NO_GPU, timeout=600)
+        self.assertRegex(
+            got.stdout, r"08 libNVVM, vec kernel +[0-9.]+ +parse and lower [0-9.]+, libNVVM [0-9]+, ptxas"
+        )
+        got = subprocess.run(
+            [CDL_RUN, "--expr", "T y = x; return y;", "--compile-times"],
+            capture_output=True,
+            text=True,
+            env=NO_GPU,
+            timeout=600,
+        )
         self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
         self.assertIn("08: not in its language", got.stdout)
 

@@ -57,13 +57,15 @@ class BadInput(Scratch):
         self.assert_files()
 
     def test_an_unknown_op_type_or_size_is_refused(self):
-        for args, message in ((["--op", "nope"], "unknown map op 'nope' (valid: quadratic"),
-                              (["--type", "f16"], "unknown element type 'f16' (valid: f32, f64)"),
-                              (["--n", "lots"], "bad size 'lots'"),
-                              (["--k", "0"], "--k must be at least 1"),
-                              (["--frobnicate"], "unknown option '--frobnicate'"),
-                              (["--expr", ""], "the op is empty"),
-                              (["--expr", "  \n"], "the op is empty")):
+        for args, message in (
+            (["--op", "nope"], "unknown map op 'nope' (valid: quadratic"),
+            (["--type", "f16"], "unknown element type 'f16' (valid: f32, f64)"),
+            (["--n", "lots"], "bad size 'lots'"),
+            (["--k", "0"], "--k must be at least 1"),
+            (["--frobnicate"], "unknown option '--frobnicate'"),
+            (["--expr", ""], "the op is empty"),
+            (["--expr", "  \n"], "the op is empty"),
+        ):
             r = run(CDL_RUN, *args, "--json", self.path("r.json"))
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(message, r.stderr, args)
@@ -108,7 +110,9 @@ class NoVisibleGpu(Scratch):
         r = run(CDL_GPU_TESTS, env=NO_GPU, timeout=600)
         self.assertEqual(r.returncode, 0, r.stdout[-2000:])
         ran = int(r.stdout.split(" tests from ")[-2].rsplit("[==========] ", 1)[-1])
-        skipped = [line for line in r.stdout.splitlines() if line.startswith("[  SKIPPED ] ") and " tests" in line]
+        skipped = [
+            line for line in r.stdout.splitlines() if line.startswith("[  SKIPPED ] ") and " tests" in line
+        ]
         self.assertGreater(ran, 500)
         self.assertEqual(skipped, [f"[  SKIPPED ] {ran} tests, listed below:"])
         self.assertIn("no usable CUDA device", r.stdout)
@@ -121,7 +125,9 @@ class OnTheGpu(Scratch):
     def test_a_size_that_cannot_fit_says_how_much_is_free_and_writes_nothing(self):
         r = run(CDL_RUN, "--strategy", "00_inline/vec", "--n", "2^40", "--json", self.path("r.json"))
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertRegex(r.stderr, r"cannot allocate 4096\.00 GiB on the device: [0-9.]+ GiB free of [0-9.]+ GiB")
+        self.assertRegex(
+            r.stderr, r"cannot allocate 4096\.00 GiB on the device: [0-9.]+ GiB free of [0-9.]+ GiB"
+        )
         self.assert_files()
 
     def test_an_op_that_is_infinite_everywhere_validates_where_the_reference_is_the_same_infinity(self):
@@ -139,22 +145,38 @@ class OnTheGpu(Scratch):
         earlier = self.path("bench.json")
         with open(earlier, "w") as f:
             f.write('{"earlier": true}\n')
-        r = run(CDL_BENCH, "--cdl_quick", "--benchmark_filter=^copy/cudaMemcpy/bytes:65536/",
-                "--benchmark_out=" + earlier, "--benchmark_out_format=json")
+        r = run(
+            CDL_BENCH,
+            "--cdl_quick",
+            "--benchmark_filter=^copy/cudaMemcpy/bytes:65536/",
+            "--benchmark_out=" + earlier,
+            "--benchmark_out_format=json",
+        )
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(earlier) as f:
             results = json.load(f)
         medians = [b for b in results["benchmarks"] if b.get("aggregate_name") == "median"]
-        self.assertEqual([b["run_name"].split("/iterations")[0] for b in medians], ["copy/cudaMemcpy/bytes:65536"])
+        self.assertEqual(
+            [b["run_name"].split("/iterations")[0] for b in medians], ["copy/cudaMemcpy/bytes:65536"]
+        )
         self.assert_files("bench.json")
 
     def test_an_interrupted_run_keeps_what_finished_and_leaves_the_earlier_results(self):
         earlier = self.path("bench.json")
         with open(earlier, "w") as f:
             f.write('{"earlier": true}\n')
-        bench = subprocess.Popen([CDL_BENCH, "--cdl_quick", "--benchmark_filter=^(copy|map)/",
-                                  "--benchmark_out=" + earlier, "--benchmark_out_format=json"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        bench = subprocess.Popen(
+            [
+                CDL_BENCH,
+                "--cdl_quick",
+                "--benchmark_filter=^(copy|map)/",
+                "--benchmark_out=" + earlier,
+                "--benchmark_out_format=json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         progress = []
         deadline = time.monotonic() + 240
         for line in bench.stderr:  # progress lines: "[done/total, ...] name"
@@ -186,10 +208,12 @@ if __name__ == "__main__":
     CDL_RUN, CDL_BENCH, CDL_PROBLEM, CDL_GPU_TESTS = (os.path.abspath(a) for a in sys.argv[1:5])
     del sys.argv[1:5]
     if gpu and not gpu_visible():
-        print("no GPU visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is empty): the GPU fault tests skip")
+        print(
+            "no GPU visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is empty): the GPU fault tests skip"
+        )
         sys.exit(77)
     tests = unittest.TestSuite()
-    for case in ([OnTheGpu] if gpu else [BadInput, NoVisibleGpu]):
+    for case in [OnTheGpu] if gpu else [BadInput, NoVisibleGpu]:
         tests.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
     verbosity = 2 if "-v" in sys.argv else 1
     sys.exit(0 if unittest.TextTestRunner(verbosity=verbosity).run(tests).wasSuccessful() else 1)

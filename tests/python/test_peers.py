@@ -20,8 +20,12 @@ sys.path.insert(0, PEERS)
 from cdl_peers import __main__ as runner, harness, sources  # noqa: E402
 
 CDL_PROBLEM = None
-PROBLEMS = {"map": "op=exp_sin_cos type=f32 n=1000 k=4", "zip": "op=add type=f64 n=1001",
-            "tasks": "layout=random distinct=32 n=5000", "image": "op=sobel 37x5 r=1"}
+PROBLEMS = {
+    "map": "op=exp_sin_cos type=f32 n=1000 k=4",
+    "zip": "op=add type=f64 n=1001",
+    "tasks": "layout=random distinct=32 n=5000",
+    "image": "op=sobel 37x5 r=1",
+}
 
 
 def make_problem(workload, spec, where):
@@ -82,11 +86,13 @@ class ProblemTest(unittest.TestCase):
         self.assertFalse(harness.validate(good[:-1], m).passed)
 
     def test_bad_problems_are_refused_and_leave_nothing(self):
-        for workload, spec, message in (("map", "op=nope type=f32 n=4 k=1", "unknown map op 'nope'"),
-                                        ("map", "op=square type=f32 n=4", "missing k="),
-                                        ("zip", "op=add type=f32 n=4 k=2", "unknown argument 'k'"),
-                                        ("blur", "n=4", "unknown workload 'blur'"),
-                                        ("tasks", "layout=random distinct=33 n=4", "distinct ops must be 1..32")):
+        for workload, spec, message in (
+            ("map", "op=nope type=f32 n=4 k=1", "unknown map op 'nope'"),
+            ("map", "op=square type=f32 n=4", "missing k="),
+            ("zip", "op=add type=f32 n=4 k=2", "unknown argument 'k'"),
+            ("blur", "n=4", "unknown workload 'blur'"),
+            ("tasks", "layout=random distinct=33 n=4", "distinct ops must be 1..32"),
+        ):
             path, run = make_problem(workload, spec, os.path.join(self.dir, "bad"))
             self.assertEqual(run.returncode, 2, spec)
             self.assertIn(message, run.stderr)
@@ -94,7 +100,9 @@ class ProblemTest(unittest.TestCase):
         with self.assertRaises(harness.ProblemError):
             harness.Problem.load(os.path.join(self.dir, "bad", "map"))
 
-    @unittest.skipUnless(shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "no nvcc to compile with")
+    @unittest.skipUnless(
+        shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "no nvcc to compile with"
+    )
     def test_the_runtime_compiled_sources_compile(self):
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         for w, p in self.problems.items():
@@ -102,8 +110,11 @@ class ProblemTest(unittest.TestCase):
             path = os.path.join(self.dir, w + ".cu")
             with open(path, "w") as f:
                 f.write(source)
-            run = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "--std=c++17", "-o", path + ".cubin", path],
-                                 capture_output=True, text=True)
+            run = subprocess.run(
+                [nvcc, "-cubin", "-arch=sm_90", "--std=c++17", "-o", path + ".cubin", path],
+                capture_output=True,
+                text=True,
+            )
             self.assertEqual(run.returncode, 0, f"{w}:\n{run.stderr}\n{source}")
             self.assertIn(f"void {name}(", source)
             self.assertGreaterEqual(grid[0] * block[0] * grid[1] * block[1], p.size)
@@ -143,8 +154,12 @@ class RunnerTest(unittest.TestCase):
 
     def run_peers(self, *args):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.fake, PEERS]))
-        return subprocess.run([sys.executable, "-m", "cdl_peers", "--cdl-problem", CDL_PROBLEM, *args],
-                              capture_output=True, text=True, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "cdl_peers", "--cdl-problem", CDL_PROBLEM, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
 
     def test_systems_that_cannot_run_are_skipped_with_one_line_each(self):
         out = os.path.join(self.dir, "python.json")
@@ -175,42 +190,66 @@ class RunnerTest(unittest.TestCase):
         with open(out) as f:
             pycuda = json.load(f)["cdl_python"]["systems"]["pycuda"]
         self.assertEqual(pycuda["status"], "failed")
-        self.assertEqual(pycuda["reason"], "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 1)")
+        self.assertEqual(
+            pycuda["reason"],
+            "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 1)",
+        )
         self.assertIn("pycuda FAILED: PyCUDA ERROR: The context stack was not empty", run.stderr)
 
     def test_failure_reasons_are_the_exception_or_the_error_never_a_rule(self):
-        self.assertEqual(harness.failure_reason(PYCUDA_BANNER, 134),
-                         "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 134)")
-        traceback = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
-                     "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context\n" + "-" * 40 + "\n")
-        self.assertEqual(harness.failure_reason(traceback, 1),
-                         "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context (exit status 1)")
+        self.assertEqual(
+            harness.failure_reason(PYCUDA_BANNER, 134),
+            "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 134)",
+        )
+        traceback = (
+            'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
+            "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context\n" + "-" * 40 + "\n"
+        )
+        self.assertEqual(
+            harness.failure_reason(traceback, 1),
+            "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context (exit status 1)",
+        )
         self.assertEqual(harness.failure_reason("----\n====\n", 139), "exit status 139")
         self.assertEqual(harness.failure_reason("", 2), "exit status 2")
 
     def test_an_experiment_records_its_figures_or_its_error_and_where(self):
         ran = harness.attempt("C2", "staged / plain", lambda: (True, {"ratio": 1.02}), article="002")
-        self.assertEqual((ran["claim"], ran["runs"], ran["valid"], ran["figures"], ran["article"]),
-                         ("C2", True, True, {"ratio": 1.02}, "002"))
+        self.assertEqual(
+            (ran["claim"], ran["runs"], ran["valid"], ran["figures"], ran["article"]),
+            ("C2", True, True, {"ratio": 1.02}, "002"),
+        )
 
         def rejects(value):  # the shape of numba's option check: a local called `value`, then the raise
             raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
+
         failed = harness.attempt("A1", "an @njit argument", lambda: rejects(object()))
         self.assertFalse(failed["runs"] or failed["valid"])
-        self.assertEqual(failed["error"], "ValueError: Expected fastmath option(s) to be either a bool, dict or set")
-        self.assertRegex(failed["raised_at"], r"test_peers\.py:\d+ in rejects \(value of type builtins\.object\)")
+        self.assertEqual(
+            failed["error"], "ValueError: Expected fastmath option(s) to be either a bool, dict or set"
+        )
+        self.assertRegex(
+            failed["raised_at"], r"test_peers\.py:\d+ in rejects \(value of type builtins\.object\)"
+        )
 
         def in_child():
             raise harness.ChildError("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower")
+
         child = harness.attempt("E2", "packed", in_child)
-        self.assertEqual((child["error"], child["raised_at"]), ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"))
+        self.assertEqual(
+            (child["error"], child["raised_at"]),
+            ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"),
+        )
 
     def test_bad_arguments_are_refused(self):
         run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")
         self.assertEqual(run.returncode, 2)
         self.assertIn("unknown system julia", run.stderr)
-        run = subprocess.run([sys.executable, "-m", "cdl_peers", "--cdl-problem", "/nonexistent", "--out", "x.json"],
-                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PEERS))
+        run = subprocess.run(
+            [sys.executable, "-m", "cdl_peers", "--cdl-problem", "/nonexistent", "--out", "x.json"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=PEERS),
+        )
         self.assertEqual(run.returncode, 2)
         self.assertIn("not an executable cdl_problem", run.stderr)
 
@@ -225,23 +264,49 @@ class ResultsTest(unittest.TestCase):
         with open(os.path.join(self.results, "bench.json")) as f:
             cpp = json.load(f)
         # A problem of the C++ run, to set a peer beside it.
-        self.cpp_name = next(b["run_name"] for b in cpp["benchmarks"]
-                             if b["run_name"].startswith("map/01_template_functor/scalar/op:quadratic/type:f32/"))
+        self.cpp_name = next(
+            b["run_name"]
+            for b in cpp["benchmarks"]
+            if b["run_name"].startswith("map/01_template_functor/scalar/op:quadratic/type:f32/")
+        )
         self.problem = self.cpp_name.split("/", 3)[3].split("/iterations:")[0]
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
     def write_python(self, benchmarks, experiments=()):
-        part = {"system": "numba", "status": "ran", "version": "0.0 (test)", "device": {"name": "test"},
-                "copy_bandwidth_gbs": 3000.0, "benchmarks": benchmarks, "experiments": list(experiments)}
-        skipped = {"system": "cupy", "status": "skipped", "reason": "cupy is not installed for test",
-                   "benchmarks": [], "experiments": []}
-        harness.write_json_atomic(os.path.join(self.results, "python.json"), runner.merge([part, skipped], quick=True))
+        part = {
+            "system": "numba",
+            "status": "ran",
+            "version": "0.0 (test)",
+            "device": {"name": "test"},
+            "copy_bandwidth_gbs": 3000.0,
+            "benchmarks": benchmarks,
+            "experiments": list(experiments),
+        }
+        skipped = {
+            "system": "cupy",
+            "status": "skipped",
+            "reason": "cupy is not installed for test",
+            "benchmarks": [],
+            "experiments": [],
+        }
+        harness.write_json_atomic(
+            os.path.join(self.results, "python.json"), runner.merge([part, skipped], quick=True)
+        )
 
     def report(self):
-        run = subprocess.run([sys.executable, os.path.join(ROOT, "reports", "report.py"), self.results,
-                              "--out", os.path.join(self.dir, "out")], capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                sys.executable,
+                os.path.join(ROOT, "reports", "report.py"),
+                self.results,
+                "--out",
+                os.path.join(self.dir, "out"),
+            ],
+            capture_output=True,
+            text=True,
+        )
         text = ""
         if os.path.exists(os.path.join(self.dir, "out", "report.md")):
             with open(os.path.join(self.dir, "out", "report.md")) as f:
@@ -250,23 +315,41 @@ class ResultsTest(unittest.TestCase):
 
     def test_the_report_sets_peers_beside_the_strategies_and_answers_the_claims(self):
         run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"
-        entries = harness.result_entries(run_name, [0.30, 0.31, 0.32], {"GB/s": 2000.0, "frac_copy": 0.66,
-                                                                        "max_rel_err": 1e-7, "first_call_ms": 85.0}, 3, 3)
-        self.assertEqual({e.get("aggregate_name") for e in entries}, {None, "median", "mean", "min", "max", "cv"})
-        self.assertEqual([e["real_time"] for e in entries if e["run_type"] == "iteration"], [300.0, 310.0, 320.0])
+        entries = harness.result_entries(
+            run_name,
+            [0.30, 0.31, 0.32],
+            {"GB/s": 2000.0, "frac_copy": 0.66, "max_rel_err": 1e-7, "first_call_ms": 85.0},
+            3,
+            3,
+        )
+        self.assertEqual(
+            {e.get("aggregate_name") for e in entries}, {None, "median", "mean", "min", "max", "cv"}
+        )
+        self.assertEqual(
+            [e["real_time"] for e in entries if e["run_type"] == "iteration"], [300.0, 310.0, 320.0]
+        )
+
         def rejects():
             raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
-        njit = harness.attempt("A1", "an @njit function as a kernel argument (article 000)", rejects, article="000")
+
+        njit = harness.attempt(
+            "A1", "an @njit function as a kernel argument (article 000)", rejects, article="000"
+        )
         self.write_python(entries, [dict(njit, system="numba")])
         run, text = self.report()
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("The articles' own systems", text)
         self.assertIn("| `numba.inline` | 310.0 µs |", text)
         self.assertIn("cupy is not installed for test", text)
-        self.assertRegex(text, r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
-                               r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\)[^|]* \| [^|]* \| "
-                               r"\*\*does not hold\*\* \|")
-        self.assertRegex(text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: ")
+        self.assertRegex(
+            text,
+            r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
+            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\)[^|]* \| [^|]* \| "
+            r"\*\*does not hold\*\* \|",
+        )
+        self.assertRegex(
+            text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: "
+        )
 
     def test_a_wrong_python_result_fails_the_report(self):
         run_name = f"map/numba.inline/scalar/{self.problem}"

@@ -15,8 +15,11 @@ sys.path.insert(0, os.path.join(ROOT, "reports"))
 
 
 def run_report(results, out, *extra):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "reports", "report.py"), results, "--out", out, *extra],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "reports", "report.py"), results, "--out", out, *extra],
+        capture_output=True,
+        text=True,
+    )
 
 
 class FixtureTest(unittest.TestCase):

@@ -10,21 +10,41 @@ from cdl_report.claims import DEPENDS, FAILS, HOLDS, UNMEASURED
 NOISE = 0.02
 
 
-def data(staged=None, penalty=None, tasks_worst=None, errors=(), facts=None, experiments=None, python_ratio=None,
-         precision=None, aos=None, python_problems=None):
+def data(
+    staged=None,
+    penalty=None,
+    tasks_worst=None,
+    errors=(),
+    facts=None,
+    experiments=None,
+    python_ratio=None,
+    precision=None,
+    aos=None,
+    python_problems=None,
+):
     python = None
     if experiments is not None or python_problems is not None:
-        python = SimpleNamespace(experiments=experiments or [], bench=SimpleNamespace(problems=python_problems or {}))
-    found = {"other": {"staged": staged or {}, "aos_soa": aos or {}}, "dispatch": {"penalty": penalty or {}},
-             "tasks": {"worst": tasks_worst or {}}, "python": {"ratio": python_ratio or {}, "first_ms": {}},
-             "precision": precision or {}, "noise": NOISE}
-    return SimpleNamespace(bench=SimpleNamespace(errors=list(errors)), facts=facts, found=found, python=python,
-                           noise=NOISE)
+        python = SimpleNamespace(
+            experiments=experiments or [], bench=SimpleNamespace(problems=python_problems or {})
+        )
+    found = {
+        "other": {"staged": staged or {}, "aos_soa": aos or {}},
+        "dispatch": {"penalty": penalty or {}},
+        "tasks": {"worst": tasks_worst or {}},
+        "python": {"ratio": python_ratio or {}, "first_ms": {}},
+        "precision": precision or {},
+        "noise": NOISE,
+    }
+    return SimpleNamespace(
+        bench=SimpleNamespace(errors=list(errors)), facts=facts, found=found, python=python, noise=NOISE
+    )
 
 
 def exp(claim, name, runs=True, valid=True, figures=None, **kw):
     """One record of the articles' experiments (bench/python/cdl_peers/articles_*.py)."""
-    return dict(claim=claim, name=name, runs=runs, valid=valid, error="", figures=figures or {}, system="s", **kw)
+    return dict(
+        claim=claim, name=name, runs=runs, valid=valid, error="", figures=figures or {}, system="s", **kw
+    )
 
 
 def verdict(rule, **kw):
@@ -50,8 +70,14 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(claims.gain([], NOISE), UNMEASURED)
 
     def test_a1_the_njit_argument(self):
-        runs = exp("A1", "an @njit function as a kernel argument (article 000)", figures={"versions": {"numba": "0.68"}})
-        fails = dict(runs, runs=False, valid=False, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
+        runs = exp(
+            "A1",
+            "an @njit function as a kernel argument (article 000)",
+            figures={"versions": {"numba": "0.68"}},
+        )
+        fails = dict(
+            runs, runs=False, valid=False, error="ValueError: no", raised_at="numba/core/cpu_options.py:51"
+        )
         self.assertEqual(verdict(claims.a1, experiments=[runs]), HOLDS)
         self.assertEqual(verdict(claims.a1, experiments=[fails]), FAILS)
         self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[fails]))[1])
@@ -59,26 +85,62 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_a2_the_precompiled_function(self):
         def first_calls(njit, device):
-            return [exp("A2", "a kernel", figures={"njit_host_compile_ms": 300, "njit_first_call_ms": njit,
-                                                   "njit_second_call_ms": 0.1, "device_first_call_ms": device,
-                                                   "device_second_call_ms": 0.1})]
+            return [
+                exp(
+                    "A2",
+                    "a kernel",
+                    figures={
+                        "njit_host_compile_ms": 300,
+                        "njit_first_call_ms": njit,
+                        "njit_second_call_ms": 0.1,
+                        "device_first_call_ms": device,
+                        "device_second_call_ms": 0.1,
+                    },
+                )
+            ]
+
         self.assertEqual(verdict(claims.a2, experiments=first_calls(5, 200)), HOLDS)
         self.assertEqual(verdict(claims.a2, experiments=first_calls(180, 200)), FAILS)
         self.assertEqual(verdict(claims.a2, experiments=first_calls(60, 200)), DEPENDS)
-        self.assertEqual(verdict(claims.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]), UNMEASURED)
+        self.assertEqual(
+            verdict(claims.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]), UNMEASURED
+        )
         self.assertEqual(verdict(claims.a2), UNMEASURED)
 
     def test_a3_and_c2_staging_in_the_article_s_system(self):
-        for rule, claim, key in ((claims.a3, "A3", "staged_over_global"), (claims.c2, "C2", "shared_over_plain")):
+        for rule, claim, key in (
+            (claims.a3, "A3", "staged_over_global"),
+            (claims.c2, "C2", "shared_over_plain"),
+        ):
+
             def staged(ratio):
-                return [exp(claim, "staged", figures={"n": 1 << 24, "function": "f", key: ratio, "staged_ms": ratio,
-                                                      "global_ms": 1.0, "shared_ms": ratio, "plain_ms": 1.0})]
+                return [
+                    exp(
+                        claim,
+                        "staged",
+                        figures={
+                            "n": 1 << 24,
+                            "function": "f",
+                            key: ratio,
+                            "staged_ms": ratio,
+                            "global_ms": 1.0,
+                            "shared_ms": ratio,
+                            "plain_ms": 1.0,
+                        },
+                    )
+                ]
+
             self.assertEqual(verdict(rule, experiments=staged(0.8)), HOLDS)
             self.assertEqual(verdict(rule, experiments=staged(1.005)), FAILS)
-            self.assertEqual(rule(data(experiments=staged(0.8)))[0].split(";")[0], "Numba" if claim == "A3" else "PyCUDA")
+            self.assertEqual(
+                rule(data(experiments=staged(0.8)))[0].split(";")[0], "Numba" if claim == "A3" else "PyCUDA"
+            )
 
     def test_a3_and_c2_staging_in_cpp_without_the_article_s_system(self):
-        for rule, key in ((claims.a3, ("map", "quadratic", "01/staged")), (claims.c2, ("zip", "add", "01/staged"))):
+        for rule, key in (
+            (claims.a3, ("map", "quadratic", "01/staged")),
+            (claims.c2, ("zip", "add", "01/staged")),
+        ):
             self.assertEqual(verdict(rule, staged={key: 0.8}), HOLDS)
             self.assertEqual(verdict(rule, staged={key: 1.08}), FAILS)
             self.assertEqual(verdict(rule, staged={key: 1.08, key[:2] + ("06/staged",): 0.8}), DEPENDS)
@@ -93,18 +155,30 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_b2_the_branch_against_tables_and_virtual_calls(self):
         def pen(hoisted):
-            return {("quadratic", k): {"03_switch.hoisted/vec": h, "04_function_pointer.table/vec": 2.0, "05_virtual/vec": 3.0}
-                    for k, h in hoisted.items()}
+            return {
+                ("quadratic", k): {
+                    "03_switch.hoisted/vec": h,
+                    "04_function_pointer.table/vec": 2.0,
+                    "05_virtual/vec": 3.0,
+                }
+                for k, h in hoisted.items()
+            }
+
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 1.0, 16: 1.0})), HOLDS)
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.5, 16: 3.0})), FAILS)
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.0, 16: 1.0})), DEPENDS)
         self.assertEqual(verdict(claims.b2), UNMEASURED)
 
     def test_b3_the_article_s_kernel_calling_kernels(self):
-        called = exp("B3", "article 001's kernel_with_func_select", figures={"ptx_kernels": 1, "ptx_functions": 2,
-                                                                             "ptx_call_instructions": 0})
+        called = exp(
+            "B3",
+            "article 001's kernel_with_func_select",
+            figures={"ptx_kernels": 1, "ptx_functions": 2, "ptx_call_instructions": 0},
+        )
         self.assertEqual(verdict(claims.b3, experiments=[called]), HOLDS)
-        self.assertEqual(verdict(claims.b3, experiments=[dict(called, runs=False, error="AttributeError: x")]), FAILS)
+        self.assertEqual(
+            verdict(claims.b3, experiments=[dict(called, runs=False, error="AttributeError: x")]), FAILS
+        )
         self.assertIn("inlined", claims.b3(data(experiments=[called]))[1])
         # Without the Numba experiment, the C++ probes answer, and say so.
         self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", True)), HOLDS)
@@ -114,23 +188,41 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_b3_reads_nvrtc_s_machine_code_and_the_launch_from_a_kernel(self):
         def facts(outer_calls, opcodes, run):
             gg = probe("global_calls_global", False)["facts"][0]
-            gg["nvrtc"]["sass"] = {"_Z5outerPf": {"instructions": 9, "calls": outer_calls, "opcodes": opcodes}}
-            dp = {"id": "global_launches_global", "nvcc": {"compiles": True}, "nvrtc": {"compiles": True}, "run": run}
+            gg["nvrtc"]["sass"] = {
+                "_Z5outerPf": {"instructions": 9, "calls": outer_calls, "opcodes": opcodes}
+            }
+            dp = {
+                "id": "global_launches_global",
+                "nvcc": {"compiles": True},
+                "nvrtc": {"compiles": True},
+                "run": run,
+            }
             return {"facts": [gg, dp]}
-        inlined = claims.b3(data(facts=facts(0, ["FADD", "LDG", "STG", "EXIT"], {"runs": True, "valid": True})))[1]
+
+        inlined = claims.b3(
+            data(facts=facts(0, ["FADD", "LDG", "STG", "EXIT"], {"runs": True, "valid": True}))
+        )[1]
         self.assertIn("`inner` inlined", inlined)
         self.assertIn("runs on the GPU, validated", inlined)
-        called = claims.b3(data(facts=facts(1, ["CALL", "EXIT"], {"runs": None, "reason": "no CUDA device"})))[1]
-        self.assertIn("`inner` not inlined", claims.b3(data(facts=facts(0, ["EXIT"], {"runs": True, "valid": True})))[1])
+        called = claims.b3(
+            data(facts=facts(1, ["CALL", "EXIT"], {"runs": None, "reason": "no CUDA device"}))
+        )[1]
+        self.assertIn(
+            "`inner` not inlined", claims.b3(data(facts=facts(0, ["EXIT"], {"runs": True, "valid": True})))[1]
+        )
         self.assertIn("`inner` not inlined", called)
         self.assertIn("not run (no CUDA device)", called)
-        failed = claims.b3(data(facts=facts(0, ["LDG"], {"runs": False, "valid": False, "error": "launch failed"})))[1]
+        failed = claims.b3(
+            data(facts=facts(0, ["LDG"], {"runs": False, "valid": False, "error": "launch failed"}))
+        )[1]
         self.assertIn("fails on the GPU: `launch failed`", failed)
 
     def test_e1_a_device_function_called_from_a_kernel(self):
         runs = exp("E1", "a __global__ function calling a __device__ function")
         self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
-        self.assertEqual(verdict(claims.e1, experiments=[dict(runs, runs=False, error="CompileError")]), HOLDS)
+        self.assertEqual(
+            verdict(claims.e1, experiments=[dict(runs, runs=False, error="CompileError")]), HOLDS
+        )
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", False)), HOLDS)
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", True)), FAILS)
         self.assertEqual(verdict(claims.e1), UNMEASURED)
@@ -141,12 +233,18 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), FAILS)
         worst = {"03_switch/per_element": 3.0}
         self.assertEqual(verdict(claims.b4, tasks_worst=worst), HOLDS)
-        self.assertEqual(verdict(claims.b4, tasks_worst=worst, errors=[("tasks/03_switch/per_element/x", "WRONG")]), FAILS)
+        self.assertEqual(
+            verdict(claims.b4, tasks_worst=worst, errors=[("tasks/03_switch/per_element/x", "WRONG")]), FAILS
+        )
         self.assertEqual(verdict(claims.b4), UNMEASURED)
 
     def test_c1_runtime_source_against_strategies_without_a_compiler(self):
         def pen(hoisted):
-            return {("quadratic", k): {"03_switch.hoisted/vec": h, "06_nvrtc_jit/vec": 1.0} for k, h in hoisted.items()}
+            return {
+                ("quadratic", k): {"03_switch.hoisted/vec": h, "06_nvrtc_jit/vec": 1.0}
+                for k, h in hoisted.items()
+            }
+
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.01})), FAILS)
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.1})), DEPENDS)
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.2, 16: 1.1})), HOLDS)
@@ -155,13 +253,19 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_d2_float32_against_float64(self):
         self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0}), HOLDS)
         self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 0.9}), FAILS)
-        self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0, ("arithmetic", "sine", 16): 1.0}),
-                         DEPENDS)
+        self.assertEqual(
+            verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0, ("arithmetic", "sine", 16): 1.0}),
+            DEPENDS,
+        )
         self.assertEqual(verdict(claims.d2), UNMEASURED)
 
     def test_d3_cupy_against_the_same_form(self):
         def ratios(*values):
-            return {("map", (("op", f"op{i}"), ("type", "f32")), "cupy.ElementwiseKernel"): v for i, v in enumerate(values)}
+            return {
+                ("map", (("op", f"op{i}"), ("type", "f32")), "cupy.ElementwiseKernel"): v
+                for i, v in enumerate(values)
+            }
+
         self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.0, 1.01)), HOLDS)
         self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.4, 5.0)), FAILS)
         self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.0, 5.0)), DEPENDS)
@@ -169,8 +273,17 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_d1_numpy_against_the_gpu_with_transfers(self):
         def timed(*pairs):
-            return [exp("D1", "NumPy / CuPy", figures={f"p{i}": {"numpy_ms": a, "gpu_with_transfers_ms": b,
-                                                                  "gpu_kernels_ms": 0.1} for i, (a, b) in enumerate(pairs)})]
+            return [
+                exp(
+                    "D1",
+                    "NumPy / CuPy",
+                    figures={
+                        f"p{i}": {"numpy_ms": a, "gpu_with_transfers_ms": b, "gpu_kernels_ms": 0.1}
+                        for i, (a, b) in enumerate(pairs)
+                    },
+                )
+            ]
+
         self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (5, 1))), HOLDS)
         self.assertEqual(verdict(claims.d1, experiments=timed((1, 2), (5, 5))), FAILS)
         self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (1, 2))), DEPENDS)
@@ -178,21 +291,41 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_e2_structured_arrays(self):
         article = exp("E2", "PyCUDA: article 004's Point", article="004", figures={"itemsize": 8})
-        packed = exp("E2", "PyCUDA: a struct from a packed NumPy dtype", figures={"itemsize": 13, "c_sizeof": 24})
+        packed = exp(
+            "E2", "PyCUDA: a struct from a packed NumPy dtype", figures={"itemsize": 13, "c_sizeof": 24}
+        )
         aligned = exp("E2", "PyCUDA: a struct with align=True", figures={"itemsize": 24, "c_sizeof": 24})
         self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
         self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
-        self.assertEqual(verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), DEPENDS)
+        self.assertEqual(
+            verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), DEPENDS
+        )
         aos = {("16", "01_template_functor"): 0.97}  # without the experiments: the C++ points workload
         self.assertEqual(verdict(claims.e2, aos=aos), FAILS)
-        self.assertEqual(verdict(claims.e2, aos=aos, errors=[("points/01_template_functor/aos/x", "WRONG")]), HOLDS)
+        self.assertEqual(
+            verdict(claims.e2, aos=aos, errors=[("points/01_template_functor/aos/x", "WRONG")]), HOLDS
+        )
         self.assertEqual(verdict(claims.e2), UNMEASURED)
 
     def test_e3_page_locked_memory(self):
         def copies(pinned, alloc):
-            return [exp("E3", "page-locked / pageable", figures={"4096": {
-                "pageable_htod_ms": 1.0, "pageable_dtoh_ms": 1.0, "pageable_alloc_dtoh_ms": 1.0,
-                "pinned_htod_ms": pinned, "pinned_dtoh_ms": pinned, "pinned_alloc_dtoh_ms": alloc}})]
+            return [
+                exp(
+                    "E3",
+                    "page-locked / pageable",
+                    figures={
+                        "4096": {
+                            "pageable_htod_ms": 1.0,
+                            "pageable_dtoh_ms": 1.0,
+                            "pageable_alloc_dtoh_ms": 1.0,
+                            "pinned_htod_ms": pinned,
+                            "pinned_dtoh_ms": pinned,
+                            "pinned_alloc_dtoh_ms": alloc,
+                        }
+                    },
+                )
+            ]
+
         self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 0.5)), HOLDS)
         self.assertEqual(verdict(claims.e3, experiments=copies(1.2, 2.0)), FAILS)
         self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 2.0)), DEPENDS)
@@ -203,8 +336,10 @@ class RulesReachEveryVerdict(unittest.TestCase):
             self.assertEqual(c.answer(data())[2], UNMEASURED, c.id)
 
     def test_every_claim_of_the_articles_has_one_rule(self):
-        self.assertEqual([c.id for c in claims.CLAIMS],
-                         ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "C1", "C2", "D1", "D2", "D3", "E1", "E2", "E3"])
+        self.assertEqual(
+            [c.id for c in claims.CLAIMS],
+            ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "C1", "C2", "D1", "D2", "D3", "E1", "E2", "E3"],
+        )
         self.assertTrue(all(c.rule and c.quote and c.system for c in claims.CLAIMS))
 
 

@@ -18,8 +18,11 @@ class CompareTest(FixtureTest):
         self.md = os.path.join(self.out, "compare.md")
 
     def compare(self, a, b, *extra):
-        run = subprocess.run([sys.executable, os.path.join(ROOT, "reports", "compare.py"), a, b, "--out", self.md, *extra],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "reports", "compare.py"), a, b, "--out", self.md, *extra],
+            capture_output=True,
+            text=True,
+        )
         if not os.path.exists(self.md):
             return run, None
         with open(self.md) as f:
@@ -37,6 +40,7 @@ class CompareTest(FixtureTest):
             for x in doc["benchmarks"]:
                 if x["run_name"].startswith(SLOWED) and x.get("aggregate_name") != "cv":
                     x["real_time"] *= 1.1
+
         shutil.rmtree(self.results)
         shutil.copytree(self.b, self.results)
         self.edit_results(slow)
@@ -54,6 +58,7 @@ class CompareTest(FixtureTest):
     def test_benchmarks_on_one_side_are_listed(self):
         def drop(doc):
             doc["benchmarks"] = [x for x in doc["benchmarks"] if not x["run_name"].startswith("tasks/")]
+
         self.edit_results(drop)
         run, text = self.compare(self.results, self.b)
         self.assertEqual(run.returncode, 0, run.stderr)

@@ -13,7 +13,9 @@ class MergeTest(FixtureTest):
         """The fixture's bench.json as two parts: the map in one, the rest in the other, a copy benchmark in both."""
         with open(os.path.join(self.results, "bench.json")) as f:
             doc = json.load(f)
-        a = dict(doc, benchmarks=[b for b in doc["benchmarks"] if b["run_name"].startswith(("map/", "copy/"))])
+        a = dict(
+            doc, benchmarks=[b for b in doc["benchmarks"] if b["run_name"].startswith(("map/", "copy/"))]
+        )
         b = dict(doc, benchmarks=[b for b in doc["benchmarks"] if not b["run_name"].startswith("map/")])
         b["context"] = dict(doc["context"], copy_bandwidth_gbs="3000.0")
         for x in b["benchmarks"]:
@@ -26,8 +28,11 @@ class MergeTest(FixtureTest):
         return doc, paths
 
     def merge(self, out, *parts):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "reports", "merge.py"), out, *parts],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, os.path.join(ROOT, "reports", "merge.py"), out, *parts],
+            capture_output=True,
+            text=True,
+        )
 
     def test_parts_merge_into_the_whole_the_later_part_winning(self):
         doc, parts = self.split()
@@ -36,8 +41,14 @@ class MergeTest(FixtureTest):
         self.assertEqual(run.returncode, 0, run.stderr)
         with open(out) as f:
             merged = json.load(f)
-        self.assertEqual({b["run_name"] for b in merged["benchmarks"]}, {b["run_name"] for b in doc["benchmarks"]})
-        copies = [x for x in merged["benchmarks"] if x["run_name"].startswith("copy/") and x.get("aggregate_name") == "median"]
+        self.assertEqual(
+            {b["run_name"] for b in merged["benchmarks"]}, {b["run_name"] for b in doc["benchmarks"]}
+        )
+        copies = [
+            x
+            for x in merged["benchmarks"]
+            if x["run_name"].startswith("copy/") and x.get("aggregate_name") == "median"
+        ]
         self.assertTrue(copies and all(x["real_time"] == 12345.0 for x in copies))
         self.assertEqual(merged["context"]["copy_bandwidth_gbs"], doc["context"]["copy_bandwidth_gbs"])
         listed = json.loads(merged["context"]["cdl_parts"])
@@ -62,7 +73,9 @@ class MergeTest(FixtureTest):
         self.assertEqual(json.loads(merged["context"]["cdl_not_run"]), cut)
         os.replace(out, os.path.join(self.results, "bench.json"))
         text = self.report()
-        self.assertIn(f"| not run | {len(cut)} benchmarks, which the part that holds them did not reach", text)
+        self.assertIn(
+            f"| not run | {len(cut)} benchmarks, which the part that holds them did not reach", text
+        )
         self.assertIn("## Not run", text)
         self.assertNotIn("ERRORS", text)
 

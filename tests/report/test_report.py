@@ -13,12 +13,26 @@ from helpers import FixtureTest
 class ReportTest(FixtureTest):
     def test_writes_the_report_with_its_plots_and_tables(self):
         text = self.report()
-        for heading in ("What the L2 flush leaves behind", "The memory-bound map", "The dispatch penalty",
-                        "Per-element dispatch", "Run-time compilation", "Stencils", "Matrix products against cuBLAS",
-                        "Kernel resources", "The articles' claims", "Run to run"):
+        for heading in (
+            "What the L2 flush leaves behind",
+            "The memory-bound map",
+            "The dispatch penalty",
+            "Per-element dispatch",
+            "Run-time compilation",
+            "Stencils",
+            "Matrix products against cuBLAS",
+            "Kernel resources",
+            "The articles' claims",
+            "Run to run",
+        ):
             self.assertIn(heading, text)
-        for png in ("map_bandwidth.png", "dispatch_penalty.png", "tasks_divergence.png", "image_blur.png",
-                    "matmul_cublas.png"):
+        for png in (
+            "map_bandwidth.png",
+            "dispatch_penalty.png",
+            "tasks_divergence.png",
+            "image_blur.png",
+            "matmul_cublas.png",
+        ):
             with open(os.path.join(self.out, png), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
             self.assertIn(f"]({png})", text)
@@ -29,9 +43,26 @@ class ReportTest(FixtureTest):
         # Every claim of the articles has a row, with a verdict.
         claims = text.split("## The articles' claims")[1].split("\n## ")[0]
         rows = [l for l in claims.splitlines() if re.match(r"\| [A-E][0-9] \|", l)]
-        self.assertEqual([r.split(" | ")[0] for r in rows],
-                         ["| A1", "| A2", "| A3", "| B1", "| B2", "| B3", "| B4", "| C1", "| C2", "| D1", "| D2", "| D3",
-                          "| E1", "| E2", "| E3"])
+        self.assertEqual(
+            [r.split(" | ")[0] for r in rows],
+            [
+                "| A1",
+                "| A2",
+                "| A3",
+                "| B1",
+                "| B2",
+                "| B3",
+                "| B4",
+                "| C1",
+                "| C2",
+                "| D1",
+                "| D2",
+                "| D3",
+                "| E1",
+                "| E2",
+                "| E3",
+            ],
+        )
         for row in rows:
             self.assertRegex(row, r"\| \*\*(holds|does not hold|depends|not measured)\*\* \|$")
 
@@ -39,22 +70,35 @@ class ReportTest(FixtureTest):
         text = self.report()
         self.assertIn("| `04_function_pointer.crowded/scalar` | 0.496 | 43 | 5 | 0.62 | 0 | 5 |", text)
         self.assertIn("| `04_function_pointer.symbol/scalar` | 0.715 | 32 | 8 | 1.00 | 0 | 5 |", text)
-        self.assertIn("(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches 0.496; "
-                      "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.715", text)
+        self.assertIn(
+            "(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches 0.496; "
+            "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.715",
+            text,
+        )
         self.assertNotIn("most likely", text)
         # The resource table has each kernel's occupancy at its launch bound.
-        self.assertIn("| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 32 | "
-                      "8 × 256 (1.00) |", text)
-        self.assertIn("| `04_function_pointer.crowded.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 43 | "
-                      "5 × 256 (0.62) |", text)
+        self.assertIn(
+            "| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 32 | "
+            "8 × 256 (1.00) |",
+            text,
+        )
+        self.assertIn(
+            "| `04_function_pointer.crowded.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 43 | "
+            "5 × 256 (0.62) |",
+            text,
+        )
 
     def test_the_flush_residue_is_shown(self):
         text = self.report()
-        self.assertIn("| a copy of 2^22 floats (16 MiB each way) | 13.4 µs | 12.1 µs | 15.9 µs | 1.32 |", text)
+        self.assertIn(
+            "| a copy of 2^22 floats (16 MiB each way) | 13.4 µs | 12.1 µs | 15.9 µs | 1.32 |", text
+        )
         self.assertIn("| an empty kernel | 6.7 µs | 3.0 µs | 3.1 µs | 1.00 (noise) |", text)
 
     def test_the_noise_threshold_comes_from_the_repeat_run_or_says_it_does_not(self):
-        self.assertIn("**Noise: 1.0%**, the 95% quantile of how far 22 benchmarks' medians moved", self.report())
+        self.assertIn(
+            "**Noise: 1.0%**, the 95% quantile of how far 22 benchmarks' medians moved", self.report()
+        )
         os.remove(os.path.join(self.results, "repeat.json"))
         self.assertIn("**Noise: 2.0%**, no repeat run beside the results: the fallback 2%", self.report())
 
@@ -65,20 +109,31 @@ class ReportTest(FixtureTest):
 
     def test_the_break_even_sets_every_rival_against_a_new_op(self):
         text = self.report()
-        self.assertIn("| quadratic | 16 | `03_switch.hoisted/vec` | 0.99 (no difference) | never | never | never |", text)
+        self.assertIn(
+            "| quadratic | 16 | `03_switch.hoisted/vec` | 0.99 (no difference) | never | never | never |",
+            text,
+        )
         self.assertIn("in 5 of 6 (op, k) pairs", text)
         self.assertIn("**A new op costs** 232 ms through 06 as the first compile of a new process", text)
-        self.assertIn("| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
-                      "where there is one | 23.002 |", text)
+        self.assertIn(
+            "| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
+            "where there is one | 23.002 |",
+            text,
+        )
 
         def slower_rivals(doc):  # the hoisted switch 20 % slower: now the JIT kernel repays its compile
             for b in doc["benchmarks"]:
-                if b["run_name"].startswith("map/03_switch.hoisted/vec/op:quadratic/type:f32/n:16777216/k:256/"):
+                if b["run_name"].startswith(
+                    "map/03_switch.hoisted/vec/op:quadratic/type:f32/n:16777216/k:256/"
+                ):
                     b["real_time"] *= 1.2
+
         self.edit_results(slower_rivals)
         text = self.report()
         row = next(l for l in text.splitlines() if l.startswith("| quadratic | 256 | `"))
-        self.assertRegex(row, r"\| `03_switch.hoisted/vec` \| 1.20 \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| ")
+        self.assertRegex(
+            row, r"\| `03_switch.hoisted/vec` \| 1.20 \| [0-9.]+e\+[0-9]+ \| [0-9.]+e\+[0-9]+ \| "
+        )
         self.assertIn("](jit_breakeven.png)", text)
 
     def test_08_is_set_apart_from_the_penalties_with_its_loop_measured(self):
@@ -90,7 +145,10 @@ class ReportTest(FixtureTest):
         self.assertIn("At k = 256 it takes 0.99× (exp_sin_cos), 0.67× (quadratic) the template's time", text)
         self.assertIn("**Without the C++ front end** (08", text)
         self.assertIn("a new op costs 60.9 ms (21.1 ms in libNVVM, 27.7 ms in ptxas)", text)
-        self.assertIn("| `jit/compile/08/same_text/map/op:quadratic/type:f32` | nvJitLink's own cache for the PTX step", text)
+        self.assertIn(
+            "| `jit/compile/08/same_text/map/op:quadratic/type:f32` | nvJitLink's own cache for the PTX step",
+            text,
+        )
 
     def test_the_readme_table_and_guide_are_generated_into_their_block(self):
         readme = os.path.join(self.dir, "README.md")
@@ -105,7 +163,9 @@ class ReportTest(FixtureTest):
         self.assertIn("In parentheses: 08's vec kernel runs one k loop", text)
         self.assertIn("**Which to use.**", text)
         self.assertIn("a new op costs 228 ms to compile through 06, 61 ms through 08", text)
-        self.assertIn("| chosen per element (a task record per element) | `03_switch` per element | 330 µs", text)
+        self.assertIn(
+            "| chosen per element (a task record per element) | `03_switch` per element | 330 µs", text
+        )
 
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())
@@ -114,16 +174,26 @@ class ReportTest(FixtureTest):
             end = json.loads(doc["context"]["cdl_clocks_end"])
             end.update(sm_mhz=1500, reason_names=["sw_power_cap"])
             doc["context"]["cdl_clocks_end"] = json.dumps(end)
+
         self.edit_results(throttled)
         text = self.report()
-        self.assertIn("**WARNING: the clocks did not hold during this run**: the SM clock moved from 1980 MHz at the start "
-                      "to 1500 MHz at the end; at the end the driver was slowing the GPU down (sw_power_cap)", text)
+        self.assertIn(
+            "**WARNING: the clocks did not hold during this run**: the SM clock moved from 1980 MHz at the start "
+            "to 1500 MHz at the end; at the end the driver was slowing the GPU down (sw_power_cap)",
+            text,
+        )
 
     def test_a_failed_benchmark_is_listed_first_and_fails_the_run(self):
         def fail_one(doc):
-            doc["benchmarks"].append({"name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
-                                      "run_name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
-                                      "error_occurred": True, "error_message": "validation failed: WRONG RESULT"})
+            doc["benchmarks"].append(
+                {
+                    "name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
+                    "run_name": "map/05_virtual/vec/op:quadratic/type:f32/n:16/k:1",
+                    "error_occurred": True,
+                    "error_message": "validation failed: WRONG RESULT",
+                }
+            )
+
         self.edit_results(fail_one)
         text = self.report(status=1)
         self.assertLess(text.index("ERRORS"), text.index("The memory-bound map"))
@@ -140,8 +210,12 @@ class ReportTest(FixtureTest):
     def test_a_second_run_gives_the_run_to_run_spread(self):
         def slower(doc):
             for b in doc["benchmarks"]:
-                if b["run_name"].startswith("map/01_template_functor/vec/") and b.get("aggregate_name") == "median":
+                if (
+                    b["run_name"].startswith("map/01_template_functor/vec/")
+                    and b.get("aggregate_name") == "median"
+                ):
                     b["real_time"] *= 1.05
+
         shutil.copy(os.path.join(self.results, "bench.json"), os.path.join(self.results, "repeat.json"))
         self.edit_results(slower, "repeat.json")
         text = self.report()

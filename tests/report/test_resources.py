@@ -31,8 +31,16 @@ ptxas info    : Used 38 registers, used 0 barriers
     def test_ptxas_reports_are_read_per_kernel(self):
         k = resources.parse_ptxas(self.PTXAS, "strategies/x.cu")
         self.assertEqual(set(k), {"_Z1kPf", "_Z1gPf"})
-        self.assertEqual((k["_Z1kPf"]["registers"], k["_Z1kPf"]["stack"], k["_Z1kPf"]["spill_stores"],
-                          k["_Z1kPf"]["spill_loads"], k["_Z1kPf"]["smem"]), (32, 64, 32, 48, 4096))
+        self.assertEqual(
+            (
+                k["_Z1kPf"]["registers"],
+                k["_Z1kPf"]["stack"],
+                k["_Z1kPf"]["spill_stores"],
+                k["_Z1kPf"]["spill_loads"],
+                k["_Z1kPf"]["smem"],
+            ),
+            (32, 64, 32, 48, 4096),
+        )
         self.assertEqual((k["_Z1gPf"]["registers"], k["_Z1gPf"]["stack"], k["_Z1gPf"]["smem"]), (38, 0, 0))
 
     def test_sass_counts_calls_through_registers_not_direct_calls(self):

@@ -34,6 +34,7 @@ class RefusalTest(FixtureTest):
         def break_one(doc):
             row = next(b for b in doc["benchmarks"] if b.get("aggregate_name") == "median")
             del row["real_time"]
+
         self.edit_results(break_one)
         self.assert_refused("no usable real_time")
 
@@ -45,10 +46,20 @@ class RefusalTest(FixtureTest):
 
 class NamingTest(unittest.TestCase):
     def test_a_benchmark_name_is_workload_entry_and_fields(self):
-        self.assertEqual(parse_name("map/04_function_pointer.table/vec/op:sine/type:f32/n:4194304/k:16/iterations:5/manual_time"),
-                         ("map", "04_function_pointer.table/vec", {"op": "sine", "type": "f32", "n": "4194304", "k": "16"}))
-        self.assertEqual(parse_name("image/01_template_functor/tiled/op:box_blur/3840x2160/r:8")[2],
-                         {"op": "box_blur", "shape": "3840x2160", "r": "8"})
+        self.assertEqual(
+            parse_name(
+                "map/04_function_pointer.table/vec/op:sine/type:f32/n:4194304/k:16/iterations:5/manual_time"
+            ),
+            (
+                "map",
+                "04_function_pointer.table/vec",
+                {"op": "sine", "type": "f32", "n": "4194304", "k": "16"},
+            ),
+        )
+        self.assertEqual(
+            parse_name("image/01_template_functor/tiled/op:box_blur/3840x2160/r:8")[2],
+            {"op": "box_blur", "shape": "3840x2160", "r": "8"},
+        )
 
     def test_a_name_without_a_form_is_refused(self):
         with self.assertRaises(ResultsError):

@@ -27,7 +27,7 @@ class MannWhitneyTest(unittest.TestCase):
         near = {"median": 101.0, "reps": [100, 101, 101.5, 102, 101.2]}
         overlapping = {"median": 110.0, "reps": [95, 110, 112, 99, 111]}
         self.assertEqual(compare(a, far, 0.02)[2], True)
-        self.assertEqual(compare(a, near, 0.02)[2], False)   # within the noise
+        self.assertEqual(compare(a, near, 0.02)[2], False)  # within the noise
         self.assertEqual(compare(a, overlapping, 0.02)[2], False)  # beyond it, but not told apart
         three = {"median": 110.0, "reps": [109, 110, 111]}
         self.assertEqual(compare({"median": 100.0, "reps": [99, 100, 101]}, three, 0.02), (1.1, None, True))

@@ -24,7 +24,10 @@ import tempfile
 try:
     import numpy
 except ImportError:
-    print(f"cdl_peers: skipped: numpy is not installed for {sys.executable}; the Python peers need it", file=sys.stderr)
+    print(
+        f"cdl_peers: skipped: numpy is not installed for {sys.executable}; the Python peers need it",
+        file=sys.stderr,
+    )
     sys.exit(0)
 
 from . import cuda_python_peers, cupy_peers, harness, numba_peers, pycuda_peers
@@ -36,9 +39,9 @@ def problems(quick):
     """The problems the peers run: the C++ suite's own (bench/suite.cpp), in both of its modes, so
     every peer has its C++ counterparts in the same results directory."""
     return [
-        "map op=quadratic type=f32 n=67108864 k=1",                               # memory-bound
-        f"map op=quadratic type=f64 n={2 ** 25 if quick else 2 ** 27} k=1",      # float64
-        "map op=exp_sin_cos type=f32 n=4194304 k=64",                             # arithmetic-bound
+        "map op=quadratic type=f32 n=67108864 k=1",  # memory-bound
+        f"map op=quadratic type=f64 n={2 ** 25 if quick else 2 ** 27} k=1",  # float64
+        "map op=exp_sin_cos type=f32 n=4194304 k=64",  # arithmetic-bound
         "zip op=add type=f32 n=16777216",
         "tasks layout=uniform distinct=1 n=16777216",
         "tasks layout=random distinct=32 n=16777216",
@@ -53,7 +56,9 @@ def make_problems(tool, work, specs):
         d = os.path.join(work, f"problem{i}")
         r = subprocess.run([tool, d, *spec.split()], capture_output=True, text=True)
         if r.returncode != 0:
-            raise SystemExit(f"cdl_peers: cdl_problem could not make '{spec}': {r.stderr.strip() or r.returncode}")
+            raise SystemExit(
+                f"cdl_peers: cdl_problem could not make '{spec}': {r.stderr.strip() or r.returncode}"
+            )
         dirs.append(d)
     return dirs
 
@@ -69,8 +74,13 @@ def run_child(args):
         except harness.Unavailable as e:
             print(e)
             return 3
-    part = harness.run_system(SYSTEMS[args.system], args.problems, harness.Settings.of(args.quick), args.filter,
-                              args.experiments_only)
+    part = harness.run_system(
+        SYSTEMS[args.system],
+        args.problems,
+        harness.Settings.of(args.quick),
+        args.filter,
+        args.experiments_only,
+    )
     harness.write_json_atomic(args.part, part)
     return 0
 
@@ -92,8 +102,15 @@ def git_revision():
     if os.environ.get("CDL_GIT_REVISION"):
         return os.environ["CDL_GIT_REVISION"]
     try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short=12", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=os.path.dirname(os.path.abspath(__file__)),
+            ).stdout.strip()
+            or "unknown"
+        )
     except OSError:
         return "unknown"
 
@@ -103,18 +120,37 @@ def merge(parts, quick):
     first = ran[0] if ran else {}
     device = first.get("device", {})
     copy = first.get("copy_bandwidth_gbs", 0.0)
-    env = {"device": device, "copy_bandwidth_gbs": copy, "copy_measured_by": first.get("system"),
-           "git_revision": git_revision(), "python": platform.python_version(), "numpy": numpy.__version__,
-           "host": platform.node(), "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()}
-    systems = {p["system"]: {k: v for k, v in p.items() if k not in ("benchmarks", "experiments", "system")}
-               for p in parts}
+    env = {
+        "device": device,
+        "copy_bandwidth_gbs": copy,
+        "copy_measured_by": first.get("system"),
+        "git_revision": git_revision(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "host": platform.node(),
+        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    }
+    systems = {
+        p["system"]: {k: v for k, v in p.items() if k not in ("benchmarks", "experiments", "system")}
+        for p in parts
+    }
     return {
-        "context": {"date": env["timestamp"], "host_name": env["host"], "executable": "python3 -m cdl_peers",
-                    "cdl_environment": json.dumps(env), "cdl_mode": "quick" if quick else "full",
-                    "copy_bandwidth_gbs": str(copy), "device": device.get("name", "none"), "git_revision": env["git_revision"]},
+        "context": {
+            "date": env["timestamp"],
+            "host_name": env["host"],
+            "executable": "python3 -m cdl_peers",
+            "cdl_environment": json.dumps(env),
+            "cdl_mode": "quick" if quick else "full",
+            "copy_bandwidth_gbs": str(copy),
+            "device": device.get("name", "none"),
+            "git_revision": env["git_revision"],
+        },
         "benchmarks": [b for p in parts for b in p["benchmarks"]],
-        "cdl_python": {"schema": harness.PYTHON_SCHEMA, "systems": systems,
-                       "experiments": [e for p in parts for e in p["experiments"]]},
+        "cdl_python": {
+            "schema": harness.PYTHON_SCHEMA,
+            "systems": systems,
+            "experiments": [e for p in parts for e in p["experiments"]],
+        },
     }
 
 
@@ -124,7 +160,9 @@ def summary(doc):
     for b in rows:
         workload, case, rest = b["run_name"].split("/", 2)
         problem = workload + "/" + rest.split("/iterations:")[0]
-        print(f"{case:34s} {problem:44s} {b['real_time']:8.1f} µs {b['frac_copy']:8.3f} {b['first_call_ms']:8.1f} ms")
+        print(
+            f"{case:34s} {problem:44s} {b['real_time']:8.1f} µs {b['frac_copy']:8.3f} {b['first_call_ms']:8.1f} ms"
+        )
     for name, s in doc["cdl_python"]["systems"].items():
         if s["status"] != "ran":
             print(f"{name}: {s['status']}: {s.get('reason', '')}")
@@ -141,10 +179,15 @@ def main(argv):
     ap.add_argument("--quick", action="store_true", help="the quick suite's repetitions and sizes")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of: {', '.join(SYSTEMS)}")
     ap.add_argument("--filter", default="", help="run only benchmarks whose workload/peer contains this text")
-    ap.add_argument("--experiments-only", action="store_true",
-                    help="run only the articles' experiments (articles_*.py), no benchmarks")
-    ap.add_argument("--work", help="directory for the problems' files (default: a temporary one, removed after)")
-    ap.add_argument("--system", help=argparse.SUPPRESS)            # child mode
+    ap.add_argument(
+        "--experiments-only",
+        action="store_true",
+        help="run only the articles' experiments (articles_*.py), no benchmarks",
+    )
+    ap.add_argument(
+        "--work", help="directory for the problems' files (default: a temporary one, removed after)"
+    )
+    ap.add_argument("--system", help=argparse.SUPPRESS)  # child mode
     ap.add_argument("--problems", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--part", help=argparse.SUPPRESS)
     ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
@@ -154,24 +197,34 @@ def main(argv):
     systems = [s for s in args.systems.split(",") if s]
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown or not systems:
-        print(f"cdl_peers: unknown system {', '.join(unknown) or '(none given)'} (valid: {', '.join(SYSTEMS)})", file=sys.stderr)
+        print(
+            f"cdl_peers: unknown system {', '.join(unknown) or '(none given)'} (valid: {', '.join(SYSTEMS)})",
+            file=sys.stderr,
+        )
         return 2
     if not args.out or not args.cdl_problem:
         print("cdl_peers: --out and --cdl-problem are required", file=sys.stderr)
         return 2
     if not os.access(args.cdl_problem, os.X_OK):
-        print(f"cdl_peers: {args.cdl_problem}: not an executable cdl_problem (build it first)", file=sys.stderr)
+        print(
+            f"cdl_peers: {args.cdl_problem}: not an executable cdl_problem (build it first)", file=sys.stderr
+        )
         return 2
     work = args.work or tempfile.mkdtemp(prefix="cdl_peers.")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]),
-        CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"))  # an empty cache: CuPy's first call compiles
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]
+        ),
+        CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"),
+    )  # an empty cache: CuPy's first call compiles
 
     def child_command(name, *extra):
         return [sys.executable, "-m", "cdl_peers", "--system", name, *extra]
 
     def child(name, *extra, **kw):
         return subprocess.run(child_command(name, *extra), env=env, **kw)
+
     try:
         parts, dirs = [], None
         for name in systems:
@@ -179,7 +232,15 @@ def main(argv):
             if probe.returncode == 3:
                 reason = probe.stdout.strip()
                 print(f"cdl_peers: {name} skipped: {reason}", file=sys.stderr, flush=True)
-                parts.append({"system": name, "status": "skipped", "reason": reason, "benchmarks": [], "experiments": []})
+                parts.append(
+                    {
+                        "system": name,
+                        "status": "skipped",
+                        "reason": reason,
+                        "benchmarks": [],
+                        "experiments": [],
+                    }
+                )
                 continue
             failure = None
             if probe.returncode != 0:
@@ -189,14 +250,33 @@ def main(argv):
                 if dirs is None:  # made once, and only when some system can run
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
                 part_path = os.path.join(work, f"{name}.json")
-                rc, stderr = streamed(child_command(name, "--part", part_path, "--filter", args.filter,
-                                                    "--problems", *dirs, *(["--quick"] if args.quick else []),
-                                                    *(["--experiments-only"] if args.experiments_only else [])), env)
+                rc, stderr = streamed(
+                    child_command(
+                        name,
+                        "--part",
+                        part_path,
+                        "--filter",
+                        args.filter,
+                        "--problems",
+                        *dirs,
+                        *(["--quick"] if args.quick else []),
+                        *(["--experiments-only"] if args.experiments_only else []),
+                    ),
+                    env,
+                )
                 if rc != 0 or not os.path.exists(part_path):
                     failure = harness.failure_reason(stderr, rc)
             if failure:
                 print(f"cdl_peers: {name} FAILED: {failure}", file=sys.stderr, flush=True)
-                parts.append({"system": name, "status": "failed", "reason": failure, "benchmarks": [], "experiments": []})
+                parts.append(
+                    {
+                        "system": name,
+                        "status": "failed",
+                        "reason": failure,
+                        "benchmarks": [],
+                        "experiments": [],
+                    }
+                )
                 continue
             with open(part_path) as f:
                 parts.append(json.load(f))

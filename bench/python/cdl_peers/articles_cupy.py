@@ -25,19 +25,52 @@ BLOCK = 256
 def experiments(dev):
     cp = dev.cp
     return [
-        attempt("example", "003 example 1: cp.sin on 1024 x 1024 float32, asarray and asnumpy",
-                lambda: (close_to(example_sin(cp, example_input(1024))[1], np.sin(example_input(1024).astype(np.float64)),
-                                  rtol=1e-5, atol=1e-6), {}), article="003"),
-        attempt("example", "003 example 3: cp.exp(cp.sin(x) * cp.cos(x)), then an ElementwiseKernel conditional",
-                lambda: (close_to(example_chain(cp, example_input(1000))[1], chain_reference(example_input(1000)),
-                                  rtol=1e-5, atol=1e-6), {}), article="003"),
-        attempt("D1", "NumPy on the host / CuPy with and without the transfers, article 003's examples",
-                lambda: numpy_against_cupy(dev), article="003"),
-        attempt("D2", "ElementwiseKernel's map (quadratic, k = 1) at each block size, float32 and float64, against copy",
-                lambda: elementwise_block_sizes(dev), article="003"),
+        attempt(
+            "example",
+            "003 example 1: cp.sin on 1024 x 1024 float32, asarray and asnumpy",
+            lambda: (
+                close_to(
+                    example_sin(cp, example_input(1024))[1],
+                    np.sin(example_input(1024).astype(np.float64)),
+                    rtol=1e-5,
+                    atol=1e-6,
+                ),
+                {},
+            ),
+            article="003",
+        ),
+        attempt(
+            "example",
+            "003 example 3: cp.exp(cp.sin(x) * cp.cos(x)), then an ElementwiseKernel conditional",
+            lambda: (
+                close_to(
+                    example_chain(cp, example_input(1000))[1],
+                    chain_reference(example_input(1000)),
+                    rtol=1e-5,
+                    atol=1e-6,
+                ),
+                {},
+            ),
+            article="003",
+        ),
+        attempt(
+            "D1",
+            "NumPy on the host / CuPy with and without the transfers, article 003's examples",
+            lambda: numpy_against_cupy(dev),
+            article="003",
+        ),
+        attempt(
+            "D2",
+            "ElementwiseKernel's map (quadratic, k = 1) at each block size, float32 and float64, against copy",
+            lambda: elementwise_block_sizes(dev),
+            article="003",
+        ),
         *structs(dev),
-        attempt("compile", "CuPy RawKernel: a new source, the same source (memory), the same after clear_memo (disk)",
-                lambda: compile_states(dev)),
+        attempt(
+            "compile",
+            "CuPy RawKernel: a new source, the same source (memory), the same after clear_memo (disk)",
+            lambda: compile_states(dev),
+        ),
     ]
 
 
@@ -78,20 +111,28 @@ def numpy_against_cupy(dev):
     so no compile is in the figures."""
     cp = dev.cp
     figures, valid = {}, True
-    numpy_forms = {"sin": lambda x: np.sin(x), "chain": lambda x: np.where(
-        (y := np.exp(np.sin(x) * np.cos(x))) > 0.5, y * 2, y / 2)}
+    numpy_forms = {
+        "sin": lambda x: np.sin(x),
+        "chain": lambda x: np.where((y := np.exp(np.sin(x) * np.cos(x))) > 0.5, y * 2, y / 2),
+    }
     cupy_forms = {"sin": example_sin, "chain": example_chain}
     for name, size in (("sin", 1024), ("chain", 1000), ("sin", 4096), ("chain", 4096)):
         x = example_input(size)
         reference = np.sin(x.astype(np.float64)) if name == "sin" else chain_reference(x)
         valid = valid and close_to(cupy_forms[name](cp, x)[1], reference, rtol=1e-5, atol=1e-6)
         x_gpu = cp.asarray(x)
-        on_gpu = (lambda: cp.sin(x_gpu)) if name == "sin" else (
-            lambda: _conditional(cp.exp(cp.sin(x_gpu) * cp.cos(x_gpu))))
+        on_gpu = (
+            (lambda: cp.sin(x_gpu))
+            if name == "sin"
+            else (lambda: _conditional(cp.exp(cp.sin(x_gpu) * cp.cos(x_gpu))))
+        )
         figures[f"{name} {size}x{size}"] = {
             "numpy_ms": host_median_ms(lambda: numpy_forms[name](x), repetitions=7),
-            "gpu_with_transfers_ms": host_median_ms(lambda: cupy_forms[name](cp, x), dev.synchronize, repetitions=7),
-            "gpu_kernels_ms": gpu_median_ms(dev, on_gpu, repetitions=7)}
+            "gpu_with_transfers_ms": host_median_ms(
+                lambda: cupy_forms[name](cp, x), dev.synchronize, repetitions=7
+            ),
+            "gpu_kernels_ms": gpu_median_ms(dev, on_gpu, repetitions=7),
+        }
     return valid, figures
 
 
@@ -129,8 +170,9 @@ def structs(dev):
     def as_structured_array():  # an aligned record array handed to the kernel as it is
         recs, expected = mixed_records(True)
         out = cp.empty(recs.size, dtype=cp.float64)
-        module.get_function("weigh")(((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (cp.asarray(recs), out,
-                                                                                  np.int32(recs.size)))
+        module.get_function("weigh")(
+            ((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (cp.asarray(recs), out, np.int32(recs.size))
+        )
         return close_to(out.get(), expected, rtol=1e-12, atol=0), {"itemsize": recs.dtype.itemsize}
 
     def mixed(align):
@@ -139,24 +181,44 @@ def structs(dev):
         recs, expected = mixed_records(align)
         c_size = int(size.get()[0])
         buf = cp.zeros(max(recs.nbytes, recs.size * c_size), dtype=cp.uint8)
-        buf[:recs.nbytes] = cp.asarray(recs.view(np.uint8))
+        buf[: recs.nbytes] = cp.asarray(recs.view(np.uint8))
         out = cp.empty(recs.size, dtype=cp.float64)
-        module.get_function("weigh")(((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (buf, out, np.int32(recs.size)))
-        return close_to(out.get(), expected, rtol=1e-12, atol=0), {"itemsize": recs.dtype.itemsize, "c_sizeof": c_size}
+        module.get_function("weigh")(
+            ((recs.size + BLOCK - 1) // BLOCK,), (BLOCK,), (buf, out, np.int32(recs.size))
+        )
+        return close_to(out.get(), expected, rtol=1e-12, atol=0), {
+            "itemsize": recs.dtype.itemsize,
+            "c_sizeof": c_size,
+        }
 
-    return [attempt("E2", "CuPy: cp.asarray of an align=True structured array, handed to the kernel", as_structured_array),
-            attempt("E2", "CuPy: a struct (char, double, float) from a packed NumPy dtype, as bytes", lambda: mixed(False)),
-            attempt("E2", "CuPy: a struct (char, double, float) from a NumPy dtype with align=True, as bytes",
-                    lambda: mixed(True))]
+    return [
+        attempt(
+            "E2",
+            "CuPy: cp.asarray of an align=True structured array, handed to the kernel",
+            as_structured_array,
+        ),
+        attempt(
+            "E2",
+            "CuPy: a struct (char, double, float) from a packed NumPy dtype, as bytes",
+            lambda: mixed(False),
+        ),
+        attempt(
+            "E2",
+            "CuPy: a struct (char, double, float) from a NumPy dtype with align=True, as bytes",
+            lambda: mixed(True),
+        ),
+    ]
 
 
 def compile_states(dev):
     """CuPy keys compiled kernels by source and options: in memory (per process) and on disk
     (CUPY_CACHE_DIR, which the peers' runner points at an empty directory)."""
     cp = dev.cp
-    source = (f"// new op {uuid.uuid4().hex}\n"
-              'extern "C" __global__ void op(const float* x, float* y, int n) {\n'
-              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = x[i] * x[i] + 3.0f;\n}\n")
+    source = (
+        f"// new op {uuid.uuid4().hex}\n"
+        'extern "C" __global__ void op(const float* x, float* y, int n) {\n'
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = x[i] * x[i] + 3.0f;\n}\n"
+    )
     x = cp.arange(BLOCK, dtype=cp.float32)
     y = cp.empty_like(x)
     figures = {}
@@ -166,6 +228,7 @@ def compile_states(dev):
         cp.RawKernel(source, "op")((1,), (BLOCK,), (x, y, np.int32(BLOCK)))
         dev.synchronize()
         figures[label] = (time.perf_counter() - t0) * 1e3
+
     first_call("new_source_ms")
     first_call("memory_hit_ms")
     clear = getattr(getattr(cp, "_util", None), "clear_memo", None)

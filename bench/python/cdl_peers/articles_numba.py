@@ -46,8 +46,11 @@ def versions():
         except importlib.metadata.PackageNotFoundError:
             out[package] = "not installed"
     try:
-        out["numba-cuda requires"] = [r for r in importlib.metadata.requires("numba-cuda") or []
-                                      if r.split()[0].startswith(("numba", "numpy")) and "extra" not in r]
+        out["numba-cuda requires"] = [
+            r
+            for r in importlib.metadata.requires("numba-cuda") or []
+            if r.split()[0].startswith(("numba", "numpy")) and "extra" not in r
+        ]
     except importlib.metadata.PackageNotFoundError:
         pass
     return out
@@ -67,16 +70,18 @@ def experiments(dev):
 
 # --- A1, B1: a function as a kernel argument, and as a global ----------------------------------
 
+
 def function_arguments(dev):
     """Article 000's apply_lambda kernel, given the function each way the articles suggest."""
     import numba
+
     cuda = dev.cuda
     x = (np.arange(1000, dtype=np.float32) / np.float32(1000)) + np.float32(0.25)
     expected = x.astype(np.float64) ** 2 + 2 * x.astype(np.float64) + 1
     d_x = cuda.to_device(x)
 
     def my_lambda(val):
-        return val ** 2 + 2 * val + 1
+        return val**2 + 2 * val + 1
 
     def as_argument(func):
         @cuda.jit
@@ -89,6 +94,7 @@ def function_arguments(dev):
             out = cuda.device_array_like(d_x)
             apply_lambda[grid(x.size), BLOCK](d_x, out, func)
             return close_to(out.copy_to_host(), expected), {}
+
         return run
 
     def as_global(func):
@@ -102,29 +108,45 @@ def function_arguments(dev):
             out = cuda.device_array_like(d_x)
             apply_global[grid(x.size), BLOCK](d_x, out)
             return close_to(out.copy_to_host(), expected), {}
+
         return run
 
-    njit_arg = attempt("A1", "an @njit function as a kernel argument (article 000)", as_argument(numba.njit(my_lambda)),
-                       article="000")
+    njit_arg = attempt(
+        "A1",
+        "an @njit function as a kernel argument (article 000)",
+        as_argument(numba.njit(my_lambda)),
+        article="000",
+    )
     njit_arg["figures"]["versions"] = versions()
     return [
         njit_arg,
-        attempt("B1", "a @cuda.jit(device=True) function as a kernel argument",
-                as_argument(cuda.jit(device=True)(my_lambda))),
-        attempt("B1", "a Python lambda as a kernel argument", as_argument(lambda val: val ** 2 + 2 * val + 1)),
+        attempt(
+            "B1",
+            "a @cuda.jit(device=True) function as a kernel argument",
+            as_argument(cuda.jit(device=True)(my_lambda)),
+        ),
+        attempt(
+            "B1", "a Python lambda as a kernel argument", as_argument(lambda val: val**2 + 2 * val + 1)
+        ),
         attempt("B1", "an @njit function called from a kernel as a global", as_global(numba.njit(my_lambda))),
-        attempt("B1", "a device function called from a kernel as a global (closure)",
-                as_global(cuda.jit(device=True)(my_lambda))),
+        attempt(
+            "B1",
+            "a device function called from a kernel as a global (closure)",
+            as_global(cuda.jit(device=True)(my_lambda)),
+        ),
     ]
 
 
 # --- experiments in a process of their own --------------------------------------------------------
 
+
 def in_new_process(name, *args):
     """Runs CHILDREN[name](*args) in a new Python process and returns its (valid, figures): for what
     must start cold (A2), and for what may leave the GPU in an error state (a misaligned load)."""
     code = f"from cdl_peers import articles_numba as a; a.child({name!r}, *{args!r})"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=300
+    )
     if r.returncode != 0:
         raise RuntimeError(harness.failure_reason(r.stderr, r.returncode))
     answer = json.loads(r.stdout.strip().splitlines()[-1])
@@ -136,6 +158,7 @@ def in_new_process(name, *args):
 def child(name, *args):
     """The child's side: its answer, or the exception it raised, as one JSON line."""
     from numba import cuda
+
     if not hasattr(np, "row_stack"):  # see numba_peers.connect
         np.row_stack = np.vstack
     try:
@@ -147,12 +170,14 @@ def child(name, *args):
 
 # --- A2: does a pre-compiled (@njit) function spare the kernel its compile? ----------------------
 
+
 def precompiled(cuda, mode):
     """In a new process: compiles and runs one unrelated kernel first, so that what is timed is
     this function's compile and not Numba's start-up; then, for mode "njit", the article's @njit
     function compiled on the host by a first call, and a kernel calling it; for mode "device",
     the same kernel calling a device function made at run time."""
     import numba
+
     x = cuda.to_device((np.arange(1000, dtype=np.float32) / np.float32(1000)) + np.float32(0.25))
     out = cuda.device_array_like(x)
 
@@ -161,11 +186,13 @@ def precompiled(cuda, mode):
         i = cuda.grid(1)
         if i < a.size:
             a[i] = 0
+
     warm[grid(x.size), BLOCK](out)
     cuda.synchronize()
 
     def my_lambda(val):
-        return val ** 2 + 2 * val + 1
+        return val**2 + 2 * val + 1
+
     t = {}
     if mode == "njit":
         f = numba.njit(my_lambda)
@@ -180,27 +207,41 @@ def precompiled(cuda, mode):
         idx = cuda.grid(1)
         if idx < xs.size:
             ys[idx] = f(xs[idx])
+
     for label in ("first_call_ms", "second_call_ms"):
         t0 = time.perf_counter()
         apply_global[grid(x.size), BLOCK](x, out)
         cuda.synchronize()
         t[label] = (time.perf_counter() - t0) * 1e3
     xs = x.copy_to_host().astype(np.float64)
-    return close_to(out.copy_to_host(), xs ** 2 + 2 * xs + 1), t
+    return close_to(out.copy_to_host(), xs**2 + 2 * xs + 1), t
 
 
 def precompiled_function():
     def run():
-        (njit_ok, njit), (device_ok, device) = in_new_process("precompiled", "njit"), in_new_process("precompiled", "device")
-        figures = {"njit_host_compile_ms": njit["host_compile_ms"], "njit_first_call_ms": njit["first_call_ms"],
-                   "njit_second_call_ms": njit["second_call_ms"], "device_first_call_ms": device["first_call_ms"],
-                   "device_second_call_ms": device["second_call_ms"]}
+        (njit_ok, njit), (device_ok, device) = in_new_process("precompiled", "njit"), in_new_process(
+            "precompiled", "device"
+        )
+        figures = {
+            "njit_host_compile_ms": njit["host_compile_ms"],
+            "njit_first_call_ms": njit["first_call_ms"],
+            "njit_second_call_ms": njit["second_call_ms"],
+            "device_first_call_ms": device["first_call_ms"],
+            "device_second_call_ms": device["second_call_ms"],
+        }
         return njit_ok and device_ok, figures
-    return attempt("A2", "a kernel calling the article's @njit function compiled on the host first, against one calling a "
-                   "device function made at run time, each in a new process", run, article="000")
+
+    return attempt(
+        "A2",
+        "a kernel calling the article's @njit function compiled on the host first, against one calling a "
+        "device function made at run time, each in a new process",
+        run,
+        article="000",
+    )
 
 
 # --- A3: article 000's shared-memory kernel -----------------------------------------------------
+
 
 def shared_memory(dev):
     """The article's shared_memory_example (its function as an argument fails as in A1, so it is
@@ -208,14 +249,19 @@ def shared_memory(dev):
     article's barrier sits inside `if idx < x.size`; with n a multiple of the block no thread
     skips it (the article's form, kept; with any other n it would be undefined behaviour)."""
     import numba
+
     cuda = dev.cuda
 
     @numba.njit
     def my_lambda_2(val):
         return np.sin(val)
 
-    as_written = attempt("example", "000 example 3: shared_memory_example(x, out, my_lambda_2), the function an argument",
-                         lambda: _shared_as_written(cuda, my_lambda_2), article="000")
+    as_written = attempt(
+        "example",
+        "000 example 3: shared_memory_example(x, out, my_lambda_2), the function an argument",
+        lambda: _shared_as_written(cuda, my_lambda_2),
+        article="000",
+    )
     x = ((np.arange(BIG, dtype=np.float32) % 4096) / np.float32(4096)).astype(np.float32)
     expected = np.sin(x.astype(np.float64))
 
@@ -223,8 +269,10 @@ def shared_memory(dev):
         try:  # the article's @njit function with np.sin, else a device function with math.sin
             return measure_staging(my_lambda_2, "the article's @njit my_lambda_2 (np.sin)")
         except Exception as e:
-            return measure_staging(cuda.jit(device=True)(lambda v: math.sin(v)),
-                                   f"a device function with math.sin (the @njit one fails: {harness.error_text(e, 1)})")
+            return measure_staging(
+                cuda.jit(device=True)(lambda v: math.sin(v)),
+                f"a device function with math.sin (the @njit one fails: {harness.error_text(e, 1)})",
+            )
 
     def measure_staging(f, function):
         @cuda.jit
@@ -242,6 +290,7 @@ def shared_memory(dev):
                 s_x[tid] = xs[idx]
                 cuda.syncthreads()
                 out[idx] = f(s_x[tid])
+
         d_x, out = cuda.to_device(x), cuda.device_array(BIG, dtype=np.float32)
         figures, valid = {"n": BIG, "function": function}, True
         for name, kernel in (("global_ms", global_only), ("staged_ms", staged)):
@@ -250,8 +299,17 @@ def shared_memory(dev):
             valid = valid and close_to(out.copy_to_host(), expected, rtol=1e-5, atol=1e-6)
         figures["staged_over_global"] = figures["staged_ms"] / figures["global_ms"]
         return valid, figures
-    return [as_written, attempt("A3", "article 000's shared-memory kernel (function as a global) / the same kernel "
-                                "reading global memory", run, article="000")]
+
+    return [
+        as_written,
+        attempt(
+            "A3",
+            "article 000's shared-memory kernel (function as a global) / the same kernel "
+            "reading global memory",
+            run,
+            article="000",
+        ),
+    ]
 
 
 def _shared_as_written(cuda, func):
@@ -264,6 +322,7 @@ def _shared_as_written(cuda, func):
             s_x[tid] = x[idx]
             cuda.syncthreads()
             out[idx] = func(s_x[tid])
+
     x = np.arange(1000, dtype=np.float32)
     out = np.empty_like(x)
     shared_memory_example[grid(x.size), BLOCK](x, out, func)
@@ -271,6 +330,7 @@ def _shared_as_written(cuda, func):
 
 
 # --- B2, B3: kernels that choose, and kernels calling kernels -----------------------------------
+
 
 def kernels_calling_kernels(dev):
     cuda = dev.cuda
@@ -311,24 +371,37 @@ def kernels_calling_kernels(dev):
             dev.poison(out)
             kernel_with_func_select[grid(n), BLOCK](d_x, d_y, out, func_id)
             valid = valid and close_to(out.copy_to_host(), expected)
-        figures = {"select_ms": gpu_median_ms(dev, lambda: kernel_with_func_select[grid(n), BLOCK](d_x, d_y, out, 0)),
-                   "direct_ms": gpu_median_ms(dev, lambda: add_launched[grid(n), BLOCK](d_x, d_y, out))}
+        figures = {
+            "select_ms": gpu_median_ms(
+                dev, lambda: kernel_with_func_select[grid(n), BLOCK](d_x, d_y, out, 0)
+            ),
+            "direct_ms": gpu_median_ms(dev, lambda: add_launched[grid(n), BLOCK](d_x, d_y, out)),
+        }
         figures["select_over_direct"] = figures["select_ms"] / figures["direct_ms"]
         # What Numba made of the call: a kernel called from a kernel is compiled as a device
         # function; the PTX says whether it stayed a call or was inlined.
         try:
             ptx = "\n".join(kernel_with_func_select.inspect_asm().values())
-            figures.update(ptx_call_instructions=ptx.count("call.uni") + ptx.count("\tcall "),
-                           ptx_functions=ptx.count(".func "), ptx_kernels=ptx.count(".entry "))
+            figures.update(
+                ptx_call_instructions=ptx.count("call.uni") + ptx.count("\tcall "),
+                ptx_functions=ptx.count(".func "),
+                ptx_kernels=ptx.count(".entry "),
+            )
         except Exception as e:
             figures["ptx"] = "not inspected: " + harness.error_text(e, 1)
         return valid, figures
-    called = attempt("B3", "article 001's kernel_with_func_select: two @cuda.jit kernels called from a kernel", run,
-                     article="001")
+
+    called = attempt(
+        "B3",
+        "article 001's kernel_with_func_select: two @cuda.jit kernels called from a kernel",
+        run,
+        article="001",
+    )
 
     def launch_after():  # the same arguments' types: Numba finds the device-function compile of add_arrays
         add_arrays[grid(n), BLOCK](d_x, d_y, out)
         return close_to(out.copy_to_host(), x.astype(np.float64) + y), {}
+
     relaunched = attempt("B3", "add_arrays launched from the host after a kernel has called it", launch_after)
 
     def dictionary():
@@ -339,10 +412,21 @@ def kernels_calling_kernels(dev):
             idx = cuda.grid(1)
             if idx < x.size:
                 out[idx] = ops[func_id](x[idx], y[idx])
+
         kernel_with_dict[grid(n), BLOCK](d_x, d_y, out, 0)
         return close_to(out.copy_to_host(), x.astype(np.float64) + y), {}
-    return [called, relaunched, attempt("B2", "a dictionary of device functions indexed in a kernel (article 001's dismissed "
-                                  "alternative)", dictionary, article="001"), image_pipeline(dev)]
+
+    return [
+        called,
+        relaunched,
+        attempt(
+            "B2",
+            "a dictionary of device functions indexed in a kernel (article 001's dismissed " "alternative)",
+            dictionary,
+            article="001",
+        ),
+        image_pipeline(dev),
+    ]
 
 
 def image_pipeline(dev):
@@ -387,18 +471,24 @@ def image_pipeline(dev):
     def run():
         img = (np.arange(64 * 48, dtype=np.float32).reshape(64, 48) % 251).astype(np.float32)
         padded = np.pad(img.astype(np.float64), 1)
-        blur = sum(padded[1 + i:65 + i, 1 + j:49 + j] for i in (-1, 0, 1) for j in (-1, 0, 1)) / 9
+        blur = sum(padded[1 + i : 65 + i, 1 + j : 49 + j] for i in (-1, 0, 1) for j in (-1, 0, 1)) / 9
         valid = True
         for op, param, expected in ((0, 1, blur), (1, 3, img * 3.0), (2, 0, 255.0 - img)):
             out = cuda.device_array_like(img)
             image_processing_kernel[(8, 6), (8, 8)](cuda.to_device(img), out, op, param)
             valid = valid and close_to(out.copy_to_host(), expected, rtol=1e-5, atol=1e-3)
         return valid, {}
-    return attempt("example", "001 example 2: image_processing_kernel calling blur_image, sharpen_image, invert_colors",
-                   run, article="001")
+
+    return attempt(
+        "example",
+        "001 example 2: image_processing_kernel calling blur_image, sharpen_image, invert_colors",
+        run,
+        article="001",
+    )
 
 
 # --- B4: the structured task array --------------------------------------------------------------
+
 
 def task_records(dev):
     cuda = dev.cuda
@@ -425,15 +515,30 @@ def task_records(dev):
         t = tasks[np.arange(n) % tasks.size]
         d = data.astype(np.float64)
         p1, p2 = t["param1"].astype(np.float64), t["param2"].astype(np.float64)
-        expected = np.where(t["operation_id"] == 0, d + p1 + p2, np.where(t["operation_id"] == 1, d * p1 * p2, d))
-        d_data, d_tasks, out = cuda.to_device(data), cuda.to_device(tasks), cuda.device_array(n, dtype=np.float32)
+        expected = np.where(
+            t["operation_id"] == 0, d + p1 + p2, np.where(t["operation_id"] == 1, d * p1 * p2, d)
+        )
+        d_data, d_tasks, out = (
+            cuda.to_device(data),
+            cuda.to_device(tasks),
+            cuda.device_array(n, dtype=np.float32),
+        )
         ms = gpu_median_ms(dev, lambda: generic_compute_kernel[grid(n), BLOCK](d_data, d_tasks, out))
         return close_to(out.copy_to_host(), expected), {"n": n, "ms": ms, "GB/s": 8 * n / (ms * 1e-3) / 1e9}
-    return [attempt("B4", "article 001's generic_compute_kernel: the op and its parameters read per element from a "
-                    "NumPy structured array", run, article="001")]
+
+    return [
+        attempt(
+            "B4",
+            "article 001's generic_compute_kernel: the op and its parameters read per element from a "
+            "NumPy structured array",
+            run,
+            article="001",
+        )
+    ]
 
 
 # --- D1: NumPy on the host against the GPU, transfers included ----------------------------------
+
 
 def numpy_against_gpu(dev):
     """Article 003's Numba example (square 2^20 float32 elements, to_device, kernel, copy_to_host)
@@ -456,25 +561,43 @@ def numpy_against_gpu(dev):
                 y_gpu = cuda.device_array_like(x_gpu)
                 my_kernel[grid(n), BLOCK](x_gpu, y_gpu)
                 return y_gpu.copy_to_host()
+
             valid = valid and close_to(with_transfers(), x_cpu.astype(np.float64) ** 2)
             x_gpu, y_gpu = cuda.to_device(x_cpu), cuda.device_array(n, dtype=np.float32)
-            figures[str(n)] = {"numpy_ms": host_median_ms(lambda: x_cpu * x_cpu, repetitions=7),
-                               "gpu_with_transfers_ms": host_median_ms(with_transfers, cuda.synchronize, repetitions=7),
-                               "gpu_kernel_ms": gpu_median_ms(dev, lambda: my_kernel[grid(n), BLOCK](x_gpu, y_gpu))}
+            figures[str(n)] = {
+                "numpy_ms": host_median_ms(lambda: x_cpu * x_cpu, repetitions=7),
+                "gpu_with_transfers_ms": host_median_ms(with_transfers, cuda.synchronize, repetitions=7),
+                "gpu_kernel_ms": gpu_median_ms(dev, lambda: my_kernel[grid(n), BLOCK](x_gpu, y_gpu)),
+            }
         return valid, figures
-    return [attempt("D1", "article 003's Numba example (y = x * x, to_device, kernel, copy_to_host) against NumPy on the "
-                    "host", run, article="003")]
+
+    return [
+        attempt(
+            "D1",
+            "article 003's Numba example (y = x * x, to_device, kernel, copy_to_host) against NumPy on the "
+            "host",
+            run,
+            article="003",
+        )
+    ]
 
 
 # --- E2: NumPy structured arrays ----------------------------------------------------------------
+
 
 def structured_arrays(dev):
     """A record of mixed widths (int8, float64, float32) as NumPy lays it out packed (13 bytes)
     and with align=True (24 bytes, C's layout). Numba reads each field at the offset the dtype
     gives; each layout runs in a process of its own, as a packed float64 is a misaligned load
     if Numba does not know it is one."""
-    return [attempt("E2", f"Numba: a structured array (int8, float64, float32), {'align=True' if align else 'packed'}",
-                    lambda align=align: in_new_process("structured", align)) for align in (False, True)]
+    return [
+        attempt(
+            "E2",
+            f"Numba: a structured array (int8, float64, float32), {'align=True' if align else 'packed'}",
+            lambda align=align: in_new_process("structured", align),
+        )
+        for align in (False, True)
+    ]
 
 
 def structured(cuda, align):
@@ -484,10 +607,15 @@ def structured(cuda, align):
         if i < recs.size:
             r = recs[i]
             out[i] = r.v * r.w + r.tag
+
     dtype = np.dtype([("tag", np.int8), ("v", np.float64), ("w", np.float32)], align=align)
     recs = np.zeros(1 << 20, dtype=dtype)
     rng = np.random.default_rng(4)
-    recs["tag"], recs["v"], recs["w"] = rng.integers(-100, 100, recs.size), rng.random(recs.size), rng.random(recs.size)
+    recs["tag"], recs["v"], recs["w"] = (
+        rng.integers(-100, 100, recs.size),
+        rng.random(recs.size),
+        rng.random(recs.size),
+    )
     out = cuda.device_array(recs.size, dtype=np.float64)
     weigh[grid(recs.size), BLOCK](cuda.to_device(recs), out)
     expected = recs["v"] * recs["w"].astype(np.float64) + recs["tag"]
@@ -498,6 +626,7 @@ CHILDREN = {"precompiled": precompiled, "structured": structured}
 
 
 # --- compile cost in each cache state ------------------------------------------------------------
+
 
 def compile_states(dev):
     """A new function's kernel (what a user's new op costs), then the same kernel again (Numba's
@@ -517,6 +646,7 @@ def compile_states(dev):
                 j = cuda.grid(1)
                 if j < xs.size:
                     ys[j] = f(xs[j])
+
             for times in (new, hit):
                 t0 = time.perf_counter()
                 kernel[grid(x.size), BLOCK](x, out)
@@ -524,5 +654,7 @@ def compile_states(dev):
                 times.append((time.perf_counter() - t0) * 1e3)
         xs = x.copy_to_host().astype(np.float64)
         return close_to(out.copy_to_host(), xs * xs + 3), {"new_source_ms": new, "memory_hit_ms": hit}
-    return attempt("compile", "Numba: a kernel calling a new device function, first call and the call after", run)
 
+    return attempt(
+        "compile", "Numba: a kernel calling a new device function, first call and the call after", run
+    )

@@ -121,10 +121,18 @@ def experiments(dev):
             x_gpu, y_gpu, out_gpu = drv.mem_alloc(x.nbytes), drv.mem_alloc(y.nbytes), drv.mem_alloc(x.nbytes)
             drv.memcpy_htod(x_gpu, x)
             drv.memcpy_htod(y_gpu, y)
-            f(x_gpu, y_gpu, out_gpu, np.int32(n_small), block=(BLOCK, 1, 1), grid=((n_small + BLOCK - 1) // BLOCK, 1))
+            f(
+                x_gpu,
+                y_gpu,
+                out_gpu,
+                np.int32(n_small),
+                block=(BLOCK, 1, 1),
+                grid=((n_small + BLOCK - 1) // BLOCK, 1),
+            )
             out = np.zeros(n_small, dtype=np.float32)
             drv.memcpy_dtoh(out, out_gpu)
             return close_to(out, x.astype(np.float64) + y), {}
+
         return run
 
     def matrix_multiply(width, width_argument):
@@ -134,11 +142,19 @@ def experiments(dev):
             a_gpu, b_gpu, c_gpu = drv.mem_alloc(a.nbytes), drv.mem_alloc(b.nbytes), drv.mem_alloc(a.nbytes)
             drv.memcpy_htod(a_gpu, a)
             drv.memcpy_htod(b_gpu, b)
-            f(a_gpu, b_gpu, c_gpu, width_argument(width), width_argument(width), block=(16, 16, 1),
-              grid=((width + 15) // 16, (width + 15) // 16, 1))
+            f(
+                a_gpu,
+                b_gpu,
+                c_gpu,
+                width_argument(width),
+                width_argument(width),
+                block=(16, 16, 1),
+                grid=((width + 15) // 16, (width + 15) // 16, 1),
+            )
             c = np.empty((width, width), dtype=np.float32)
             drv.memcpy_dtoh(c, c_gpu)
             return close_to(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3), {}
+
         return run
 
     def add_with_in_argument():  # article 004's example 1: the size passed as cuda.In(n), n an int
@@ -160,27 +176,76 @@ def experiments(dev):
         return False, {}
 
     records = [
-        attempt("example", "002 example 1: vector add (mem_alloc, memcpy_htod, np.int32(n))", vector_add(VECTOR_ADD, "add"),
-                article="002"),
-        attempt("example", "002 example 2: matrix multiply, 1024 x 1024", matrix_multiply(1024, np.int32), article="002"),
-        attempt("example", "002 example 3: shared-memory vector add (with example 1's host code, which it elides)",
-                vector_add(VECTOR_ADD_SHARED, "add_shared"), article="002"),
-        attempt("example", "004 example 1: vector add with the size passed as cuda.In(n)", add_with_in_argument,
-                article="004"),
-        attempt("example", "004 example 2: matrix multiply (64 x 64) with the widths passed as cuda.In(width)",
-                matrix_multiply(64, drv.In), article="004"),
-        attempt("example", "004 example 3: Point structs (astype(uint8), get_ptr(), dtype 'V2f')", points_as_written,
-                article="004"),
+        attempt(
+            "example",
+            "002 example 1: vector add (mem_alloc, memcpy_htod, np.int32(n))",
+            vector_add(VECTOR_ADD, "add"),
+            article="002",
+        ),
+        attempt(
+            "example",
+            "002 example 2: matrix multiply, 1024 x 1024",
+            matrix_multiply(1024, np.int32),
+            article="002",
+        ),
+        attempt(
+            "example",
+            "002 example 3: shared-memory vector add (with example 1's host code, which it elides)",
+            vector_add(VECTOR_ADD_SHARED, "add_shared"),
+            article="002",
+        ),
+        attempt(
+            "example",
+            "004 example 1: vector add with the size passed as cuda.In(n)",
+            add_with_in_argument,
+            article="004",
+        ),
+        attempt(
+            "example",
+            "004 example 2: matrix multiply (64 x 64) with the widths passed as cuda.In(width)",
+            matrix_multiply(64, drv.In),
+            article="004",
+        ),
+        attempt(
+            "example",
+            "004 example 3: Point structs (astype(uint8), get_ptr(), dtype 'V2f')",
+            points_as_written,
+            article="004",
+        ),
     ]
-    records.append(attempt("C1", "PyCUDA SourceModule: a new source (nvcc), then the same source (PyCUDA's disk cache)",
-                           lambda: compile_states(dev), article="002"))
-    records.append(attempt("C2", "article 002's shared-memory vector add / the plain one, 2^24 float32",
-                           lambda: shared_against_plain(dev), article="002"))
-    records.append(attempt("E1", "a __global__ function calling a __device__ function (SourceModule)",
-                           lambda: device_function_call(dev), article="004"))
+    records.append(
+        attempt(
+            "C1",
+            "PyCUDA SourceModule: a new source (nvcc), then the same source (PyCUDA's disk cache)",
+            lambda: compile_states(dev),
+            article="002",
+        )
+    )
+    records.append(
+        attempt(
+            "C2",
+            "article 002's shared-memory vector add / the plain one, 2^24 float32",
+            lambda: shared_against_plain(dev),
+            article="002",
+        )
+    )
+    records.append(
+        attempt(
+            "E1",
+            "a __global__ function calling a __device__ function (SourceModule)",
+            lambda: device_function_call(dev),
+            article="004",
+        )
+    )
     records += structs(dev)
-    records.append(attempt("E3", "page-locked / pageable host memory: copies and the article's allocate-then-copy",
-                           lambda: pinned_against_pageable(dev), article="004"))
+    records.append(
+        attempt(
+            "E3",
+            "page-locked / pageable host memory: copies and the article's allocate-then-copy",
+            lambda: pinned_against_pageable(dev),
+            article="004",
+        )
+    )
     return records
 
 
@@ -211,11 +276,23 @@ def shared_against_plain(dev):
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     x_gpu, y_gpu, out = gpuarray.to_gpu(x), gpuarray.to_gpu(y), gpuarray.empty(n, dtype=np.float32)
     figures, valid = {"n": n}, True
-    for label, source, name in (("plain_ms", VECTOR_ADD, "add"), ("shared_ms", VECTOR_ADD_SHARED, "add_shared")):
+    for label, source, name in (
+        ("plain_ms", VECTOR_ADD, "add"),
+        ("shared_ms", VECTOR_ADD_SHARED, "add_shared"),
+    ):
         f = dev.SourceModule(source).get_function(name)
         dev.poison(out)
-        figures[label] = gpu_median_ms(dev, lambda: f(x_gpu.gpudata, y_gpu.gpudata, out.gpudata, np.int32(n),
-                                                      block=(BLOCK, 1, 1), grid=((n + BLOCK - 1) // BLOCK, 1)))
+        figures[label] = gpu_median_ms(
+            dev,
+            lambda: f(
+                x_gpu.gpudata,
+                y_gpu.gpudata,
+                out.gpudata,
+                np.int32(n),
+                block=(BLOCK, 1, 1),
+                grid=((n + BLOCK - 1) // BLOCK, 1),
+            ),
+        )
         valid = valid and close_to(out.get(), x.astype(np.float64) + y)
     figures["shared_over_plain"] = figures["shared_ms"] / figures["plain_ms"]
     return valid, figures
@@ -225,7 +302,13 @@ def device_function_call(dev):
     f = dev.SourceModule(DEVICE_FUNCTION).get_function("apply")
     x = np.arange(1 << 20, dtype=np.float32)
     out = np.empty_like(x)
-    f(dev.drv.In(x), dev.drv.Out(out), np.int32(x.size), block=(BLOCK, 1, 1), grid=((x.size + BLOCK - 1) // BLOCK, 1))
+    f(
+        dev.drv.In(x),
+        dev.drv.Out(out),
+        np.int32(x.size),
+        block=(BLOCK, 1, 1),
+        grid=((x.size + BLOCK - 1) // BLOCK, 1),
+    )
     return close_to(out, x.astype(np.float64) + 1), {}
 
 
@@ -242,8 +325,10 @@ def structs(dev):
         f(points_d, np.int32(1024), block=(BLOCK, 1, 1), grid=(4, 1))
         got = np.empty_like(points_h)
         drv.memcpy_dtoh(got, points_d)
-        return (close_to(got["x"], points_h["x"] * 2.0) and close_to(got["y"], points_h["y"] + 1.0),
-                {"itemsize": points_h.dtype.itemsize})
+        return (
+            close_to(got["x"], points_h["x"] * 2.0) and close_to(got["y"], points_h["y"] + 1.0),
+            {"itemsize": points_h.dtype.itemsize},
+        )
 
     def mixed(align):
         module = dev.SourceModule(MIXED)
@@ -253,16 +338,36 @@ def structs(dev):
         # The kernel reads n records of sizeof(Record) bytes: the buffer holds that many, whatever
         # NumPy's itemsize, so a layout that disagrees reads wrong values, never out of bounds.
         buf = np.zeros(max(recs.nbytes, recs.size * int(size[0])), dtype=np.uint8)
-        buf[:recs.nbytes] = recs.view(np.uint8)
+        buf[: recs.nbytes] = recs.view(np.uint8)
         out = np.empty(recs.size, dtype=np.float64)
-        module.get_function("weigh")(drv.In(buf), drv.Out(out), np.int32(recs.size), block=(BLOCK, 1, 1),
-                                     grid=((recs.size + BLOCK - 1) // BLOCK, 1))
-        return close_to(out, expected, rtol=1e-12, atol=0), {"itemsize": recs.dtype.itemsize, "c_sizeof": int(size[0])}
+        module.get_function("weigh")(
+            drv.In(buf),
+            drv.Out(out),
+            np.int32(recs.size),
+            block=(BLOCK, 1, 1),
+            grid=((recs.size + BLOCK - 1) // BLOCK, 1),
+        )
+        return close_to(out, expected, rtol=1e-12, atol=0), {
+            "itemsize": recs.dtype.itemsize,
+            "c_sizeof": int(size[0]),
+        }
 
-    return [attempt("E2", "PyCUDA: article 004's Point {float x, y} from a NumPy structured array, copied as it is",
-                    points, article="004"),
-            attempt("E2", "PyCUDA: a struct (char, double, float) from a packed NumPy dtype", lambda: mixed(False)),
-            attempt("E2", "PyCUDA: a struct (char, double, float) from a NumPy dtype with align=True", lambda: mixed(True))]
+    return [
+        attempt(
+            "E2",
+            "PyCUDA: article 004's Point {float x, y} from a NumPy structured array, copied as it is",
+            points,
+            article="004",
+        ),
+        attempt(
+            "E2", "PyCUDA: a struct (char, double, float) from a packed NumPy dtype", lambda: mixed(False)
+        ),
+        attempt(
+            "E2",
+            "PyCUDA: a struct (char, double, float) from a NumPy dtype with align=True",
+            lambda: mixed(True),
+        ),
+    ]
 
 
 def pinned_against_pageable(dev):
@@ -284,10 +389,14 @@ def pinned_against_pageable(dev):
             def call():
                 c = make()
                 drv.memcpy_dtoh(c, d)
+
             return call
-        row["pageable_alloc_dtoh_ms"] = host_median_ms(allocate_then_copy(lambda: np.empty(n, dtype=np.float32)),
-                                                       repetitions=9)
-        row["pinned_alloc_dtoh_ms"] = host_median_ms(allocate_then_copy(lambda: drv.pagelocked_empty(n, dtype=np.float32)),
-                                                     repetitions=9)
+
+        row["pageable_alloc_dtoh_ms"] = host_median_ms(
+            allocate_then_copy(lambda: np.empty(n, dtype=np.float32)), repetitions=9
+        )
+        row["pinned_alloc_dtoh_ms"] = host_median_ms(
+            allocate_then_copy(lambda: drv.pagelocked_empty(n, dtype=np.float32)), repetitions=9
+        )
         figures[str(4 * n)] = row
     return valid, figures

@@ -27,13 +27,16 @@ def connect():
     except Exception as e:
         raise harness.Unavailable(harness.import_failure("cuda.bindings", e))
     import importlib.metadata
+
     try:
         version = importlib.metadata.version("cuda-python")
     except importlib.metadata.PackageNotFoundError:
         version = "cuda-bindings " + importlib.metadata.version("cuda-bindings")
-    err, = driver.cuInit(0)
+    (err,) = driver.cuInit(0)
     if err != driver.CUresult.CUDA_SUCCESS:
-        raise harness.Unavailable(f"cuInit failed: {driver.cuGetErrorName(err)[1].decode()} (no usable GPU or driver)")
+        raise harness.Unavailable(
+            f"cuInit failed: {driver.cuGetErrorName(err)[1].decode()} (no usable GPU or driver)"
+        )
     err, count = driver.cuDeviceGetCount()
     if err != driver.CUresult.CUDA_SUCCESS or count < 1:
         raise harness.Unavailable("the driver sees no CUDA device")
@@ -51,16 +54,28 @@ class DriverDevice(harness.Device):
         self.check(driver.cuCtxSetCurrent(self.context))
         name = self.check(driver.cuDeviceGetName(256, self.device)).split(b"\0")[0].decode()
         attr = driver.CUdevice_attribute
-        major = self.check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device))
-        minor = self.check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device))
+        major = self.check(
+            driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device)
+        )
+        minor = self.check(
+            driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device)
+        )
         l2 = self.check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, self.device))
         self.props = {"name": name, "l2_bytes": int(l2), "cc": f"{major}.{minor}"}
-        sms = self.check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.device))
+        sms = self.check(
+            driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.device)
+        )
         size, words, self.flush_blocks = sources.flush_shape(int(l2), int(sms))
-        self.scratch, self.sink = self.upload(np.zeros(size, dtype=np.uint8)), self.upload(np.zeros(1, dtype=np.uint32))
+        self.scratch, self.sink = self.upload(np.zeros(size, dtype=np.uint8)), self.upload(
+            np.zeros(1, dtype=np.uint32)
+        )
         self.flush_kernel = self.compile(sources.FLUSH_SOURCE, sources.FLUSH_NAME)
-        self.flush_args = [ctypes.c_void_p(int(self.scratch[0])), ctypes.c_ulonglong(words),
-                           ctypes.c_uint(sources.FLUSH_NEVER), ctypes.c_void_p(int(self.sink[0]))]
+        self.flush_args = [
+            ctypes.c_void_p(int(self.scratch[0])),
+            ctypes.c_ulonglong(words),
+            ctypes.c_uint(sources.FLUSH_NEVER),
+            ctypes.c_void_p(int(self.sink[0])),
+        ]
         self.flush_pointers = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in self.flush_args])
         self.start = self.check(driver.cuEventCreate(0))
         self.stop = self.check(driver.cuEventCreate(0))
@@ -81,7 +96,11 @@ class DriverDevice(harness.Device):
         return buf
 
     def empty_like(self, array):
-        return (self.check(self.cu.cuMemAlloc(max(array.nbytes, 1)), "(cuMemAlloc)"), array.shape, array.dtype)
+        return (
+            self.check(self.cu.cuMemAlloc(max(array.nbytes, 1)), "(cuMemAlloc)"),
+            array.shape,
+            array.dtype,
+        )
 
     def download(self, buffer):
         host = np.empty(buffer[1], dtype=buffer[2])
@@ -95,8 +114,22 @@ class DriverDevice(harness.Device):
         self.check(self.cu.cuMemsetD8(buffer[0], 0xFF, self.nbytes(buffer)), "(cuMemsetD8)")
 
     def flush_l2(self):
-        self.check(self.cu.cuLaunchKernel(self.flush_kernel, self.flush_blocks, 1, 1, sources.BLOCK, 1, 1, 0, 0,
-                                          ctypes.addressof(self.flush_pointers), 0), "(cuLaunchKernel, the flush)")
+        self.check(
+            self.cu.cuLaunchKernel(
+                self.flush_kernel,
+                self.flush_blocks,
+                1,
+                1,
+                sources.BLOCK,
+                1,
+                1,
+                0,
+                0,
+                ctypes.addressof(self.flush_pointers),
+                0,
+            ),
+            "(cuLaunchKernel, the flush)",
+        )
 
     def time_ms(self, call):
         self.check(self.cu.cuEventRecord(self.start, 0))
@@ -120,7 +153,7 @@ class DriverDevice(harness.Device):
         prog = self.check(nv.nvrtcCreateProgram(source.encode(), b"cdl_peer.cu", 0, [], []))
         arch = "sm_" + self.props["cc"].replace(".", "")
         options = [b"--std=c++17", f"--gpu-architecture={arch}".encode()]
-        err, = nv.nvrtcCompileProgram(prog, len(options), options)
+        (err,) = nv.nvrtcCompileProgram(prog, len(options), options)
         if err != nv.nvrtcResult.NVRTC_SUCCESS:
             size = self.check(nv.nvrtcGetProgramLogSize(prog))
             log = b" " * size
@@ -145,8 +178,12 @@ def build_nvrtc(dev, problem, inputs, out):
     pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
 
     def launch():
-        dev.check(dev.cu.cuLaunchKernel(function, *grid, *block, 0, 0, ctypes.addressof(pointers), 0), "(cuLaunchKernel)")
+        dev.check(
+            dev.cu.cuLaunchKernel(function, *grid, *block, 0, 0, ctypes.addressof(pointers), 0),
+            "(cuLaunchKernel)",
+        )
         return out
+
     launch.keep = (values, pointers)  # the argument array must outlive every launch
     return launch
 

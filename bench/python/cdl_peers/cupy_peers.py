@@ -38,9 +38,14 @@ class CupyDevice(harness.Device):
     def __init__(self, cp):
         self.cp = cp
         p = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-        self.props = {"name": p["name"].decode() if isinstance(p["name"], bytes) else p["name"],
-                      "l2_bytes": int(p["l2CacheSize"]), "cc": f"{p['major']}.{p['minor']}"}
-        size, self.flush_words, self.flush_blocks = sources.flush_shape(self.props["l2_bytes"], int(p["multiProcessorCount"]))
+        self.props = {
+            "name": p["name"].decode() if isinstance(p["name"], bytes) else p["name"],
+            "l2_bytes": int(p["l2CacheSize"]),
+            "cc": f"{p['major']}.{p['minor']}",
+        }
+        size, self.flush_words, self.flush_blocks = sources.flush_shape(
+            self.props["l2_bytes"], int(p["multiProcessorCount"])
+        )
         self.scratch, self.sink = cp.zeros(size, dtype=cp.uint8), cp.zeros(1, dtype=cp.uint32)
         self.flush_kernel = cp.RawKernel(sources.FLUSH_SOURCE, sources.FLUSH_NAME)
         self.start, self.stop = cp.cuda.Event(), cp.cuda.Event()
@@ -58,8 +63,11 @@ class CupyDevice(harness.Device):
         buffer.view(self.cp.uint8).fill(0xFF)
 
     def flush_l2(self):
-        self.flush_kernel((self.flush_blocks,), (sources.BLOCK,),
-                          (self.scratch, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER), self.sink))
+        self.flush_kernel(
+            (self.flush_blocks,),
+            (sources.BLOCK,),
+            (self.scratch, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER), self.sink),
+        )
 
     def time_ms(self, call):
         self.start.record()
@@ -80,6 +88,7 @@ class CupyDevice(harness.Device):
 
 # --- ufunc chain ------------------------------------------------------------------------------
 
+
 def build_ufunc(dev, problem, inputs, out):
     if problem.workload == "zip":
         x, y = inputs["x"], inputs["y"]
@@ -89,16 +98,20 @@ def build_ufunc(dev, problem, inputs, out):
 
 
 def ufunc_applies(problem):
-    return (problem.workload == "zip" and problem.info["op"] == "add") or \
-        (problem.info.get("op") == "quadratic" and problem.info.get("k") == 1)
+    return (problem.workload == "zip" and problem.info["op"] == "add") or (
+        problem.info.get("op") == "quadratic" and problem.info.get("k") == 1
+    )
 
 
 # --- ElementwiseKernel ------------------------------------------------------------------------
 
+
 def build_elementwise(dev, problem, inputs, out):
     cp = dev.cp
     if problem.workload == "zip":
-        kernel = cp.ElementwiseKernel("T x, T y", "T z", f"z = {problem.info['source']};", "cdl_zip_" + problem.info["op"])
+        kernel = cp.ElementwiseKernel(
+            "T x, T y", "T z", f"z = {problem.info['source']};", "cdl_zip_" + problem.info["op"]
+        )
         x, y = inputs["x"], inputs["y"]
         return lambda: kernel(x, y, out)
     body = f"""
@@ -114,6 +127,7 @@ def build_elementwise(dev, problem, inputs, out):
 
 
 # --- RawKernel --------------------------------------------------------------------------------
+
 
 def build_raw(dev, problem, inputs, out):
     source, name, grid, block, buffers, scalars = sources.kernel_of(problem)
@@ -133,4 +147,5 @@ def cases():
 
 def experiments(dev):
     from . import articles_cupy
+
     return articles_cupy.experiments(dev)

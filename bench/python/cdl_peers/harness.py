@@ -41,6 +41,7 @@ class ProblemError(Exception):
 @dataclass
 class Settings:
     """The C++ suite's settings (bench/suite.cpp): repetitions and the GPU time aimed at per one."""
+
     quick: bool
     repetitions: int
     target_s: float
@@ -59,13 +60,15 @@ class Settings:
 # ---------------------------------------------------------------------------------------------
 # Problems
 
+
 @dataclass
 class Problem:
     """One problem as cdl_problem wrote it: inputs, reference and what problem.json says."""
+
     dir: str
     info: dict
-    inputs: dict = field(default_factory=dict)   # name -> numpy array (host)
-    reference: np.ndarray = None                 # records (value, scale), float64
+    inputs: dict = field(default_factory=dict)  # name -> numpy array (host)
+    reference: np.ndarray = None  # records (value, scale), float64
 
     @property
     def name(self):
@@ -98,8 +101,9 @@ class Problem:
             p.reference = np.load(os.path.join(path, "reference.npy"))
         except (OSError, ValueError, KeyError) as e:
             raise ProblemError(f"{path}: cannot read its arrays: {e}")
-        if p.reference.dtype.names != ("value", "scale") or \
-                any(len(a) != len(p.reference) for a in p.inputs.values()):
+        if p.reference.dtype.names != ("value", "scale") or any(
+            len(a) != len(p.reference) for a in p.inputs.values()
+        ):
             raise ProblemError(f"{path}: reference.npy and the inputs do not match")
         return p
 
@@ -117,8 +121,9 @@ def validate(got, problem):
     ref, tol = problem.reference, problem.info["tolerance"]
     got = np.asarray(got, dtype=np.float64).reshape(-1)
     if got.shape != ref.shape:
-        return Validation(False, len(ref), float("inf"),
-                          f"WRONG RESULT: {got.size} elements, expected {ref.size}")
+        return Validation(
+            False, len(ref), float("inf"), f"WRONG RESULT: {got.size} elements, expected {ref.size}"
+        )
     err = np.abs(got - ref["value"])
     scale = ref["scale"]
     rel = np.where(scale > 0, err / np.where(scale > 0, scale, 1.0), err)
@@ -126,19 +131,27 @@ def validate(got, problem):
     failures = int(ok.size - np.count_nonzero(ok))
     max_rel = float(np.nanmax(np.where(np.isnan(rel), np.inf, rel))) if rel.size else 0.0
     if failures == 0:
-        return Validation(True, 0, max_rel, f"ok: {ref.size} elements, max rel error {max_rel:.3g} (tolerance {tol:.3g})")
+        return Validation(
+            True, 0, max_rel, f"ok: {ref.size} elements, max rel error {max_rel:.3g} (tolerance {tol:.3g})"
+        )
     i = int(np.argmin(ok))
-    return Validation(False, failures, max_rel,
-                      f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index {i}: "
-                      f"got {got[i]:.9g}, expected {ref['value'][i]:.9g}; max rel error {max_rel:.3g}")
+    return Validation(
+        False,
+        failures,
+        max_rel,
+        f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index {i}: "
+        f"got {got[i]:.9g}, expected {ref['value'][i]:.9g}; max rel error {max_rel:.3g}",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # What a peer system provides
 
+
 class Device:
     """What the harness needs from a peer's own library. Each system implements it with its own
     memory and events, so that no peer's figures depend on another system being installed."""
+
     name = "?"
 
     def upload(self, array):
@@ -177,7 +190,8 @@ class Case:
     """One way of writing a workload. build(device, problem, inputs, out) does what a user does
     before the first call (define and compile, or not yet: CuPy and Numba compile at the first
     call) and returns the call: launch() -> the device array holding the result."""
-    name: str                    # "<system>.<technique>/<form>", like a registry entry
+
+    name: str  # "<system>.<technique>/<form>", like a registry entry
     workloads: tuple
     build: callable
     applies: callable = lambda problem: True
@@ -186,27 +200,60 @@ class Case:
 # ---------------------------------------------------------------------------------------------
 # Running one system
 
+
 def result_entries(run_name, rep_ms, counters, repetitions, iterations):
     """Every repetition, then Google Benchmark's aggregates (median, mean, min, max, cv), in
     microseconds, as cdl_bench writes them."""
     mean = statistics.fmean(rep_ms)
-    values = {"median": statistics.median(rep_ms), "mean": mean, "min": min(rep_ms), "max": max(rep_ms),
-              "cv": (statistics.stdev(rep_ms) / mean) if len(rep_ms) > 1 and mean > 0 else 0.0}
-    out = [{"name": run_name, "run_name": run_name, "run_type": "iteration", "repetitions": repetitions,
-            "repetition_index": i, "threads": 1, "iterations": iterations, "real_time": ms * 1e3, "cpu_time": 0.0,
-            "time_unit": "us"} for i, ms in enumerate(rep_ms)]
+    values = {
+        "median": statistics.median(rep_ms),
+        "mean": mean,
+        "min": min(rep_ms),
+        "max": max(rep_ms),
+        "cv": (statistics.stdev(rep_ms) / mean) if len(rep_ms) > 1 and mean > 0 else 0.0,
+    }
+    out = [
+        {
+            "name": run_name,
+            "run_name": run_name,
+            "run_type": "iteration",
+            "repetitions": repetitions,
+            "repetition_index": i,
+            "threads": 1,
+            "iterations": iterations,
+            "real_time": ms * 1e3,
+            "cpu_time": 0.0,
+            "time_unit": "us",
+        }
+        for i, ms in enumerate(rep_ms)
+    ]
     for agg, v in values.items():
-        e = {"name": f"{run_name}_{agg}", "run_name": run_name, "run_type": "aggregate", "repetitions": repetitions,
-             "threads": 1, "aggregate_name": agg, "aggregate_unit": "percentage" if agg == "cv" else "time",
-             "iterations": iterations, "real_time": v if agg == "cv" else v * 1e3, "cpu_time": 0.0, "time_unit": "us"}
+        e = {
+            "name": f"{run_name}_{agg}",
+            "run_name": run_name,
+            "run_type": "aggregate",
+            "repetitions": repetitions,
+            "threads": 1,
+            "aggregate_name": agg,
+            "aggregate_unit": "percentage" if agg == "cv" else "time",
+            "iterations": iterations,
+            "real_time": v if agg == "cv" else v * 1e3,
+            "cpu_time": 0.0,
+            "time_unit": "us",
+        }
         e.update(counters)
         out.append(e)
     return out
 
 
 def error_entry(run_name, message):
-    return {"name": run_name, "run_name": run_name, "run_type": "iteration", "error_occurred": True,
-            "error_message": message}
+    return {
+        "name": run_name,
+        "run_name": run_name,
+        "run_type": "iteration",
+        "error_occurred": True,
+        "error_message": message,
+    }
 
 
 def measure_copy_gbs(dev, l2_bytes, repetitions=20, batch=8):
@@ -221,6 +268,7 @@ def measure_copy_gbs(dev, l2_bytes, repetitions=20, batch=8):
     def copies():
         for _ in range(batch):
             dev.copy(dst, src)
+
     times = [dev.time_ms(copies) / batch for _ in range(repetitions)]
     if not np.array_equal(dev.download(dst)[:: 1 << 16], np.ones(n, dtype=np.float32)[:: 1 << 16]):
         raise RuntimeError("the copy floor's copy wrote wrong data")
@@ -253,8 +301,13 @@ def run_case(dev, case, problem, settings, copy_gbs):
             total += dev.time_ms(launch)
         rep_ms.append(total / iterations)
     gbs = problem.info["min_bytes"] / (statistics.median(rep_ms) * 1e-3) / 1e9
-    counters = {"GB/s": gbs, "bytes_per_second": gbs * 1e9, "frac_copy": gbs / copy_gbs,
-                "max_rel_err": v.max_rel_error, "first_call_ms": first_call_ms}
+    counters = {
+        "GB/s": gbs,
+        "bytes_per_second": gbs * 1e9,
+        "frac_copy": gbs / copy_gbs,
+        "max_rel_err": v.max_rel_error,
+        "first_call_ms": first_call_ms,
+    }
     return result_entries(run_name, rep_ms, counters, settings.repetitions, iterations), v
 
 
@@ -280,13 +333,20 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     for note in part["notes"]:
         print(f"cdl_peers: {system.NAME}: {note}", file=sys.stderr, flush=True)
     problems = [Problem.load(d) for d in problem_dirs]
-    work = [(c, p) for p in problems for c in system.cases()
-            if p.workload in c.workloads and c.applies(p) and case_filter in f"{p.workload}/{c.name}"]
+    work = [
+        (c, p)
+        for p in problems
+        for c in system.cases()
+        if p.workload in c.workloads and c.applies(p) and case_filter in f"{p.workload}/{c.name}"
+    ]
     start = time.perf_counter()
     copy_gbs = measure_copy_gbs(dev, props["l2_bytes"])
     part["copy_bandwidth_gbs"] = copy_gbs
-    print(f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s; {len(work)} benchmarks",
-          file=sys.stderr, flush=True)
+    print(
+        f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s; {len(work)} benchmarks",
+        file=sys.stderr,
+        flush=True,
+    )
     for i, (case, problem) in enumerate(work, 1):
         label = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
         try:
@@ -296,19 +356,30 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
             entries = [error_entry(label, error_text(e))]
             status = "FAILED " + error_text(e, 1)
         part["benchmarks"] += entries
-        print(f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
+            file=sys.stderr,
+            flush=True,
+        )
     if hasattr(system, "experiments") and not case_filter:
         print(f"cdl_peers: {system.NAME}: the articles' experiments", file=sys.stderr, flush=True)
         part["experiments"] = [dict(e, system=system.NAME) for e in system.experiments(dev)]
         for e in part["experiments"]:
-            outcome = ("runs, " + ("validated" if e["valid"] else "WRONG RESULT")) if e["runs"] else \
-                "fails: " + e["error"].splitlines()[0][:200]
-            print(f"cdl_peers: experiment {e.get('claim', '')} '{e['name']}': {outcome}", file=sys.stderr, flush=True)
+            outcome = (
+                ("runs, " + ("validated" if e["valid"] else "WRONG RESULT"))
+                if e["runs"]
+                else "fails: " + e["error"].splitlines()[0][:200]
+            )
+            print(
+                f"cdl_peers: experiment {e.get('claim', '')} '{e['name']}': {outcome}",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # The articles' experiments (articles_*.py): one record per question, in the results file
+
 
 class ChildError(Exception):
     """An experiment's exception in a process of its own, with where it was raised there."""
@@ -379,7 +450,11 @@ def host_median_ms(call, synchronize=lambda: None, repetitions=15, warm=True):
 
 
 def close_to(got, expected, rtol=1e-5, atol=1e-6):
-    return bool(np.allclose(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol))
+    return bool(
+        np.allclose(
+            np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol
+        )
+    )
 
 
 def failure_reason(stderr, returncode):
@@ -388,7 +463,9 @@ def failure_reason(stderr, returncode):
     it. Never a banner's rule of dashes (PyCUDA's exit banner ends with one)."""
     lines = [l.strip() for l in re.sub(r"\x1b\[[0-9;]*m", "", stderr).splitlines()]
     words = [l for l in lines if re.search(r"[A-Za-z0-9]", l)]
-    exceptions = [l for l in words if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b(:|$)", l)]
+    exceptions = [
+        l for l in words if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b(:|$)", l)
+    ]
     errors = [l for l in words if re.search(r"\berror\b", l, re.IGNORECASE)]
     line = (exceptions[-1:] or errors[:1] or words[-1:] or [f"exit status {returncode}"])[0]
     return line[:500] + ("" if line.startswith("exit status") else f" (exit status {returncode})")

@@ -54,8 +54,10 @@ def connect():
     # the same function numba-cuda expects.
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack
-        notes.append(f"numpy {np.__version__} has no numpy.row_stack, which numba-cuda needs at its first compile; "
-                     "restored as numpy.vstack (its former alias) in this process")
+        notes.append(
+            f"numpy {np.__version__} has no numpy.row_stack, which numba-cuda needs at its first compile; "
+            "restored as numpy.vstack (its former alias) in this process"
+        )
     numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
     global cuda_module
     cuda_module = cuda
@@ -64,8 +66,10 @@ def connect():
         dev.flush_l2()
         cuda.synchronize()
     except Exception as e:
-        raise harness.Unavailable(f"numba {version} cannot compile and run a kernel with numpy {np.__version__}: "
-                                  + harness.error_text(e, 1))
+        raise harness.Unavailable(
+            f"numba {version} cannot compile and run a kernel with numpy {np.__version__}: "
+            + harness.error_text(e, 1)
+        )
     dev.notes = notes
     return version, dev
 
@@ -85,6 +89,7 @@ class NumbaDevice(harness.Device):
             i = cuda.grid(1)
             if i < a.size:
                 a[i] = value
+
         # The L2 flush (sources.FLUSH_SOURCE, written for Numba): reads twice the L2, writes
         # nothing that stays, so no dirty line's write-back lands in the timed call.
         @cuda.jit
@@ -96,6 +101,7 @@ class NumbaDevice(harness.Device):
                 i += stride
             if acc == never:
                 sink[0] = acc
+
         self.fill, self.read_flush = fill, read_flush
         size, _, self.flush_blocks = sources.flush_shape(self.props["l2_bytes"], int(d.MULTIPROCESSOR_COUNT))
         self.scratch = cuda.to_device(np.zeros(size // 4, dtype=np.uint32))
@@ -139,6 +145,7 @@ class NumbaDevice(harness.Device):
 
 # --- The catalogue's ops (common/ops.cuh) in Python ---------------------------------------------
 
+
 def python_ops(T):
     """The map ops for element type T (np.float32 or np.float64), as plain Python functions that
     Numba compiles for the device. The constants are of type T: closure variables are frozen as
@@ -159,7 +166,14 @@ def python_ops(T):
 
     def threshold(x):
         return two * x if x > half else x / two
-    return {"quadratic": quadratic, "square": square, "sine": sine, "exp_sin_cos": exp_sin_cos, "threshold": threshold}
+
+    return {
+        "quadratic": quadratic,
+        "square": square,
+        "sine": sine,
+        "exp_sin_cos": exp_sin_cos,
+        "threshold": threshold,
+    }
 
 
 OP_IDS = {name: i for i, name in enumerate(python_ops(np.float32))}  # the catalogue's order
@@ -176,20 +190,24 @@ def _map_args(problem, inputs, out):
 
 # --- inline --------------------------------------------------------------------------------------
 
+
 def build_inline(dev, problem, inputs, out):
     cuda, T = dev.cuda, problem.dtype
     if problem.workload == "zip":
+
         @cuda.jit
         def add(x, y, z):
             i = cuda.grid(1)
             if i < x.size:
                 z[i] = x[i] + y[i]
+
         x, y = inputs["x"], inputs["y"]
         return lambda: (add[_grid(problem.size), BLOCK](x, y, out), out)[1]
     if problem.workload == "image":
         return build_image_inline(dev, problem, inputs, out)
     zero, one, two = T(0), T(1), T(2)
     if problem.info["op"] == "quadratic":
+
         @cuda.jit
         def kernel(xs, ys, k, delta):
             i = cuda.grid(1)
@@ -199,7 +217,9 @@ def build_inline(dev, problem, inputs, out):
                     x = xs[i] + T(j) * delta
                     acc += x * x + two * x + one
                 ys[i] = acc
+
     else:
+
         @cuda.jit
         def kernel(xs, ys, k, delta):
             i = cuda.grid(1)
@@ -209,6 +229,7 @@ def build_inline(dev, problem, inputs, out):
                     x = xs[i] + T(j) * delta
                     acc += math.exp(math.sin(x) * math.cos(x))
                 ys[i] = acc
+
     args = _map_args(problem, inputs, out)
     return lambda: (kernel[_grid(problem.size), BLOCK](*args), out)[1]
 
@@ -230,18 +251,29 @@ def build_image_inline(dev, problem, inputs, out):
                     for dx in range(-r, r + 1):
                         s += img[yy * w + min(max(x + dx, 0), w - 1)]
                 dst[y * w + x] = s / area
+
     else:  # sobel
+
         @cuda.jit
         def kernel(img, dst, w, h, r):
             x, y = cuda.grid(2)
             if x < w and y < h:
                 xl, xr = max(x - 1, 0), min(x + 1, w - 1)
                 yu, yd = max(y - 1, 0), min(y + 1, h - 1)
-                gx = img[yu * w + xr] + two * img[y * w + xr] + img[yd * w + xr] - \
-                    (img[yu * w + xl] + two * img[y * w + xl] + img[yd * w + xl])
-                gy = img[yd * w + xl] + two * img[yd * w + x] + img[yd * w + xr] - \
-                    (img[yu * w + xl] + two * img[yu * w + x] + img[yu * w + xr])
+                gx = (
+                    img[yu * w + xr]
+                    + two * img[y * w + xr]
+                    + img[yd * w + xr]
+                    - (img[yu * w + xl] + two * img[y * w + xl] + img[yd * w + xl])
+                )
+                gy = (
+                    img[yd * w + xl]
+                    + two * img[yd * w + x]
+                    + img[yd * w + xr]
+                    - (img[yu * w + xl] + two * img[yu * w + x] + img[yu * w + xr])
+                )
                 dst[y * w + x] = math.sqrt(gx * gx + gy * gy)
+
     grid = ((w + 31) // 32, (h + 7) // 8)
     src = inputs["in"]
     return lambda: (kernel[grid, (32, 8)](src, out, w, h, r), out)[1]
@@ -257,6 +289,7 @@ def inline_applies(problem):
 
 # --- a device function called from a kernel; the factory ------------------------------------------
 
+
 def make_map_kernel(f, T):
     """A kernel closing over the device function f: a compile-time constant to Numba, so f is
     inlined, and each new f is a new kernel to compile."""
@@ -271,6 +304,7 @@ def make_map_kernel(f, T):
             for j in range(k):
                 acc += f(xs[i] + T(j) * delta)
             ys[i] = acc
+
     return kernel
 
 
@@ -301,6 +335,7 @@ def build_factory(dev, problem, inputs, out):
 
 # --- op-id switch (article 001) ------------------------------------------------------------------
 
+
 def make_switch_kernel(T):
     cuda = cuda_module
     ops = {name: cuda.jit(device=True)(f) for name, f in python_ops(T).items()}
@@ -325,6 +360,7 @@ def make_switch_kernel(T):
                 else:
                     acc += threshold(x)
             ys[i] = acc
+
     return kernel
 
 
@@ -358,6 +394,7 @@ def make_hoisted_switch_kernel(T):
                 for j in range(k):
                     acc += threshold(x0 + T(j) * delta)
             ys[i] = acc
+
     return kernel
 
 
@@ -370,6 +407,7 @@ def make_task_op(i):
         for _ in range(steps):
             acc = acc * p1 + p2
         return acc + constant
+
     return cuda_module.jit(device=True)(op)
 
 
@@ -377,8 +415,14 @@ def make_tasks_switch_kernel(count):
     """if/elif over `count` ops, chosen per element from its task record. Numba has no switch and
     no table of functions, so the chain is generated as source text and compiled."""
     names = {f"op{i}": make_task_op(i) for i in range(count)}
-    lines = ["def kernel(x, tasks, y):", "    i = cuda.grid(1)", "    if i < x.size:", "        t = tasks[i]",
-             "        o = t.op", "        v = x[i]"]
+    lines = [
+        "def kernel(x, tasks, y):",
+        "    i = cuda.grid(1)",
+        "    if i < x.size:",
+        "        t = tasks[i]",
+        "        o = t.op",
+        "        v = x[i]",
+    ]
     for i in range(count):
         lines.append(f"        {'if' if i == 0 else 'elif'} o == {i}:")
         lines.append(f"            v = op{i}(x[i], t.p1, t.p2)")
@@ -404,14 +448,19 @@ def cases():
         harness.Case("numba.inline/scalar", tuple(INLINE_OPS), build_inline, inline_applies),
         harness.Case("numba.device_function/scalar", ("map",), build_device_function),
         harness.Case("numba.op_switch/scalar", ("map", "tasks"), build_switch),
-        harness.Case("numba.op_switch.hoisted/scalar", ("map",),
-                     lambda dev, problem, inputs, out: build_switch(dev, problem, inputs, out, hoisted=True)),
+        harness.Case(
+            "numba.op_switch.hoisted/scalar",
+            ("map",),
+            lambda dev, problem, inputs, out: build_switch(dev, problem, inputs, out, hoisted=True),
+        ),
         harness.Case("numba.factory/scalar", ("map",), build_factory),
     ]
 
 
 # --- The articles' claims, in Numba (articles_numba.py) ---------------------------------------
 
+
 def experiments(dev):
     from . import articles_numba
+
     return articles_numba.experiments(dev)

@@ -37,12 +37,18 @@ class PycudaDevice(harness.Device):
         device = drv.Device(0)
         self.context = device.retain_primary_context()
         self.context.push()
-        self.props = {"name": device.name(), "l2_bytes": int(device.get_attribute(drv.device_attribute.L2_CACHE_SIZE)),
-                      "cc": "%d.%d" % device.compute_capability()}
+        self.props = {
+            "name": device.name(),
+            "l2_bytes": int(device.get_attribute(drv.device_attribute.L2_CACHE_SIZE)),
+            "cc": "%d.%d" % device.compute_capability(),
+        }
         size, self.flush_words, blocks = sources.flush_shape(
-            self.props["l2_bytes"], device.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT))
+            self.props["l2_bytes"], device.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+        )
         self.scratch, self.sink = gpuarray.zeros(size, dtype=np.uint8), gpuarray.zeros(1, dtype=np.uint32)
-        self.flush_kernel = source_module(sources.FLUSH_SOURCE, no_extern_c=True).get_function(sources.FLUSH_NAME)
+        self.flush_kernel = source_module(sources.FLUSH_SOURCE, no_extern_c=True).get_function(
+            sources.FLUSH_NAME
+        )
         self.flush_grid = (blocks, 1)
         self.start, self.stop = drv.Event(), drv.Event()
 
@@ -59,8 +65,14 @@ class PycudaDevice(harness.Device):
         self.drv.memset_d8(buffer.gpudata, 0xFF, buffer.nbytes)
 
     def flush_l2(self):
-        self.flush_kernel(self.scratch.gpudata, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER),
-                          self.sink.gpudata, grid=self.flush_grid, block=(sources.BLOCK, 1, 1))
+        self.flush_kernel(
+            self.scratch.gpudata,
+            np.uint64(self.flush_words),
+            np.uint32(sources.FLUSH_NEVER),
+            self.sink.gpudata,
+            grid=self.flush_grid,
+            block=(sources.BLOCK, 1, 1),
+        )
 
     def time_ms(self, call):
         self.start.record()
@@ -82,6 +94,7 @@ class PycudaDevice(harness.Device):
         """Frees what was allocated in the primary context, then pops it: PyCUDA aborts the process
         at exit ("the context stack was not empty") when a pushed context is never popped."""
         import gc
+
         self.scratch = self.sink = self.flush_kernel = None
         gc.collect()
         self.context.synchronize()
@@ -102,4 +115,5 @@ def cases():
 
 def experiments(dev):
     from . import articles_pycuda
+
     return articles_pycuda.experiments(dev)

@@ -11,7 +11,7 @@ way the C++ strategies' `scalar` form is written. Each kernel is `extern "C"` so
 loader finds it by its plain name.
 """
 
-BLOCK = 256            # threads per block of the 1D kernels, as in the C++ skeletons
+BLOCK = 256  # threads per block of the 1D kernels, as in the C++ skeletons
 IMAGE_BLOCK = (32, 8)  # threads per block of the image kernel
 
 # The L2 flush before each timed call, as the C++ suite's (common/timing.cu): it reads a zeroed
@@ -77,8 +77,10 @@ extern "C" __global__ void cdl_zip(const T* __restrict__ a, const T* __restrict_
 
 def tasks_source(problem):
     """The per-element switch of article 001, over the catalogue's 32 task ops."""
-    cases = "\n".join(f"    case {i}: v = task_op<{i}>(x[i], t.p1, t.p2); break;"
-                      for i in range(problem.info["task_op_count"]))
+    cases = "\n".join(
+        f"    case {i}: v = task_op<{i}>(x[i], t.p1, t.p2); break;"
+        for i in range(problem.info["task_op_count"])
+    )
     return f"""
 struct task {{ int op; float p1, p2; }};
 template <int I> __device__ float task_op(float x, float p1, float p2) {{
@@ -123,8 +125,12 @@ extern "C" __global__ void cdl_image(const T* __restrict__ in, T* __restrict__ o
 """
 
 
-SOURCES = {"map": (map_source, "cdl_map"), "zip": (zip_source, "cdl_zip"),
-           "tasks": (tasks_source, "cdl_tasks"), "image": (image_source, "cdl_image")}
+SOURCES = {
+    "map": (map_source, "cdl_map"),
+    "zip": (zip_source, "cdl_zip"),
+    "tasks": (tasks_source, "cdl_tasks"),
+    "image": (image_source, "cdl_image"),
+}
 
 
 def kernel_of(problem):
@@ -140,9 +146,12 @@ def kernel_of(problem):
         scalars = [(w, "int"), (h, "int"), (problem.info["r"], "int")]
     else:
         grid, block = ((n + BLOCK - 1) // BLOCK, 1, 1), (BLOCK, 1, 1)
-        scalars = [(n, "unsigned long long")] + ([(problem.info["k"], "int")] if problem.workload == "map" else [])
+        scalars = [(n, "unsigned long long")] + (
+            [(problem.info["k"], "int")] if problem.workload == "map" else []
+        )
     order = problem.info["inputs"]
 
     def buffers(inputs, out):
         return [inputs[k] for k in order] + [out]
+
     return make(problem), name, grid, block, buffers, scalars

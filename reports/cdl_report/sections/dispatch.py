@@ -36,8 +36,9 @@ def penalties(bench, n, noise, op=None):
     for f, es in bench.select("map", type="f32", n=n):
         if (op and f["op"] != op) or BASE not in es:
             continue
-        out[(f["op"], int(f["k"]))] = {e: compare(es[BASE], row, noise)[::2] for e, row in es.items()
-                                       if e.endswith("/vec") and e != BASE}
+        out[(f["op"], int(f["k"]))] = {
+            e: compare(es[BASE], row, noise)[::2] for e, row in es.items() if e.endswith("/vec") and e != BASE
+        }
     return out
 
 
@@ -58,50 +59,77 @@ def waves(resources, entry, n, sm_count):
 def in_l2(n, l2):
     """How a map of n float32 elements meets an L2 of l2 bytes: the input is read from memory (the
     L2 is flushed before each launch); the output stays in the L2 after the kernel if it fits."""
-    return (f"{4 * n / 2**20:.0f} MiB each way, " +
-            ("the output fits in the L2 and is written back after the timed kernel ends" if 4 * n <= l2
-             else "past the L2: the output's write-back is paid inside the timed kernel"))
+    return f"{4 * n / 2**20:.0f} MiB each way, " + (
+        "the output fits in the L2 and is written back after the timed kernel ends"
+        if 4 * n <= l2
+        else "past the L2: the output's write-back is paid inside the timed kernel"
+    )
 
 
 def size_check(doc, bench, n, noise, resources):
     """The quadratic op's penalties at the sweep's n and at another n, side by side, with the waves
     of blocks each kernel runs at both sizes."""
-    sizes = sorted({int(f["n"]) for f, es in bench.select("map", type="f32", op="quadratic")
-                    if f.get("k") not in (None, "1") and int(f["n"]) != n})
+    sizes = sorted(
+        {
+            int(f["n"])
+            for f, es in bench.select("map", type="f32", op="quadratic")
+            if f.get("k") not in (None, "1") and int(f["n"]) != n
+        }
+    )
     if not sizes:
         return {}
     other = sizes[-1]
     sms = bench.env.get("device", {}).get("sm_count", 0)
     sweep_p, other_p = penalties(bench, n, noise, "quadratic"), penalties(bench, other, noise, "quadratic")
     rows, moved = [], {}
-    wave = lambda e, size: "–" if waves(resources, e, size, sms) is None else f"{waves(resources, e, size, sms):.2f}"
+    wave = (
+        lambda e, size: "–"
+        if waves(resources, e, size, sms) is None
+        else f"{waves(resources, e, size, sms):.2f}"
+    )
     for (op, k), ratios in sorted(other_p.items()):
         for e, (r_other, _) in sorted(ratios.items()):
             r_sweep = sweep_p.get((op, k), {}).get(e)
             if r_sweep:
                 moved[(k, e)] = r_other / r_sweep[0] - 1
-                rows.append([k, f"`{label(e)}`", f"{r_sweep[0]:.2f}", f"{r_other:.2f}", f"{moved[(k, e)]:+.1%}",
-                             f"{wave(e, n)} / {wave(e, other)}"])
+                rows.append(
+                    [
+                        k,
+                        f"`{label(e)}`",
+                        f"{r_sweep[0]:.2f}",
+                        f"{r_other:.2f}",
+                        f"{moved[(k, e)]:+.1%}",
+                        f"{wave(e, n)} / {wave(e, other)}",
+                    ]
+                )
     if not rows:
         return {}
     l2 = bench.env.get("device", {}).get("l2_bytes", 0)
-    doc.add(f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2 "
-            f"{l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each entry's "
-            "time over the template's at the same size, and the waves of blocks its kernel runs at each (blocks over "
-            f"blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n")
+    doc.add(
+        f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2 "
+        f"{l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each entry's "
+        "time over the template's at the same size, and the waves of blocks its kernel runs at each (blocks over "
+        f"blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n"
+    )
     doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows))
     by_k = defaultdict(list)
     for (k, _), m in moved.items():
         by_k[k].append(abs(m))
     worst = max(max(v) for v in by_k.values())
-    doc.add("The penalties move by at most " + ", ".join(f"{max(v):.1%} at k = {k}" for k, v in sorted(by_k.items())) +
-            f" between the sizes; the noise is {noise:.1%}. " +
-            ("So the size matters: " if worst > noise else "So the size does not matter here: ") +
-            f"the table of penalties above is at n = {pow2(n)}" +
-            (", past the L2, where all of a kernel's traffic is inside its time. " if 4 * n > l2 else
-             ", where the output's write-back falls outside the kernel's time. ") +
-            "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each size, "
-            "and kernels of different occupancy run different numbers of waves.\n")
+    doc.add(
+        "The penalties move by at most "
+        + ", ".join(f"{max(v):.1%} at k = {k}" for k, v in sorted(by_k.items()))
+        + f" between the sizes; the noise is {noise:.1%}. "
+        + ("So the size matters: " if worst > noise else "So the size does not matter here: ")
+        + f"the table of penalties above is at n = {pow2(n)}"
+        + (
+            ", past the L2, where all of a kernel's traffic is inside its time. "
+            if 4 * n > l2
+            else ", where the output's write-back falls outside the kernel's time. "
+        )
+        + "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each size, "
+        "and kernels of different occupancy run different numbers of waves.\n"
+    )
     return {"n_other": other, "moved": moved, "worst": worst}
 
 
@@ -110,11 +138,23 @@ def add(doc, bench, noise, resources=None):
     if not sweep:
         return {}
     doc.add(f"## The dispatch penalty: time against k (map, float32, n = {pow2(n)})\n")
-    doc.add("Each element evaluates the op k times, so the cost of a call separates from the cost of memory. "
-            "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a ratio "
-            "in parentheses is not a difference (within the noise, or its repetitions not told apart).\n")
-    cols = sorted({e for ks in sweep.values() for row in ks.values() for e in row
-                   if e.endswith("/vec") and not e.startswith(("00_", "01_")) and DEMONSTRATION not in e and e != EXPRESSION})
+    doc.add(
+        "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. "
+        "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a ratio "
+        "in parentheses is not a difference (within the noise, or its repetitions not told apart).\n"
+    )
+    cols = sorted(
+        {
+            e
+            for ks in sweep.values()
+            for row in ks.values()
+            for e in row
+            if e.endswith("/vec")
+            and not e.startswith(("00_", "01_"))
+            and DEMONSTRATION not in e
+            and e != EXPRESSION
+        }
+    )
     rows, penalty = [], {}
     found = penalties(bench, n, noise)
     for op, ks in sorted(sweep.items()):
@@ -139,8 +179,10 @@ def add(doc, bench, noise, resources=None):
         jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_"))}
         text = f"- **{op}, k = {k}:** "
         if indirect:
-            text += (f"function pointers and virtual calls take {min(indirect.values()):.2f}–{max(indirect.values()):.2f}× "
-                     "the template's time (the call cannot be inlined, and the arguments go through the ABI)")
+            text += (
+                f"function pointers and virtual calls take {min(indirect.values()):.2f}–{max(indirect.values()):.2f}× "
+                "the template's time (the call cannot be inlined, and the arguments go through the ABI)"
+            )
         if "03_switch/vec" in p:
             text += f"; the per-element switch {p['03_switch/vec']:.2f}×"
         if "03_switch.hoisted/vec" in p:
@@ -163,12 +205,14 @@ def expression_loop(doc, bench, n, noise):
     at_1 = [r for (_, k), (r, _) in ratios.items() if k == 1]
     top = max(k for _, k in ratios)
     at_top = {op: ratios[(op, k)] for op, k in ratios if k == top}
-    doc.add(f"**08 is not in the table.** Its vec kernel (NVVM IR written by the program) makes the same 16-byte loads "
-            f"as the skeleton's: at k = 1 it takes {min(at_1):.2f}–{max(at_1):.2f}× the template's time. Beyond k = 1 it "
-            "runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop per value; the loads, "
-            f"the op's arithmetic and the stores are the same. At k = {top} it takes " +
-            ", ".join(f"{r:.2f}× ({op})" for op, (r, _) in sorted(at_top.items())) +
-            " the template's time: the cheaper the op, the larger the gain. The kernels differ in that loop alone, so the "
-            "difference measures the skeleton's loop, not a way to call the op (which of the loop's instructions it comes "
-            "from is not measured here); every penalty above is taken against a template that pays it too.\n")
+    doc.add(
+        f"**08 is not in the table.** Its vec kernel (NVVM IR written by the program) makes the same 16-byte loads "
+        f"as the skeleton's: at k = 1 it takes {min(at_1):.2f}–{max(at_1):.2f}× the template's time. Beyond k = 1 it "
+        "runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop per value; the loads, "
+        f"the op's arithmetic and the stores are the same. At k = {top} it takes "
+        + ", ".join(f"{r:.2f}× ({op})" for op, (r, _) in sorted(at_top.items()))
+        + " the template's time: the cheaper the op, the larger the gain. The kernels differ in that loop alone, so the "
+        "difference measures the skeleton's loop, not a way to call the op (which of the loop's instructions it comes "
+        "from is not measured here); every penalty above is taken against a template that pays it too.\n"
+    )
     return {(op, k): r for (op, k), (r, _) in ratios.items()}

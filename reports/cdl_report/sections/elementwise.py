@@ -8,7 +8,9 @@ def add(doc, bench):
     out = {"staged": {}, "aos_soa": {}}
     doc.add("## Zip, staging through shared memory, and arrays of structs\n")
     for workload in ("map", "zip"):
-        runs = bench.select(workload, type="f32") if workload == "zip" else bench.select("map", type="f32", k=1)
+        runs = (
+            bench.select(workload, type="f32") if workload == "zip" else bench.select("map", type="f32", k=1)
+        )
         if not runs:
             continue
         n = max(int(f["n"]) for f, _ in runs)
@@ -20,9 +22,15 @@ def add(doc, bench):
                 if entry.endswith("/staged") and plain:
                     out["staged"][(workload, f["op"], entry)] = row["median"] / plain["median"]
     if out["staged"]:
-        doc.add("Staged through shared memory over the plain scalar form, largest n (below 1: staging pays):\n")
-        doc.add(table(["workload", "op", "implementation", "staged / scalar"],
-                      [[w, op, f"`{e}`", f"{v:.3f}"] for (w, op, e), v in sorted(out["staged"].items())]))
+        doc.add(
+            "Staged through shared memory over the plain scalar form, largest n (below 1: staging pays):\n"
+        )
+        doc.add(
+            table(
+                ["workload", "op", "implementation", "staged / scalar"],
+                [[w, op, f"`{e}`", f"{v:.3f}"] for (w, op, e), v in sorted(out["staged"].items())],
+            )
+        )
     zips = bench.select("zip", type="f32")
     if zips:
         n = max(int(f["n"]) for f, _ in zips)
@@ -33,13 +41,27 @@ def add(doc, bench):
                     s = strategy_of(e)
                     best[(f["op"], s)] = max(best.get((f["op"], s), 0), row["counters"].get("frac_copy", 0))
         doc.add(f"Zip, n = {pow2(n)}: best form per strategy as a fraction of copy bandwidth:\n")
-        doc.add(table(["op", "strategy", "of copy"], [[op, f"`{s}`", f"{v:.3f}"] for (op, s), v in sorted(best.items())]))
+        doc.add(
+            table(
+                ["op", "strategy", "of copy"],
+                [[op, f"`{s}`", f"{v:.3f}"] for (op, s), v in sorted(best.items())],
+            )
+        )
     for f, es in bench.select("points"):
         for e, row in es.items():
             if e.endswith("/aos") and e.replace("/aos", "/soa") in es:
-                out["aos_soa"][(f["n"], strategy_of(e))] = row["median"] / es[e.replace("/aos", "/soa")]["median"]
+                out["aos_soa"][(f["n"], strategy_of(e))] = (
+                    row["median"] / es[e.replace("/aos", "/soa")]["median"]
+                )
     if out["aos_soa"]:
-        doc.add("Points (`x *= 2, y += 1`), array of structs over struct of arrays (time ratio; the same skeleton "
-                "serves both):\n")
-        doc.add(table(["n", "strategy", "AoS / SoA"], [[pow2(n), f"`{s}`", f"{v:.3f}"] for (n, s), v in sorted(out["aos_soa"].items())]))
+        doc.add(
+            "Points (`x *= 2, y += 1`), array of structs over struct of arrays (time ratio; the same skeleton "
+            "serves both):\n"
+        )
+        doc.add(
+            table(
+                ["n", "strategy", "AoS / SoA"],
+                [[pow2(n), f"`{s}`", f"{v:.3f}"] for (n, s), v in sorted(out["aos_soa"].items())],
+            )
+        )
     return out

@@ -7,12 +7,15 @@ from ..stats import compare
 from .map import DEMONSTRATION
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
-ANSWERED_BY = {"new_op": "nothing: a text no cache has seen, every iteration",
-               "same_text": "NVRTC's own cache, through the driver, where there is one",
-               "same_inputs": "nvJitLink's own cache, through the driver, where there is one",
-               "cache_memory_hit": "this project's cache, in memory", "cache_disk_hit": "this project's cache, on disk",
-               "cache_disk_hit_fresh_process": "this project's cache, on disk, in a new process",
-               "load": "(loading a CUBIN: no compile)"}
+ANSWERED_BY = {
+    "new_op": "nothing: a text no cache has seen, every iteration",
+    "same_text": "NVRTC's own cache, through the driver, where there is one",
+    "same_inputs": "nvJitLink's own cache, through the driver, where there is one",
+    "cache_memory_hit": "this project's cache, in memory",
+    "cache_disk_hit": "this project's cache, on disk",
+    "cache_disk_hit_fresh_process": "this project's cache, on disk, in a new process",
+    "load": "(loading a CUBIN: no compile)",
+}
 # The strategies that take an op chosen at run time without a compiler: a JIT's rivals.
 RIVALS = ("03_switch/", "03_switch.hoisted/", "04_", "05_")
 
@@ -38,61 +41,97 @@ def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
     doc.add("## Run-time compilation: what it costs and when it pays\n")
-    doc.add("Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in every "
-            "iteration (the benchmark fails if two iterations compile the same text): what a user pays for an op typed at "
-            "run time. A *same text* stage compiles one text again and again, and from the second iteration on the "
-            "compiler's own cache (NVRTC 12.9+ and nvJitLink keep one through the driver) answers it, where the process "
-            "has a driver and `CUDA_CACHE_DISABLE` is unset" +
-            (f"; the last column repeats every stage with `CUDA_CACHE_DISABLE=1`, in a run of its own" if uncached else "") +
-            ". Host wall clock, median of the repetitions:\n")
+    doc.add(
+        "Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in every "
+        "iteration (the benchmark fails if two iterations compile the same text): what a user pays for an op typed at "
+        "run time. A *same text* stage compiles one text again and again, and from the second iteration on the "
+        "compiler's own cache (NVRTC 12.9+ and nvJitLink keep one through the driver) answers it, where the process "
+        "has a driver and `CUDA_CACHE_DISABLE` is unset"
+        + (
+            "; the last column repeats every stage with `CUDA_CACHE_DISABLE=1`, in a run of its own"
+            if uncached
+            else ""
+        )
+        + ". Host wall clock, median of the repetitions:\n"
+    )
     rows = []
     for name, row in sorted(bench.stages.items()):
         off = uncached.stages.get(name) if uncached else None
-        rows.append([f"`{name}`", answered_by(name), f"{row['median'] / 1000:.3f}",
-                     f"{row.get('min', float('nan')) / 1000:.3f}–{row.get('max', float('nan')) / 1000:.3f}"] +
-                    ([f"{off['median'] / 1000:.3f}" if off else "–"] if uncached else []))
-    doc.add(table(["stage", "answered by", "median ms", "min–max ms"] + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else []),
-                  rows))
+        rows.append(
+            [
+                f"`{name}`",
+                answered_by(name),
+                f"{row['median'] / 1000:.3f}",
+                f"{row.get('min', float('nan')) / 1000:.3f}–{row.get('max', float('nan')) / 1000:.3f}",
+            ]
+            + ([f"{off['median'] / 1000:.3f}" if off else "–"] if uncached else [])
+        )
+    doc.add(
+        table(
+            ["stage", "answered by", "median ms", "min–max ms"]
+            + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else []),
+            rows,
+        )
+    )
     s = bench.stages
-    costs = {"first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
-             "compile": stage_ms(s, "jit/compile/06/new_op"),
-             "06 fast compile": stage_ms(s, "jit/compile/06_fast/new_op"),
-             "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
-             "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
-             "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"), "07 link": stage_ms(s, "jit/link/07/new_op"),
-             "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
-             "memory hit": stage_ms(s, "jit/cache_memory_hit"), "load": stage_ms(s, "jit/load/06"),
-             "08 first compile, new process": stage_ms(s, "jit/first_compile_in_process/08/new_op"),
-             "08 compile": stage_ms(s, "jit/compile/08/new_op"),
-             "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
-             "08 ptxas": stage_ms(s, "jit/link/08_ptx_to_cubin/new_op")}
+    costs = {
+        "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
+        "compile": stage_ms(s, "jit/compile/06/new_op"),
+        "06 fast compile": stage_ms(s, "jit/compile/06_fast/new_op"),
+        "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
+        "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
+        "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
+        "07 link": stage_ms(s, "jit/link/07/new_op"),
+        "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
+        "memory hit": stage_ms(s, "jit/cache_memory_hit"),
+        "load": stage_ms(s, "jit/load/06"),
+        "08 first compile, new process": stage_ms(s, "jit/first_compile_in_process/08/new_op"),
+        "08 compile": stage_ms(s, "jit/compile/08/new_op"),
+        "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
+        "08 ptxas": stage_ms(s, "jit/link/08_ptx_to_cubin/new_op"),
+    }
     out = {"costs": costs}
     c = costs
     if c["compile"] and c["first compile, new process"]:
-        text = (f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of a new "
-                f"process (from before NVRTC is loaded: the programs load it at their first compile) and "
-                f"{c['compile']:.0f} ms later in it")
+        text = (
+            f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of a new "
+            f"process (from before NVRTC is loaded: the programs load it at their first compile) and "
+            f"{c['compile']:.0f} ms later in it"
+        )
         if c["07 op"] and c["07 link"]:
             text += f"; through 07, {c['07 op']:.0f} ms for the op's LTO-IR and {c['07 link']:.0f} ms for the link"
         if c["one-line kernel"]:
-            text += (f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms: 06 costs "
-                     f"{c['compile'] / c['one-line kernel']:.1f}× the floor of any NVRTC route")
+            text += (
+                f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms: 06 costs "
+                f"{c['compile'] / c['one-line kernel']:.1f}× the floor of any NVRTC route"
+            )
         if c["compile, same text"]:
-            text += (f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
-                     f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler")
+            text += (
+                f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
+                f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler"
+            )
         doc.add(text + ".\n")
-    fast = {k: p["06_nvrtc_jit.fast/vec"] for (op, k), p in (dispatch or {}).get("penalty", {}).items()
-            if "06_nvrtc_jit.fast/vec" in p}
+    fast = {
+        k: p["06_nvrtc_jit.fast/vec"]
+        for (op, k), p in (dispatch or {}).get("penalty", {}).items()
+        if "06_nvrtc_jit.fast/vec" in p
+    }
     if c["06 fast compile"] and c["compile"]:
-        text = (f"**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile sooner) a new "
-                f"op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms")
+        text = (
+            f"**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile sooner) a new "
+            f"op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms"
+        )
         if fast:
-            text += (f"; its kernel takes {min(fast.values()):.2f}–{max(fast.values()):.2f}× the template's time over the "
-                     f"penalty sweep (k = {min(fast)} to {max(fast)})")
+            text += (
+                f"; its kernel takes {min(fast.values()):.2f}–{max(fast.values()):.2f}× the template's time over the "
+                f"penalty sweep (k = {min(fast)} to {max(fast)})"
+            )
         doc.add(text + ".\n")
     if c["08 compile"]:
-        text = (f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
-                f"libNVVM, assembled by ptxas through nvJitLink) a new op costs {c['08 compile']:.1f} ms")
+        text = (
+            f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
+            f"libNVVM, assembled by ptxas through nvJitLink) a new op costs {c['08 compile']:.1f} ms"
+        )
         if c["08 libNVVM"] and c["08 ptxas"]:
             text += f" ({c['08 libNVVM']:.1f} ms in libNVVM, {c['08 ptxas']:.1f} ms in ptxas)"
         if c["08 first compile, new process"]:
@@ -101,8 +140,11 @@ def add(doc, bench, dispatch, noise, uncached=None):
             text += f": {c['compile'] / c['08 compile']:.1f}× less than 06"
         if c["one-line kernel"]:
             ratio, floor = c["08 compile"] / c["one-line kernel"], f"{c['one-line kernel']:.0f} ms"
-            text += (f", and {ratio:.1f}× the time NVRTC takes for a one-line kernel ({floor})" if ratio >= 1 else
-                     f", and {1 / ratio:.1f}× less than NVRTC takes for a one-line kernel ({floor})")
+            text += (
+                f", and {ratio:.1f}× the time NVRTC takes for a one-line kernel ({floor})"
+                if ratio >= 1
+                else f", and {1 / ratio:.1f}× less than NVRTC takes for a one-line kernel ({floor})"
+            )
             text += ", the floor of any route through C++"
         doc.add(text + ".\n")
     if not dispatch or not c["compile"]:
@@ -114,13 +156,20 @@ def add(doc, bench, dispatch, noise, uncached=None):
     # 06's kernel is the skeleton's; 08's vec kernel runs one k loop for all of a thread's values
     # (dispatch.py says how much that alone changes), so its speed against a rival is not the
     # JIT's alone, and 08 is left out here.
-    labels = (("first compile, new process", "first compile (new process)"), ("compile", "later compile"),
-              ("disk hit (fresh process)", "disk-cache hit"))
-    sweep_rows = {(f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=dispatch["n"]) if "k" in f}
+    labels = (
+        ("first compile, new process", "first compile (new process)"),
+        ("compile", "later compile"),
+        ("disk hit (fresh process)", "disk-cache hit"),
+    )
+    sweep_rows = {
+        (f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=dispatch["n"]) if "k" in f
+    }
     for (op, k), _ in sorted(dispatch["penalty"].items()):
         es = sweep_rows[(op, k)]
         rivals = {e: r for e, r in es.items() if e.startswith(RIVALS) and DEMONSTRATION not in e}
-        jits = {e: r for e, r in es.items() if e.startswith("06_nvrtc_jit/")}  # not `fast`: it has its own cost
+        jits = {
+            e: r for e, r in es.items() if e.startswith("06_nvrtc_jit/")
+        }  # not `fast`: it has its own cost
         if not rivals or not jits:
             continue
         rival = min(rivals, key=lambda e: rivals[e]["median"])
@@ -136,18 +185,29 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 cells.append("never")
         rows.append(cells)
     if rows:
-        doc.add("**When a compile pays off.** The number of elements (over any number of launches) after which the JIT "
-                "kernel (best form) has saved its compile against the fastest strategy that takes the op at run time "
-                "without a compiler (a switch per call or hoisted out of the loop, a function pointer, a virtual call; best "
-                "form). *Never* where the rival is as fast as the JIT kernel: a switch over ops built into the program "
-                "leaves a compile nothing to win, which is why a JIT is for ops the program was not built with:\n")
-        doc.add(table(["op", "k", "fastest rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in labels], rows))
+        doc.add(
+            "**When a compile pays off.** The number of elements (over any number of launches) after which the JIT "
+            "kernel (best form) has saved its compile against the fastest strategy that takes the op at run time "
+            "without a compiler (a switch per call or hoisted out of the loop, a function pointer, a virtual call; best "
+            "form). *Never* where the rival is as fast as the JIT kernel: a switch over ops built into the program "
+            "leaves a compile nothing to win, which is why a JIT is for ops the program was not built with:\n"
+        )
+        doc.add(
+            table(
+                ["op", "k", "fastest rival", "its time / JIT time"]
+                + [f"break-even n: {n}" for _, n in labels],
+                rows,
+            )
+        )
         never = sum(1 for r in rows if r[4] == "never")
-        doc.add(f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in {never} of "
-                f"{len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid after "
-                f"{min(breakeven.values()):.1e} elements at the soonest.\n" if breakeven else
-                f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in every one of the "
-                f"{len(rows)} (op, k) pairs: against a switch over the ops built in, a compile never pays.\n")
+        doc.add(
+            f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in {never} of "
+            f"{len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid after "
+            f"{min(breakeven.values()):.1e} elements at the soonest.\n"
+            if breakeven
+            else f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in every one of the "
+            f"{len(rows)} (op, k) pairs: against a switch over the ops built in, a compile never pays.\n"
+        )
         if breakeven:
             plots.jit_breakeven(doc, breakeven)
     out["breakeven"] = breakeven

@@ -14,24 +14,57 @@ DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/one_workload
 def kernel_facts(k):
     """A kernel's resources as a phrase: calls, registers, occupancy, spills."""
     calls = "" if k.get("indirect_calls") is None else f"{k['indirect_calls']} calls through a register, "
-    occupancy = "" if k.get("occupancy") is None else f", {k['blocks_per_sm']} blocks of {k['block']} per SM ({k['occupancy']:.2f} occupancy)"
-    return (f"{calls}{k.get('registers')} registers{occupancy}, {k.get('spill_stores', 0)} B of spill stores, "
-            f"{k.get('stack', 0)} B stack frame")
+    occupancy = (
+        ""
+        if k.get("occupancy") is None
+        else f", {k['blocks_per_sm']} blocks of {k['block']} per SM ({k['occupancy']:.2f} occupancy)"
+    )
+    return (
+        f"{calls}{k.get('registers')} registers{occupancy}, {k.get('spill_stores', 0)} B of spill stores, "
+        f"{k.get('stack', 0)} B stack frame"
+    )
 
 
 def explain_scalar(doc, entries, resources):
     """Why the one-element-per-thread forms differ, from their kernels' registers and occupancy:
     a table, and what it shows, computed. Returns {entry: (of copy, kernel)}."""
-    scalar = {e: (row["counters"]["frac_copy"], map_kernel(resources, e)) for e, row in entries.items() if e.endswith("/scalar")}
+    scalar = {
+        e: (row["counters"]["frac_copy"], map_kernel(resources, e))
+        for e, row in entries.items()
+        if e.endswith("/scalar")
+    }
     known = {e: (f, k) for e, (f, k) in scalar.items() if k and k.get("occupancy") is not None}
     if not known:
         return scalar
-    doc.add("Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime say "
-            "about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n")
-    doc.add(table(["implementation", "of copy", "registers", "blocks per SM", "occupancy", "spill B", "indirect CALL"],
-                  [[f"`{e}`", f"{f:.3f}", k["registers"], k["blocks_per_sm"], f"{k['occupancy']:.2f}",
-                    k.get("spill_stores", 0), "–" if k.get("indirect_calls") is None else k["indirect_calls"]]
-                   for e, (f, k) in sorted(known.items())]))
+    doc.add(
+        "Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime say "
+        "about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n"
+    )
+    doc.add(
+        table(
+            [
+                "implementation",
+                "of copy",
+                "registers",
+                "blocks per SM",
+                "occupancy",
+                "spill B",
+                "indirect CALL",
+            ],
+            [
+                [
+                    f"`{e}`",
+                    f"{f:.3f}",
+                    k["registers"],
+                    k["blocks_per_sm"],
+                    f"{k['occupancy']:.2f}",
+                    k.get("spill_stores", 0),
+                    "–" if k.get("indirect_calls") is None else k["indirect_calls"],
+                ]
+                for e, (f, k) in sorted(known.items())
+            ],
+        )
+    )
     full = max(k["occupancy"] for _, k in known.values())
     at_full = {e: f for e, (f, k) in known.items() if k["occupancy"] == full}
     below = {e: (f, k) for e, (f, k) in known.items() if k["occupancy"] < full}
@@ -39,23 +72,35 @@ def explain_scalar(doc, entries, resources):
     called = [f for e, f in at_full.items() if known[e][1].get("indirect_calls")]
     text = []
     if below:
-        text.append(f"Below full occupancy ({full:.2f}) are " + ", ".join(
-            f"`{e}` ({k['registers']} registers, {k['occupancy']:.2f}, {f:.3f} of copy)" for e, (f, k) in sorted(below.items()))
-            + f"; every kernel at {full:.2f} reaches {min(at_full.values()):.3f}–{max(at_full.values()):.3f}.")
-    pairs = [(e, e.replace(".crowded/", ".symbol/") if e.startswith("04_") else e.replace(".crowded/", "/"))
-             for e in known if ".crowded/" in e]
+        text.append(
+            f"Below full occupancy ({full:.2f}) are "
+            + ", ".join(
+                f"`{e}` ({k['registers']} registers, {k['occupancy']:.2f}, {f:.3f} of copy)"
+                for e, (f, k) in sorted(below.items())
+            )
+            + f"; every kernel at {full:.2f} reaches {min(at_full.values()):.3f}–{max(at_full.values()):.3f}."
+        )
+    pairs = [
+        (e, e.replace(".crowded/", ".symbol/") if e.startswith("04_") else e.replace(".crowded/", "/"))
+        for e in known
+        if ".crowded/" in e
+    ]
     for crowded, own in pairs:
         if own in known:
             (fc, kc), (fo, ko) = known[crowded], known[own]
-            text.append(f"The same source compiled with every workload's tables in one module (`{crowded}`) gets "
-                        f"{kc['registers']} registers and {kc['blocks_per_sm']} blocks per SM, and reaches {fc:.3f}; "
-                        f"compiled for the map alone (`{own}`), {ko['registers']} registers, {ko['blocks_per_sm']} blocks, "
-                        f"{fo:.3f}: the registers, and so the occupancy, were set by what else the module held.")
+            text.append(
+                f"The same source compiled with every workload's tables in one module (`{crowded}`) gets "
+                f"{kc['registers']} registers and {kc['blocks_per_sm']} blocks per SM, and reaches {fc:.3f}; "
+                f"compiled for the map alone (`{own}`), {ko['registers']} registers, {ko['blocks_per_sm']} blocks, "
+                f"{fo:.3f}: the registers, and so the occupancy, were set by what else the module held."
+            )
     if inlined and called:
-        text.append(f"At full occupancy the kernels without an indirect call reach {min(inlined):.3f}–{max(inlined):.3f} "
-                    f"and those with one {min(called):.3f}–{max(called):.3f}: occupancy does not separate these, and "
-                    "what does (the instructions an element costs: a call, or a switch's branches) is not in the "
-                    "compiler's resource report.")
+        text.append(
+            f"At full occupancy the kernels without an indirect call reach {min(inlined):.3f}–{max(inlined):.3f} "
+            f"and those with one {min(called):.3f}–{max(called):.3f}: occupancy does not separate these, and "
+            "what does (the instructions an element costs: a call, or a switch's branches) is not in the "
+            "compiler's resource report."
+        )
     doc.add(" ".join(text) + "\n")
     return scalar
 
@@ -70,12 +115,21 @@ def add(doc, bench, resources):
     rows = []
     for entry, row in sorted(entries.items()):
         c = row["counters"]
-        rows.append([f"`{entry}`", f"{row['median']:.1f}", f"{100 * row.get('cv', float('nan')):.2f}",
-                     f"{c.get('GB/s', float('nan')):.0f}", f"{c.get('frac_copy', float('nan')):.3f}"])
+        rows.append(
+            [
+                f"`{entry}`",
+                f"{row['median']:.1f}",
+                f"{100 * row.get('cv', float('nan')):.2f}",
+                f"{c.get('GB/s', float('nan')):.0f}",
+                f"{c.get('frac_copy', float('nan')):.3f}",
+            ]
+        )
     doc.add(table(["implementation", "median µs", "cv %", "GB/s", "of copy"], rows))
     best = {}
     for entry, row in entries.items():
-        if DEMONSTRATION in entry:  # the crowded builds are not a strategy's form, but a lesson in what not to do
+        if (
+            DEMONSTRATION in entry
+        ):  # the crowded builds are not a strategy's form, but a lesson in what not to do
             continue
         s, frac = strategy_of(entry), row["counters"].get("frac_copy", 0)
         if s not in best or frac > best[s][1]:
@@ -83,15 +137,27 @@ def add(doc, bench, resources):
     reached = [s for s, (_, f) in best.items() if f >= COPY_TARGET]
     below = sorted(((f, s, e) for s, (e, f) in best.items() if f < COPY_TARGET))
     facts = {e: map_kernel(resources, e) for _, _, e in below}
-    doc.add(f"**Best form per strategy.** {len(reached)} of {len(best)} strategies (peers included) reach "
-            f"{COPY_TARGET} of the copy bandwidth with their best form" +
-            ("; below it: " + "; ".join(f"`{e}` {f:.3f}" + (f" (its kernel: {kernel_facts(facts[e])})" if facts[e] else "")
-                                         for f, s, e in below) if below else "") + ".\n")
+    doc.add(
+        f"**Best form per strategy.** {len(reached)} of {len(best)} strategies (peers included) reach "
+        f"{COPY_TARGET} of the copy bandwidth with their best form"
+        + (
+            "; below it: "
+            + "; ".join(
+                f"`{e}` {f:.3f}" + (f" (its kernel: {kernel_facts(facts[e])})" if facts[e] else "")
+                for f, s, e in below
+            )
+            if below
+            else ""
+        )
+        + ".\n"
+    )
     scalar = [row["counters"]["frac_copy"] for e, row in entries.items() if e.endswith("/scalar")]
     vec = [row["counters"]["frac_copy"] for e, row in entries.items() if e.endswith("/vec")]
     if scalar and vec:
-        doc.add(f"One element per thread (`scalar`) reaches {min(scalar):.2f}–{max(scalar):.2f} of copy; 16-byte loads "
-                f"with several in flight per thread (`vec`) reach {min(vec):.2f}–{max(vec):.2f}.\n")
+        doc.add(
+            f"One element per thread (`scalar`) reaches {min(scalar):.2f}–{max(scalar):.2f} of copy; 16-byte loads "
+            f"with several in flight per thread (`vec`) reach {min(vec):.2f}–{max(vec):.2f}.\n"
+        )
     scalar_kernels = explain_scalar(doc, entries, resources)
     by_entry = defaultdict(list)
     for f, e in runs:

@@ -15,7 +15,14 @@ def add(doc, bench):
         for entry, row in sorted(es.items(), key=lambda kv: kv[1]["median"]):
             frac = base / row["median"]
             fractions[(f["shape"], entry)] = frac
-            rows.append([f"`{entry}`", fmt_time(row["median"]), f"{row['counters'].get('TOP/s', float('nan')):.2f}", f"{frac:.3f}"])
+            rows.append(
+                [
+                    f"`{entry}`",
+                    fmt_time(row["median"]),
+                    f"{row['counters'].get('TOP/s', float('nan')):.2f}",
+                    f"{frac:.3f}",
+                ]
+            )
         doc.add(f"(+,×), float32, {f['shape']}: fraction of cuBLAS SGEMM (its time / each time)\n")
         doc.add(table(["implementation", "median", "TOP/s", "of cuBLAS"], rows))
     shape = max((f["shape"] for f, _ in runs), key=lambda s: int(s.split("x")[0]))

@@ -15,7 +15,9 @@ def add(doc, bench, dispatch):
             per64 = e["01_template_functor/vec"]["median"] / n
             per32 = ref["01_template_functor/vec"]["median"] / n32
             ratios[("memory", "quadratic", 1)] = per64 / per32
-            rows.append(["quadratic", 1, pow2(n), f"{per32 * 1e6:.3f}", f"{per64 * 1e6:.3f}", f"{per64 / per32:.2f}"])
+            rows.append(
+                ["quadratic", 1, pow2(n), f"{per32 * 1e6:.3f}", f"{per64 * 1e6:.3f}", f"{per64 / per32:.2f}"]
+            )
     for f, e in bench.select("map", type="f64"):
         k = int(f["k"])
         if k == 1 or not dispatch:
@@ -25,7 +27,9 @@ def add(doc, bench, dispatch):
             t64, t32 = e["01_template_functor/vec"]["median"], row32["01_template_functor/vec"]
             ratios[("arithmetic", f["op"], k)] = t64 / t32
             n = int(f["n"])
-            rows.append([f["op"], k, pow2(n), f"{t32 / n * 1e6:.3f}", f"{t64 / n * 1e6:.3f}", f"{t64 / t32:.2f}"])
+            rows.append(
+                [f["op"], k, pow2(n), f"{t32 / n * 1e6:.3f}", f"{t64 / n * 1e6:.3f}", f"{t64 / t32:.2f}"]
+            )
     if rows:
         doc.add("## float32 against float64 (template functor, vec form)\n")
         doc.add(table(["op", "k", "n", "ps/element f32", "ps/element f64", "f64 / f32"], rows))

@@ -5,8 +5,12 @@ from ..results import label
 
 # The C++ entry each Python peer is set beside: the same form (one element per thread, global reads,
 # a per-element switch), written with a template functor, the static best case.
-CPP_SAME_FORM = {"map": "01_template_functor/scalar", "zip": "01_template_functor/scalar",
-                 "tasks": "03_switch/per_element", "image": "01_template_functor/global"}
+CPP_SAME_FORM = {
+    "map": "01_template_functor/scalar",
+    "zip": "01_template_functor/scalar",
+    "tasks": "03_switch/per_element",
+    "image": "01_template_functor/global",
+}
 
 
 def add(doc, bench, python):
@@ -14,19 +18,23 @@ def add(doc, bench, python):
     if python is None:
         return found
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
-    doc.add("The same problems written the ways the source articles write them (`bench/python`), on the inputs and "
-            "against the reference of the C++ workloads, timed by each system's own CUDA events with the C++ suite's "
-            "protocol. Events open before each call, so a system's per-call host time is in its figure wherever the "
-            "GPU waits for it. *First call* is the host time from defining the kernel to the end of its first run, "
-            "compile included (CuPy's disk cache starts empty). Fractions of copy use this report's copy floor "
-            f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`: {python.bench.context.get('date', '?')[:16]}, "
-            f"revision `{python.bench.context.get('git_revision', '?')}`, mode `{python.bench.context.get('cdl_mode', '?')}`, "
-            f"Python {python.bench.env.get('python', '?')}, numpy {python.bench.env.get('numpy', '?')}.\n")
+    doc.add(
+        "The same problems written the ways the source articles write them (`bench/python`), on the inputs and "
+        "against the reference of the C++ workloads, timed by each system's own CUDA events with the C++ suite's "
+        "protocol. Events open before each call, so a system's per-call host time is in its figure wherever the "
+        "GPU waits for it. *First call* is the host time from defining the kernel to the end of its first run, "
+        "compile included (CuPy's disk cache starts empty). Fractions of copy use this report's copy floor "
+        f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`: {python.bench.context.get('date', '?')[:16]}, "
+        f"revision `{python.bench.context.get('git_revision', '?')}`, mode `{python.bench.context.get('cdl_mode', '?')}`, "
+        f"Python {python.bench.env.get('python', '?')}, numpy {python.bench.env.get('numpy', '?')}.\n"
+    )
     py_rev, cpp_rev = python.bench.context.get("git_revision", "?"), bench.context.get("git_revision", "?")
     if py_rev[:7] != cpp_rev[:7]:
-        doc.add(f"**The Python peers ran at revision `{py_rev}`, the C++ suite at `{cpp_rev}`**: each ratio below sets "
-                "a peer beside the C++ kernel of another build, and a peer's problem that the C++ results do not have "
-                "gets no ratio and no part in a verdict.\n")
+        doc.add(
+            f"**The Python peers ran at revision `{py_rev}`, the C++ suite at `{cpp_rev}`**: each ratio below sets "
+            "a peer beside the C++ kernel of another build, and a peer's problem that the C++ results do not have "
+            "gets no ratio and no part in a verdict.\n"
+        )
     rows = []
     for name, sysinfo in python.systems.items():
         status = sysinfo.get("status")
@@ -37,8 +45,11 @@ def add(doc, bench, python):
     for (workload, fields), entries in sorted(python.bench.problems.items()):
         cpp = bench.problems.get((workload, fields), {})
         f = dict(fields)
-        problem = f"{workload}: " + ", ".join(f"{k} = {pow2(v) if k == 'n' else v}" for k, v in f.items() if k != "shape") + \
-            (f", {f['shape']}" if "shape" in f else "")
+        problem = (
+            f"{workload}: "
+            + ", ".join(f"{k} = {pow2(v) if k == 'n' else v}" for k, v in f.items() if k != "shape")
+            + (f", {f['shape']}" if "shape" in f else "")
+        )
         same = cpp.get(CPP_SAME_FORM.get(workload, ""))
         best_entry = min(cpp, key=lambda e: cpp[e]["median"]) if cpp else None
         rows = []
@@ -47,17 +58,42 @@ def add(doc, bench, python):
             ratio = row["median"] / same["median"] if same else None
             found["ratio"][(workload, fields, label(entry))] = ratio
             found["first_ms"][(workload, fields, label(entry))] = c.get("first_call_ms")
-            rows.append([f"`{label(entry)}`", fmt_time(row["median"]), f"{c.get('GB/s', float('nan')) / bench.copy_gbs:.3f}",
-                         "–" if ratio is None else f"{ratio:.2f}×", f"{c.get('first_call_ms', float('nan')):.1f} ms"])
+            rows.append(
+                [
+                    f"`{label(entry)}`",
+                    fmt_time(row["median"]),
+                    f"{c.get('GB/s', float('nan')) / bench.copy_gbs:.3f}",
+                    "–" if ratio is None else f"{ratio:.2f}×",
+                    f"{c.get('first_call_ms', float('nan')):.1f} ms",
+                ]
+            )
         for entry in dict.fromkeys(e for e in (CPP_SAME_FORM.get(workload), best_entry) if e and e in cpp):
             row = cpp[entry]
-            rows.append([f"C++ `{entry}`", fmt_time(row["median"]), f"{row['counters'].get('frac_copy', float('nan')):.3f}",
-                         f"{row['median'] / same['median']:.2f}×" if same else "–", "built ahead"])
+            rows.append(
+                [
+                    f"C++ `{entry}`",
+                    fmt_time(row["median"]),
+                    f"{row['counters'].get('frac_copy', float('nan')):.3f}",
+                    f"{row['median'] / same['median']:.2f}×" if same else "–",
+                    "built ahead",
+                ]
+            )
         if not cpp:
             doc.add(f"**{problem}** (no C++ counterpart in `bench.json`: no ratio, no part in a verdict)\n")
         else:
             doc.add(f"**{problem}**\n")
-        doc.add(table(["peer", "median", "of copy", f"time / C++ `{CPP_SAME_FORM.get(workload, '?')}`", "first call"], rows))
+        doc.add(
+            table(
+                [
+                    "peer",
+                    "median",
+                    "of copy",
+                    f"time / C++ `{CPP_SAME_FORM.get(workload, '?')}`",
+                    "first call",
+                ],
+                rows,
+            )
+        )
     experiments(doc, python.experiments)
     return found
 
@@ -68,17 +104,28 @@ def experiments(doc, records):
     if not records:
         return
     from ..claims import median_of, outcome
+
     examples = [e for e in records if e.get("claim") == "example" or e.get("claim") == "A1"]
     if examples:
-        doc.add("Does each article's example run as written (PyCUDA 2026.1, numba-cuda, CuPy, on this machine)? "
-                "Each is the article's code in its own system, validated where it runs:\n")
-        doc.add(table(["article", "example", "system", "result"],
-                      [[e.get("article", "?"), e["name"], e.get("system", "?"), outcome(e)]
-                       for e in sorted(examples, key=lambda e: (e.get("article", ""), e["name"]))]))
+        doc.add(
+            "Does each article's example run as written (PyCUDA 2026.1, numba-cuda, CuPy, on this machine)? "
+            "Each is the article's code in its own system, validated where it runs:\n"
+        )
+        doc.add(
+            table(
+                ["article", "example", "system", "result"],
+                [
+                    [e.get("article", "?"), e["name"], e.get("system", "?"), outcome(e)]
+                    for e in sorted(examples, key=lambda e: (e.get("article", ""), e["name"]))
+                ],
+            )
+        )
     compiles = [e for e in records if e.get("claim") in ("compile", "C1") and e["runs"]]
     if compiles:
-        doc.add("What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first call "
-                "included where the system compiles at the first call; medians of three):\n")
+        doc.add(
+            "What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first call "
+            "included where the system compiles at the first call; medians of three):\n"
+        )
         states = ("new_source_ms", "disk_hit_ms", "memory_hit_ms")
         rows = []
         for e in compiles:
@@ -86,10 +133,21 @@ def experiments(doc, records):
             cells = []
             for state in states:
                 v = f.get(state)
-                cells.append("–" if v is None else v if isinstance(v, str) else
-                             f"{median_of(v) if isinstance(v, list) else v:.2f} ms")
+                cells.append(
+                    "–"
+                    if v is None
+                    else v
+                    if isinstance(v, str)
+                    else f"{median_of(v) if isinstance(v, list) else v:.2f} ms"
+                )
             rows.append([e.get("system", "?"), e["name"], *cells])
         doc.add(table(["system", "how", "new source", "its disk cache", "its memory cache"], rows))
-    doc.add("Every experiment of the articles' claims, by claim (the claims table below reads its figures):\n")
-    doc.add(table(["claim", "system", "experiment", "result"],
-                  [[e.get("claim", "?"), e.get("system", "?"), e["name"], outcome(e)] for e in records]))
+    doc.add(
+        "Every experiment of the articles' claims, by claim (the claims table below reads its figures):\n"
+    )
+    doc.add(
+        table(
+            ["claim", "system", "experiment", "result"],
+            [[e.get("claim", "?"), e.get("system", "?"), e["name"], outcome(e)] for e in records],
+        )
+    )

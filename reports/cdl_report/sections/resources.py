@@ -9,10 +9,18 @@ from ..document import table
 # How each strategy's float map kernel for the quadratic op is named in the build: the invoker in its
 # template arguments (or the op's own kernel, for 00 and the hoisted switch). 06 and 07 compile
 # theirs at run time: not in the build.
-MAP_INVOKER = {"00_inline": "", "01_template_functor": "cdl::ops::quadratic>", "02_device_lambda": "cdl::ops::quadratic>",
-               "03_switch": "switch_invoker", "03_switch.hoisted": "", "04_function_pointer.symbol": "pointer_invoker",
-               "04_function_pointer.crowded": "pointer_invoker", "04_function_pointer.table": "table_invoker",
-               "05_virtual": "virtual_invoker", "05_virtual.crowded": "virtual_invoker"}
+MAP_INVOKER = {
+    "00_inline": "",
+    "01_template_functor": "cdl::ops::quadratic>",
+    "02_device_lambda": "cdl::ops::quadratic>",
+    "03_switch": "switch_invoker",
+    "03_switch.hoisted": "",
+    "04_function_pointer.symbol": "pointer_invoker",
+    "04_function_pointer.crowded": "pointer_invoker",
+    "04_function_pointer.table": "table_invoker",
+    "05_virtual": "virtual_invoker",
+    "05_virtual.crowded": "virtual_invoker",
+}
 
 
 def map_kernel(resources, entry):
@@ -25,10 +33,16 @@ def map_kernel(resources, entry):
     if lab not in MAP_INVOKER:
         return None
     # 04 and 05 are compiled once per workload (strategies/one_workload.hpp), and whole as `crowded`.
-    part = ("crowded" if variant == "crowded" else "map") if strategy in ("04_function_pointer", "05_virtual") else None
+    part = (
+        ("crowded" if variant == "crowded" else "map")
+        if strategy in ("04_function_pointer", "05_virtual")
+        else None
+    )
     source = f"strategies/{strategy}.{part}.cu" if part else f"strategies/{strategy}.cu"
-    names = {"00_inline": f"map_quadratic_{form}<float>",
-             "03_switch.hoisted": f"map_hoisted_kernel<float, (cdl::map_form){0 if form == 'scalar' else 1}>"}
+    names = {
+        "00_inline": f"map_quadratic_{form}<float>",
+        "03_switch.hoisted": f"map_hoisted_kernel<float, (cdl::map_form){0 if form == 'scalar' else 1}>",
+    }
     want = names.get(lab, f"map_{form}_kernel<float")
     for k in resources["kernels"]:
         if k["source"] == source and want in k["name"] and MAP_INVOKER[lab] in k["name"]:
@@ -55,42 +69,102 @@ def short_kernel(name):
 
 def add(doc, resources):
     if not resources:
-        doc.add("## Kernel resources\n\nNo `resources.json` beside the results: run `reports/resources.py` on the build.\n")
+        doc.add(
+            "## Kernel resources\n\nNo `resources.json` beside the results: run `reports/resources.py` on the build.\n"
+        )
         return
     kernels = resources["kernels"]
     sass = resources.get("sass_inspected")
     doc.add("## Kernel resources (the compiler's report)\n")
-    doc.add("From ptxas's resource report for every kernel in the build (`-Xptxas -v`)" +
-            (", and the SASS (`cuobjdump -sass`): calls through a register (indirect CALL) and indirect branches (BRX)."
-             if sass else "; the SASS was not inspected (no cuobjdump where the report was collected).") +
-            " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA runtime's "
-            "(`cudaOccupancyMaxActiveBlocksPerMultiprocessor`, `cdl_occupancy`) at the kernel's launch bound, which is "
-            "the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's threads "
-            "they fill" + ("" if not resources.get("occupancy_missing") else
-                           f" (not measured here: {resources['occupancy_missing']})") + ".\n")
-    focus = [k for k in (map_kernel(resources, f"{lab}/{form}") for lab in MAP_INVOKER for form in ("scalar", "vec")) if k]
+    doc.add(
+        "From ptxas's resource report for every kernel in the build (`-Xptxas -v`)"
+        + (
+            ", and the SASS (`cuobjdump -sass`): calls through a register (indirect CALL) and indirect branches (BRX)."
+            if sass
+            else "; the SASS was not inspected (no cuobjdump where the report was collected)."
+        )
+        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA runtime's "
+        "(`cudaOccupancyMaxActiveBlocksPerMultiprocessor`, `cdl_occupancy`) at the kernel's launch bound, which is "
+        "the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's threads "
+        "they fill"
+        + (
+            ""
+            if not resources.get("occupancy_missing")
+            else f" (not measured here: {resources['occupancy_missing']})"
+        )
+        + ".\n"
+    )
+    focus = [
+        k
+        for k in (map_kernel(resources, f"{lab}/{form}") for lab in MAP_INVOKER for form in ("scalar", "vec"))
+        if k
+    ]
 
     def cells(k):
-        occupancy = "–" if k.get("occupancy") is None else f"{k['blocks_per_sm']} × {k['block']} ({k['occupancy']:.2f})"
-        return [f"`{k['source'].split('/')[-1]}`", f"`{short_kernel(k['name'])[:90]}`", k.get("registers", "?"),
-                occupancy, k.get("stack", 0), f"{k.get('spill_stores', 0)} / {k.get('spill_loads', 0)}", k.get("smem", 0),
-                "–" if k.get("indirect_calls") is None else k["indirect_calls"], "–" if k.get("brx") is None else k["brx"]]
-    header = ["source", "kernel", "registers", "blocks/SM × threads (occupancy)", "stack B", "spill st/ld B", "smem B",
-              "indirect CALL", "BRX"]
-    doc.add("The float map kernel of each strategy, scalar and vec forms, with the quadratic op where the kernel is per op:\n")
+        occupancy = (
+            "–"
+            if k.get("occupancy") is None
+            else f"{k['blocks_per_sm']} × {k['block']} ({k['occupancy']:.2f})"
+        )
+        return [
+            f"`{k['source'].split('/')[-1]}`",
+            f"`{short_kernel(k['name'])[:90]}`",
+            k.get("registers", "?"),
+            occupancy,
+            k.get("stack", 0),
+            f"{k.get('spill_stores', 0)} / {k.get('spill_loads', 0)}",
+            k.get("smem", 0),
+            "–" if k.get("indirect_calls") is None else k["indirect_calls"],
+            "–" if k.get("brx") is None else k["brx"],
+        ]
+
+    header = [
+        "source",
+        "kernel",
+        "registers",
+        "blocks/SM × threads (occupancy)",
+        "stack B",
+        "spill st/ld B",
+        "smem B",
+        "indirect CALL",
+        "BRX",
+    ]
+    doc.add(
+        "The float map kernel of each strategy, scalar and vec forms, with the quadratic op where the kernel is per op:\n"
+    )
     doc.add(table(header, [cells(k) for k in focus]))
     per_source = defaultdict(list)
     for k in kernels:
         per_source[k["source"]].append(k)
     rows = []
     for src, ks in sorted(per_source.items()):
-        rows.append([f"`{src}`", len(ks), max(k.get("registers", 0) for k in ks),
-                     sum(1 for k in ks if k.get("spill_stores", 0) or k.get("spill_loads", 0)),
-                     sum(1 for k in ks if k.get("stack", 0)),
-                     "–" if not sass else sum(1 for k in ks if k.get("indirect_calls")),
-                     "–" if not sass else sum(1 for k in ks if k.get("brx"))])
+        rows.append(
+            [
+                f"`{src}`",
+                len(ks),
+                max(k.get("registers", 0) for k in ks),
+                sum(1 for k in ks if k.get("spill_stores", 0) or k.get("spill_loads", 0)),
+                sum(1 for k in ks if k.get("stack", 0)),
+                "–" if not sass else sum(1 for k in ks if k.get("indirect_calls")),
+                "–" if not sass else sum(1 for k in ks if k.get("brx")),
+            ]
+        )
     doc.add("Per source file:\n")
-    doc.add(table(["source", "kernels", "max registers", "kernels that spill", "kernels with a stack frame",
-                   "with indirect calls", "with BRX"], rows))
-    doc.text_file("resources.md", "# Every kernel's resources\n\n" + table(header, [cells(k) for k in kernels]))
+    doc.add(
+        table(
+            [
+                "source",
+                "kernels",
+                "max registers",
+                "kernels that spill",
+                "kernels with a stack frame",
+                "with indirect calls",
+                "with BRX",
+            ],
+            rows,
+        )
+    )
+    doc.text_file(
+        "resources.md", "# Every kernel's resources\n\n" + table(header, [cells(k) for k in kernels])
+    )
     doc.add("Every kernel: [resources.md](resources.md).\n")
