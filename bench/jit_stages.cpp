@@ -14,25 +14,37 @@
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
 // loaded), a whole new op (parse, lower, libNVVM, ptxas), and libNVVM and ptxas apart.
 //
+// Strategy 10 (tiered dispatch) on streams of launches of a new op (tiered/): the whole stream
+// timed on the host clock, from the first launch to the end of the last, with the switch kernel
+// only, the JIT only (its compile, then its kernel) and the two tiered; validated by one more
+// launch of the kernel the stream ended on (the GPU tests validate every launch of the move).
+//
 // "First in a process" and "fresh process" cannot be repeated inside one process, so each of
 // their iterations starts this program again (`cdl_bench --cdl_jit_probe ...`), which measures
 // the one operation with a steady clock and prints the seconds; the exec itself is not counted.
 // Everything else is timed in process, with a steady clock: these are host costs.
 #include "bench_common.hpp"
 
+#include "common/check.hpp"
+#include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
+#include "common/registry.hpp"
 #include "strategies/expression_jit.hpp"
 #include "strategies/jit_kernels.hpp"
+#include "strategies/tiered_dispatch.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -68,6 +80,67 @@ jit::op_text next_new_op() {
   if (!seen.insert(op.source).second)
     throw error("new_op stage: the op text '" + op.source + "' was compiled before");
   return op;
+}
+
+// The measured op in a text no cache has seen, with the same guard as next_new_op.
+jit::op_text next_fresh_text() {
+  static std::set<std::string> seen;
+  static std::mutex m;
+  jit::op_text op = jit::fresh_text(measured_op());
+  const std::lock_guard lock(m);
+  if (!seen.insert(op.source).second)
+    throw error("tiered stream: the op text '" + op.source + "' was seen before");
+  return op;
+}
+
+enum class tier_mode { switch_only, jit_only, tiered };
+// Named by the strategy each stream runs: 03's switch alone, 06's JIT alone, 10's tiers.
+constexpr const char* tier_mode_names[] = {"03_switch", "06_nvrtc_jit", "10_tiered_dispatch"};
+
+// One stream: `launches` launches of a new text of the quadratic op, each mode as its name says.
+void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int repetitions,
+                       std::vector<std::string>& names) {
+  const std::string name = std::string("tiered/") + tier_mode_names[int(mode)] +
+                           "/vec/op:quadratic/type:f32/n:" + std::to_string(n) + "/k:" + std::to_string(k) +
+                           "/launches:" + std::to_string(launches);
+  configure_repetitions(
+      register_benchmark(
+          name, names,
+          [mode, n, k, launches](benchmark::State& state) {
+            static std::map<std::pair<std::size_t, int>, std::unique_ptr<map_fixture>> fixtures;
+            auto& f = fixtures[{n, k}];
+            if (!f)
+              f = std::make_unique<map_fixture>(map_problem{map_op::quadratic, dtype::f32, n, k},
+                                                default_seed);
+            const map_launch_fn switch_launch = find_map_entry("03_switch/vec").launch;
+            for (auto _ : state) {
+              const jit::op_text text = next_fresh_text();
+              std::unique_ptr<tiered_map> tier;
+              int count = 0, first_own = -1;
+              const auto one = [&](const map_launch& a) {
+                if (mode == tier_mode::switch_only) {
+                  switch_launch(a);
+                } else if (mode == tier_mode::jit_only) {
+                  jit::launch_map(nvrtc_jit_build, a, text);  // the first launch waits for the compile
+                } else {
+                  if (!tier) tier = std::make_unique<tiered_map>(a, text, nvrtc_jit_build);
+                  if (tier->launch(a) && first_own < 0) first_own = count;
+                }
+                ++count;
+              };
+              const auto start = clock::now();
+              for (int i = 0; i < launches; ++i) f->launch(one, map_form::vec, nullptr);
+              CDL_CUDA_CHECK(cudaDeviceSynchronize());
+              state.SetIterationTime(seconds_since(start));
+              const validation_result v = f->run_and_validate(one, map_form::vec);
+              if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
+              state.counters["first_own_kernel_launch"] = first_own;  // -1: the stream ended on the switch
+              tier.reset();  // waits for a compile still running, outside the timing
+            }
+          }),
+      repetitions)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
 }
 
 // 08's whole route for an op from its text: parse, lower to IR (compile_uncached then compiles it).
@@ -302,6 +375,13 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
         &attributes, reinterpret_cast<const void*>(library.kernel(whole.name_expressions.back()))));
     return seconds_since(start);
   });
+  // Streams of launches of a new op: memory-bound (k = 1, 2^24 elements, past the L2) and at
+  // k = 256 (2^22 elements: arithmetic sets the time there, and the longest stream stays short).
+  for (const auto& [n, k] :
+       {std::pair<std::size_t, int>{std::size_t(1) << 24, 1}, {std::size_t(1) << 22, 256}})
+    for (int launches : {1, 10, 100, 1000, 10000})
+      for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered})
+        add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
 }
 
 }  // namespace cdl::bench

@@ -87,7 +87,9 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
 // and 05 (strategies/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
-// op's penalty, and 06's `fast` (its point is the compile, in the jit/ stages) on the same.
+// op's penalty, and 06's `fast` (its point is the compile, in the jit/ stages) on the same. 10's
+// tiered dispatch changes kernel during a run: it is measured on streams of launches (tiered/,
+// bench/jit_stages.cpp), not here.
 bool demonstration(const std::string& variant) { return variant == "crowded" || variant == "fast"; }
 
 template <class Fixture, class Problem, class Entries>
@@ -151,13 +153,14 @@ std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int
 }
 
 bool demonstration(const map_entry& e) { return demonstration(e.variant); }
+bool streams_only(const map_entry& e) { return e.strategy == "10_tiered_dispatch"; }
 
 void register_map(const settings& s, std::vector<std::string>& names) {
   const auto& entries = get_registry().map;
   std::set<std::string> registered;  // entry and problem: the sweeps meet (2^22 and 2^24 at k = 1)
   auto add_map = [&](const map_problem& p, bool with_demonstrations, auto keep) {
     for (const map_entry& e : entries)
-      if ((with_demonstrations || !demonstration(e)) && keep(e) &&
+      if (!streams_only(e) && (with_demonstrations || !demonstration(e)) && keep(e) &&
           registered.insert(e.name() + " " + p.describe()).second)
         add<map_fixture>(e, p, s, names, [](benchmark::State&, double) {});
   };

@@ -88,6 +88,7 @@ void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
 void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
-void register_09_shared_memory(registry&);   // the tiled and staged forms of the entries above
+void register_09_shared_memory(registry&);
+void register_10_tiered_dispatch(registry&);  // the tiled and staged forms of the entries above
 
 }  // namespace cdl

@@ -275,6 +275,13 @@ std::pair<std::string, std::string> unique_constants() {
 }
 }  // namespace
 
+op_text fresh_text(const op_text& op) {
+  const auto [high, low] = unique_constants();
+  const std::string fresh = "fresh_" + high + "_" + low;
+  const std::string declared = "const unsigned long long " + fresh + " = 0; (void)" + fresh + "; ";
+  return {op.name + "_" + fresh, declared + (is_body(op.source) ? op.source : "return " + op.source + ";")};
+}
+
 op_text never_seen_op() {
   const auto [high, low] = unique_constants();
   return {"new_op_" + high + "_" + low, "x * x + T(2) * x + T(" + high + ") + T(" + low + ")"};
@@ -338,6 +345,12 @@ void launch_map(build_fn build, const map_launch& a, const op_text& op) {
          a.stream);
 }
 void launch_map(build_fn build, const map_launch& a) { launch_map(build, a, builtin_op(a.op)); }
+
+void prepare_map(build_fn build, const map_launch& a, const op_text& op) {
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  kernel(build, workload::map, a.type, op, int(g.form));
+}
 
 void launch_zip(build_fn build, const zip_launch& a) {
   if (a.n == 0) return;

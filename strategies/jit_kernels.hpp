@@ -74,6 +74,11 @@ op_text builtin_task_ops();
 // through the driver) and this project's cannot answer them.
 op_text never_seen_op();
 
+// The same op in a text no cache has seen: its expression returned from a body that first
+// declares a constant new in every call (as never_seen_op's), so the kernel computes exactly
+// what `op` does while its text and cache keys are new. For an op written as an expression.
+op_text fresh_text(const op_text& op);
+
 // The smallest useful program, for the floor of an NVRTC compile: one line of one kernel, with
 // the constants taken from never_seen_op() so that no cache answers it either.
 program one_line_program(const op_text& unique);
@@ -83,6 +88,9 @@ program one_line_program(const op_text& unique);
 // kernels it runs.
 void launch_map(build_fn build, const map_launch& a, const op_text& op);
 void launch_map(build_fn build, const map_launch& a);
+// Builds and loads the kernel launch_map(build, a, op) will run, without launching it: what
+// strategy 10 does on a host thread while the switch kernel serves the launches.
+void prepare_map(build_fn build, const map_launch& a, const op_text& op);
 void launch_zip(build_fn build, const zip_launch& a);
 void launch_points(build_fn build, const points_launch& a);
 void launch_image(build_fn build, const image_launch& a);

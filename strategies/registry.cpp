@@ -59,6 +59,7 @@ const registry& get_registry() {
     register_07_jit_lto(built);
     register_08_expression_jit(built);
     register_09_shared_memory(built);
+    register_10_tiered_dispatch(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(),

@@ -17,6 +17,7 @@ from .sections import (
     repeat,
     resources,
     tasks,
+    tiered,
 )
 from .stats import noise_threshold
 
@@ -35,6 +36,7 @@ def write_report(results, out_dir, readme=None):
     found["precision"] = precision.add(doc, bench, found["dispatch"])
     found["tasks"] = tasks.add(doc, bench)
     found["jit"] = jit.add(doc, bench, found["dispatch"], noise, results.jit_uncached)
+    found["tiered"] = tiered.add(doc, results.tiered or bench, noise)
     found["image"] = image.add(doc, bench, noise)
     found["matmul"] = matmul.add(doc, bench)
     found["other"] = elementwise.add(doc, bench)

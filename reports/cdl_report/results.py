@@ -200,3 +200,6 @@ class Results:
         # The JIT stages again with the driver's compile cache off (CUDA_CACHE_DISABLE=1).
         uncached = os.path.join(directory, "jit_cache_disabled.json")
         self.jit_uncached = Bench(uncached) if os.path.exists(uncached) else None
+        # Strategy 10's streams (cdl_bench's tiered/), where they were run apart from bench.json.
+        streams = os.path.join(directory, "tiered.json")
+        self.tiered = Bench(streams) if os.path.exists(streams) else None

@@ -167,6 +167,45 @@ class ReportTest(FixtureTest):
             "| chosen per element (a task record per element) | `03_switch` per element | 330 µs", text
         )
 
+    def test_the_tiered_streams_get_a_table_a_break_even_and_a_plot(self):
+        with open(os.path.join(self.results, "bench.json")) as f:
+            context = json.load(f)["context"]
+        totals = {
+            1: (1.0, 200.0, 1.1),
+            10: (10.0, 205.0, 11.0),
+            100: (100.0, 230.0, 99.0),
+            1000: (1000.0, 480.0, 470.0),
+        }
+        benchmarks = []
+        for launches, times in totals.items():
+            for mode, ms in zip(("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"), times):
+                name = (
+                    f"tiered/{mode}/vec/op:quadratic/type:f32/n:16777216/k:1/launches:{launches}"
+                    "/iterations:1/repeats:3/manual_time"
+                )
+                benchmarks.append(
+                    {
+                        "name": name + "_median",
+                        "run_name": name,
+                        "run_type": "aggregate",
+                        "aggregate_name": "median",
+                        "real_time": ms,
+                        "time_unit": "ms",
+                        "first_own_kernel_launch": -1 if launches < 100 else 40,
+                    }
+                )
+        with open(os.path.join(self.results, "tiered.json"), "w") as f:
+            json.dump({"context": context, "benchmarks": benchmarks}, f)
+        text = self.report()
+        self.assertIn("## Tiered dispatch", text)
+        self.assertIn(
+            "| 10 | 10.00 ms | 205.00 ms | 11.00 ms | 1.10 | never (the stream ended first) |", text
+        )
+        self.assertIn("| 100 | 100.00 ms | 230.00 ms | 99.00 ms | 0.99 | launch 41 |", text)
+        self.assertIn("The JIT alone beats the switch alone from 1000 launches on", text)
+        self.assertIn("at most 1.10× it (1 launches)", text)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_dispatch.png")))
+
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())
 

@@ -1,0 +1,84 @@
+// 10 - Tiered dispatch: start at once on a kernel that needs no compile, move to the op's own
+//      kernel when its compile, on a host thread, has finished.
+//
+// Idea.    A JIT (06, 07, 08) makes the fastest kernel for an op but makes the first launch wait
+//          for a compiler; a switch (03) runs any op of a fixed set at once, slower per call.
+//          Language runtimes (the JVM, V8, Julia's interpreter and compiler) do both: a cheap tier
+//          serves the first calls while the optimising tier compiles in the background, and
+//          later calls move up. Here the first launch of an op starts 06's compile of it on a
+//          std::async thread and runs 03's switch kernel; each launch after that asks the compile's
+//          future, without waiting, whether it is done, and launches the op's own kernel from the
+//          first launch that finds it done. Both kernels write the same result (the op is the
+//          catalogue's, in both), so the move is invisible but for the time.
+// Cost.    Until the compile finishes: the switch kernel's time per launch (its per-call
+//          penalty: the report's dispatch table) and a CPU core busy compiling; after it: the
+//          JIT kernel's time, plus a future's status check per launch. Against the JIT alone it
+//          saves the compile's wait; against the switch alone it saves the penalty once enough
+//          launches follow. The report's tiered section draws the three totals against the
+//          number of launches of a new op, memory-bound and at k = 256: where the curves cross
+//          is the break-even the JIT alone would have.
+// Use it   when ops arrive at run time, a cheaper way to run them exists at once (a switch over a
+//          fixed set, an interpreter), and neither the first launch's latency nor the steady
+//          speed may be given up: query engines, interactive tools. Not when every op is known
+//          when the program is built (01), nor when one launch is all there will be (03 alone).
+// See it.  The SASS of each tier is its own strategy's (03's switch, 06's kernel). What is new
+//          here is on the host: `tiered_map::launch` below, and the compile thread.
+// Run it.  `cdl_run --strategy 10_tiered_dispatch/vec --op quadratic --n 2^24 --k 256`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+//
+// Registered for the map workload only: its launches are the ones whose op a switch kernel and
+// a JIT both serve (the other workloads' tiers would be the same two files again). The registry
+// entry keeps one tiered_map per (op, type, form) for the process, built on its first launch from
+// the catalogue's text, so the tests validate every launch, before and after the move; the
+// `tiered/` benchmarks build one per stream of launches from a text no cache has seen.
+#include "tiered_dispatch.hpp"
+
+#include "common/check.hpp"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace cdl {
+
+tiered_map::tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build)
+    : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {
+  compile_ = std::async(std::launch::async, [a, this] { jit::prepare_map(build_, a, text_); });
+}
+
+tiered_map::~tiered_map() {
+  if (compile_.valid()) compile_.wait();
+}
+
+bool tiered_map::launch(const map_launch& a) {
+  if (!ready_ && compile_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    compile_.get();  // rethrows the compile's error, if it had one
+    ready_ = true;
+  }
+  if (ready_)
+    jit::launch_map(build_, a, text_);  // the kernel prepare_map loaded: a lookup, then the launch
+  else
+    switch_launch_(a);
+  return ready_;
+}
+
+namespace {
+
+// The registry's entry: one tiered_map per (op, type, form), made by the first launch.
+void launch_tiered(const map_launch& a) {
+  using key = std::tuple<map_op, dtype, map_form>;
+  static std::map<key, std::unique_ptr<tiered_map>> tiers;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  auto& tier = tiers[{a.op, a.type, a.form}];
+  if (!tier) tier = std::make_unique<tiered_map>(a, jit::builtin_op(a.op), nvrtc_jit_build);
+  tier->launch(a);
+}
+
+}  // namespace
+
+void register_10_tiered_dispatch(registry& r) { r.add_map("10_tiered_dispatch", "", launch_tiered); }
+
+}  // namespace cdl

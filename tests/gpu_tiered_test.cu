@@ -1,0 +1,68 @@
+// Strategy 10's tiered dispatch (strategies/10_tiered_dispatch.cu): every launch of a stream is
+// validated against the float64 reference, before the move to the op's own kernel, at the launch
+// that moves, and after it; the op's text is new to every cache, so the compile is a real one.
+#include "common/inputs.hpp"
+#include "common/registry.hpp"
+#include "gpu_test.hpp"
+#include "strategies/tiered_dispatch.hpp"
+
+#include <chrono>
+
+namespace cdl {
+namespace {
+
+class TieredDispatch : public gpu_test {};
+
+TEST_F(TieredDispatch, EveryLaunchIsRightBeforeAtAndAfterTheMove) {
+  for (map_form form : {map_form::vec, map_form::scalar}) {
+    const map_fixture fixture({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 256}, default_seed);
+    const jit::op_text text = jit::fresh_text(jit::builtin_op(map_op::quadratic));
+    std::unique_ptr<tiered_map> tier;
+    int on_switch = 0, moved_at = -1, launches = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    // Until the move, and five launches past it; a compile that never ends fails the test.
+    while ((moved_at < 0 || launches < moved_at + 5) && std::chrono::steady_clock::now() < deadline) {
+      bool own = false;
+      const validation_result r = fixture.run_and_validate(
+          [&](const map_launch& a) {
+            if (!tier) tier = std::make_unique<tiered_map>(a, text, nvrtc_jit_build);
+            own = tier->launch(a);
+          },
+          form);
+      ASSERT_TRUE(r.passed) << "launch " << launches << (own ? " (own kernel)" : " (switch)") << ": "
+                            << r.summary();
+      if (own && moved_at < 0) moved_at = launches;
+      on_switch += own ? 0 : 1;
+      ++launches;
+    }
+    EXPECT_GE(moved_at, 0) << "the compile did not finish within 60 s";
+    EXPECT_EQ(on_switch, moved_at) << "a launch went back to the switch after the move";
+    EXPECT_TRUE(tier && tier->specialised());
+  }
+}
+
+TEST_F(TieredDispatch, AnOpThatDoesNotCompileFailsAtTheLaunchThatFindsIt) {
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 1000, 1}, default_seed);
+  tiered_map* made = nullptr;
+  std::unique_ptr<tiered_map> tier;
+  const auto launch = [&](const map_launch& a) {
+    if (!tier)
+      made = (tier = std::make_unique<tiered_map>(a, jit::op_text{"broken", "x *"}, nvrtc_jit_build)).get();
+    tier->launch(a);
+  };
+  bool thrown = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!thrown && std::chrono::steady_clock::now() < deadline) {
+    try {
+      fixture.launch(launch, map_form::vec, nullptr);
+    } catch (const std::exception& e) {
+      thrown = true;
+      EXPECT_NE(std::string(e.what()).find("broken"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(thrown && made && !made->specialised());
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+}  // namespace
+}  // namespace cdl
