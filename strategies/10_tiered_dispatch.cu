@@ -9,7 +9,11 @@
 //          std::async thread and runs 03's switch kernel; each launch after that asks the compile's
 //          future, without waiting, whether it is done, and launches the op's own kernel from the
 //          first launch that finds it done. Both kernels write the same result (the op is the
-//          catalogue's, in both), so the move is invisible but for the time.
+//          catalogue's, in both), so the move is invisible but for the time. One thing a CPU
+//          runtime does not meet: a launch returns when it is queued, so a host that launches
+//          in a loop runs far ahead of the GPU, and the launches queued before the compile ends
+//          all run on the switch. While on the switch, the dispatcher keeps the host a few
+//          launches ahead (an event after each launch; it waits for the one `ahead` back).
 // Cost.    Until the compile finishes: the switch kernel's time per launch (its per-call
 //          penalty: the report's dispatch table) and a CPU core busy compiling; after it: the
 //          JIT kernel's time, plus a future's status check per launch. Against the JIT alone it
@@ -45,22 +49,29 @@ namespace cdl {
 
 tiered_map::tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build)
     : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {
+  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   compile_ = std::async(std::launch::async, [a, this] { jit::prepare_map(build_, a, text_); });
 }
 
 tiered_map::~tiered_map() {
   if (compile_.valid()) compile_.wait();
+  for (cudaEvent_t e : done_) cudaEventDestroy(e);  // no check: a destructor must not throw
 }
 
 bool tiered_map::launch(const map_launch& a) {
+  cudaEvent_t& slot = done_[launched_ % ahead];  // recorded `ahead` switch launches ago, if any
+  if (!ready_ && launched_ >= ahead) CDL_CUDA_CHECK(cudaEventSynchronize(slot));
   if (!ready_ && compile_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     compile_.get();  // rethrows the compile's error, if it had one
     ready_ = true;
   }
-  if (ready_)
+  if (ready_) {
     jit::launch_map(build_, a, text_);  // the kernel prepare_map loaded: a lookup, then the launch
-  else
+  } else {
     switch_launch_(a);
+    CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
+  }
+  ++launched_;
   return ready_;
 }
 

@@ -5,6 +5,10 @@
 #include "common/registry.hpp"
 #include "jit_kernels.hpp"
 
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
 #include <future>
 
 namespace cdl {
@@ -26,6 +30,14 @@ class tiered_map {
   bool specialised() const { return ready_; }
 
  private:
+  // While the switch serves, the host stays at most `ahead` launches in front of the GPU (an event
+  // recorded after each): launches are queued, not run, when they are made, and without the bound
+  // the launch that finds the compile done would come after every launch already queued (up to
+  // the driver's queue, about a thousand) on the switch.
+  static constexpr int ahead = 4;
+  std::array<cudaEvent_t, ahead> done_{};
+  std::uint64_t launched_ = 0;
+
   jit::op_text text_;
   jit::build_fn build_;
   map_launch_fn switch_launch_;
