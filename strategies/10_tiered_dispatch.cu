@@ -3,7 +3,7 @@
 //
 // Idea.    A JIT (06, 07, 08) makes the fastest kernel for an op but makes the first launch wait
 //          for a compiler; a switch (03) runs any op of a fixed set at once, slower per call.
-//          Language runtimes (the JVM, V8, Julia's interpreter and compiler) do both: a cheap tier
+//          Language runtimes (the JVM's HotSpot, JavaScript's V8) do both: a cheap tier
 //          serves the first calls while the optimising tier compiles in the background, and
 //          later calls move up. Here the first launch of an op starts 06's compile of it on a
 //          std::async thread and runs 03's switch kernel; each launch after that asks the compile's

@@ -136,21 +136,34 @@ def a2(d):
     return "Numba", figures, verdict if e.get("valid") else UNMEASURED
 
 
+def staging(d, claim, system, cpp, cpp_text, describe, ratio):
+    """A3 and C2: the article's staged kernel against the plain one in its own system, the C++
+    staged forms beside it; the C++ forms alone (said so) where the article's experiment is
+    missing or failed. describe(figures) says what was measured; figures[ratio] is staged / plain."""
+    e = one(d, claim)
+    if e and e["runs"] and e.get("valid"):
+        f = e["figures"]
+        figures = f"{describe(f)}, ×{f[ratio]:.3f}. {cpp_text}."
+        return f"{system}; CUDA C++", figures, gain([f[ratio]], d.noise)
+    note = f" (the {system} experiment: {outcome(e)})" if e else ""
+    return f"CUDA C++ (not the article's {system})", cpp_text + note, gain(list(cpp.values()), d.noise)
+
+
 def a3(d):
     cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if k[0] == "map"}
     cpp_text = "C++ staged map / plain: " + (
         ", ".join(f"{op} {e.split('/')[0]}: ×{x:.3f}" for (_, op, e), x in sorted(cpp.items())) or "–"
     )
-    e = one(d, "A3")
-    if e and e["runs"] and e.get("valid"):
-        f = e["figures"]
-        figures = (
-            f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged {fmt_ms(f['staged_ms'])}, "
-            f"global {fmt_ms(f['global_ms'])}, ×{f['staged_over_global']:.3f}. {cpp_text}."
-        )
-        return "Numba; CUDA C++", figures, gain([f["staged_over_global"]], d.noise)
-    note = f" (the Numba experiment: {outcome(e)})" if e else ""
-    return "CUDA C++ (not the article's Numba)", cpp_text + note, gain(list(cpp.values()), d.noise)
+    return staging(
+        d,
+        "A3",
+        "Numba",
+        cpp,
+        cpp_text,
+        lambda f: f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged "
+        f"{fmt_ms(f['staged_ms'])}, global {fmt_ms(f['global_ms'])}",
+        "staged_over_global",
+    )
 
 
 def fmt_ms(ms):
@@ -322,17 +335,16 @@ def c2(d):
     cpp_text = "C++ vector add, staged / plain: " + (
         ", ".join(f"{e.split('/')[0]}: ×{x:.3f}" for (_, _, e), x in sorted(cpp.items())) or "–"
     )
-    e = one(d, "C2")
-    if e and e["runs"] and e.get("valid"):
-        f = e["figures"]
-        figures = (
-            f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
-            f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`, ×{f['shared_over_plain']:.3f}. "
-            f"{cpp_text}."
-        )
-        return "PyCUDA; CUDA C++", figures, gain([f["shared_over_plain"]], d.noise)
-    note = f" (the PyCUDA experiment: {outcome(e)})" if e else ""
-    return "CUDA C++ (not the article's PyCUDA)", cpp_text + note, gain(list(cpp.values()), d.noise)
+    return staging(
+        d,
+        "C2",
+        "PyCUDA",
+        cpp,
+        cpp_text,
+        lambda f: f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
+        f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`",
+        "shared_over_plain",
+    )
 
 
 def d1(d):
