@@ -25,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -173,9 +176,57 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   return r;
 }
 
+// NVRTC's time trace (--fdevice-time-trace, a Chrome trace written as FILE.json) of one compile:
+// the front end's outermost header files and template instantiations, the two things a program's
+// text adds to the front end, each summed and its three largest named. Events nest (a header
+// includes headers, an instantiation instantiates), so only those inside no other of their kind count.
+std::string front_end_breakdown(const std::filesystem::path& trace) {
+  std::ifstream in(trace);
+  if (!in) return "no time trace written";
+  nlohmann::json doc;
+  try {
+    in >> doc;  // one compile's trace: the file was removed before it
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("unreadable time trace: ") + e.what();
+  }
+  std::string out;
+  for (const char* kind : {"Processing Header File", "Instantiating Template Function"}) {
+    std::vector<std::tuple<double, double, std::string>> events;  // start, duration, detail
+    for (const auto& e : doc.value("traceEvents", nlohmann::json::array()))
+      if (e.value("ph", "") == "X" && e.value("name", "") == kind)
+        events.emplace_back(e.value("ts", 0.0), e.value("dur", 0.0),
+                            e.contains("args") ? e["args"].value("detail", "?") : "?");
+    std::sort(events.begin(), events.end());
+    std::vector<std::pair<double, std::string>> outermost;
+    double open_until = -1;
+    for (const auto& [ts, dur, detail] : events)
+      if (ts >= open_until) {
+        outermost.emplace_back(dur / 1000.0, detail);
+        open_until = ts + dur;
+      }
+    double total = 0;
+    for (const auto& [ms, detail] : outermost) total += ms;
+    std::sort(outermost.rbegin(), outermost.rend());
+    char line[128];
+    std::snprintf(line, sizeof line, "%s%s %.0f ms in %zu", out.empty() ? "" : "; ",
+                  std::string_view(kind) == "Processing Header File" ? "headers" : "template instantiations",
+                  total, outermost.size());
+    out += line;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, outermost.size()); ++i) {
+      std::string name = outermost[i].second;
+      if (name.size() > 48) name = name.substr(0, 45) + "...";
+      std::snprintf(line, sizeof line, "%s%s %.0f", i == 0 ? " (" : ", ", name.c_str(), outermost[i].first);
+      out += line;
+    }
+    if (!outermost.empty()) out += ")";
+  }
+  return out;
+}
+
 // Where a new op's compile time goes, route by route, on this machine's CPU (no GPU needed): NVRTC's
-// own phases (--time) for 06's vec kernel and for a one-line kernel, and 08's stages. Every compile
-// is of text no cache has seen (a new constant in a comment), with the driver's caches off.
+// own phases (--time) for 06's vec kernel and for a one-line kernel, and what its front end spent on
+// headers and instantiations (its time trace), and 08's stages. Every compile is of text no cache
+// has seen (a new constant in a comment), with the driver's caches off.
 int compile_times(const options& o, bool in_language, const jit::op_text& user) {
   // The driver's caches (NVRTC's and nvJitLink's) off, before anything starts the driver: the same
   // PTX from another run would otherwise skip ptxas.
@@ -188,11 +239,16 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   };
   const std::filesystem::path csv =
       std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv");
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / ("cdl_nvrtc_trace_" + std::to_string(::getpid()));
+  const std::filesystem::path trace_json = trace.string() + ".json";  // NVRTC adds the extension
   // NVRTC's --time table: "file, phase, metric, unit" a line; the phases of one compile.
   auto nvrtc_route = [&](const char* route, const jit::program& p) {
     std::filesystem::remove(csv);
+    std::filesystem::remove(trace_json);
     const auto start = clock::now();
-    jit::compile(p, arch, jit::code_kind::cubin, {"--time=" + csv.string()});
+    jit::compile(p, arch, jit::code_kind::cubin,
+                 {"--time=" + csv.string(), "--fdevice-time-trace=" + trace.string()});
     const double total = ms_since(start);
     std::ifstream in(csv);
     std::string line, phases;
@@ -211,6 +267,8 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
     }
     std::filesystem::remove(csv);
     std::printf("%-34s %8.1f   %s, outside them %.0f\n", route, total, phases.c_str(), total - in_phases);
+    std::printf("%-34s %8s   front end: %s\n", "", "", front_end_breakdown(trace_json).c_str());
+    std::filesystem::remove(trace_json);
   };
   std::printf("Where a new op's compile time goes (sm_%d, this machine's CPU; caches off, every text new)\n",
               arch);

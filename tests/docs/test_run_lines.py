@@ -95,6 +95,10 @@ class CompileTimes(unittest.TestCase):
             got.stdout, r"06 NVRTC, vec kernel +[0-9.]+ +CUDA C\+\+ Frontend [0-9]+, NVVM Optimizer [0-9]+"
         )
         self.assertRegex(got.stdout, r"NVRTC, a one-line kernel +[0-9.]+ ")
+        # NVRTC's time trace, read: the front end's headers and template instantiations.
+        self.assertRegex(
+            got.stdout, r"front end: headers [0-9]+ ms in [0-9]+ \(.*; template instantiations [0-9]+ ms"
+        )
         self.assertRegex(
             got.stdout, r"08 libNVVM, vec kernel +[0-9.]+ +parse and lower [0-9.]+, libNVVM [0-9]+, ptxas"
         )
