@@ -94,8 +94,9 @@ class progress_reporter : public benchmark::ConsoleReporter {
 
 // The run-time strategies' compile, link, load and cache costs (jit_stages.cpp). Some stages run
 // in a fresh process: this program started again with --cdl_jit_probe, which run_jit_probe
-// recognises (returning true and the exit status) before anything else happens.
-void register_jit_stages(int repetitions, std::vector<std::string>& names);
+// recognises (returning true and the exit status) before anything else happens. `quick` keeps
+// strategy 10's streams of launches to 1,000 launches at most.
+void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& names);
 bool run_jit_probe(int argc, char** argv, int& status);
 
 // Counts the registered names that the --benchmark_filter regex selects (Google Benchmark matches

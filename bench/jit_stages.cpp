@@ -250,7 +250,7 @@ bool run_jit_probe(int argc, char** argv, int& status) {
   return true;
 }
 
-void register_jit_stages(int repetitions, std::vector<std::string>& names) {
+void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& names) {
   const int arch = jit::device_arch();
   const std::string a = std::to_string(arch);
   const auto& op = measured_op();
@@ -381,7 +381,8 @@ void register_jit_stages(int repetitions, std::vector<std::string>& names) {
        {std::pair<std::size_t, int>{std::size_t(1) << 24, 1}, {std::size_t(1) << 22, 256}})
     for (int launches : {1, 10, 100, 1000, 10000})
       for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered})
-        add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
+        if (!quick || launches <= 1000)
+          add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
 }
 
 }  // namespace cdl::bench

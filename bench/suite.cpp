@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
     register_image(s, names);
     register_tasks(s, names);
     register_matmul(s, names);
-    register_jit_stages(s.repetitions, names);
+    register_jit_stages(s.repetitions, s.quick, names);
 
     const int selected = count_selected(names);
     if (selected == 0) {
