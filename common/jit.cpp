@@ -25,6 +25,14 @@ std::string_view to_string(code_kind k) {
 
 namespace {
 
+// The C strings of `strings`, as the compilers' option arguments take them (valid while it lives;
+// not a const vector: libNVVM and nvJitLink take const char**).
+std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  for (const std::string& s : strings) out.push_back(s.c_str());
+  return out;
+}
+
 // NVRTC and libNVVM are loaded by their first compile, not when the process starts (the programs
 // do not link them): a process that never compiles never pays for loading them, and a process's
 // first compile includes loading its compiler, which is what a new process pays for its first new
@@ -166,7 +174,7 @@ const header_table& headers() {
       t.names.push_back(name);
       t.text_ptrs.push_back(text.data());
     }
-    for (const std::string& n : t.names) t.name_ptrs.push_back(n.c_str());
+    t.name_ptrs = c_strings(t.names);
     return t;
   }();
   return table;
@@ -198,8 +206,7 @@ compiled compile(const program& p, int arch, code_kind kind, const std::vector<s
   std::vector<std::string> options = compile_options(arch, kind);
   options.insert(options.end(), p.options.begin(), p.options.end());
   options.insert(options.end(), extra_options.begin(), extra_options.end());
-  std::vector<const char*> option_ptrs;
-  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  std::vector<const char*> option_ptrs = c_strings(options);
   const nvrtcResult rc = nvrtc().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 
   std::size_t log_size = 0;
@@ -257,8 +264,7 @@ compiled compile_nvvm(const nvvm_module& m, int arch) {
   if (m.needs_libdevice)
     CDL_NVVM_CHECK(nvvm().LazyAddModuleToProgram(raw, libdevice().data(), libdevice().size(), "libdevice"));
   const std::vector<std::string> options = nvvm_options(arch);
-  std::vector<const char*> option_ptrs;
-  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  std::vector<const char*> option_ptrs = c_strings(options);
   const nvvmResult rc = nvvm().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 
   std::size_t size = 0;
@@ -289,8 +295,7 @@ linked link(std::span<const compiled* const> parts, int arch) {
   const bool lto =
       std::any_of(parts.begin(), parts.end(), [](const compiled* c) { return c->kind == code_kind::ltoir; });
   const std::vector<std::string> options = link_options(arch, lto);
-  std::vector<const char*> option_ptrs;
-  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  std::vector<const char*> option_ptrs = c_strings(options);
   nvJitLinkHandle h = nullptr;
   CDL_NVJITLINK_CHECK(nvJitLinkCreate(&h, std::uint32_t(option_ptrs.size()), option_ptrs.data()));
   const std::unique_ptr<nvJitLinkHandle, void (*)(nvJitLinkHandle*)> guard(
