@@ -134,7 +134,7 @@ options parse(int argc, char** argv) {
 struct row {
   std::string name;
   const map_fixture* fixture;
-  map_fixture::launcher launch;
+  map_launcher launch;
   map_form form;
   std::string strategy, variant, op;
 };
@@ -383,7 +383,7 @@ int run(const options& o) {
       reference = host_reference->function();
     }
     user_fixture = std::make_unique<map_fixture>(o.problem, o.seed, custom_map_op{reference, o.expr_ulps});
-    std::vector<std::pair<std::string, map_fixture::launcher>> launchers{
+    std::vector<std::pair<std::string, map_launcher>> launchers{
         {"06_nvrtc_jit", [&user](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, user); }},
         {"07_jit_lto", [&user](const map_launch& a) { jit::launch_map(jit_lto_build, a, user); }}};
     if (program)

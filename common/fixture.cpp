@@ -1,4 +1,4 @@
-// fixture.hpp's poison-run-validate sequence, shared by every workload's fixture.
+// fixture.hpp's download and comparison, shared by every workload's fixture.
 #include "fixture.hpp"
 
 #include <mutex>

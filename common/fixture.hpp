@@ -1,11 +1,18 @@
-// What every workload fixture does the same way: poison the output before a run, then
-// download it and compare every element with the reference.
+// What every workload fixture does the same way. A fixture owns one problem: its inputs on the
+// device, the float64 reference and the output buffer every run writes, so that tests,
+// benchmarks and demos run a strategy the same way. workload_fixture is the half that does not
+// depend on the workload; each *_workload.hpp derives from it, uploads its inputs and says how
+// its buffers reach a strategy's launch function.
 #pragma once
 
 #include "check.hpp"
+#include "device_buffer.hpp"
 #include "types.hpp"
 #include "validation.hpp"
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace cdl {
@@ -15,15 +22,44 @@ validation_result download_and_validate(const void* output, dtype type, std::siz
                                         const std::vector<reference_value>& reference, double tolerance,
                                         cudaStream_t stream);
 
-// The validation run of every fixture: fill the output's bytes with NaN, run `launch` (which
-// enqueues the kernel on `stream`), then compare every one of the `count` elements.
-template <class Launch>
-validation_result poison_run_validate(void* output, std::size_t bytes, dtype type, std::size_t count,
-                                      const std::vector<reference_value>& reference, double tolerance,
-                                      cudaStream_t stream, Launch&& launch) {
-  CDL_CUDA_CHECK(cudaMemsetAsync(output, poison_byte, bytes, stream));
-  launch();
-  return download_and_validate(output, type, count, reference, tolerance, stream);
-}
+// Derived provides `void launch(LaunchFn fn, Form form, cudaStream_t stream) const`, which
+// enqueues `fn` on the fixture's buffers without synchronising, and may hide reference_for
+// where the reference depends on the form (the points layouts).
+template <class Derived, class Problem, class LaunchFn, class Form>
+class workload_fixture {
+ public:
+  const Problem& problem() const { return problem_; }
+  const std::vector<reference_value>& reference_for(Form) const { return reference_; }
+
+  // Fills the output's bytes with NaN, launches, synchronises and compares every element: a
+  // kernel that skips an element cannot pass on what an earlier run left there.
+  validation_result run_and_validate(LaunchFn fn, Form form, cudaStream_t stream = nullptr) const {
+    const Derived& self = static_cast<const Derived&>(*this);
+    CDL_CUDA_CHECK(cudaMemsetAsync(output_.data(), poison_byte, output_.bytes(), stream));
+    self.launch(fn, form, stream);
+    return download_and_validate(output_.data(), output_type_, output_.bytes() / size_of(output_type_),
+                                 self.reference_for(form), tolerance_, stream);
+  }
+
+ protected:
+  workload_fixture(const Problem& p, dtype output_type, std::size_t output_count, double tolerance)
+      : problem_(p),
+        tolerance_(tolerance),
+        output_type_(output_type),
+        output_(output_count * size_of(output_type)) {}
+
+  template <class T>
+  T* output() const {
+    return reinterpret_cast<T*>(output_.data());
+  }
+
+  Problem problem_;
+  double tolerance_;
+  dtype output_type_;
+  std::vector<reference_value> reference_;
+
+ private:
+  mutable device_buffer<std::byte> output_;  // written by every run; inputs and reference stay const
+};
 
 }  // namespace cdl

@@ -2,7 +2,6 @@
 // skeletons/image.cuh, and each strategy's launch in strategies/.
 #include "image_workload.hpp"
 
-#include "fixture.hpp"
 #include "inputs.hpp"
 
 #include <cmath>
@@ -41,21 +40,15 @@ double image_tolerance(const image_problem& p) {
 }
 
 image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
-    : problem_(p), in_(std::size_t(std::max(p.width, 0)) * std::max(p.height, 0)), out_(in_.size()) {
+    : workload_fixture(p, dtype::f32, p.pixels(), image_tolerance(p)), in_(p.pixels()) {
   image_host h = make_image_host(p, seed);
   in_.copy_from(h.in);
   reference_ = std::move(h.reference);
 }
 
 void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  fn(image_launch{problem_.op, form, in_.data(), out_.data(), problem_.width, problem_.height, problem_.r,
+  fn(image_launch{problem_.op, form, in_.data(), output<float>(), problem_.width, problem_.height, problem_.r,
                   stream});
-}
-
-validation_result image_fixture::run_and_validate(image_launch_fn fn, image_form form,
-                                                  cudaStream_t stream) const {
-  return poison_run_validate(out_.data(), out_.bytes(), dtype::f32, out_.size(), reference_,
-                             image_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
 }
 
 }  // namespace cdl

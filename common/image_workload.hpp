@@ -2,13 +2,10 @@
 // Sobel), borders clamped, op and radius chosen per launch (skeletons/image.cuh).
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
-#include "validation.hpp"
 
-#include <cstdint>
-#include <string>
-#include <vector>
+#include <algorithm>
 
 namespace cdl {
 
@@ -24,7 +21,8 @@ struct image_problem {
   int r = 1;  // blur radius; the other filters are 3 x 3 and ignore it
 
   std::string describe() const;
-  std::size_t min_bytes() const { return 2 * std::size_t(width) * height * sizeof(float); }
+  std::size_t pixels() const { return std::size_t(std::max(width, 0)) * std::max(height, 0); }
+  std::size_t min_bytes() const { return 2 * pixels() * sizeof(float); }
 };
 
 struct image_launch {
@@ -46,19 +44,13 @@ struct image_host {
 image_host make_image_host(const image_problem& p, std::uint64_t seed);
 double image_tolerance(const image_problem& p);
 
-class image_fixture {
+class image_fixture : public workload_fixture<image_fixture, image_problem, image_launch_fn, image_form> {
  public:
   image_fixture(const image_problem& p, std::uint64_t seed);
-  const image_problem& problem() const { return problem_; }
   void launch(image_launch_fn fn, image_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(image_launch_fn fn, image_form form,
-                                     cudaStream_t stream = nullptr) const;
 
  private:
-  image_problem problem_;
-  std::vector<reference_value> reference_;
   device_buffer<float> in_;
-  mutable device_buffer<float> out_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

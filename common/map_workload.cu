@@ -2,7 +2,6 @@
 // skeletons/map.cuh, and each strategy's launch in strategies/.
 #include "map_workload.hpp"
 
-#include "fixture.hpp"
 #include "inputs.hpp"
 #include "parallel.hpp"
 #include "skeletons/map.cuh"
@@ -53,7 +52,7 @@ double map_tolerance(const map_problem& p, int max_ulps) {
 // reference(x, k) makes the float64 reference for inputs x of the problem's type.
 template <class Reference>
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance)
-    : problem_(p), tolerance_(tolerance), x_(p.n * size_of(p.type)), y_(p.n * size_of(p.type)) {
+    : workload_fixture(p, p.type, p.n, tolerance), x_(p.n * size_of(p.type)) {
   if (p.k < 1) throw error("map: k must be at least 1, got " + std::to_string(p.k));
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
@@ -72,14 +71,8 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_
           p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k); },
           map_tolerance(p, op.max_ulps)) {}
 
-void map_fixture::launch(const launcher& launch, map_form form, cudaStream_t stream) const {
-  launch(map_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), problem_.n, problem_.k, stream});
-}
-
-validation_result map_fixture::run_and_validate(const launcher& fn, map_form form,
-                                                cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), problem_.type, problem_.n, reference_, tolerance_, stream,
-                             [&] { launch(fn, form, stream); });
+void map_fixture::launch(const map_launcher& fn, map_form form, cudaStream_t stream) const {
+  fn(map_launch{problem_.op, problem_.type, form, x_.data(), output<void>(), problem_.n, problem_.k, stream});
 }
 
 }  // namespace cdl

@@ -4,17 +4,11 @@
 // buffers and the reference so that tests, benchmarks and demos run a strategy the same way.
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
-#include "types.hpp"
-#include "validation.hpp"
 
-#include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <span>
-#include <string>
-#include <vector>
 
 namespace cdl {
 
@@ -59,31 +53,21 @@ struct custom_map_op {
 double map_tolerance(const map_problem& p, int max_ulps);
 inline double map_tolerance(const map_problem& p) { return map_tolerance(p, info(p.op).max_ulps); }
 
-class map_fixture {
+// Strategies 06 and 07 launch through closures (a compiled kernel), hence std::function.
+using map_launcher = std::function<void(const map_launch&)>;
+
+class map_fixture : public workload_fixture<map_fixture, map_problem, const map_launcher&, map_form> {
  public:
   map_fixture(const map_problem& p, std::uint64_t seed);
   // The same problem for an op outside the catalogue (p.op is then not used).
   map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op);
-
-  const map_problem& problem() const { return problem_; }
-  const std::vector<reference_value>& reference() const { return reference_; }
-
-  // Launches `launch` on the fixture's buffers (no synchronisation).
-  using launcher = std::function<void(const map_launch&)>;
-  void launch(const launcher& launch, map_form form, cudaStream_t stream) const;
-  // Poisons the output, launches, synchronises and compares every element.
-  validation_result run_and_validate(const launcher& launch, map_form form,
-                                     cudaStream_t stream = nullptr) const;
+  void launch(const map_launcher& fn, map_form form, cudaStream_t stream) const;
 
  private:
   template <class Reference>
   map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance);
 
-  map_problem problem_;
-  double tolerance_;
-  std::vector<reference_value> reference_;
   device_buffer<std::byte> x_;
-  mutable device_buffer<std::byte> y_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

@@ -2,7 +2,6 @@
 // kernels are in skeletons/matmul.cuh, and each strategy's launch in strategies/.
 #include "matmul_workload.hpp"
 
-#include "fixture.hpp"
 #include "inputs.hpp"
 
 #include <algorithm>
@@ -16,10 +15,9 @@ std::string matmul_problem::describe() const {
 }
 
 matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
-    : problem_(p),
+    : workload_fixture(p, p.type, std::size_t(p.m) * p.n, tolerance_for(epsilon_of(p.type), 2, p.k)),
       a_(std::size_t(p.m) * p.k * size_of(p.type)),
-      b_(std::size_t(p.k) * p.n * size_of(p.type)),
-      c_(std::size_t(p.m) * p.n * size_of(p.type)) {
+      b_(std::size_t(p.k) * p.n * size_of(p.type)) {
   if (p.m < 0 || p.n < 0 || p.k < 0) throw error("matmul: negative size in " + p.describe());
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
@@ -58,15 +56,8 @@ matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
 }
 
 void matmul_fixture::launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  fn(matmul_launch{problem_.op, form, problem_.type, a_.data(), b_.data(), c_.data(), problem_.m, problem_.n,
-                   problem_.k, stream});
-}
-
-validation_result matmul_fixture::run_and_validate(matmul_launch_fn fn, matmul_form form,
-                                                   cudaStream_t stream) const {
-  return poison_run_validate(c_.data(), c_.bytes(), problem_.type, std::size_t(problem_.m) * problem_.n,
-                             reference_, tolerance_for(epsilon_of(problem_.type), 2, problem_.k), stream,
-                             [&] { launch(fn, form, stream); });
+  fn(matmul_launch{problem_.op, form, problem_.type, a_.data(), b_.data(), output<void>(), problem_.m,
+                   problem_.n, problem_.k, stream});
 }
 
 }  // namespace cdl

@@ -2,14 +2,8 @@
 // shortest paths (min, +), most reliable paths (max, x) (skeletons/matmul.cuh).
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
-#include "types.hpp"
-#include "validation.hpp"
-
-#include <cstdint>
-#include <string>
-#include <vector>
 
 namespace cdl {
 
@@ -41,19 +35,14 @@ struct matmul_launch {
 };
 using matmul_launch_fn = void (*)(const matmul_launch&);
 
-class matmul_fixture {
+class matmul_fixture
+    : public workload_fixture<matmul_fixture, matmul_problem, matmul_launch_fn, matmul_form> {
  public:
   matmul_fixture(const matmul_problem& p, std::uint64_t seed);
-  const matmul_problem& problem() const { return problem_; }
   void launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(matmul_launch_fn fn, matmul_form form,
-                                     cudaStream_t stream = nullptr) const;
 
  private:
-  matmul_problem problem_;
-  std::vector<reference_value> reference_;
   device_buffer<std::byte> a_, b_;
-  mutable device_buffer<std::byte> c_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

@@ -2,7 +2,6 @@
 // kernels are in skeletons/points.cuh.
 #include "points_workload.hpp"
 
-#include "fixture.hpp"
 #include "inputs.hpp"
 
 #include <cmath>
@@ -15,15 +14,14 @@ std::string points_problem::describe() const {
 }
 
 points_fixture::points_fixture(const points_problem& p, std::uint64_t seed)
-    : problem_(p),
+    : workload_fixture(p, p.type, 2 * p.n, tolerance_for(epsilon_of(p.type), info(p.op).max_ulps, 2)),
       aos_(2 * p.n * size_of(p.type)),
-      soa_(2 * p.n * size_of(p.type)),
-      out_(2 * p.n * size_of(p.type)) {
+      soa_(aos_.size()) {
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     const std::vector<T> xs = uniform_inputs<T>(p.n, seed), ys = uniform_inputs<T>(p.n, seed + 1);
     std::vector<T> aos(2 * p.n), soa(2 * p.n);
-    reference_aos_.resize(2 * p.n);
+    reference_.resize(2 * p.n);
     reference_soa_.resize(2 * p.n);
     visit_op(p.op, [&](auto f) {
       for (std::size_t i = 0; i < p.n; ++i) {
@@ -32,8 +30,8 @@ points_fixture::points_fixture(const points_problem& p, std::uint64_t seed)
         const point<double> r = f(point<double>{double(xs[i]), double(ys[i])});
         // Scale: the coordinates' magnitude, since an op may produce a small value from large ones.
         const double scale = std::fabs(double(xs[i])) + std::fabs(double(ys[i]));
-        reference_aos_[2 * i] = reference_soa_[i] = {r.x, scale};
-        reference_aos_[2 * i + 1] = reference_soa_[p.n + i] = {r.y, scale};
+        reference_[2 * i] = reference_soa_[i] = {r.x, scale};
+        reference_[2 * i + 1] = reference_soa_[p.n + i] = {r.y, scale};
       }
     });
     CDL_CUDA_CHECK(cudaMemcpy(aos_.data(), aos.data(), aos_.bytes(), cudaMemcpyHostToDevice));
@@ -43,14 +41,7 @@ points_fixture::points_fixture(const points_problem& p, std::uint64_t seed)
 
 void points_fixture::launch(points_launch_fn fn, layout l, cudaStream_t stream) const {
   fn(points_launch{problem_.op, problem_.type, l == layout::soa, l == layout::aos ? aos_.data() : soa_.data(),
-                   out_.data(), problem_.n, stream});
-}
-
-validation_result points_fixture::run_and_validate(points_launch_fn fn, layout l, cudaStream_t stream) const {
-  return poison_run_validate(out_.data(), out_.bytes(), problem_.type, 2 * problem_.n,
-                             l == layout::aos ? reference_aos_ : reference_soa_,
-                             tolerance_for(epsilon_of(problem_.type), info(problem_.op).max_ulps, 2), stream,
-                             [&] { launch(fn, l, stream); });
+                   output<void>(), problem_.n, stream});
 }
 
 }  // namespace cdl

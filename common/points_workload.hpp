@@ -2,14 +2,8 @@
 // struct-of-arrays (SoA) layout (skeletons/points.cuh).
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
-#include "types.hpp"
-#include "validation.hpp"
-
-#include <cstdint>
-#include <string>
-#include <vector>
 
 namespace cdl {
 
@@ -36,18 +30,18 @@ struct points_launch {
 };
 using points_launch_fn = void (*)(const points_launch&);
 
-class points_fixture {
+class points_fixture : public workload_fixture<points_fixture, points_problem, points_launch_fn, layout> {
  public:
   points_fixture(const points_problem& p, std::uint64_t seed);
-  const points_problem& problem() const { return problem_; }
   void launch(points_launch_fn fn, layout l, cudaStream_t stream) const;
-  validation_result run_and_validate(points_launch_fn fn, layout l, cudaStream_t stream = nullptr) const;
+  // The output is in the input's layout; reference_ holds the aos one.
+  const std::vector<reference_value>& reference_for(layout l) const {
+    return l == layout::aos ? reference_ : reference_soa_;
+  }
 
  private:
-  points_problem problem_;
-  std::vector<reference_value> reference_aos_, reference_soa_;
+  std::vector<reference_value> reference_soa_;
   device_buffer<std::byte> aos_, soa_;
-  mutable device_buffer<std::byte> out_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

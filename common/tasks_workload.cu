@@ -3,7 +3,6 @@
 #include "tasks_workload.hpp"
 
 #include "device_info.hpp"
-#include "fixture.hpp"
 #include "inputs.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -173,7 +172,7 @@ tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {
 double tasks_tolerance() { return tolerance_for(epsilon_of<float>(), 2, 8); }
 
 tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
-    : problem_(p), x_(p.n), y_(p.n), tasks_(p.n) {
+    : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()), x_(p.n), tasks_(p.n) {
   tasks_host h = make_tasks_host(p, seed);
   x_.copy_from(h.x);
   tasks_.copy_from(h.tasks);
@@ -181,13 +180,7 @@ tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
 }
 
 void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) const {
-  fn(tasks_launch{x_.data(), tasks_.data(), y_.data(), problem_.n, stream});
-}
-
-validation_result tasks_fixture::run_and_validate(tasks_launch_fn fn, tasks_form form,
-                                                  cudaStream_t stream) const {
-  return poison_run_validate(y_.data(), y_.bytes(), dtype::f32, problem_.n, reference_, tasks_tolerance(),
-                             stream, [&] { launch(fn, form, stream); });
+  fn(tasks_launch{x_.data(), tasks_.data(), output<float>(), problem_.n, stream});
 }
 
 }  // namespace cdl

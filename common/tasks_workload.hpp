@@ -7,14 +7,9 @@
 //             per warp).
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
 #include "skeletons/tasks.cuh"
-#include "validation.hpp"
-
-#include <cstdint>
-#include <string>
-#include <vector>
 
 namespace cdl {
 
@@ -82,19 +77,13 @@ struct tasks_host {
 tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed);
 double tasks_tolerance();
 
-class tasks_fixture {
+class tasks_fixture : public workload_fixture<tasks_fixture, tasks_problem, tasks_launch_fn, tasks_form> {
  public:
   tasks_fixture(const tasks_problem& p, std::uint64_t seed);
-  const tasks_problem& problem() const { return problem_; }
   void launch(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(tasks_launch_fn fn, tasks_form form,
-                                     cudaStream_t stream = nullptr) const;
 
  private:
-  tasks_problem problem_;
-  std::vector<reference_value> reference_;
   device_buffer<float> x_;
-  mutable device_buffer<float> y_;  // scratch written by every run; inputs and reference stay const
   device_buffer<task> tasks_;
 };
 

@@ -2,7 +2,6 @@
 // skeletons/zip.cuh, and each strategy's launch in strategies/.
 #include "zip_workload.hpp"
 
-#include "fixture.hpp"
 #include "inputs.hpp"
 
 #include <cmath>
@@ -36,7 +35,7 @@ double zip_tolerance(const zip_problem& p) {
 }
 
 zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
-    : problem_(p), x_(p.n * size_of(p.type)), y_(p.n * size_of(p.type)), z_(p.n * size_of(p.type)) {
+    : workload_fixture(p, p.type, p.n, zip_tolerance(p)), x_(p.n * size_of(p.type)), y_(x_.size()) {
   visit_dtype(p.type, [&](auto t) {
     zip_host<decltype(t)> h = make_zip_host<decltype(t)>(p, seed);
     CDL_CUDA_CHECK(cudaMemcpy(x_.data(), h.x.data(), x_.bytes(), cudaMemcpyHostToDevice));
@@ -46,12 +45,7 @@ zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
 }
 
 void zip_fixture::launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), z_.data(), problem_.n, stream});
-}
-
-validation_result zip_fixture::run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  return poison_run_validate(z_.data(), z_.bytes(), problem_.type, problem_.n, reference_,
-                             zip_tolerance(problem_), stream, [&] { launch(fn, form, stream); });
+  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), output<void>(), problem_.n, stream});
 }
 
 }  // namespace cdl

@@ -1,14 +1,8 @@
 // The zip workload: z = f(x, y) elementwise (skeletons/zip.cuh); ops add and multiply.
 #pragma once
 
-#include "device_buffer.hpp"
+#include "fixture.hpp"
 #include "ops.cuh"
-#include "types.hpp"
-#include "validation.hpp"
-
-#include <cstdint>
-#include <string>
-#include <vector>
 
 namespace cdl {
 
@@ -44,18 +38,13 @@ template <class T>
 zip_host<T> make_zip_host(const zip_problem& p, std::uint64_t seed);
 double zip_tolerance(const zip_problem& p);
 
-class zip_fixture {
+class zip_fixture : public workload_fixture<zip_fixture, zip_problem, zip_launch_fn, map_form> {
  public:
   zip_fixture(const zip_problem& p, std::uint64_t seed);
-  const zip_problem& problem() const { return problem_; }
   void launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const;
-  validation_result run_and_validate(zip_launch_fn fn, map_form form, cudaStream_t stream = nullptr) const;
 
  private:
-  zip_problem problem_;
-  std::vector<reference_value> reference_;
   device_buffer<std::byte> x_, y_;
-  mutable device_buffer<std::byte> z_;  // scratch written by every run; inputs and reference stay const
 };
 
 }  // namespace cdl

@@ -51,7 +51,7 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
         const map_problem p{map_op::quadratic, t, n, k};
         const map_fixture fixture(p, default_seed,
                                   custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
-        const std::pair<const char*, map_fixture::launcher> strategies[] = {
+        const std::pair<const char*, map_launcher> strategies[] = {
             {"06", [&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, cpp); }},
             {"07", [&](const map_launch& a) { jit::launch_map(jit_lto_build, a, cpp); }},
             {"08", [&](const map_launch& a) { expression_jit::launch_map(a, language); }}};
