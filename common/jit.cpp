@@ -54,66 +54,53 @@ F symbol(void* lib, const char* name, const char* path) {
 
 // One entry a line (the formatter would reflow them differently on each run).
 // clang-format off
-#define CDL_NVRTC_FUNCTIONS(X) \
-  X(GetErrorString) \
-  X(Version) \
-  X(CreateProgram) \
-  X(DestroyProgram) \
-  X(AddNameExpression) \
-  X(CompileProgram) \
-  X(GetProgramLogSize) \
-  X(GetProgramLog) \
-  X(GetCUBINSize) \
-  X(GetCUBIN) \
-  X(GetLTOIRSize) \
-  X(GetLTOIR) \
-  X(GetLoweredName)
-#define CDL_NVVM_FUNCTIONS(X) \
-  X(GetErrorString) \
-  X(Version) \
-  X(CreateProgram) \
-  X(DestroyProgram) \
-  X(AddModuleToProgram) \
-  X(LazyAddModuleToProgram) \
-  X(CompileProgram) \
-  X(GetProgramLogSize) \
-  X(GetProgramLog) \
-  X(GetCompiledResultSize) \
-  X(GetCompiledResult)
+#define CDL_NVRTC_FUNCTIONS(X, prefix) \
+  X(prefix, GetErrorString) \
+  X(prefix, Version) \
+  X(prefix, CreateProgram) \
+  X(prefix, DestroyProgram) \
+  X(prefix, AddNameExpression) \
+  X(prefix, CompileProgram) \
+  X(prefix, GetProgramLogSize) \
+  X(prefix, GetProgramLog) \
+  X(prefix, GetCUBINSize) \
+  X(prefix, GetCUBIN) \
+  X(prefix, GetLTOIRSize) \
+  X(prefix, GetLTOIR) \
+  X(prefix, GetLoweredName)
+#define CDL_NVVM_FUNCTIONS(X, prefix) \
+  X(prefix, GetErrorString) \
+  X(prefix, Version) \
+  X(prefix, CreateProgram) \
+  X(prefix, DestroyProgram) \
+  X(prefix, AddModuleToProgram) \
+  X(prefix, LazyAddModuleToProgram) \
+  X(prefix, CompileProgram) \
+  X(prefix, GetProgramLogSize) \
+  X(prefix, GetProgramLog) \
+  X(prefix, GetCompiledResultSize) \
+  X(prefix, GetCompiledResult)
 // clang-format on
+
+// struct <prefix>_api, a member for each function of the list, and <prefix>(), which loads the
+// library at its first call and looks each function up by its name (prefix and member).
 #define CDL_API_MEMBER(prefix, name) decltype(&prefix##name) name;
-#define CDL_NVRTC_MEMBER(name) CDL_API_MEMBER(nvrtc, name)
-#define CDL_NVVM_MEMBER(name) CDL_API_MEMBER(nvvm, name)
-struct nvrtc_api {
-  CDL_NVRTC_FUNCTIONS(CDL_NVRTC_MEMBER)
-};
-struct nvvm_api {
-  CDL_NVVM_FUNCTIONS(CDL_NVVM_MEMBER)
-};
-
-const nvrtc_api& nvrtc() {
-  static const nvrtc_api api = [] {
-    void* lib = open_library(CDL_NVRTC_LIBRARY, "libnvrtc.so");
-    nvrtc_api a{};
-#define CDL_NVRTC_SYMBOL(name) a.name = symbol<decltype(a.name)>(lib, "nvrtc" #name, CDL_NVRTC_LIBRARY);
-    CDL_NVRTC_FUNCTIONS(CDL_NVRTC_SYMBOL)
-#undef CDL_NVRTC_SYMBOL
-    return a;
-  }();
-  return api;
-}
-
-const nvvm_api& nvvm() {
-  static const nvvm_api api = [] {
-    void* lib = open_library(CDL_NVVM_LIBRARY, "libnvvm.so");
-    nvvm_api a{};
-#define CDL_NVVM_SYMBOL(name) a.name = symbol<decltype(a.name)>(lib, "nvvm" #name, CDL_NVVM_LIBRARY);
-    CDL_NVVM_FUNCTIONS(CDL_NVVM_SYMBOL)
-#undef CDL_NVVM_SYMBOL
-    return a;
-  }();
-  return api;
-}
+#define CDL_API_SYMBOL(prefix, name) a.name = symbol<decltype(a.name)>(lib, #prefix #name, path);
+#define CDL_RUNTIME_LOADED_API(prefix, functions, library_path, soname) \
+  struct prefix##_api {                                                 \
+    functions(CDL_API_MEMBER, prefix)                                   \
+  };                                                                    \
+  const prefix##_api& prefix() {                                        \
+    static const prefix##_api api = [] {                                \
+      const char* path = library_path;                                  \
+      void* lib = open_library(path, soname);                           \
+      prefix##_api a{};                                                 \
+      functions(CDL_API_SYMBOL, prefix) return a;                       \
+    }();                                                                \
+    return api;                                                         \
+  }
+CDL_RUNTIME_LOADED_API(nvrtc, CDL_NVRTC_FUNCTIONS, CDL_NVRTC_LIBRARY, "libnvrtc.so")
+CDL_RUNTIME_LOADED_API(nvvm, CDL_NVVM_FUNCTIONS, CDL_NVVM_LIBRARY, "libnvvm.so")
 
 void check_nvrtc(nvrtcResult code, const char* call, const char* file, int line) {
   if (code != NVRTC_SUCCESS)

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #endif
 
@@ -349,25 +350,23 @@ decltype(auto) visit_checked(Id op, F&& f) {
   if (id < 0 || id >= List::size) throw std::invalid_argument("invalid op id " + std::to_string(id));
   return visit<List>(id, std::forward<F>(f));
 }
-template <class F>
-decltype(auto) visit_op(map_op op, F&& f) {
-  return visit_checked<map_ops>(op, std::forward<F>(f));
-}
-template <class F>
-decltype(auto) visit_op(zip_op op, F&& f) {
-  return visit_checked<zip_ops>(op, std::forward<F>(f));
-}
-template <class F>
-decltype(auto) visit_op(point_op op, F&& f) {
-  return visit_checked<point_ops>(op, std::forward<F>(f));
-}
-template <class F>
-decltype(auto) visit_op(semiring op, F&& f) {
-  return visit_checked<semirings>(op, std::forward<F>(f));
-}
-template <class F>
-decltype(auto) visit_op(image_op op, F&& f) {
-  return visit_checked<image_ops>(op, std::forward<F>(f));
+// The catalogue (type list) of each op id type, for visit_op.
+template <class Id>
+struct catalogue_of;
+template <>
+struct catalogue_of<map_op> : std::type_identity<map_ops> {};
+template <>
+struct catalogue_of<zip_op> : std::type_identity<zip_ops> {};
+template <>
+struct catalogue_of<point_op> : std::type_identity<point_ops> {};
+template <>
+struct catalogue_of<semiring> : std::type_identity<semirings> {};
+template <>
+struct catalogue_of<image_op> : std::type_identity<image_ops> {};
+
+template <class Id, class F>
+decltype(auto) visit_op(Id op, F&& f) {
+  return visit_checked<typename catalogue_of<Id>::type>(op, std::forward<F>(f));
 }
 #endif
 
