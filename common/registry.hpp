@@ -63,8 +63,16 @@ struct registry {
     points_launch_fn points;
     image_launch_fn image;
     matmul_launch_fn matmul;
-    std::vector<std::pair<tasks_form, tasks_launch_fn>> tasks;
+    std::vector<std::pair<tasks_form, tasks_launch_fn>> tasks;  // per_element_tasks or grouped_tasks
   };
+  static std::vector<std::pair<tasks_form, tasks_launch_fn>> per_element_tasks(tasks_launch_fn launch) {
+    return {{tasks_form::per_element, launch}};
+  }
+  // One kernel per op, the groups' sizes brought to the host or left on the device.
+  static std::vector<std::pair<tasks_form, tasks_launch_fn>> grouped_tasks(tasks_launch_fn on_host,
+                                                                           tasks_launch_fn on_device) {
+    return {{tasks_form::grouped, on_host}, {tasks_form::grouped_device, on_device}};
+  }
   void add_all(const std::string& strategy, const launches& l, const std::string& variant = "");
 };
 

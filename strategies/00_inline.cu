@@ -258,12 +258,8 @@ void launch_tasks(const tasks_launch& a) {
 }  // namespace
 
 void register_00_inline(registry& r) {
-  r.add_all("00_inline", {launch_map,
-                          launch_zip,
-                          launch_points,
-                          launch_image,
-                          launch_matmul,
-                          {{tasks_form::per_element, launch_tasks}}});
+  r.add_all("00_inline", {launch_map, launch_zip, launch_points, launch_image, launch_matmul,
+                          registry::per_element_tasks(launch_tasks)});
 }
 
 }  // namespace cdl

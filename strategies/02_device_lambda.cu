@@ -130,13 +130,8 @@ void launch_tasks_on_device(const tasks_launch& a) {
 }  // namespace
 
 void register_02_device_lambda(registry& r) {
-  r.add_all("02_device_lambda",
-            {launch_map,
-             launch_zip,
-             launch_points,
-             launch_image,
-             launch_matmul,
-             {{tasks_form::grouped, launch_tasks}, {tasks_form::grouped_device, launch_tasks_on_device}}});
+  r.add_all("02_device_lambda", {launch_map, launch_zip, launch_points, launch_image, launch_matmul,
+                                 registry::grouped_tasks(launch_tasks, launch_tasks_on_device)});
 }
 
 }  // namespace cdl

@@ -127,12 +127,8 @@ void launch_tasks(const tasks_launch& a) { skeleton::launch_tasks(a, per_element
 }  // namespace
 
 void register_03_switch(registry& r) {
-  r.add_all("03_switch", {launch_map,
-                          launch_zip,
-                          launch_points,
-                          launch_image,
-                          launch_matmul,
-                          {{tasks_form::per_element, launch_tasks}}});
+  r.add_all("03_switch", {launch_map, launch_zip, launch_points, launch_image, launch_matmul,
+                          registry::per_element_tasks(launch_tasks)});
   r.add_map("03_switch", "hoisted", launch_map_hoisted);
 }
 

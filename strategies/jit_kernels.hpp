@@ -100,14 +100,14 @@ void launch_matmul(build_fn build, const matmul_launch& a);
 // Registers a run-time strategy for every workload: its launches are the ones above, with Build.
 template <build_fn Build>
 void register_strategy(registry& r, const std::string& strategy, const std::string& variant = "") {
-  r.add_all(strategy,
-            {[](const map_launch& a) { launch_map(Build, a); },
-             [](const zip_launch& a) { launch_zip(Build, a); },
-             [](const points_launch& a) { launch_points(Build, a); },
-             [](const image_launch& a) { launch_image(Build, a); },
-             [](const matmul_launch& a) { launch_matmul(Build, a); },
-             {{tasks_form::per_element, [](const tasks_launch& a) { launch_tasks(Build, a); }}}},
-            variant);
+  registry::launches l;
+  l.map = [](const map_launch& a) { launch_map(Build, a); };
+  l.zip = [](const zip_launch& a) { launch_zip(Build, a); };
+  l.points = [](const points_launch& a) { launch_points(Build, a); };
+  l.image = [](const image_launch& a) { launch_image(Build, a); };
+  l.matmul = [](const matmul_launch& a) { launch_matmul(Build, a); };
+  l.tasks = registry::per_element_tasks([](const tasks_launch& a) { launch_tasks(Build, a); });
+  r.add_all(strategy, l, variant);
 }
 
 }  // namespace cdl::jit
