@@ -1,12 +1,19 @@
-// Base fixture for tests that need a GPU: without one they are skipped, with the reason, so
-// a CPU-only machine reports them as skipped rather than passed.
+// What the GPU tests share: a base fixture that skips, with the reason, on a machine without a
+// GPU (so a CPU-only machine reports the tests as skipped rather than passed), and the pieces of
+// the parameterised tests over the registry (tests/gpu_*_test.cu): their parameters, their names
+// and the check that runs one entry on one problem.
 #pragma once
 
 #include "common/device_info.hpp"
+#include "common/inputs.hpp"
+#include "common/registry.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace cdl {
 
@@ -26,5 +33,43 @@ class gpu_param_test : public ::testing::TestWithParam<Param> {
     if (!gpu_available(&why)) GTEST_SKIP() << why;
   }
 };
+
+// Readable parameters in test listings (gtest finds PrintTo by argument-dependent lookup; each
+// test file defines it for its op types).
+inline void PrintTo(dtype t, std::ostream* os) { *os << to_string(t); }
+
+// A test name from readable parts: gtest allows letters, digits and '_' only.
+inline std::string test_name(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// The parameters of a test over a registry list: every entry (by index) in each element type
+// with each op of the workload's catalogue, and their names ("<entry>_<type>_<op>").
+template <class Op>
+using entry_type_op = std::tuple<std::size_t, dtype, Op>;
+template <class Op, class Entries, class Catalogue>
+std::vector<entry_type_op<Op>> every_entry_type_op(const Entries& entries, const Catalogue& catalogue) {
+  std::vector<entry_type_op<Op>> v;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    for (dtype t : {dtype::f32, dtype::f64})
+      for (std::size_t op = 0; op < catalogue.size(); ++op) v.emplace_back(i, t, static_cast<Op>(op));
+  return v;
+}
+template <class Entries, class Op>
+std::string entry_type_op_name(const Entries& entries, const entry_type_op<Op>& p) {
+  const auto& [i, t, op] = p;
+  return test_name(entries.at(i).name() + "_" + std::string(to_string(t)) + "_" + std::string(info(op).name));
+}
+
+// Runs `entry` on a new Fixture of `p` (inputs from `seed`) and expects each of the `values`
+// outputs to match the float64 reference.
+template <class Fixture, class Entry, class Problem>
+void expect_matches_reference(const Entry& entry, const Problem& p, std::uint64_t seed, std::size_t values) {
+  const validation_result r = Fixture(p, seed).run_and_validate(entry.launch, entry.form);
+  EXPECT_TRUE(r.passed) << entry.name() << " " << p.describe() << ": " << r.summary();
+  EXPECT_EQ(r.checked, values);
+}
 
 }  // namespace cdl

@@ -6,20 +6,10 @@
 // non-square shapes with partial tiles in every dimension. cuBLAS, the matmul peer, too.
 #include "common/cublas_peer.hpp"
 #include "common/library_peers.hpp"
-#include "common/inputs.hpp"
-#include "common/registry.hpp"
 #include "gpu_test.hpp"
-
-#include <tuple>
 
 namespace cdl {
 namespace {
-
-std::string sanitize(std::string name) {
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-}
 
 class ImageStrategy : public gpu_param_test<std::tuple<std::size_t, image_op>> {};
 
@@ -31,11 +21,8 @@ TEST_P(ImageStrategy, MatchesTheReferenceAtEdgeSizes) {
     for (int r : {0, 1, 4, image_max_radius}) {
       if (op != image_op::box_blur && r != 1) continue;         // the radius only matters to the blur
       if (r == image_max_radius && w * h > 100 * 70) continue;  // its reference takes minutes at 1080p
-      const image_problem p{op, w, h, r};
-      const validation_result v =
-          image_fixture(p, default_seed + w).run_and_validate(entry.launch, entry.form);
-      EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
-      EXPECT_EQ(v.checked, std::size_t(w) * h);
+      expect_matches_reference<image_fixture>(entry, image_problem{op, w, h, r}, default_seed + w,
+                                              std::size_t(w) * h);
     }
 }
 
@@ -48,7 +35,7 @@ std::vector<std::tuple<std::size_t, image_op>> image_params() {
 }
 std::string image_name(const ::testing::TestParamInfo<std::tuple<std::size_t, image_op>>& info) {
   const auto [i, op] = info.param;
-  return sanitize(get_registry().image.at(i).name() + "_" + std::string(cdl::info(op).name));
+  return test_name(get_registry().image.at(i).name() + "_" + std::string(cdl::info(op).name));
 }
 INSTANTIATE_TEST_SUITE_P(Registry, ImageStrategy, ::testing::ValuesIn(image_params()), image_name);
 
@@ -60,11 +47,7 @@ TEST_P(TasksStrategy, MatchesTheReferenceAtEdgeSizes) {
   for (std::size_t n :
        {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
     for (int distinct : {1, 2, 7, 32}) {
-      const tasks_problem p{layout, distinct, n};
-      const validation_result v =
-          tasks_fixture(p, default_seed + n).run_and_validate(entry.launch, entry.form);
-      EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
-      EXPECT_EQ(v.checked, n);
+      expect_matches_reference<tasks_fixture>(entry, tasks_problem{layout, distinct, n}, default_seed + n, n);
     }
 }
 
@@ -77,40 +60,26 @@ std::vector<std::tuple<std::size_t, task_layout>> tasks_params() {
 }
 std::string tasks_name(const ::testing::TestParamInfo<std::tuple<std::size_t, task_layout>>& info) {
   const auto [i, l] = info.param;
-  return sanitize(get_registry().tasks.at(i).name() + "_" + std::string(to_string(l)));
+  return test_name(get_registry().tasks.at(i).name() + "_" + std::string(to_string(l)));
 }
 INSTANTIATE_TEST_SUITE_P(Registry, TasksStrategy, ::testing::ValuesIn(tasks_params()), tasks_name);
 
-class MatmulStrategy : public gpu_param_test<std::tuple<std::size_t, dtype, semiring>> {};
+class MatmulStrategy : public gpu_param_test<entry_type_op<semiring>> {};
 
 TEST_P(MatmulStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const matmul_entry& entry = get_registry().matmul.at(index);
   const int shapes[][3] = {{1, 1, 1},     {33, 33, 33}, {257, 257, 257}, {256, 128, 64},
                            {70, 130, 45}, {1, 300, 17}, {129, 257, 9}};
-  for (const auto& [m, n, k] : shapes) {
-    const matmul_problem p{op, type, m, n, k};
-    const validation_result v =
-        matmul_fixture(p, default_seed + m).run_and_validate(entry.launch, entry.form);
-    EXPECT_TRUE(v.passed) << entry.name() << " " << p.describe() << ": " << v.summary();
-    EXPECT_EQ(v.checked, std::size_t(m) * n);
-  }
+  for (const auto& [m, n, k] : shapes)
+    expect_matches_reference<matmul_fixture>(entry, matmul_problem{op, type, m, n, k}, default_seed + m,
+                                             std::size_t(m) * n);
 }
 
-std::vector<std::tuple<std::size_t, dtype, semiring>> matmul_params() {
-  std::vector<std::tuple<std::size_t, dtype, semiring>> v;
-  for (std::size_t i = 0; i < get_registry().matmul.size(); ++i)
-    for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < semiring_catalogue.size(); ++op)
-        v.emplace_back(i, t, static_cast<semiring>(op));
-  return v;
-}
-std::string matmul_name(const ::testing::TestParamInfo<std::tuple<std::size_t, dtype, semiring>>& info) {
-  const auto [i, t, op] = info.param;
-  return sanitize(get_registry().matmul.at(i).name() + "_" + std::string(to_string(t)) + "_" +
-                  std::string(cdl::info(op).name));
-}
-INSTANTIATE_TEST_SUITE_P(Registry, MatmulStrategy, ::testing::ValuesIn(matmul_params()), matmul_name);
+INSTANTIATE_TEST_SUITE_P(
+    Registry, MatmulStrategy,
+    ::testing::ValuesIn(every_entry_type_op<semiring>(get_registry().matmul, semiring_catalogue)),
+    [](const auto& info) { return entry_type_op_name(get_registry().matmul, info.param); });
 
 class Peers : public gpu_test {};
 
