@@ -136,10 +136,16 @@ def a2(d):
     return "Numba", figures, verdict if e.get("valid") else UNMEASURED
 
 
-def staging(d, claim, system, cpp, cpp_text, describe, ratio):
+def staging(d, claim, system, subject, cpp_rows, cpp_label, describe, ratio):
     """A3 and C2: the article's staged kernel against the plain one in its own system, the C++
     staged forms beside it; the C++ forms alone (said so) where the article's experiment is
-    missing or failed. describe(figures) says what was measured; figures[ratio] is staged / plain."""
+    missing or failed. cpp_rows(workload, op) picks the C++ staged rows, cpp_label(op, entry) names
+    one; describe(figures) says what was measured; figures[ratio] is staged / plain."""
+    cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if cpp_rows(*k[:2])}
+    cpp_text = f"C++ {subject}, staged / plain: " + (
+        ", ".join(f"{cpp_label(op, e.split('/')[0])}: ×{x:.3f}" for (_, op, e), x in sorted(cpp.items()))
+        or "–"
+    )
     e = one(d, claim)
     if e and e["runs"] and e.get("valid"):
         f = e["figures"]
@@ -150,16 +156,13 @@ def staging(d, claim, system, cpp, cpp_text, describe, ratio):
 
 
 def a3(d):
-    cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if k[0] == "map"}
-    cpp_text = "C++ staged map / plain: " + (
-        ", ".join(f"{op} {e.split('/')[0]}: ×{x:.3f}" for (_, op, e), x in sorted(cpp.items())) or "–"
-    )
     return staging(
         d,
         "A3",
         "Numba",
-        cpp,
-        cpp_text,
+        "map",
+        lambda workload, op: workload == "map",
+        lambda op, entry: f"{op} {entry}",
         lambda f: f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged "
         f"{fmt_ms(f['staged_ms'])}, global {fmt_ms(f['global_ms'])}",
         "staged_over_global",
@@ -331,16 +334,13 @@ def c1(d):
 
 
 def c2(d):
-    cpp = {k: v for k, v in d.found["other"].get("staged", {}).items() if k[:2] == ("zip", "add")}
-    cpp_text = "C++ vector add, staged / plain: " + (
-        ", ".join(f"{e.split('/')[0]}: ×{x:.3f}" for (_, _, e), x in sorted(cpp.items())) or "–"
-    )
     return staging(
         d,
         "C2",
         "PyCUDA",
-        cpp,
-        cpp_text,
+        "vector add",
+        lambda workload, op: (workload, op) == ("zip", "add"),
+        lambda op, entry: entry,
         lambda f: f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
         f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`",
         "shared_over_plain",

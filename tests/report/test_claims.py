@@ -55,6 +55,12 @@ def probe(fid, nvcc):
     return {"facts": [{"id": fid, "nvcc": {"compiles": nvcc, "log": ""}, "nvrtc": {"compiles": True}}]}
 
 
+def hoisted_penalties(hoisted, rivals):
+    """Dispatch penalties of the quadratic map at each k: the hoisted switch's from `hoisted`
+    ({k: penalty}), each rival's as given."""
+    return {("quadratic", k): {"03_switch.hoisted/vec": h, **rivals} for k, h in hoisted.items()}
+
+
 class RulesReachEveryVerdict(unittest.TestCase):
     def test_direction(self):
         self.assertEqual(claims.direction([0.5, 0.9], NOISE), HOLDS)
@@ -155,14 +161,7 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_b2_the_branch_against_tables_and_virtual_calls(self):
         def pen(hoisted):
-            return {
-                ("quadratic", k): {
-                    "03_switch.hoisted/vec": h,
-                    "04_function_pointer.table/vec": 2.0,
-                    "05_virtual/vec": 3.0,
-                }
-                for k, h in hoisted.items()
-            }
+            return hoisted_penalties(hoisted, {"04_function_pointer.table/vec": 2.0, "05_virtual/vec": 3.0})
 
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 1.0, 16: 1.0})), HOLDS)
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.5, 16: 3.0})), FAILS)
@@ -240,10 +239,7 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_c1_runtime_source_against_strategies_without_a_compiler(self):
         def pen(hoisted):
-            return {
-                ("quadratic", k): {"03_switch.hoisted/vec": h, "06_nvrtc_jit/vec": 1.0}
-                for k, h in hoisted.items()
-            }
+            return hoisted_penalties(hoisted, {"06_nvrtc_jit/vec": 1.0})
 
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.01})), FAILS)
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.1})), DEPENDS)
