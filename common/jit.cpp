@@ -130,6 +130,17 @@ std::string trimmed(std::vector<char> text) {
   return s;
 }
 
+// A compiler's log, which NVRTC, libNVVM and nvJitLink all hand back the same way: get_size(&n),
+// then get_text(buffer of n bytes); one more byte, for the one that leaves out the NUL.
+template <class GetSize, class GetText>
+std::string compiler_log(GetSize get_size, GetText get_text) {
+  std::size_t size = 0;
+  get_size(&size);
+  std::vector<char> log(size + 1);
+  get_text(log.data());
+  return trimmed(std::move(log));
+}
+
 // NVRTC finds a header only by the exact string in the #include, so each embedded header is
 // offered under its path and under every relative spelling another embedded file uses for it
 // ("../ops.cuh" from common/skeletons/map.cuh names common/ops.cuh).
@@ -196,11 +207,11 @@ compiled compile(const program& p, int arch, code_kind kind, const std::vector<s
   std::vector<const char*> option_ptrs = c_strings(options);
   const nvrtcResult rc = nvrtc().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 
-  std::size_t log_size = 0;
-  CDL_NVRTC_CHECK(nvrtc().GetProgramLogSize(raw, &log_size));
-  std::vector<char> log(log_size);
-  CDL_NVRTC_CHECK(nvrtc().GetProgramLog(raw, log.data()));
-  compiled out{kind, arch, {}, trimmed(std::move(log))};
+  compiled out{kind,
+               arch,
+               {},
+               compiler_log([&](std::size_t* n) { CDL_NVRTC_CHECK(nvrtc().GetProgramLogSize(raw, n)); },
+                            [&](char* text) { CDL_NVRTC_CHECK(nvrtc().GetProgramLog(raw, text)); })};
   if (rc == NVRTC_ERROR_COMPILATION) throw compile_error(p.name + " does not compile", out.log);
   if (rc != NVRTC_SUCCESS)
     throw compile_error(p.name + ": nvrtcCompileProgram failed: " + nvrtc().GetErrorString(rc), out.log);
@@ -254,13 +265,14 @@ compiled compile_nvvm(const nvvm_module& m, int arch) {
   std::vector<const char*> option_ptrs = c_strings(options);
   const nvvmResult rc = nvvm().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 
-  std::size_t size = 0;
-  CDL_NVVM_CHECK(nvvm().GetProgramLogSize(raw, &size));
-  std::vector<char> log(size);
-  CDL_NVVM_CHECK(nvvm().GetProgramLog(raw, log.data()));
-  compiled out{code_kind::ptx, arch, {}, trimmed(std::move(log))};
+  compiled out{code_kind::ptx,
+               arch,
+               {},
+               compiler_log([&](std::size_t* n) { CDL_NVVM_CHECK(nvvm().GetProgramLogSize(raw, n)); },
+                            [&](char* text) { CDL_NVVM_CHECK(nvvm().GetProgramLog(raw, text)); })};
   if (rc != NVVM_SUCCESS)
     throw compile_error(m.name + ": libNVVM cannot compile it (" + nvvm().GetErrorString(rc) + ")", out.log);
+  std::size_t size = 0;
   CDL_NVVM_CHECK(nvvm().GetCompiledResultSize(raw, &size));
   std::vector<char> ptx(size);
   CDL_NVVM_CHECK(nvvm().GetCompiledResult(raw, ptx.data()));
@@ -301,14 +313,12 @@ linked link(std::span<const compiled* const> parts, int arch) {
     out.image.kernel_names.insert(c.image.kernel_names.begin(), c.image.kernel_names.end());
   }
   const nvJitLinkResult rc = nvJitLinkComplete(h);
-  std::size_t size = 0;
-  CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLogSize(h, &size));
-  std::vector<char> log(size + 1);
-  CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLog(h, log.data()));
-  out.log = trimmed(std::move(log));
+  out.log = compiler_log([&](std::size_t* n) { CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLogSize(h, n)); },
+                         [&](char* text) { CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLog(h, text)); });
   if (rc != NVJITLINK_SUCCESS)
     throw link_error("nvJitLink could not link (nvJitLinkResult " + std::to_string(int(rc)) + ")", out.log);
 
+  std::size_t size = 0;
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(h, &size));
   out.image.code.resize(size);
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubin(h, out.image.code.data()));

@@ -9,6 +9,8 @@
 #include <thrust/execution_policy.h>
 #include <thrust/transform.h>
 
+#include <type_traits>
+
 namespace cdl {
 namespace {
 
@@ -20,24 +22,18 @@ struct map_sum {
   __host__ __device__ T operator()(T x) const { return map_apply(f, x, k); }
 };
 
-template <class Body>
-void for_map(const map_launch& a, Body&& body) {
+// Calls body with the launch's typed pointers (inputs, then output) and its op as one functor;
+// a launch of no elements launches nothing.
+template <class Launch, class Body>
+void with_typed(const Launch& a, Body&& body) {
   if (a.n == 0) return;
   visit_op(a.op, [&](auto op) {
     visit_dtype(a.type, [&](auto t) {
       using T = decltype(t);
-      body(static_cast<const T*>(a.x), static_cast<T*>(a.y), map_sum<T, decltype(op)>{op, a.k});
-    });
-  });
-}
-
-template <class Body>
-void for_zip(const zip_launch& a, Body&& body) {
-  if (a.n == 0) return;
-  visit_op(a.op, [&](auto op) {
-    visit_dtype(a.type, [&](auto t) {
-      using T = decltype(t);
-      body(static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z), op);
+      if constexpr (std::is_same_v<Launch, map_launch>)
+        body(static_cast<const T*>(a.x), static_cast<T*>(a.y), map_sum<T, decltype(op)>{op, a.k});
+      else
+        body(static_cast<const T*>(a.x), static_cast<const T*>(a.y), static_cast<T*>(a.z), op);
     });
   });
 }
@@ -45,12 +41,12 @@ void for_zip(const zip_launch& a, Body&& body) {
 }  // namespace
 
 void cub_transform_map(const map_launch& a) {
-  for_map(a, [&](auto x, auto y, auto f) {
+  with_typed(a, [&](auto x, auto y, auto f) {
     CDL_CUDA_CHECK(cub::DeviceTransform::Transform(x, y, a.n, f, a.stream));
   });
 }
 void cub_transform_zip(const zip_launch& a) {
-  for_zip(a, [&](auto x, auto y, auto z, auto f) {
+  with_typed(a, [&](auto x, auto y, auto z, auto f) {
     CDL_CUDA_CHECK(cub::DeviceTransform::Transform(::cuda::std::make_tuple(x, y), z, a.n, f, a.stream));
   });
 }
@@ -58,12 +54,12 @@ void cub_transform_zip(const zip_launch& a) {
 // par_nosync: Thrust would otherwise synchronise the stream after the launch, which a timed
 // launch must not do. Thrust throws thrust::system_error on a failed launch.
 void thrust_transform_map(const map_launch& a) {
-  for_map(a, [&](auto x, auto y, auto f) {
+  with_typed(a, [&](auto x, auto y, auto f) {
     thrust::transform(thrust::cuda::par_nosync.on(a.stream), x, x + a.n, y, f);
   });
 }
 void thrust_transform_zip(const zip_launch& a) {
-  for_zip(a, [&](auto x, auto y, auto z, auto f) {
+  with_typed(a, [&](auto x, auto y, auto z, auto f) {
     thrust::transform(thrust::cuda::par_nosync.on(a.stream), x, x + a.n, y, z, f);
   });
 }
