@@ -3,8 +3,6 @@
 // gets from a sub-range of an array. The vec form's 16-byte loads would fault or read the wrong
 // elements there: the launch must fall back to the scalar form and still write exactly the n
 // elements asked for, no more (the elements on either side keep their poison).
-#include "common/inputs.hpp"
-#include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
 #include "gpu_test.hpp"
 
@@ -47,66 +45,57 @@ struct misaligned_buffers {
   }
 };
 
+// Falls-back check: the launch geometry that a vec launch asks for on these buffers.
 template <class T>
-void expect_falls_back(const void* a, const void* b) {
-  const auto g = skeleton::elementwise_launch_geometry(map_form::vec, misaligned_n, sizeof(T), {a, b});
+void expect_falls_back(const misaligned_buffers<T>& b) {
+  const auto g = skeleton::elementwise_launch_geometry(map_form::vec, misaligned_n, sizeof(T),
+                                                       {b.x.data() + 1, b.y.data() + 1, b.z.data() + 1});
   EXPECT_NE(g.form, map_form::vec) << "vec form chosen for pointers that are not 16-byte aligned";
 }
 
-class MisalignedMap : public gpu_param_test<std::tuple<std::size_t, dtype>> {};
+// A parameter: the workload ("map" or "zip"), the entry's index in its list, the element type.
+using misaligned_param = std::tuple<std::string, std::size_t, dtype>;
+class Misaligned : public gpu_param_test<misaligned_param> {};
 
-TEST_P(MisalignedMap, FallsBackAndWritesExactlyTheRange) {
-  const auto [index, type] = GetParam();
-  const map_entry& entry = get_registry().map.at(index);
-  visit_dtype(type, [&](auto t) {
-    using T = decltype(t);
-    const map_problem p{map_op::quadratic, type, misaligned_n, 1};
-    const std::vector<T> x = uniform_inputs<T>(misaligned_n, default_seed);
-    misaligned_buffers<T> b({x});
-    expect_falls_back<T>(b.x.data() + 1, b.z.data() + 1);
-    entry.launch({p.op, type, entry.form, b.x.data() + 1, b.z.data() + 1, misaligned_n, p.k, nullptr});
-    b.expect_output(map_reference<T>(p.op, x, p.k), map_tolerance(p), entry.name() + " " + p.describe());
+TEST_P(Misaligned, FallsBackAndWritesExactlyTheRange) {
+  const auto& [workload, index, type] = GetParam();
+  visit_dtype(type, [&]<class T>(T) {
+    if (workload == "map") {
+      const map_entry& entry = get_registry().map.at(index);
+      const map_problem p{map_op::quadratic, type, misaligned_n, 1};
+      const std::vector<T> x = uniform_inputs<T>(misaligned_n, default_seed);
+      misaligned_buffers<T> b({x});
+      expect_falls_back(b);
+      entry.launch({p.op, type, entry.form, b.x.data() + 1, b.z.data() + 1, misaligned_n, p.k, nullptr});
+      b.expect_output(map_reference<T>(p.op, x, p.k), map_tolerance(p), entry.name() + " " + p.describe());
+    } else {
+      const zip_problem p{zip_op::add, type, misaligned_n};
+      const zip_entry& entry = get_registry().zip.at(index);
+      const zip_host<T> h = make_zip_host<T>(p, default_seed);
+      misaligned_buffers<T> b({h.x, h.y});
+      expect_falls_back(b);
+      entry.launch(
+          {p.op, type, entry.form, b.x.data() + 1, b.y.data() + 1, b.z.data() + 1, misaligned_n, nullptr});
+      b.expect_output(h.reference, zip_tolerance(p), entry.name() + " " + p.describe());
+    }
   });
 }
 
-class MisalignedZip : public gpu_param_test<std::tuple<std::size_t, dtype>> {};
-
-TEST_P(MisalignedZip, FallsBackAndWritesExactlyTheRange) {
-  const auto [index, type] = GetParam();
-  const zip_entry& entry = get_registry().zip.at(index);
-  visit_dtype(type, [&](auto t) {
-    using T = decltype(t);
-    const zip_problem p{zip_op::add, type, misaligned_n};
-    const zip_host<T> h = make_zip_host<T>(p, default_seed);
-    misaligned_buffers<T> b({h.x, h.y});
-    expect_falls_back<T>(b.x.data() + 1, b.z.data() + 1);
-    entry.launch(
-        {p.op, type, entry.form, b.x.data() + 1, b.y.data() + 1, b.z.data() + 1, misaligned_n, nullptr});
-    b.expect_output(h.reference, zip_tolerance(p), entry.name() + " " + p.describe());
-  });
-}
-
-template <class Entries>
-std::vector<std::tuple<std::size_t, dtype>> params(const Entries& entries) {
-  std::vector<std::tuple<std::size_t, dtype>> v;
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    for (dtype t : {dtype::f32, dtype::f64}) v.emplace_back(i, t);
+std::vector<misaligned_param> params() {
+  std::vector<misaligned_param> v;
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    for (std::size_t i = 0; i < get_registry().map.size(); ++i) v.emplace_back("map", i, t);
+    for (std::size_t i = 0; i < get_registry().zip.size(); ++i) v.emplace_back("zip", i, t);
+  }
   return v;
 }
-template <class Entries>
-auto namer(const Entries& entries) {
-  return [&entries](const ::testing::TestParamInfo<std::tuple<std::size_t, dtype>>& info) {
-    const auto [i, t] = info.param;
-    std::string name = entries.at(i).name() + "_" + std::string(to_string(t));
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return name;
-  };
+std::string param_name(const ::testing::TestParamInfo<misaligned_param>& info) {
+  const auto& [workload, i, t] = info.param;
+  const std::string entry =
+      workload == "map" ? get_registry().map.at(i).name() : get_registry().zip.at(i).name();
+  return test_name(workload + "_" + entry + "_" + std::string(to_string(t)));
 }
-INSTANTIATE_TEST_SUITE_P(Registry, MisalignedMap, ::testing::ValuesIn(params(get_registry().map)),
-                         namer(get_registry().map));
-INSTANTIATE_TEST_SUITE_P(Registry, MisalignedZip, ::testing::ValuesIn(params(get_registry().zip)),
-                         namer(get_registry().zip));
+INSTANTIATE_TEST_SUITE_P(Registry, Misaligned, ::testing::ValuesIn(params()), param_name);
 
 }  // namespace
 }  // namespace cdl

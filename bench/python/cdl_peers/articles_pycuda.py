@@ -115,22 +115,23 @@ def experiments(dev):
     rng = np.random.default_rng(5)
     x, y = rng.random(n_small, dtype=np.float32), rng.random(n_small, dtype=np.float32)
 
+    def two_inputs_one_output(f, a, b, *scalars, out=None, **launch):
+        """The articles' host code around a kernel f(a, b, c, scalars...): mem_alloc, memcpy_htod
+        of a and b, the launch, memcpy_dtoh of c into `out` (default: an array like a)."""
+        a_d, b_d, c_d = drv.mem_alloc(a.nbytes), drv.mem_alloc(b.nbytes), drv.mem_alloc(a.nbytes)
+        drv.memcpy_htod(a_d, a)
+        drv.memcpy_htod(b_d, b)
+        f(a_d, b_d, c_d, *scalars, **launch)
+        out = np.empty_like(a) if out is None else out
+        drv.memcpy_dtoh(out, c_d)
+        return out
+
+    vector_grid = {"block": (BLOCK, 1, 1), "grid": ((n_small + BLOCK - 1) // BLOCK, 1)}
+
     def vector_add(source, name):
         def run():
             f = SourceModule(source).get_function(name)
-            x_gpu, y_gpu, out_gpu = drv.mem_alloc(x.nbytes), drv.mem_alloc(y.nbytes), drv.mem_alloc(x.nbytes)
-            drv.memcpy_htod(x_gpu, x)
-            drv.memcpy_htod(y_gpu, y)
-            f(
-                x_gpu,
-                y_gpu,
-                out_gpu,
-                np.int32(n_small),
-                block=(BLOCK, 1, 1),
-                grid=((n_small + BLOCK - 1) // BLOCK, 1),
-            )
-            out = np.zeros(n_small, dtype=np.float32)
-            drv.memcpy_dtoh(out, out_gpu)
+            out = two_inputs_one_output(f, x, y, np.int32(n_small), **vector_grid)
             return close_to(out, x.astype(np.float64) + y), {}
 
         return run
@@ -139,32 +140,25 @@ def experiments(dev):
         def run():
             a, b = rng.random((width, width), dtype=np.float32), rng.random((width, width), dtype=np.float32)
             f = SourceModule(MATRIX_MULTIPLY).get_function("multiply")
-            a_gpu, b_gpu, c_gpu = drv.mem_alloc(a.nbytes), drv.mem_alloc(b.nbytes), drv.mem_alloc(a.nbytes)
-            drv.memcpy_htod(a_gpu, a)
-            drv.memcpy_htod(b_gpu, b)
-            f(
-                a_gpu,
-                b_gpu,
-                c_gpu,
+            blocks = (width + 15) // 16
+            c = two_inputs_one_output(
+                f,
+                a,
+                b,
                 width_argument(width),
                 width_argument(width),
                 block=(16, 16, 1),
-                grid=((width + 15) // 16, (width + 15) // 16, 1),
+                grid=(blocks, blocks, 1),
             )
-            c = np.empty((width, width), dtype=np.float32)
-            drv.memcpy_dtoh(c, c_gpu)
             return close_to(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3), {}
 
         return run
 
     def add_with_in_argument():  # article 004's example 1: the size passed as cuda.In(n), n an int
         f = SourceModule(VECTOR_ADD).get_function("add")
-        a_d, b_d, c_d = drv.mem_alloc(x.nbytes), drv.mem_alloc(y.nbytes), drv.mem_alloc(x.nbytes)
-        drv.memcpy_htod(a_d, x)
-        drv.memcpy_htod(b_d, y)
-        f(a_d, b_d, c_d, drv.In(n_small), block=(BLOCK, 1, 1), grid=((n_small + BLOCK - 1) // BLOCK, 1))
-        c = drv.pagelocked_empty(n_small, dtype=np.float32)
-        drv.memcpy_dtoh(c, c_d)
+        c = two_inputs_one_output(
+            f, x, y, drv.In(n_small), out=drv.pagelocked_empty(n_small, dtype=np.float32), **vector_grid
+        )
         return close_to(c, x.astype(np.float64) + y), {}
 
     def points_as_written():  # article 004's example 3, its statements in the order they run
