@@ -30,6 +30,18 @@ elementwise_geometry elementwise_launch_geometry(map_form wanted, std::size_t n,
                                                  std::initializer_list<const void*> pointers);
 #endif
 
+#if CDL_HOST_LAUNCHES
+// Launches, with `args`, the kernel of the form the geometry chose (the three forms' kernels take
+// the same arguments), and checks the launch.
+template <class Kernel, class... Args>
+void launch_in_form(const elementwise_geometry& g, Kernel scalar, Kernel vec, Kernel staged,
+                    cudaStream_t stream, const Args&... args) {
+  const Kernel kernel = g.form == map_form::vec ? vec : g.form == map_form::staged ? staged : scalar;
+  kernel<<<g.grid, elementwise_block, 0, stream>>>(args...);
+  CDL_CHECK_LAUNCH();
+}
+#endif
+
 #if defined(__CUDACC__)
 template <class T>
 struct vec16;

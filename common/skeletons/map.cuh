@@ -72,14 +72,8 @@ namespace skeleton {
 template <class T, class F>
 void launch_map(map_form wanted, const T* x, T* y, std::size_t n, int k, const F& f, cudaStream_t stream) {
   if (n == 0) return;
-  const elementwise_geometry g = elementwise_launch_geometry(wanted, n, sizeof(T), {x, y});
-  if (g.form == map_form::vec)
-    map_vec_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
-  else if (g.form == map_form::staged)
-    map_staged_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
-  else
-    map_scalar_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, n, k, f);
-  CDL_CHECK_LAUNCH();
+  launch_in_form(elementwise_launch_geometry(wanted, n, sizeof(T), {x, y}), map_scalar_kernel<T, F>,
+                 map_vec_kernel<T, F>, map_staged_kernel<T, F>, stream, x, y, n, k, f);
 }
 
 // For strategies: `make(T{})` returns the invoker for element type T (e.g. a function pointer of

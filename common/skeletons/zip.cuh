@@ -33,14 +33,8 @@ template <class T, class F>
 void launch_zip(map_form wanted, const T* x, const T* y, T* z, std::size_t n, const F& f,
                 cudaStream_t stream) {
   if (n == 0) return;
-  const elementwise_geometry g = elementwise_launch_geometry(wanted, n, sizeof(T), {x, y, z});
-  if (g.form == map_form::vec)
-    zip_vec_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
-  else if (g.form == map_form::staged)
-    zip_staged_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
-  else
-    zip_scalar_kernel<<<g.grid, elementwise_block, 0, stream>>>(x, y, z, n, f);
-  CDL_CHECK_LAUNCH();
+  launch_in_form(elementwise_launch_geometry(wanted, n, sizeof(T), {x, y, z}), zip_scalar_kernel<T, F>,
+                 zip_vec_kernel<T, F>, zip_staged_kernel<T, F>, stream, x, y, z, n, f);
 }
 
 template <class Launch, class Make>
