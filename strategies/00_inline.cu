@@ -32,7 +32,7 @@
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form inline_form{"00_inline", inline_op, __FILE__, __LINE__};
+const form inline_form{"00_inline", inline_op, nullptr, __FILE__, __LINE__};
 __global__ void inline_kernel(const float* x, float* y, std::size_t n) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;  // the op, written into the kernel

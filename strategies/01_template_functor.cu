@@ -30,7 +30,7 @@
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form functor_form{"01_template_functor", functor, __FILE__, __LINE__};
+const form functor_form{"01_template_functor", functor, nullptr, __FILE__, __LINE__};
 struct quadratic_op {  // the op as a type
   __device__ float operator()(float v) const { return v * v + 2.0f * v + 1.0f; }
 };

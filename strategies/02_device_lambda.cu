@@ -33,7 +33,7 @@
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form lambda_form{"02_device_lambda", device_lambda, __FILE__, __LINE__};
+const form lambda_form{"02_device_lambda", device_lambda, nullptr, __FILE__, __LINE__};
 template <class F>  // the same template kernel as 01's; the op arrives as a lambda's closure type
 __global__ void lambda_kernel(const float* x, float* y, std::size_t n, F f) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -36,7 +36,7 @@
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form switch_form{"03_switch", switch_on_id, __FILE__, __LINE__};
+const form switch_form{"03_switch", switch_on_id, nullptr, __FILE__, __LINE__};
 // Every op compiled into one kernel; the id picks one at run time, at every element.
 __global__ void switch_kernel(const float* x, float* y, std::size_t n, int op) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;

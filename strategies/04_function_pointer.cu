@@ -46,7 +46,7 @@
 #if CDL_CROWDED
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form pointer_form{"04_function_pointer", function_pointer, __FILE__, __LINE__};
+const form pointer_form{"04_function_pointer", function_pointer, nullptr, __FILE__, __LINE__};
 using op_fn = float (*)(float);
 __device__ float quadratic_fn(float v) { return v * v + 2.0f * v + 1.0f; }
 __device__ op_fn quadratic_ptr = quadratic_fn;  // a device address: only device code can take it

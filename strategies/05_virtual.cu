@@ -40,7 +40,7 @@
 #if CDL_CROWDED
 namespace cdl::minimal {
 // Listed by cdl_run --list, with the line this block opens at.
-const form virtual_form{"05_virtual", virtual_call, __FILE__, __LINE__};
+const form virtual_form{"05_virtual", virtual_call, nullptr, __FILE__, __LINE__};
 struct op_base {
   __device__ virtual float apply(float v) const = 0;
   __device__ virtual ~op_base() {}

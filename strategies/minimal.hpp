@@ -1,5 +1,6 @@
-// Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats),
-// one kernel, one launch, written as a reader would write it in their own code, at the top of the
+// Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats;
+// for 09, whose mechanism pays only where threads share data, a 3 x 3 box blur), one kernel, one
+// launch, written as a reader would write it in their own code, at the top of the
 // strategy's file. The rest of each file generalises it (an invoker the shared skeletons call,
 // for every op and workload) so that every strategy runs the same loop and a difference in time is
 // the call. tests/gpu_minimal_test.cu validates each against the float64 reference the suite's own
@@ -12,23 +13,27 @@
 
 namespace cdl::minimal {
 
-void inline_op(const float* x, float* y, std::size_t n, cudaStream_t stream);         // 00
-void functor(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 01
-void device_lambda(const float* x, float* y, std::size_t n, cudaStream_t stream);     // 02
-void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 03
-void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 04
-void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 05
+void inline_op(const float* x, float* y, std::size_t n, cudaStream_t stream);              // 00
+void functor(const float* x, float* y, std::size_t n, cudaStream_t stream);                // 01
+void device_lambda(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 02
+void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 03
+void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);       // 04
+void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 05
+void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream);  // 09
 
 // Where each is written (the line its block opens at), for `cdl_run --list` and the
 // tests, which iterate this table.
+// One of run (the map's op) and run_image (the blur) is set.
 struct form {
   const char* strategy;
   void (*run)(const float* x, float* y, std::size_t n, cudaStream_t stream);
+  void (*run_image)(const float* in, float* out, int width, int height, cudaStream_t stream);
   const char* file;
   int line;
 };
-extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form;
-inline const form* const all[] = {&inline_form, &functor_form, &lambda_form,
-                                  &switch_form, &pointer_form, &virtual_form};
+extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form,
+    tiled_blur_form;
+inline const form* const all[] = {&inline_form,  &functor_form, &lambda_form,    &switch_form,
+                                  &pointer_form, &virtual_form, &tiled_blur_form};
 
 }  // namespace cdl::minimal

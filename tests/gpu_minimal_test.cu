@@ -1,12 +1,12 @@
 // The smallest complete form of each strategy's mechanism (strategies/minimal.hpp, at the top of
 // each strategy's file), validated like the strategies themselves: the map workload's quadratic
-// op, float, k = 1, against its float64 reference, at sizes that end a block early and late.
-#include "common/inputs.hpp"
-#include "common/registry.hpp"
+// op, float, k = 1, against its float64 reference, at sizes that end a block early and late; 09's
+// tiled blur against the image workload's box blur of radius 1, at sizes that end a tile early.
 #include "gpu_test.hpp"
 #include "strategies/minimal.hpp"
 
 #include <string>
+#include <utility>
 
 namespace cdl {
 namespace {
@@ -15,6 +15,20 @@ class MinimalForm : public gpu_param_test<const minimal::form*> {};
 
 TEST_P(MinimalForm, MatchesTheReference) {
   const minimal::form& f = *GetParam();
+  if (f.run_image) {  // 09's blur against the image workload's box blur of radius 1
+    const std::pair<int, int> sizes[] = {{1, 1}, {17, 3}, {40, 1}, {100, 70}, {1920, 1080}};
+    for (const auto& [w, h] : sizes) {
+      const image_fixture fixture({image_op::box_blur, w, h, 1}, default_seed);
+      static const minimal::form* current = nullptr;  // an image launch is a plain function pointer
+      current = &f;
+      const validation_result r = fixture.run_and_validate(
+          [](const image_launch& a) { current->run_image(a.in, a.out, a.width, a.height, a.stream); },
+          image_form::tiled);
+      EXPECT_TRUE(r.passed) << f.strategy << " (" << f.file << ":" << f.line << ") " << w << "x" << h << ": "
+                            << r.summary();
+    }
+    return;
+  }
   for (std::size_t n : {std::size_t(1), std::size_t(255), std::size_t(257), std::size_t(1000003)}) {
     const map_fixture fixture({map_op::quadratic, dtype::f32, n, 1}, default_seed);
     const validation_result r = fixture.run_and_validate(
