@@ -20,6 +20,9 @@
 // other strategies is how the op reaches the loop.
 // Run it.  `cdl_run --strategy 00_inline/vec --op quadratic --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, each
+//          op written into a copy of the skeleton's loop by a macro, as in every workload, so that
+//          every strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
 #include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"

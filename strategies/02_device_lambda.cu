@@ -21,6 +21,9 @@
 //          out-of-line slow path for huge arguments keeps a small local array.
 // Run it.  `cdl_run --strategy 02_device_lambda/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, a
+//          lambda wrapping the op, handed to the skeleton's kernel template, as in every workload,
+//          so that every strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
 #include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"

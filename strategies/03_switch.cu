@@ -24,6 +24,9 @@
 //          template kernel's loop in each case.
 // Run it.  `cdl_run --strategy 03_switch/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
+//          invoker that switches on the op's id, handed to the skeletons, as in every workload, so
+//          that every strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
 #include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"

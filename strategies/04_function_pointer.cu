@@ -26,6 +26,10 @@
 //          filters'. The variant `crowded` is the file compiled whole, kept to show the cost.
 // Run it.  `cdl_run --strategy 04_function_pointer.symbol/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
+//          invoker that calls through a __device__ pointer, handed to the skeletons, as in every
+//          workload, so that every strategy runs the same loop and a difference in time is the
+//          call.
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"

@@ -22,6 +22,9 @@
 //          workload's objects do not size another's calls; `crowded` is the file compiled whole.
 // Run it.  `cdl_run --strategy 05_virtual/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
+//          invoker that calls a virtual method, handed to the skeletons, as in every workload, so
+//          that every strategy runs the same loop and a difference in time is the call.
 #include "strategies/one_workload.hpp"
 
 #include "common/registry.hpp"

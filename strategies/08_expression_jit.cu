@@ -1,50 +1,42 @@
 // 08 - Expression JIT: the op is parsed and lowered to NVVM IR by this program, with no C++
 //      compiler at run time.
 //
-// Idea.    06 and 07 hand C++ to NVRTC: its front end parses the headers and templates, then
-//          its optimiser and code generator turn the kernel into PTX and ptxas into machine code.
-//          Numba, CUDA.jl and query engines skip C++: they own a small language, lower it to
-//          NVVM IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM, the
-//          optimiser and code generator under NVRTC, which emits PTX; nvJitLink assembles the
-//          PTX into a CUBIN (ptxas) and the runtime loads it. Here the language is
-//          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries,
-//          sin cos exp sqrt min max): the catalogue's ops are written in it already, and a
-//          user's --expr in it compiles through this route. The kernels around the op are
-//          written here in IR after the map skeleton (common/skeletons/elementwise.cuh and
-//          map.cuh): the scalar form, and the vec form with four 16-byte loads in flight per
-//          thread, read through the non-coherent cache, as nvcc makes them of
-//          `const T* __restrict__`. One difference, kept because it is cheaper to compile and
-//          teaches something: the vec kernel runs one k loop for all sixteen of a thread's values,
-//          where the skeleton's map_apply runs one loop per value. At k = 1 the two are the same
-//          kernel; beyond it the fused loop is faster for cheap ops (the report's dispatch section
-//          sets the two side by side and keeps 08 out of the penalties for that reason). The math
-//          functions come from libdevice, linked lazily (only the functions called), as NVRTC
-//          links them for sinf or expf.
-// Cost.    Per new op: parsing (microseconds), libNVVM (milliseconds: only the op and one small
-//          kernel are optimised, no headers), ptxas, and the load; cached like 06 in memory and
-//          on disk. `cdl_run --expr '...' --compile-times` shows where the time goes on your
-//          machine: NVRTC's front end is the smaller part of 06's compile, its optimiser and
-//          PTX generation of the vec kernel the larger, so most of what 08 saves comes from its
-//          smaller kernel (one fused loop), not from skipping C++. The report's JIT section times each stage for a new op beside NVRTC's floor
-//          (a one-line kernel), 06 and 07: a fraction of 06's time, still above that floor (the
-//          vec kernel holds the op sixteen times, once per value a thread computes, and an op
-//          calling sin or cos brings libdevice's argument reduction with each). At run time:
-//          nothing. The price: a second copy of the skeleton, in IR, that has to be kept equal
-//          to the C++ one (the GPU tests validate it and the benchmarks set its time beside the
-//          template's), and a language that can say only what it was given words for.
-// Use it   when ops come from users or generated code at run time and compile latency
-//          matters (interactive tools, query engines, a new op per request), and they fit a
-//          language you can lower yourself. For anything the language cannot say, 06 or 07.
-// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR and the C++ the
-//          same program becomes for 06 and 07. The PTX has ld.global.nc.v4.f32 in the vec
-//          kernel, like strategy 01's; `cdl_run --expr 'x * x' --cubin k.cubin` writes the
-//          CUBIN, and `cuobjdump -sass k.cubin` shows LDG.E.128.CONSTANT.
+// Idea.    06 and 07 hand C++ to NVRTC: a front end parses headers and templates, then an
+//          optimiser and code generator (libNVVM) emit PTX, and ptxas machine code. Numba,
+//          CUDA.jl and query engines skip the C++: they own a small language, lower it to NVVM
+//          IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM; nvJitLink
+//          assembles the PTX (ptxas) and the runtime loads the CUBIN. The language here is
+//          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries, sin cos
+//          exp sqrt min max, from libdevice, linked lazily); the catalogue's ops are written in it
+//          and a user's --expr in it compiles this way. The kernels around the op are written in
+//          IR after the map skeleton: the scalar form, and the vec form with four 16-byte loads
+//          in flight per thread through the non-coherent cache, as nvcc makes them (one
+//          difference, lower_vec_kernel says which and why the report sets 08 apart for it).
+// Cost.    Per new op: parsing (microseconds), libNVVM on one small kernel (milliseconds, no
+//          headers), ptxas and the load; cached in memory and on disk like 06. The report's JIT
+//          section times each stage for a new op beside NVRTC's floor (a one-line kernel), 06
+//          and 07; `cdl_run --expr '...' --compile-times` shows them on your machine. At run
+//          time: nothing. The price: a second copy of the skeleton, in IR, kept equal to the C++
+//          one by the GPU tests and the benchmarks, and a language that says only what it was
+//          given words for.
+// Use it   when ops come at run time from users or generated code and compile latency matters
+//          (interactive tools, query engines, a new op per request), and they fit a language
+//          you can lower yourself; for anything else, 06 or 07.
+// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR (and the C++ of 06
+//          and 07); the vec kernel's PTX has ld.global.nc.v4.f32 like 01's, and
+//          `cdl_run --expr 'x * x' --cubin k.cubin; cuobjdump -sass k.cubin` shows LDG.E.128.
 // Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form:
+//          the map skeleton's kernels lowered to NVVM IR around a parsed expression, so that 08
+//          runs the loop the other strategies run and a difference in time is the call.
 #include "expression_jit.hpp"
 
 #include "common/jit_cache.hpp"
 #include "common/skeletons/map.cuh"
+#include "strategies/minimal.hpp"
+
+#include <nvvm.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -53,6 +45,82 @@
 #include <mutex>
 #include <tuple>
 
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+// Built into tests/gpu_minimal_test only, which links libNVVM (minimal.hpp says why).
+namespace cdl::minimal {
+#if !CDL_MINIMAL_JIT
+const form nvvm_form{"08_expression_jit", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
+#else
+extern const char* const quadratic_ir;         // the kernel, below
+void nvvm_check(nvvmResult r, nvvmProgram p);  // throws with the compiler's log
+void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  static const cudaKernel_t kernel = [] {  // compiled at the first launch
+    const std::string arch = "-arch=compute_" + std::to_string(device_arch());
+    const char* options[] = {arch.c_str()};
+    nvvmProgram p = nullptr;
+    nvvm_check(nvvmCreateProgram(&p), p);
+    nvvm_check(nvvmAddModuleToProgram(p, quadratic_ir, std::strlen(quadratic_ir), "quadratic"), p);
+    nvvm_check(nvvmCompileProgram(p, 1, options), p);
+    std::size_t size = 0;
+    nvvm_check(nvvmGetCompiledResultSize(p, &size), p);
+    std::vector<char> ptx(size);
+    nvvm_check(nvvmGetCompiledResult(p, ptx.data()), p);
+    nvvmDestroyProgram(&p);
+    return load_kernel(ptx, "quadratic");  // PTX: the driver assembles it (ptxas) as it loads
+  }();
+  launch_quadratic(kernel, x, y, n, stream);  // 06's launch: same parameters
+}
+// The kernel as NVVM IR (LLVM 7's dialect: typed pointers), written by the program itself, as
+// it would lower a user's expression; no C++ to parse. libNVVM optimises it and emits PTX.
+const char* const quadratic_ir = R"(
+target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+define void @quadratic(float* %x, float* %y, i64 %n) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %bdim = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %tid.64 = zext i32 %tid to i64
+  %bid.64 = zext i32 %bid to i64
+  %bdim.64 = zext i32 %bdim to i64
+  %base = mul i64 %bid.64, %bdim.64
+  %i = add i64 %base, %tid.64
+  %in = icmp ult i64 %i, %n
+  br i1 %in, label %body, label %exit
+body:
+  %px = getelementptr float, float* %x, i64 %i
+  %v = load float, float* %px
+  %vv = fmul float %v, %v
+  %v2 = fmul float %v, 2.0
+  %s = fadd float %vv, %v2
+  %r = fadd float %s, 1.0
+  %py = getelementptr float, float* %y, i64 %i
+  store float %r, float* %py
+  br label %exit
+exit:
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+!nvvm.annotations = !{!0}
+!0 = !{void (float*, float*, i64)* @quadratic, !"kernel", i32 1}
+!nvvmir.version = !{!1}
+!1 = !{i32 2, i32 0}
+)";
+void nvvm_check(nvvmResult r, nvvmProgram p) {  // throws with the compiler's log
+  if (r == NVVM_SUCCESS) return;
+  std::size_t size = 0;
+  nvvmGetProgramLogSize(p, &size);
+  std::string log(size, '\0');
+  nvvmGetProgramLog(p, log.data());
+  throw error(std::string("libNVVM: ") + nvvmGetErrorString(r) + "\n" + log);
+}
+#endif
+}  // namespace cdl::minimal
+// ------------------------------------------------------------------------------------------------
+
+#if !CDL_MINIMAL_JIT
 namespace cdl::expression_jit {
 namespace {
 
@@ -215,6 +283,9 @@ std::string lower_scalar_kernel(dtype t) {
 
 // elementwise_vec: each thread loads vecs_per_thread 16-byte vectors, block-strided, before it
 // uses any, then applies the op lane by lane and stores them; block 0 does the n % lanes tail.
+// One difference from the skeleton: one k loop for all sixteen of a thread's values, where
+// map_apply runs one per value. The same kernel at k = 1; beyond it, faster for cheap ops, so the
+// report keeps 08 out of the dispatch penalties.
 std::string lower_vec_kernel(dtype t) {
   const ir_type ty = type_of(t);
   const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";
@@ -398,3 +469,4 @@ void register_08_expression_jit(registry& r) {
 }
 
 }  // namespace cdl
+#endif  // !CDL_MINIMAL_JIT

@@ -29,6 +29,9 @@
 //          here is on the host: `tiered_map::launch` below, and the compile thread.
 // Run it.  `cdl_run --strategy 10_tiered_dispatch/vec --op quadratic --n 2^24 --k 256`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+// Read it. The mechanism alone first (a loop of launches of a new op: 03's kernel until 06's
+//          compile is done); then the general form, tiered_map, which launches the skeleton's
+//          kernels of both tiers, so that the two differ only in how the op is called.
 //
 // Registered for the map workload only: its launches are the ones whose op a switch kernel and
 // a JIT both serve (the other workloads' tiers would be the same two files again). The registry
@@ -38,13 +41,42 @@
 #include "tiered_dispatch.hpp"
 
 #include "common/check.hpp"
+#include "strategies/minimal.hpp"
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
 
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+// Built into tests/gpu_minimal_test only, with 06's form, which links NVRTC (minimal.hpp says why).
+namespace cdl::minimal {
+#if !CDL_MINIMAL_JIT
+const form tiered_form{"10_tiered_dispatch", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
+#else
+// A program's loop of launches of a new op, until one has run on the op's own kernel; returns
+// how many ran on the switch meanwhile.
+int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  // The optimising tier: 06's compile, on a host thread, from the first launch on.
+  std::future<cudaKernel_t> specialised = std::async(std::launch::async, compile_quadratic);
+  for (int on_switch = 0;; ++on_switch) {
+    if (specialised.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      launch_quadratic(specialised.get(), x, y, n, stream);  // from now on, the op's own kernel
+      return on_switch;
+    }
+    switch_on_id(x, y, n, stream);  // the cheap tier: 03's kernel, every op compiled in, ready now
+    // A launch returns once queued: without a wait the host would queue thousands on the switch
+    // before the compile ends, and they would all run after it.
+    CDL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+#endif
+}  // namespace cdl::minimal
+// ------------------------------------------------------------------------------------------------
+
+#if !CDL_MINIMAL_JIT
 namespace cdl {
 
 tiered_map::tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build)
@@ -93,3 +125,4 @@ void launch_tiered(const map_launch& a) {
 void register_10_tiered_dispatch(registry& r) { r.add_map("10_tiered_dispatch", "", launch_tiered); }
 
 }  // namespace cdl
+#endif  // !CDL_MINIMAL_JIT

@@ -1,7 +1,10 @@
 // Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats;
 // for 09, whose mechanism pays only where threads share data, a 3 x 3 box blur), one kernel, one
 // launch, written as a reader would write it in their own code, at the top of the
-// strategy's file. The rest of each file generalises it (an invoker the shared skeletons call,
+// strategy's file. The JIT forms (06, 07, 08, 10) call NVRTC, nvJitLink and libNVVM directly, as
+// a reader's program would, so they are built only into tests/gpu_minimal_test, which links
+// those libraries (CDL_MINIMAL_JIT): the suite's programs load the compilers at their first
+// compile instead (common/jit.cpp says why), and their forms below have no function to run. The rest of each file generalises it (an invoker the shared skeletons call,
 // for every op and workload) so that every strategy runs the same loop and a difference in time is
 // the call. tests/gpu_minimal_test.cu validates each against the float64 reference the suite's own
 // strategies are checked against.
@@ -10,6 +13,11 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#if CDL_MINIMAL_JIT
+#include <nvrtc.h>
+
+#include <vector>
+#endif
 
 namespace cdl::minimal {
 
@@ -20,10 +28,23 @@ void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);
 void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);       // 04
 void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 05
 void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream);  // 09
+// Built with CDL_MINIMAL_JIT only:
+void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 06
+void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream);    // 07
+void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);   // 08
+int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 10
+#if CDL_MINIMAL_JIT
+// The steps the JIT forms share, written once in 06's block.
+int device_arch();                                // this GPU's sm_XY as XY
+void nvrtc_check(nvrtcResult r, nvrtcProgram p);  // throws with the compiler's log
+cudaKernel_t load_kernel(const std::vector<char>& image, const char* name);
+cudaKernel_t compile_quadratic();  // 06's compile, which 10 runs on a host thread
+void launch_quadratic(cudaKernel_t kernel, const float* x, float* y, std::size_t n, cudaStream_t stream);
+#endif
 
 // Where each is written (the line its block opens at), for `cdl_run --list` and the
 // tests, which iterate this table.
-// One of run (the map's op) and run_image (the blur) is set.
+// One of run (the map's op) and run_image (the blur) is set, or neither for a JIT form.
 struct form {
   const char* strategy;
   void (*run)(const float* x, float* y, std::size_t n, cudaStream_t stream);
@@ -31,9 +52,10 @@ struct form {
   const char* file;
   int line;
 };
-extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form,
-    tiled_blur_form;
-inline const form* const all[] = {&inline_form,  &functor_form, &lambda_form,    &switch_form,
-                                  &pointer_form, &virtual_form, &tiled_blur_form};
+extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form, nvrtc_form,
+    lto_form, nvvm_form, tiled_blur_form, tiered_form;
+inline const form* const all[] = {&inline_form,  &functor_form,    &lambda_form, &switch_form,
+                                  &pointer_form, &virtual_form,    &nvrtc_form,  &lto_form,
+                                  &nvvm_form,    &tiled_blur_form, &tiered_form};
 
 }  // namespace cdl::minimal

@@ -49,6 +49,23 @@ class RunLines(unittest.TestCase):
                 f"{name}: no single `// Run it.  \\`cdl_run ...\\`` line in its header ({args})",
             )
 
+    def test_each_minimal_form_is_listed_and_within_the_first_80_lines(self):
+        # A learner's check: the mechanism's kernel (or, for 10, the two tiers it moves between)
+        # and its launch, in the first 80 lines of the strategy's own file.
+        listed = subprocess.run([CDL_RUN, "--list"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        forms = dict(re.findall(r"^\s+(\d\d_\w+)\s+strategies/\d\d_\w+\.cu:(\d+)$", listed.stdout, re.M))
+        kernel = re.compile(r"__global__|^define void @|switch_on_id\(", re.M)
+        launch = re.compile(r"<<<|cudaLaunchKernel|launch_quadratic\(")
+        for name in run_lines():
+            strategy = name[: -len(".cu")]
+            self.assertIn(strategy, forms, f"cdl_run --list names no minimal form for {name}")
+            with open(os.path.join(ROOT, "strategies", name)) as f:
+                first = "".join(f.readlines()[:80])
+            self.assertLessEqual(int(forms[strategy]), 80, name)
+            self.assertRegex(first, kernel, f"{name}: no kernel in its first 80 lines")
+            self.assertRegex(first, launch, f"{name}: no launch in its first 80 lines")
+
     def test_each_line_names_what_cdl_run_knows_and_reaches_the_gpu_check(self):
         listed = subprocess.run([CDL_RUN, "--list"], capture_output=True, text=True, timeout=60)
         self.assertEqual(listed.returncode, 0, listed.stderr)
