@@ -12,6 +12,9 @@ RESULTS_DIR holds what one run wrote (scripts/bench.sh, scripts/device_check.sh)
                     the jit/ stages with CUDA_CACHE_DISABLE=1 (optional)
   python.json       the Python peers (bench/python: CuPy, Numba, cuda-python, PyCUDA), same records
                     (optional)
+Each other device's run beside RESULTS_DIR (a sibling directory with a bench.json of another device,
+as reports/reference/<device>/ and results/<device>/ hold them; or those --others names) gets a
+section comparing the two (cdl_report/sections/devices.py).
 Writes DIR/report.md and DIR/*.png (DIR defaults to RESULTS_DIR), each through a temporary
 file and a rename, and prints a short table last. Every finding in the text is computed from
 the numbers. A results file that is missing, malformed or foreign is an error (exit status 2)
@@ -21,12 +24,35 @@ make the exit status 1.
 The work is done by the package beside this file, cdl_report/ (its __init__.py maps its modules).
 """
 import argparse
+import os
 import sys
 
 from cdl_report.build import write_report
 from cdl_report.document import pow2
 from cdl_report.results import Results, ResultsError
 from cdl_report.sections.map import COPY_TARGET
+
+
+def device_name(results):
+    return results.bench.env.get("device", {}).get("name")
+
+
+def siblings(results):
+    """The runs of other devices beside this one; one that cannot be read is skipped, with a line."""
+    parent = os.path.dirname(os.path.abspath(results.directory))
+    out = []
+    for d in sorted(os.listdir(parent)):
+        path = os.path.join(parent, d)
+        if os.path.samefile(path, results.directory) or not os.path.isfile(os.path.join(path, "bench.json")):
+            continue
+        try:
+            other = Results(path)
+        except ResultsError as e:
+            print(f"report: not comparing with {path}: {e}", file=sys.stderr)
+            continue
+        if device_name(other) != device_name(results):
+            out.append(other)
+    return out
 
 
 def main(argv):
@@ -38,10 +64,17 @@ def main(argv):
     ap.add_argument(
         "--readme", help="also regenerate the results table of this README (strategies/README.md)"
     )
+    ap.add_argument(
+        "--others",
+        nargs="*",
+        help="other devices' results directories to compare with (default: the sibling directories of "
+        "RESULTS_DIR that hold another device's bench.json; none with an empty list)",
+    )
     args = ap.parse_args(argv[1:])
     try:
         results = Results(args.results)
-        path, found = write_report(results, args.out or args.results, args.readme)
+        others = [Results(d) for d in args.others] if args.others is not None else siblings(results)
+        path, found = write_report(results, args.out or args.results, args.readme, others)
     except ImportError as e:
         if not (e.name or "").startswith("matplotlib"):
             raise

@@ -4,6 +4,7 @@ import os
 from . import claims, readme_table
 from .document import Document
 from .sections import (
+    devices,
     dispatch,
     elementwise,
     flush,
@@ -22,8 +23,9 @@ from .sections import (
 from .stats import noise_threshold
 
 
-def write_report(results, out_dir, readme=None):
-    """Writes out_dir/report.md and its plots from `results` (a results.Results); returns (path, found)."""
+def write_report(results, out_dir, readme=None, others=()):
+    """Writes out_dir/report.md and its plots from `results` (a results.Results), with a section
+    comparing it with each of `others` (other devices' Results); returns (path, found)."""
     doc = Document(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
@@ -43,6 +45,7 @@ def write_report(results, out_dir, readme=None):
     found["python"] = python_peers.add(doc, bench, results.python)
     resources.add(doc, results.resources)
     claims.add(doc, bench, results.facts, found, results.python)
+    found["devices"] = devices.add(doc, results, others)
     repeat.add(doc, bench, results.repeat, noise)
     if bench.not_run:
         doc.add("## Not run\n")

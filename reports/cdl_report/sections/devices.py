@@ -1,0 +1,269 @@
+"""Across devices: this run beside each other device's run in the same folder (reports/reference/
+holds one directory per device), through the compare tool: which figures move with the memory's
+bandwidth, which with the SMs (clock times count), which with the host, and which not at all.
+
+The rule, computed per benchmark from the two runs alone. A benchmark bound by DRAM bandwidth takes
+B/A = (A's copy floor / B's) as long on B as on A; one bound by the SMs' issue rate takes (A's clock
+x SMs / B's); its *share of the bandwidth gain* is where its measured ratio lies between the two,
+on a log scale: 1 moves with the memory, 0 with the SMs, below 0 it got slower than either
+predicts. The jit/ stages run on the host's CPU, and are set apart with the hosts' clocks."""
+import math
+from collections import defaultdict
+
+from ..compare import compare_runs
+from ..document import pow2, table
+from ..results import parse_name
+from ..stats import median, quantile
+from .dispatch import BASE
+
+SHARE_BANDWIDTH = 0.75  # at least this share of the bandwidth gain: moves with the memory
+SHARE_CLOCKS = 0.25  # at most this share (and above -SHARE_CLOCKS): moves with the SMs
+PENALTY_ENTRIES = tuple(
+    e + "/vec"
+    for e in ("03_switch", "03_switch.hoisted", "04_function_pointer.symbol", "05_virtual", "06_nvrtc_jit", "08_expression_jit")
+)
+CLASSES = ("with the memory", "between", "with the SMs", "slower than either")
+
+
+def device(bench):
+    d = bench.env.get("device", {})
+    return {
+        "name": d.get("name", "?"),
+        "sms": int(d.get("sm_count", 0)),
+        "sm_mhz": (bench.clocks_start or {}).get("sm_mhz") or d.get("sm_clock_khz", 0) / 1000,
+        "mem_mhz": (bench.clocks_start or {}).get("memory_mhz") or d.get("mem_clock_khz", 0) / 1000,
+        "l2": int(d.get("l2_bytes", 0)),
+        "copy": bench.copy_gbs,
+        "cpus": bench.context.get("num_cpus", "?"),
+        "cpu_mhz": bench.context.get("mhz_per_cpu", "?"),
+    }
+
+
+def expected(da, db):
+    """(B/A of a bandwidth-bound benchmark, B/A of an SM-bound one)."""
+    return da["copy"] / db["copy"], (da["sm_mhz"] * da["sms"]) / (db["sm_mhz"] * db["sms"])
+
+
+def share(ratio, bw, sm):
+    """Where ratio lies between sm (0) and bw (1), on a log scale; None when the two coincide."""
+    span = math.log(bw / sm)
+    return None if abs(span) < 0.05 else math.log(ratio / sm) / span
+
+
+def klass(s):
+    if s >= SHARE_BANDWIDTH:
+        return CLASSES[0]
+    if s > SHARE_CLOCKS:
+        return CLASSES[1]
+    if s > -SHARE_CLOCKS:
+        return CLASSES[2]
+    return CLASSES[3]
+
+
+def family(name, l2_bytes):
+    """The group a benchmark is reported in: its workload; the map by k and by whether its working
+    set (input and output) fits in the larger L2 of the two."""
+    if name.startswith(("jit/", "tiered/", "flush/")):
+        return None
+    if name.startswith("copy/"):
+        return "copy"
+    workload, _, fields = parse_name(name)
+    if workload != "map":
+        return workload
+    size = 8 if fields.get("type") == "f64" else 4
+    where = "beyond L2" if 2 * int(fields["n"]) * size > l2_bytes else "fits in L2"
+    return f"map, k = {fields['k']}, {where}"
+
+
+def key_figures(c, a, b):
+    """The figures a reader asks for first: (what, A, B, B/A or B - A)."""
+    rows = {n: r for n, r, _, _ in c["rows"]}
+    out = [("copy floor (GB/s)", f"{a.bench.copy_gbs:.0f}", f"{b.bench.copy_gbs:.0f}", f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}")]
+    big = [n for n in rows if n.startswith(f"map/{BASE}/op:quadratic/type:f32/") and n.endswith("/k:1")]
+    if big:
+        n = max(big, key=lambda n: int(parse_name(n)[2]["n"]))
+        out.append(
+            (
+                f"map, 01 vec, quadratic, n = {pow2(parse_name(n)[2]['n'])}, k = 1: time B/A",
+                "",
+                "",
+                f"{rows[n]:.3f}",
+            )
+        )
+    for (op, k, entry), (pa, pb) in c["penalties"].items():
+        if op == "quadratic" and k == 256 and entry in ("04_function_pointer.symbol/vec", "05_virtual/vec"):
+            out.append((f"penalty, quadratic, k = 256, {entry}", f"{pa:.2f}", f"{pb:.2f}", f"{pb - pa:+.2f}"))
+    gemm = [n for n in rows if n.startswith("matmul/01_template_functor/tiled/semiring:plus_times/type:f32/")]
+    if gemm:
+        n = max(gemm, key=lambda n: int(n.split("/")[-1].split("x")[0]))
+        shape = n.split("/")[-1]
+        out.append((f"tiled GEMM, 01, {shape}: time B/A", "", "", f"{rows[n]:.3f}"))
+        cublas = [_cublas_fraction(r.bench, n, shape) for r in (a, b)]
+        if None not in cublas:
+            out.append((f"tiled GEMM, 01, {shape}: of cuBLAS", f"{cublas[0]:.3f}", f"{cublas[1]:.3f}", f"{cublas[1] - cublas[0]:+.3f}"))
+    return out
+
+
+def _find(bench, prefix):
+    return next((n for n in bench.rows if n.startswith(prefix + "/")), None)
+
+
+def _cublas_fraction(bench, name, shape):
+    mine, cublas = _find(bench, name), _find(bench, f"matmul/cublas/sgemm/semiring:plus_times/type:f32/{shape}")
+    if not mine or not cublas:
+        return None
+    return bench.rows[cublas]["median"] / bench.rows[mine]["median"]
+
+
+def add(doc, results, others):
+    """One subsection per other device's run; returns {device name: key figures}."""
+    if not others:
+        return {}
+    doc.add("## Across devices\n")
+    doc.add(
+        "This run beside each other device's run in the same folder, benchmark by benchmark "
+        "(`reports/compare.py` does the same for any two runs). " + __doc__.split("\n\n", 1)[1].replace("\n", " ") + "\n"
+    )
+    found = {}
+    for other in others:
+        found[device(other.bench)["name"]] = _one(doc, results, other)
+    return found
+
+
+def _one(doc, a, b):
+    c = compare_runs(a, b)
+    da, db = device(a.bench), device(b.bench)
+    bw, sm = expected(da, db)
+    doc.add(f"### {da['name']} (A) and {db['name']} (B)\n")
+    doc.add(
+        table(
+            ["", "A", "B", "B/A"],
+            [
+                ["device", da["name"], db["name"], ""],
+                ["revision", f"`{a.bench.context.get('git_revision', '?')}`", f"`{b.bench.context.get('git_revision', '?')}`", ""],
+                ["SMs", da["sms"], db["sms"], f"{db['sms'] / da['sms']:.3f}" if da["sms"] else ""],
+                ["SM clock (MHz, at the start)", f"{da['sm_mhz']:.0f}", f"{db['sm_mhz']:.0f}", f"{db['sm_mhz'] / da['sm_mhz']:.3f}"],
+                ["L2 (MiB)", f"{da['l2'] / 2**20:.0f}", f"{db['l2'] / 2**20:.0f}", ""],
+                ["copy floor (GB/s, measured)", f"{da['copy']:.0f}", f"{db['copy']:.0f}", f"{db['copy'] / da['copy']:.3f}"],
+                ["host CPUs, MHz", f"{da['cpus']}, {da['cpu_mhz']}", f"{db['cpus']}, {db['cpu_mhz']}", ""],
+            ],
+        )
+    )
+    if share(bw, bw, sm) is None:
+        doc.add(
+            f"The two devices' copy floors and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
+            "no benchmark can tell memory from SMs here, so only the ratios are listed.\n"
+        )
+    l2 = max(da["l2"], db["l2"])
+    groups = defaultdict(list)
+    for name, ratio, _, _ in c["rows"]:
+        f = family(name, l2)
+        if f:
+            groups[f].append(ratio)
+    rows = []
+    counts_all = defaultdict(int)
+    for f in sorted(groups):
+        ratios = groups[f]
+        shares = [s for s in (share(r, bw, sm) for r in ratios) if s is not None]
+        counts = defaultdict(int)
+        for s in shares:
+            counts[klass(s)] += 1
+            counts_all[klass(s)] += 1
+        rows.append(
+            [f, len(ratios), f"{median(ratios):.3f}", f"{quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f}"]
+            + ([f"{median(shares):.2f}"] + [counts[k] for k in CLASSES] if shares else ["–"] * (1 + len(CLASSES)))
+        )
+    doc.add(
+        f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs "
+        f"{sm:.3f}. Per group, the median time ratio B/A, its 5th to 95th percentile, the median share of the "
+        f"bandwidth gain realised, and how many benchmarks fall in each class (with the memory: share ≥ "
+        f"{SHARE_BANDWIDTH}; with the SMs: within ±{SHARE_CLOCKS}; between; slower than either):\n"
+    )
+    doc.add(table(["group", "benchmarks", "B/A", "5–95 %", "share", *CLASSES], rows))
+    doc.add(
+        "In all: " + ", ".join(f"{counts_all[k]} {k}" for k in CLASSES) + f" of {sum(counts_all.values())}.\n"
+    )
+    stages = sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/"))
+    if stages:
+        rs = [r for _, r in stages]
+        same = (da["cpus"], da["cpu_mhz"]) == (db["cpus"], db["cpu_mhz"])
+        doc.add(
+            f"The {len(stages)} jit/ stages (compiles, links, loads: host work) take {median(rs):.2f} times as long on "
+            f"B at the median ({min(rs):.2f}–{max(rs):.2f}): they follow the host, not the GPU. "
+            + (
+                f"Both hosts report {da['cpus']} CPUs at {da['cpu_mhz']} MHz (as Google Benchmark reads them), so "
+                "what differs is the host's CPU itself, which these files do not name.\n"
+                if same
+                else f"A's host: {da['cpus']} CPUs at {da['cpu_mhz']} MHz; B's: {db['cpus']} at {db['cpu_mhz']} MHz.\n"
+            )
+        )
+    pen = c["penalties"]
+    if pen:
+        doc.add(
+            "**The dispatch penalties** (time over the template's, vec forms, the dispatch sweep) are ratios on one "
+            "device: a faster memory or clock that sped every form alike would cancel in them.\n"
+        )
+        krows = []
+        for k in sorted({key[1] for key in pen}):
+            moved = sorted((abs(pen[key][1] / pen[key][0] - 1), key) for key in pen if key[1] == k)
+            over = [m for m in moved if m[0] > c["threshold"]]
+            worst = moved[-1]
+            krows.append(
+                [
+                    k,
+                    f"{len(over)} of {len(moved)}",
+                    f"{median(m for m, _ in moved):.1%}",
+                    f"{worst[0]:.1%} ({worst[1][2].split('/')[0]}, {worst[1][0]})",
+                    "no" if len(over) <= len(moved) // 10 else "yes",
+                ]
+            )
+        doc.add(
+            f"Per k: how many moved by more than the noise threshold ({c['threshold']:.1%}), by how much, and "
+            "whether the penalties at that k move with the device (more than a tenth of them moved):\n"
+        )
+        doc.add(table(["k", "moved", "median change", "largest", "move?"], krows))
+        entries = [e for e in PENALTY_ENTRIES if any(key[2] == e for key in pen)]
+        prow = []
+        for op in ("quadratic", "sine"):
+            for k in (1, 16, 256):
+                if any((op, k, e) in pen for e in entries):
+                    prow.append(
+                        [f"{op}, k = {k}"]
+                        + [
+                            f"{pen[(op, k, e)][0]:.2f} → {pen[(op, k, e)][1]:.2f}" if (op, k, e) in pen else "–"
+                            for e in entries
+                        ]
+                    )
+        doc.add("\nA → B, for the quadratic and sine ops:\n")
+        doc.add(table(["", *(e.split("/")[0] for e in entries)], prow))
+    figures = key_figures(c, a, b)
+    doc.add("The figures asked for first:\n")
+    doc.add(table(["figure", "A", "B", "B/A or B − A"], [list(r) for r in figures]))
+    _plot(doc, c, a, bw, sm, db["name"])
+    return figures
+
+
+def _plot(doc, c, a, bw, sm, other):
+    """Each benchmark's time ratio against how near A's copy floor it ran (fraction of copy)."""
+    pts = defaultdict(list)
+    for name, ratio, _, _ in c["rows"]:
+        row = a.bench.rows.get(_find(a.bench, name) or name, {})
+        frac = row.get("counters", {}).get("frac_copy")
+        if frac is not None and not name.startswith(("jit/", "flush/")):
+            pts[name.split("/")[0]].append((frac, ratio))
+    if not pts:
+        return
+    fig, ax = doc.plt.subplots(figsize=(8, 4.5))
+    for w, xy in sorted(pts.items()):
+        ax.scatter([x for x, _ in xy], [y for _, y in xy], s=8, alpha=0.6, label=w)
+    ax.axhline(bw, color="k", ls="--", lw=1, label=f"bandwidth-bound ({bw:.3f})")
+    ax.axhline(sm, color="k", ls=":", lw=1, label=f"SM-bound ({sm:.3f})")
+    ax.set_xlabel(f"fraction of the copy floor on {device(a.bench)['name']}")
+    ax.set_ylabel(f"time on {other} / time on {device(a.bench)['name']}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    doc.figure(
+        "devices_" + other.replace(" ", "_") + ".png",
+        fig,
+        f"Each benchmark's time on {other} over its time here, against how close to the copy floor it ran here",
+    )

@@ -1,0 +1,87 @@
+"""The report's cross-device section (cdl_report/sections/devices.py): another device's run beside
+this one, found as a sibling directory or named with --others."""
+import json
+import os
+import shutil
+
+from helpers import FixtureTest, run_report
+
+FASTER_MEMORY = 1.5  # the other device's copy floor over this one's
+
+
+def other_device(doc):
+    """This run as a device with 1.5 times the memory bandwidth would give it: the map at k = 1 beyond L2
+    1.5 times faster, the host's jit/ stages 1.2 times slower, everything else the same."""
+    c = doc["context"]
+    env = json.loads(c["cdl_environment"])
+    env["device"]["name"] = "Other GPU"
+    c["cdl_environment"] = json.dumps(env)
+    c["copy_bandwidth_gbs"] = str(float(c["copy_bandwidth_gbs"]) * FASTER_MEMORY)
+    l2 = env["device"]["l2_bytes"]
+    for x in doc["benchmarks"]:
+        name = x["run_name"]
+        if x.get("aggregate_name") == "cv":
+            continue
+        fields = dict(p.split(":", 1) for p in name.split("/") if ":" in p)
+        if name.startswith("map/") and fields.get("k") == "1" and 8 * int(fields["n"]) > l2:
+            x["real_time"] /= FASTER_MEMORY
+        elif name.startswith("jit/"):
+            x["real_time"] *= 1.2
+
+
+class DevicesTest(FixtureTest):
+    def setUp(self):
+        super().setUp()
+        self.other = os.path.join(self.dir, "other")
+        shutil.copytree(self.results, self.other)
+        for name in ("bench.json", "repeat.json"):  # its repeat run too: the same device's noise
+            self.edit_results(other_device, name=os.path.join("..", "other", name))
+
+    def section(self, text):
+        self.assertIn("## Across devices", text)
+        return text.split("## Across devices")[1].split("\n## ")[0]
+
+    def test_a_sibling_device_is_compared_and_each_group_classified(self):
+        s = self.section(self.report())
+        self.assertIn("(A) and Other GPU (B)", s)
+        self.assertIn(f"would take {1 / FASTER_MEMORY:.3f} times as long on B, one bound by the SMs 1.000", s)
+        rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in s.splitlines() if line.startswith("| ")}
+        beyond = rows["map, k = 1, beyond L2"]
+        self.assertEqual(beyond[2], f"{1 / FASTER_MEMORY:.3f}")  # median B/A
+        self.assertEqual(beyond[4], "1.00")  # the whole bandwidth gain
+        self.assertEqual(beyond[5], beyond[1])  # every one of them "with the memory"
+        matmul = rows["matmul"]
+        self.assertEqual(matmul[4], "-0.00" if matmul[4].startswith("-") else "0.00")
+        self.assertEqual(matmul[7], matmul[1])  # every one "with the SMs"
+        self.assertIn("take 1.20 times as long on B at the median", s)
+        # The template and the rest moved together at k = 1, so no penalty moved.
+        self.assertRegex(s, r"\| 1 \| 0 of \d+ \| 0\.0% \|")
+        self.assertTrue(os.path.exists(os.path.join(self.out, "devices_Other_GPU.png")))
+
+    def test_a_penalty_that_moves_is_counted(self):
+        def slow_virtual(doc):
+            for x in doc["benchmarks"]:
+                if x["run_name"].startswith("map/05_virtual/vec/op:quadratic/type:f32/") and "/k:256/" in x[
+                    "run_name"
+                ] and x.get("aggregate_name") != "cv":
+                    x["real_time"] *= 1.3
+
+        for name in ("bench.json", "repeat.json"):
+            self.edit_results(slow_virtual, name=os.path.join("..", "other", name))
+        s = self.section(self.report())
+        self.assertRegex(s, r"\| 256 \| 1 of \d+ \| [0-9.]+% \| 30\.0% \(05_virtual, quadratic\) \|")
+
+    def test_no_section_without_another_device_or_with_an_empty_list(self):
+        self.assertNotIn("## Across devices", self.report("--others"))
+        shutil.rmtree(self.other)
+        self.assertNotIn("## Across devices", self.report())
+
+    def test_a_malformed_sibling_is_skipped_with_a_line_and_a_named_one_refused(self):
+        with open(os.path.join(self.other, "bench.json"), "w") as f:
+            f.write("{not json")
+        run = run_report(self.results, self.out)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn(f"not comparing with {self.other}", run.stderr)
+        run = run_report(self.results, self.out, "--others", self.other)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
