@@ -45,7 +45,11 @@ class DevicesTest(FixtureTest):
         s = self.section(self.report())
         self.assertIn("(A) and Other GPU (B)", s)
         self.assertIn(f"would take {1 / FASTER_MEMORY:.3f} times as long on B, one bound by the SMs 1.000", s)
-        rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in s.splitlines() if line.startswith("| ")}
+        rows = {
+            line.split(" | ")[0].strip("| "): line.split(" | ")
+            for line in s.splitlines()
+            if line.startswith("| ")
+        }
         beyond = rows["map, k = 1, beyond L2"]
         self.assertEqual(beyond[2], f"{1 / FASTER_MEMORY:.3f}")  # median B/A
         self.assertEqual(beyond[4], "1.00")  # the whole bandwidth gain
@@ -61,9 +65,11 @@ class DevicesTest(FixtureTest):
     def test_a_penalty_that_moves_is_counted(self):
         def slow_virtual(doc):
             for x in doc["benchmarks"]:
-                if x["run_name"].startswith("map/05_virtual/vec/op:quadratic/type:f32/") and "/k:256/" in x[
-                    "run_name"
-                ] and x.get("aggregate_name") != "cv":
+                if (
+                    x["run_name"].startswith("map/05_virtual/vec/op:quadratic/type:f32/")
+                    and "/k:256/" in x["run_name"]
+                    and x.get("aggregate_name") != "cv"
+                ):
                     x["real_time"] *= 1.3
 
         for name in ("bench.json", "repeat.json"):

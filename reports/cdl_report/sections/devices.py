@@ -20,7 +20,14 @@ SHARE_BANDWIDTH = 0.75  # at least this share of the bandwidth gain: moves with 
 SHARE_CLOCKS = 0.25  # at most this share (and above -SHARE_CLOCKS): moves with the SMs
 PENALTY_ENTRIES = tuple(
     e + "/vec"
-    for e in ("03_switch", "03_switch.hoisted", "04_function_pointer.symbol", "05_virtual", "06_nvrtc_jit", "08_expression_jit")
+    for e in (
+        "03_switch",
+        "03_switch.hoisted",
+        "04_function_pointer.symbol",
+        "05_virtual",
+        "06_nvrtc_jit",
+        "08_expression_jit",
+    )
 )
 CLASSES = ("with the memory", "between", "with the SMs", "slower than either")
 
@@ -78,7 +85,14 @@ def family(name, l2_bytes):
 def key_figures(c, a, b):
     """The figures a reader asks for first: (what, A, B, B/A or B - A)."""
     rows = {n: r for n, r, _, _ in c["rows"]}
-    out = [("copy floor (GB/s)", f"{a.bench.copy_gbs:.0f}", f"{b.bench.copy_gbs:.0f}", f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}")]
+    out = [
+        (
+            "copy floor (GB/s)",
+            f"{a.bench.copy_gbs:.0f}",
+            f"{b.bench.copy_gbs:.0f}",
+            f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}",
+        )
+    ]
     big = [n for n in rows if n.startswith(f"map/{BASE}/op:quadratic/type:f32/") and n.endswith("/k:1")]
     if big:
         n = max(big, key=lambda n: int(parse_name(n)[2]["n"]))
@@ -100,7 +114,14 @@ def key_figures(c, a, b):
         out.append((f"tiled GEMM, 01, {shape}: time B/A", "", "", f"{rows[n]:.3f}"))
         cublas = [_cublas_fraction(r.bench, n, shape) for r in (a, b)]
         if None not in cublas:
-            out.append((f"tiled GEMM, 01, {shape}: of cuBLAS", f"{cublas[0]:.3f}", f"{cublas[1]:.3f}", f"{cublas[1] - cublas[0]:+.3f}"))
+            out.append(
+                (
+                    f"tiled GEMM, 01, {shape}: of cuBLAS",
+                    f"{cublas[0]:.3f}",
+                    f"{cublas[1]:.3f}",
+                    f"{cublas[1] - cublas[0]:+.3f}",
+                )
+            )
     return out
 
 
@@ -109,7 +130,9 @@ def _find(bench, prefix):
 
 
 def _cublas_fraction(bench, name, shape):
-    mine, cublas = _find(bench, name), _find(bench, f"matmul/cublas/sgemm/semiring:plus_times/type:f32/{shape}")
+    mine, cublas = _find(bench, name), _find(
+        bench, f"matmul/cublas/sgemm/semiring:plus_times/type:f32/{shape}"
+    )
     if not mine or not cublas:
         return None
     return bench.rows[cublas]["median"] / bench.rows[mine]["median"]
@@ -122,7 +145,9 @@ def add(doc, results, others):
     doc.add("## Across devices\n")
     doc.add(
         "This run beside each other device's run in the same folder, benchmark by benchmark "
-        "(`reports/compare.py` does the same for any two runs). " + __doc__.split("\n\n", 1)[1].replace("\n", " ") + "\n"
+        "(`reports/compare.py` does the same for any two runs). "
+        + __doc__.split("\n\n", 1)[1].replace("\n", " ")
+        + "\n"
     )
     found = {}
     for other in others:
@@ -140,11 +165,26 @@ def _one(doc, a, b):
             ["", "A", "B", "B/A"],
             [
                 ["device", da["name"], db["name"], ""],
-                ["revision", f"`{a.bench.context.get('git_revision', '?')}`", f"`{b.bench.context.get('git_revision', '?')}`", ""],
+                [
+                    "revision",
+                    f"`{a.bench.context.get('git_revision', '?')}`",
+                    f"`{b.bench.context.get('git_revision', '?')}`",
+                    "",
+                ],
                 ["SMs", da["sms"], db["sms"], f"{db['sms'] / da['sms']:.3f}" if da["sms"] else ""],
-                ["SM clock (MHz, at the start)", f"{da['sm_mhz']:.0f}", f"{db['sm_mhz']:.0f}", f"{db['sm_mhz'] / da['sm_mhz']:.3f}"],
+                [
+                    "SM clock (MHz, at the start)",
+                    f"{da['sm_mhz']:.0f}",
+                    f"{db['sm_mhz']:.0f}",
+                    f"{db['sm_mhz'] / da['sm_mhz']:.3f}",
+                ],
                 ["L2 (MiB)", f"{da['l2'] / 2**20:.0f}", f"{db['l2'] / 2**20:.0f}", ""],
-                ["copy floor (GB/s, measured)", f"{da['copy']:.0f}", f"{db['copy']:.0f}", f"{db['copy'] / da['copy']:.3f}"],
+                [
+                    "copy floor (GB/s, measured)",
+                    f"{da['copy']:.0f}",
+                    f"{db['copy']:.0f}",
+                    f"{db['copy'] / da['copy']:.3f}",
+                ],
                 ["host CPUs, MHz", f"{da['cpus']}, {da['cpu_mhz']}", f"{db['cpus']}, {db['cpu_mhz']}", ""],
             ],
         )
@@ -170,8 +210,17 @@ def _one(doc, a, b):
             counts[klass(s)] += 1
             counts_all[klass(s)] += 1
         rows.append(
-            [f, len(ratios), f"{median(ratios):.3f}", f"{quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f}"]
-            + ([f"{median(shares):.2f}"] + [counts[k] for k in CLASSES] if shares else ["–"] * (1 + len(CLASSES)))
+            [
+                f,
+                len(ratios),
+                f"{median(ratios):.3f}",
+                f"{quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f}",
+            ]
+            + (
+                [f"{median(shares):.2f}"] + [counts[k] for k in CLASSES]
+                if shares
+                else ["–"] * (1 + len(CLASSES))
+            )
         )
     doc.add(
         f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs "
@@ -230,7 +279,9 @@ def _one(doc, a, b):
                     prow.append(
                         [f"{op}, k = {k}"]
                         + [
-                            f"{pen[(op, k, e)][0]:.2f} → {pen[(op, k, e)][1]:.2f}" if (op, k, e) in pen else "–"
+                            f"{pen[(op, k, e)][0]:.2f} → {pen[(op, k, e)][1]:.2f}"
+                            if (op, k, e) in pen
+                            else "–"
                             for e in entries
                         ]
                     )
