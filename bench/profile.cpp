@@ -33,8 +33,8 @@ namespace cdl {
 namespace {
 
 struct target {
-  nlohmann::json describe;            // name, workload, entry, problem, elements, min_bytes
-  std::function<bool()> run;          // validates, then launches once in the profiled range
+  nlohmann::json describe;    // name, workload, entry, problem, elements, min_bytes
+  std::function<bool()> run;  // validates, then launches once in the profiled range
 };
 
 // One target per entry on one problem; the fixture is made when the first of them runs and shared.
@@ -87,7 +87,8 @@ std::vector<target> targets() {
                            return (e.form == map_form::scalar || e.form == map_form::vec) &&
                                   e.strategy != "10_tiered_dispatch";
                          });
-  for (const tasks_problem& p : {tasks_problem{task_layout::uniform, 1, n}, tasks_problem{task_layout::random, 32, n}})
+  for (const tasks_problem& p :
+       {tasks_problem{task_layout::uniform, 1, n}, tasks_problem{task_layout::random, 32, n}})
     add_all<tasks_fixture>(out, p, r.tasks, "tasks", n, [](const tasks_entry& e) {
       return e.form == tasks_form::per_element &&
              (e.strategy == "03_switch" || e.name() == "04_function_pointer.table/per_element" ||
@@ -133,7 +134,8 @@ int run(int argc, char** argv) {
   }
   int failed = 0;
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, chosen.size(), chosen[i]->describe["name"].get<std::string>().c_str());
+    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, chosen.size(),
+                 chosen[i]->describe["name"].get<std::string>().c_str());
     if (!chosen[i]->run()) ++failed;
   }
   return failed ? 1 : 0;

@@ -376,4 +376,6 @@ int device_arch() {
   return major * 10 + minor;
 }
 
+void construct_compile_statics() { headers(); }
+
 }  // namespace cdl::jit

@@ -76,6 +76,11 @@ struct compiled {
   std::string log;  // warnings, if any
 };
 
+// Constructs the function-local statics compile() uses (the embedded header table), so that a
+// caller can make them before an object of its own whose destructor waits for a compile on
+// another thread: statics are destroyed in the reverse order of their construction.
+void construct_compile_statics();
+
 // The NVRTC options compile() uses: part of every cache key.
 std::vector<std::string> compile_options(int arch, code_kind kind);
 // extra_options (e.g. --time=FILE) change nothing compiled and are no part of a cache key.

@@ -112,6 +112,10 @@ namespace {
 // The registry's entry: one tiered_map per (op, type, form), made by the first launch.
 void launch_tiered(const map_launch& a) {
   using key = std::tuple<map_op, dtype, map_form>;
+  // What a compile thread uses is made first, so that at exit `tiers` is destroyed before it and
+  // its tiered_maps wait for a compile still running (a run shorter than the compile ends while it
+  // runs) with all of that still there: statics go in the reverse order they were made.
+  static const bool made_first = (jit::construct_prepare_statics(), true);
   static std::map<key, std::unique_ptr<tiered_map>> tiers;
   static std::mutex mutex;
   const std::lock_guard lock(mutex);

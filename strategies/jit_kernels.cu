@@ -306,13 +306,22 @@ struct loaded_kernel {
   cudaKernel_t kernel = nullptr;
 };
 
+struct kernel_table {
+  using key = std::tuple<build_fn, workload, dtype, std::string, std::string, int>;
+  std::map<key, loaded_kernel> found;
+  std::mutex mutex;
+};
+kernel_table& kernels() {
+  static kernel_table table;
+  return table;
+}
+
 // Found by the launch on every call, so kept cheap: a map lookup, no compile, no file access.
 cudaKernel_t kernel(build_fn build, workload w, dtype t, const op_text& op, int form) {
-  using key = std::tuple<build_fn, workload, dtype, std::string, std::string, int>;
-  static std::map<key, loaded_kernel> found_kernels;
-  static std::mutex mutex;
-  const std::lock_guard lock(mutex);
-  key k{build, w, t, op.name, op.source, form};
+  kernel_table& table = kernels();
+  auto& found_kernels = table.found;
+  const std::lock_guard lock(table.mutex);
+  kernel_table::key k{build, w, t, op.name, op.source, form};
   if (const auto found = found_kernels.find(k); found != found_kernels.end()) return found->second.kernel;
 
   const module_image image = build(w, t, op, device_arch(), form);
@@ -350,6 +359,17 @@ void prepare_map(build_fn build, const map_launch& a, const op_text& op) {
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
   kernel(build, workload::map, a.type, op, int(g.form));
+}
+
+void construct_prepare_statics() {
+  kernels();
+  process_cache();
+  headers_digest();
+  construct_compile_statics();
+  is_body("");
+  for (workload w :
+       {workload::map, workload::zip, workload::points, workload::image, workload::tasks, workload::matmul})
+    shape(w);
 }
 
 void launch_zip(build_fn build, const zip_launch& a) {
