@@ -376,6 +376,9 @@ int device_arch() {
   return major * 10 + minor;
 }
 
-void construct_compile_statics() { headers(); }
+void construct_compile_statics() {
+  headers();
+  nvrtc();  // NVRTC's own statics too: loading it constructs them
+}
 
 }  // namespace cdl::jit

@@ -76,7 +76,8 @@ struct compiled {
   std::string log;  // warnings, if any
 };
 
-// Constructs the function-local statics compile() uses (the embedded header table), so that a
+// Constructs the function-local statics compile() uses (the embedded header table) and loads
+// NVRTC (whose own statics its loading constructs), so that a
 // caller can make them before an object of its own whose destructor waits for a compile on
 // another thread: statics are destroyed in the reverse order of their construction.
 void construct_compile_statics();
