@@ -45,6 +45,7 @@ METRICS = [
     "lts__t_sector_hit_rate.pct",
     STALLS,
 ]
+SCHEMA = "cdl-profile/1"
 STALL_PREFIX, STALL_SUFFIX = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
 
 
@@ -174,6 +175,7 @@ def profile(build, ncu, only):
         )
     version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     return {
+        "schema": SCHEMA,
         "context": {
             "tool": "cdl_profile under ncu",
             "ncu_version": version[-1] if version else "?",

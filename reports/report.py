@@ -10,6 +10,7 @@ RESULTS_DIR holds what one run wrote (scripts/bench.sh, scripts/device_check.sh)
   repeat.json       a second run of some of the same benchmarks: the noise threshold (optional)
   jit_cache_disabled.json
                     the jit/ stages with CUDA_CACHE_DISABLE=1 (optional)
+  profile.json      Nsight Compute's counters for a set of kernels (reports/profile.py; optional)
   python.json       the Python peers (bench/python: CuPy, Numba, cuda-python, PyCUDA), same records
                     (optional)
 Each other device's run beside RESULTS_DIR (a sibling directory with a bench.json of another device,

@@ -7,6 +7,7 @@ from .sections import (
     devices,
     dispatch,
     elementwise,
+    profile,
     flush,
     header,
     image,
@@ -44,6 +45,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found["other"] = elementwise.add(doc, bench)
     found["python"] = python_peers.add(doc, bench, results.python)
     resources.add(doc, results.resources)
+    found["profile"] = profile.add(doc, bench, results.profile)
     claims.add(doc, bench, results.facts, found, results.python)
     found["devices"] = devices.add(doc, results, others)
     repeat.add(doc, bench, results.repeat, noise)

@@ -191,6 +191,10 @@ class Results:
         self.bench = Bench(os.path.join(directory, "bench.json"))
         self.resources = load_optional(os.path.join(directory, "resources.json"), "cdl-resources/1")
         self.facts = load_optional(os.path.join(directory, "build_facts.json"), "cdl-build-facts/1")
+        # Nsight Compute's counters for a set of kernels (reports/profile.py, scripts/profile.sh).
+        self.profile = load_optional(os.path.join(directory, "profile.json"), "cdl-profile/1")
+        if self.profile is not None and not isinstance(self.profile.get("kernels"), list):
+            raise ResultsError(f"{os.path.join(directory, 'profile.json')}: no 'kernels' list")
         python_path = os.path.join(directory, "python.json")
         self.python = PythonPeers(python_path) if os.path.exists(python_path) else None
         if self.python:

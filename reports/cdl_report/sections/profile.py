@@ -1,0 +1,260 @@
+"""What the hardware did: Nsight Compute's counters (profile.json, reports/profile.py) for one
+validated launch of each profiled kernel, set out per question the rest of the report asks.
+
+A *wait* is a stall reason other than `selected` (the cycle a warp issues) and `not_selected` (a
+warp ready, another picked): each reason's share is of the cycles a warp spent per issued
+instruction, as ncu's warp-state statistics count them."""
+from ..document import fmt_time, table
+
+NOT_WAITING = ("selected", "not_selected")
+CALLS = (
+    "01_template_functor",
+    "03_switch",
+    "03_switch.hoisted",
+    "04_function_pointer.symbol",
+    "04_function_pointer.table",
+    "05_virtual",
+    "06_nvrtc_jit",
+)
+
+
+def waits(k, top=3):
+    """The top waiting reasons, 'name share' each."""
+    w = [(r, s) for r, s in k["stalls"].items() if r not in NOT_WAITING]
+    return ", ".join(f"{r} {s:.0%}" for r, s in w[:top]) or "–"
+
+
+def top_wait(k):
+    return next(((r, s) for r, s in k["stalls"].items() if r not in NOT_WAITING), ("–", 0.0))
+
+
+def pick(profile, workload, entry, problem_has=""):
+    return next(
+        (
+            k
+            for k in profile["kernels"]
+            if k["workload"] == workload and k["entry"] == entry and problem_has in k["problem"]
+        ),
+        None,
+    )
+
+
+def row(label, k, copy_gbs=None):
+    gbs = (k["dram_read_bytes"] + k["dram_write_bytes"]) / (k["duration_us"] * 1e3) if k["duration_us"] else 0
+    return [
+        label,
+        fmt_time(k["duration_us"]),
+        f"{k['occupancy_achieved']:.2f} / {k['occupancy_theoretical']:.2f}",
+        f"{k['registers']:.0f}",
+        f"{k['thread_instructions_per_element']:.1f}",
+        f"{k['issue_active']:.2f}",
+        f"{k['dram_over_minimum']:.2f}" if k.get("dram_over_minimum") is not None else "–",
+        f"{gbs:.0f}" + (f" ({gbs / copy_gbs:.2f})" if copy_gbs else ""),
+        f"{k['l2_hit_rate']:.2f}" if k.get("l2_hit_rate") is not None else "–",
+        f"{k['threads_per_warp_instruction']:.1f}"
+        if k.get("threads_per_warp_instruction") is not None
+        else "–",
+        waits(k),
+    ]
+
+
+HEADER = [
+    "kernel",
+    "time",
+    "occupancy achieved / theoretical",
+    "registers",
+    "instructions / element",
+    "issue slots busy",
+    "DRAM bytes / minimum",
+    "DRAM GB/s (of copy)",
+    "L2 hit rate",
+    "threads / warp instruction",
+    "top waits",
+]
+
+
+def add(doc, bench, profile):
+    """The counters' sections; returns {'asked': rows of the figures the closing note asks for}."""
+    if profile is None:
+        return {}
+    c = profile["context"]
+    copy = bench.copy_gbs
+    doc.add("## What the hardware did (Nsight Compute)\n")
+    doc.add(
+        f"One launch of each of {len(profile['kernels'])} kernels, after a validated run of the same problem, under "
+        f"`ncu` ({c.get('ncu_version', '?')}) on the {c.get('device', '?')}, revision `{c.get('git_revision', '?')}` "
+        f"({c.get('date', '?')}); `scripts/profile.sh` makes `profile.json`. Times are under the profiler (its "
+        "replays flush the caches before each pass), so set them beside each other, not beside the benchmarks. "
+        + __doc__.split("\n\n", 1)[1].replace("\n", " ")
+        + " DRAM GB/s is the bytes ncu counted over the kernel's time, against this run's copy floor.\n"
+    )
+    found = {"asked": []}
+
+    # Why an indirect call costs what it costs.
+    rows, by = [], {}
+    for k_ in (1, 64):
+        for e in CALLS:
+            k = pick(profile, "map", e + "/vec", f"k={k_}")
+            if k:
+                by[(e, k_)] = k
+                rows.append(row(f"{e}/vec, k = {k_}", k, copy))
+    if rows:
+        doc.add("### Why an indirect call costs what it costs (map, quadratic, float32, 2^24, vec)\n")
+        doc.add(table(HEADER, rows))
+        base = by.get(("01_template_functor", 64))
+        if base:
+            lines = []
+            for e in CALLS[1:]:
+                k = by.get((e, 64))
+                if not k:
+                    continue
+                extra = (k["thread_instructions_per_element"] - base["thread_instructions_per_element"]) / 64
+                r, s = top_wait(k)
+                lines.append(
+                    f"- `{e}`: {k['thread_instructions_per_element']:.0f} instructions per element against the "
+                    f"template's {base['thread_instructions_per_element']:.0f}, {extra:+.1f} per evaluation of the op; "
+                    f"issue slots busy {k['issue_active']:.2f} (template {base['issue_active']:.2f}); its top wait "
+                    f"`{r}` ({s:.0%})."
+                )
+            doc.add(
+                "At k = 64 the kernel is the SMs' work, not the memory's, so what a call costs is what it adds to "
+                "each evaluation:\n\n" + "\n".join(lines) + "\n"
+            )
+        stacked = [(f"{e}, k = 64", by[(e, 64)]) for e in CALLS if (e, 64) in by]
+        if stacked:
+            stall_bars(doc, stacked)
+
+    # Why the scalar form stops below copy.
+    pairs = [
+        (e, pick(profile, "map", e + "/scalar", "k=1"), pick(profile, "map", e + "/vec", "k=1"))
+        for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual")
+    ]
+    pairs = [(e, s, v) for e, s, v in pairs if s and v]
+    if pairs:
+        doc.add("### Why the scalar form stops below copy (map, quadratic, float32, 2^24, k = 1)\n")
+        doc.add(
+            table(
+                HEADER,
+                [r for e, s, v in pairs for r in (row(e + "/scalar", s, copy), row(e + "/vec", v, copy))],
+            )
+        )
+        e, s, v = pairs[0]
+        rs, ss = top_wait(s)
+        doc.add(
+            f"The same bytes ({s['dram_over_minimum']:.2f} and {v['dram_over_minimum']:.2f} of the minimum) at "
+            f"{(s['dram_read_bytes'] + s['dram_write_bytes']) / (s['duration_us'] * 1e3) / copy:.2f} and "
+            f"{(v['dram_read_bytes'] + v['dram_write_bytes']) / (v['duration_us'] * 1e3) / copy:.2f} of copy for "
+            f"`{e}`: the scalar kernel's warps wait on `{rs}` ({ss:.0%} of their waiting: a load's data) with one "
+            f"4-byte load in flight per thread at {s['occupancy_achieved']:.2f} occupancy, where the vec kernel "
+            f"keeps four 16-byte loads in flight per thread (sixteen times the bytes) at "
+            f"{v['occupancy_achieved']:.2f}.\n"
+        )
+
+    # What divergence does in tasks.
+    tasks = [
+        (e, pick(profile, "tasks", e, "layout=uniform"), pick(profile, "tasks", e, "layout=random"))
+        for e in ("03_switch/per_element", "04_function_pointer.table/per_element", "05_virtual/per_element")
+    ]
+    tasks = [(e, u, r) for e, u, r in tasks if u and r]
+    if tasks:
+        doc.add("### What divergence does in tasks (an op per element, 2^24)\n")
+        doc.add(
+            table(
+                HEADER,
+                [
+                    x
+                    for e, u, r in tasks
+                    for x in (row(e + ", uniform", u, copy), row(e + ", random/32", r, copy))
+                ],
+            )
+        )
+        doc.add(
+            "Uniform (one op) against random (32 ops, each element its own): "
+            + "; ".join(
+                f"`{e.split('/')[0]}` {u['threads_per_warp_instruction']:.1f} → {r['threads_per_warp_instruction']:.1f} "
+                f"threads per warp instruction, {u['thread_instructions_per_element']:.0f} → "
+                f"{r['thread_instructions_per_element']:.0f} instructions per element, top wait `{top_wait(r)[0]}` "
+                f"({top_wait(r)[1]:.0%})"
+                for e, u, r in tasks
+            )
+            + ". A warp runs each distinct op among its 32 elements in turn, with the others' lanes masked off.\n"
+        )
+
+    # Why tiling pays.
+    tiles = [
+        ("blur, global", pick(profile, "image", "01_template_functor/global")),
+        ("blur, tiled", pick(profile, "image", "01_template_functor/tiled")),
+        ("GEMM, naive", pick(profile, "matmul", "01_template_functor/naive")),
+    ] + [
+        (f"GEMM, tiled, {k['entry'].split('/')[0]}", k)
+        for k in profile["kernels"]
+        if k["workload"] == "matmul" and k["entry"].endswith("/tiled")
+    ]
+    tiles = [(label, k) for label, k in tiles if k]
+    if tiles:
+        doc.add("### Why tiling pays (blur 3840x2160 r = 4; GEMM 4096^3, float32, (+,×))\n")
+        doc.add(table(HEADER, [row(label, k, copy) for label, k in tiles]))
+        d = dict(tiles)
+        g, t = d.get("GEMM, naive"), d.get("GEMM, tiled, 01_template_functor")
+        if g and t:
+            doc.add(
+                f"The naive GEMM executes {g['thread_instructions_per_element']:.0f} instructions per output element "
+                f"and waits on `{top_wait(g)[0]}` ({top_wait(g)[1]:.0%}): every step loads from global memory "
+                f"(L2 hit rate {g['l2_hit_rate']:.2f}). The tiled one executes "
+                f"{t['thread_instructions_per_element']:.0f}, reading each loaded value from shared memory and "
+                f"registers many times, and takes {t['duration_us'] / g['duration_us']:.2f} of its time. In the same "
+                "tiled loop, against the template's instructions per element: "
+                + ", ".join(
+                    f"`{label.split(', ')[-1]}` {k['thread_instructions_per_element'] / t['thread_instructions_per_element']:.2f}×"
+                    for label, k in tiles
+                    if label.startswith("GEMM, tiled") and k is not t
+                )
+                + ".\n"
+            )
+    for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual"):
+        for form, k_ in (("scalar", 1), ("vec", 64)):
+            k = pick(profile, "map", f"{e}/{form}", f"k={k_}")
+            if k:
+                r, s = top_wait(k)
+                found["asked"].append(
+                    (
+                        f"{e}/{form}, k = {k_}",
+                        k["occupancy_achieved"],
+                        k["thread_instructions_per_element"],
+                        r,
+                        s,
+                    )
+                )
+    if found["asked"]:
+        doc.add("The figures asked for first (map, quadratic, float32, 2^24):\n")
+        doc.add(
+            table(
+                ["kernel", "achieved occupancy", "instructions / element", "top wait"],
+                [[a, f"{o:.2f}", f"{i:.1f}", f"{r} ({s:.0%})"] for a, o, i, r, s in found["asked"]],
+            )
+        )
+    return found
+
+
+def stall_bars(doc, items):
+    """Stacked bars: each kernel's waiting cycles per issued instruction, by reason."""
+    reasons = []
+    for _, k in items:
+        for r in k["stalls"]:
+            if r not in reasons:
+                reasons.append(r)
+    fig, ax = doc.plt.subplots(figsize=(8, 0.45 * len(items) + 1.8))
+    left = [0.0] * len(items)
+    for i, r in enumerate(reasons[:10]):
+        vals = [k["stalls"].get(r, 0) * k["stall_cycles_per_issue"] for _, k in items]
+        ax.barh([label for label, _ in items], vals, left=left, label=r, color=f"C{i}")
+        left = [a + b for a, b in zip(left, vals)]
+    ax.invert_yaxis()
+    ax.set_xlabel("cycles a warp spends per issued instruction, by state")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(axis="x", alpha=0.3)
+    doc.figure(
+        "profile_stalls.png",
+        fig,
+        "Map vec kernels at k = 64: where each warp's cycles go per issued instruction (Nsight Compute's warp states)",
+    )

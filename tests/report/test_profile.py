@@ -1,0 +1,92 @@
+"""Nsight Compute's counters: reports/profile.py's parsing and refusals (no GPU, no ncu needed), and
+the report's sections from a profile.json (the H100 reference's)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from helpers import ROOT, FixtureTest
+
+sys.path.insert(0, os.path.join(ROOT, "reports"))
+import profile as ncu_profile  # noqa: E402  (reports/profile.py, not the standard library's)
+
+REFERENCE = os.path.join(ROOT, "reports", "reference", "NVIDIA_H100_80GB_HBM3", "profile.json")
+CSV = """==PROF== Connected to process
+"ID","Process ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum","smsp__thread_inst_executed.sum","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"
+"","","","Mbyte","Mbyte","usecond","inst","ratio","ratio","ratio"
+"0","1","map_kernel","64.00","64.00","50.00","1,000","3.00","0.50","0.50"
+"""
+
+
+class ProfileTest(FixtureTest):
+    def test_ncu_csv_becomes_per_element_figures_and_stall_shares(self):
+        rows = ncu_profile.parse_csv(CSV)
+        self.assertEqual(len(rows), 1)
+        target = {
+            "name": "t",
+            "workload": "map",
+            "entry": "e/vec",
+            "problem": "p",
+            "elements": 100,
+            "min_bytes": 64e6,
+        }
+        k = ncu_profile.derive(target, rows[0])
+        self.assertEqual(k["kernel"], "map_kernel")
+        self.assertEqual(k["dram_read_bytes"], 64e6)
+        self.assertEqual(k["dram_over_minimum"], 2.0)
+        self.assertEqual(k["duration_us"], 50.0)
+        self.assertEqual(k["thread_instructions_per_element"], 10.0)
+        self.assertEqual(list(k["stalls"]), ["long_scoreboard", "wait", "selected"])
+        self.assertAlmostEqual(k["stalls"]["long_scoreboard"], 0.75)
+        self.assertAlmostEqual(k["stall_cycles_per_issue"], 4.0)
+
+    def test_output_without_kernel_rows_is_an_error(self):
+        with self.assertRaises(ncu_profile.ProfileError):
+            ncu_profile.parse_csv("==ERROR== something went wrong\n")
+
+    def test_a_missing_ncu_is_said_with_exit_status_2(self):
+        run = subprocess.run(
+            [
+                sys.executable,
+                os.path.join(ROOT, "reports", "profile.py"),
+                self.dir,
+                os.path.join(self.dir, "p.json"),
+                "--ncu",
+                os.path.join(self.dir, "no-ncu"),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("ncu (Nsight Compute) not found", run.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "p.json")))
+
+    def test_the_report_answers_each_question_from_the_counters(self):
+        shutil.copy(REFERENCE, self.results)
+        text = self.report()
+        section = text.split("## What the hardware did (Nsight Compute)")[1].split("\n## ")[0]
+        for heading in (
+            "Why an indirect call costs",
+            "Why the scalar form stops below copy",
+            "What divergence does in tasks",
+            "Why tiling pays",
+        ):
+            self.assertIn(heading, section)
+        with open(REFERENCE) as f:
+            ref = {k["name"]: k for k in json.load(f)["kernels"]}
+        base = ref["map/01_template_functor/vec map op=quadratic type=f32 n=16777216 k=64"]
+        self.assertIn(
+            f"| 01_template_functor/vec, k = 64 | {base['occupancy_achieved']:.2f} | "
+            f"{base['thread_instructions_per_element']:.1f} |",
+            section,
+        )
+        self.assertTrue(os.path.exists(os.path.join(self.out, "profile_stalls.png")))
+
+    def test_a_foreign_or_malformed_profile_is_refused(self):
+        with open(os.path.join(self.results, "profile.json"), "w") as f:
+            json.dump({"schema": "something-else/1"}, f)
+        self.assert_refused("not a cdl-profile/1 file")
+        with open(os.path.join(self.results, "profile.json"), "w") as f:
+            f.write("{")
+        self.assert_refused("profile.json")
