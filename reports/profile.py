@@ -30,8 +30,6 @@ STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 METRICS = [
     "gpu__time_duration.sum",
     "launch__registers_per_thread",
-    "launch__grid_size",
-    "launch__block_size",
     "sm__maximum_warps_per_active_cycle_pct",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "smsp__inst_executed.sum",

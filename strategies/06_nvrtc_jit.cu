@@ -80,11 +80,8 @@ void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
 }
 void nvrtc_check(nvrtcResult r, nvrtcProgram p) {  // a failure throws with the compiler's log
   if (r == NVRTC_SUCCESS) return;
-  std::size_t size = 0;
-  nvrtcGetProgramLogSize(p, &size);
-  std::string log(size, '\0');
-  nvrtcGetProgramLog(p, log.data());
-  throw error(std::string("NVRTC: ") + nvrtcGetErrorString(r) + "\n" + log);
+  throw error(std::string("NVRTC: ") + nvrtcGetErrorString(r) + "\n" +
+              compiler_log(p, nvrtcGetProgramLogSize, nvrtcGetProgramLog));
 }
 int device_arch() {  // sm_XY as XY
   int device = 0, major = 0, minor = 0;

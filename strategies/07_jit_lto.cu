@@ -77,11 +77,8 @@ void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream) {
 }
 void nvjitlink_check(nvJitLinkResult r, nvJitLinkHandle link) {  // throws with the linker's log
   if (r == NVJITLINK_SUCCESS) return;
-  std::size_t size = 0;
-  nvJitLinkGetErrorLogSize(link, &size);
-  std::string log(size, '\0');
-  nvJitLinkGetErrorLog(link, log.data());
-  throw error("nvJitLink: error " + std::to_string(int(r)) + "\n" + log);
+  throw error("nvJitLink: error " + std::to_string(int(r)) + "\n" +
+              compiler_log(link, nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog));
 }
 std::vector<char> ltoir(const char* source, const std::string& arch) {
   const std::string arch_option = "-arch=" + arch;

@@ -110,11 +110,8 @@ declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
 )";
 void nvvm_check(nvvmResult r, nvvmProgram p) {  // throws with the compiler's log
   if (r == NVVM_SUCCESS) return;
-  std::size_t size = 0;
-  nvvmGetProgramLogSize(p, &size);
-  std::string log(size, '\0');
-  nvvmGetProgramLog(p, log.data());
-  throw error(std::string("libNVVM: ") + nvvmGetErrorString(r) + "\n" + log);
+  throw error(std::string("libNVVM: ") + nvvmGetErrorString(r) + "\n" +
+              compiler_log(p, nvvmGetProgramLogSize, nvvmGetProgramLog));
 }
 #endif
 }  // namespace cdl::minimal

@@ -16,6 +16,7 @@
 #if CDL_MINIMAL_JIT
 #include <nvrtc.h>
 
+#include <string>
 #include <vector>
 #endif
 
@@ -35,6 +36,15 @@ void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);   /
 int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 10
 #if CDL_MINIMAL_JIT
 // The steps the JIT forms share, written once in 06's block.
+// A compiler's or linker's log: NVRTC, nvJitLink and libNVVM each give its size, then its text.
+template <class Handle, class SizeFn, class TextFn>
+std::string compiler_log(Handle h, SizeFn size_of_log, TextFn text_of_log) {
+  std::size_t size = 0;
+  size_of_log(h, &size);
+  std::string log(size, '\0');
+  if (size) text_of_log(h, log.data());
+  return log;
+}
 int device_arch();                                // this GPU's sm_XY as XY
 void nvrtc_check(nvrtcResult r, nvrtcProgram p);  // throws with the compiler's log
 cudaKernel_t load_kernel(const std::vector<char>& image, const char* name);

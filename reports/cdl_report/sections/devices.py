@@ -10,7 +10,7 @@ predicts. The jit/ stages run on the host's CPU, and are set apart with the host
 import math
 from collections import defaultdict
 
-from ..compare import compare_runs
+from ..compare import compare_runs, timed_rows
 from ..document import pow2, table
 from ..results import parse_name
 from ..stats import median, quantile
@@ -38,7 +38,6 @@ def device(bench):
         "name": d.get("name", "?"),
         "sms": int(d.get("sm_count", 0)),
         "sm_mhz": (bench.clocks_start or {}).get("sm_mhz") or d.get("sm_clock_khz", 0) / 1000,
-        "mem_mhz": (bench.clocks_start or {}).get("memory_mhz") or d.get("mem_clock_khz", 0) / 1000,
         "l2": int(d.get("l2_bytes", 0)),
         "copy": bench.copy_gbs,
         "cpus": bench.context.get("num_cpus", "?"),
@@ -112,7 +111,7 @@ def key_figures(c, a, b):
         n = max(gemm, key=lambda n: int(n.split("/")[-1].split("x")[0]))
         shape = n.split("/")[-1]
         out.append((f"tiled GEMM, 01, {shape}: time B/A", "", "", f"{rows[n]:.3f}"))
-        cublas = [_cublas_fraction(r.bench, n, shape) for r in (a, b)]
+        cublas = [_cublas_fraction(timed_rows(r.bench), n, shape) for r in (a, b)]
         if None not in cublas:
             out.append(
                 (
@@ -125,17 +124,10 @@ def key_figures(c, a, b):
     return out
 
 
-def _find(bench, prefix):
-    return next((n for n in bench.rows if n.startswith(prefix + "/")), None)
-
-
-def _cublas_fraction(bench, name, shape):
-    mine, cublas = _find(bench, name), _find(
-        bench, f"matmul/cublas/sgemm/semiring:plus_times/type:f32/{shape}"
-    )
-    if not mine or not cublas:
-        return None
-    return bench.rows[cublas]["median"] / bench.rows[mine]["median"]
+def _cublas_fraction(rows, name, shape):
+    """cuBLAS SGEMM's time over `name`'s, from timed_rows (names without Google Benchmark's suffixes)."""
+    mine, cublas = rows.get(name), rows.get(f"matmul/cublas/sgemm/semiring:plus_times/type:f32/{shape}")
+    return cublas["median"] / mine["median"] if mine and cublas else None
 
 
 def add(doc, results, others):
@@ -298,10 +290,8 @@ def _plot(doc, c, a, bw, sm, other):
     """Each benchmark's time ratio against how near A's copy floor it ran (fraction of copy)."""
     pts = defaultdict(list)
     for name, ratio, _, _ in c["rows"]:
-        row = a.bench.rows.get(_find(a.bench, name) or name, {})
-        frac = row.get("counters", {}).get("frac_copy")
-        if frac is not None and not name.startswith(("jit/", "flush/")):
-            pts[name.split("/")[0]].append((frac, ratio))
+        if name in c["fractions"] and not name.startswith(("jit/", "flush/")):
+            pts[name.split("/")[0]].append((c["fractions"][name][0], ratio))
     if not pts:
         return
     fig, ax = doc.plt.subplots(figsize=(8, 4.5))

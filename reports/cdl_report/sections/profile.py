@@ -58,6 +58,11 @@ def row(label, k, copy_gbs=None):
     ]
 
 
+def paired_rows(pairs, first, second, copy):
+    """Two rows per (entry, kernel, kernel): the entry's two kernels, one under the other."""
+    return [r for e, a, b in pairs for r in (row(e + first, a, copy), row(e + second, b, copy))]
+
+
 HEADER = [
     "kernel",
     "time",
@@ -132,12 +137,7 @@ def add(doc, bench, profile):
     pairs = [(e, s, v) for e, s, v in pairs if s and v]
     if pairs:
         doc.add("### Why the scalar form stops below copy (map, quadratic, float32, 2^24, k = 1)\n")
-        doc.add(
-            table(
-                HEADER,
-                [r for e, s, v in pairs for r in (row(e + "/scalar", s, copy), row(e + "/vec", v, copy))],
-            )
-        )
+        doc.add(table(HEADER, paired_rows(pairs, "/scalar", "/vec", copy)))
         e, s, v = pairs[0]
         rs, ss = top_wait(s)
         doc.add(
@@ -158,16 +158,7 @@ def add(doc, bench, profile):
     tasks = [(e, u, r) for e, u, r in tasks if u and r]
     if tasks:
         doc.add("### What divergence does in tasks (an op per element, 2^24)\n")
-        doc.add(
-            table(
-                HEADER,
-                [
-                    x
-                    for e, u, r in tasks
-                    for x in (row(e + ", uniform", u, copy), row(e + ", random/32", r, copy))
-                ],
-            )
-        )
+        doc.add(table(HEADER, paired_rows(tasks, ", uniform", ", random/32", copy)))
         doc.add(
             "Uniform (one op) against random (32 ops, each element its own): "
             + "; ".join(
