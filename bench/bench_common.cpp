@@ -37,6 +37,9 @@ double publish_environment() {
   benchmark::AddCustomContext("device", env.device.name);
   benchmark::AddCustomContext("copy_bandwidth_gbs", std::to_string(copy));
   benchmark::AddCustomContext("git_revision", env.git_revision);
+  // The map skeleton's vec form runs one k loop for all of a thread's values (map_apply_fused, as
+  // 08's IR always did); runs from before it ran one loop per value, and the report sets 08 apart.
+  benchmark::AddCustomContext("cdl_map_vec_loop", "fused");
   // After the copy measurement, so that the clocks are those of a busy GPU, not an idle one.
   benchmark::AddCustomContext("cdl_clocks_start", nlohmann::json(read_clocks()).dump());
   std::fprintf(stderr, "device: %s, %d SMs, L2 %.0f MiB; device-to-device copy: %.0f GB/s (peak %.0f GB/s)\n",

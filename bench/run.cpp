@@ -289,6 +289,23 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   fast.options.push_back(jit::fast_compile_option);
   nvrtc_route("06 NVRTC fast (--Ofast-compile)", fast);
   nvrtc_route("NVRTC, a one-line kernel", jit::one_line_program(jit::never_seen_op()));
+  {  // 07: the op alone to LTO-IR, then the link (the kernels' LTO-IR, made once, is not counted)
+    const jit::compiled kernels =
+        jit::compile(jit::lto_skeleton_program(jit::workload::map, o.problem.type, int(map_form::vec)), arch,
+                     jit::code_kind::ltoir);
+    jit::op_text lto_op = user;
+    lto_op.source = "/* " + jit::never_seen_op().name + " */ " + lto_op.source;
+    auto t = clock::now();
+    const jit::compiled op_ir = jit::compile(jit::lto_op_program(jit::workload::map, o.problem.type, lto_op),
+                                             arch, jit::code_kind::ltoir);
+    const double op_ms = ms_since(t);
+    t = clock::now();
+    const jit::compiled* parts[] = {&kernels, &op_ir};
+    jit::link(parts, arch);
+    const double link_ms = ms_since(t);
+    std::printf("%-34s %8.1f   op to LTO-IR (NVRTC) %.0f, link -lto (nvJitLink: optimiser, ptxas) %.0f\n",
+                "07 LTO, vec kernel", op_ms + link_ms, op_ms, link_ms);
+  }
   if (in_language) {
     const auto start = clock::now();  // the IR's first line names the module: new text too
     const jit::nvvm_module m =

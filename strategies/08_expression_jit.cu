@@ -10,8 +10,8 @@
 //          exp sqrt min max, from libdevice, linked lazily); the catalogue's ops are written in it
 //          and a user's --expr in it compiles this way. The kernels around the op are written in
 //          IR after the map skeleton: the scalar form, and the vec form with four 16-byte loads
-//          in flight per thread through the non-coherent cache, as nvcc makes them (one
-//          difference, lower_vec_kernel says which and why the report sets 08 apart for it).
+//          in flight per thread through the non-coherent cache and one k loop for all of a
+//          thread's values, as nvcc makes them from skeletons/map.cuh.
 // Cost.    Per new op: parsing (microseconds), libNVVM on one small kernel (milliseconds, no
 //          headers), ptxas and the load; cached in memory and on disk like 06. The report's JIT
 //          section times each stage for a new op beside NVRTC's floor (a one-line kernel), 06
@@ -278,11 +278,11 @@ std::string lower_scalar_kernel(dtype t) {
          "}\n";
 }
 
-// elementwise_vec: each thread loads vecs_per_thread 16-byte vectors, block-strided, before it
-// uses any, then applies the op lane by lane and stores them; block 0 does the n % lanes tail.
-// One difference from the skeleton: one k loop for all sixteen of a thread's values, where
-// map_apply runs one per value. The same kernel at k = 1; beyond it, faster for cheap ops, so the
-// report keeps 08 out of the dispatch penalties.
+// The skeleton's map_vec_body: each thread loads vecs_per_thread 16-byte vectors, block-strided,
+// before it uses any, runs one k loop for all of its values (map_apply_fused), and stores them;
+// block 0 does the n % lanes tail. (The skeleton took this loop from here: it ran one loop per
+// value before, which made 08 faster than the template for cheap ops beyond k = 1 and doubled
+// 06's and 07's compile time; reports of runs from then set 08 apart.)
 std::string lower_vec_kernel(dtype t) {
   const ir_type ty = type_of(t);
   const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";

@@ -72,6 +72,14 @@ __device__ __forceinline__ double2 on_lanes(const G& g, const double2 (&v)[2]) {
   return {g(v[0].x, v[1].x), g(v[0].y, v[1].y)};
 }
 
+// A 16-byte vector's lanes to and from an array of its element type (the map's fused loop).
+__device__ __forceinline__ void to_lanes(const float4& v, float* out) {
+  out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+}
+__device__ __forceinline__ void to_lanes(const double2& v, double* out) { out[0] = v.x, out[1] = v.y; }
+__device__ __forceinline__ float4 from_lanes(const float* in) { return {in[0], in[1], in[2], in[3]}; }
+__device__ __forceinline__ double2 from_lanes(const double* in) { return {in[0], in[1]}; }
+
 // g applied to one value per input: unary (map) and binary (zip).
 template <class G, class T>
 __device__ __forceinline__ T on_values(const G& g, const T (&v)[1]) {

@@ -39,10 +39,56 @@ __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n,
   elementwise_scalar(
       y, n, [&](T e) { return map_apply(f, e, k); }, x);
 }
+// map_apply for m values at once: one k loop whose body applies f to every value, each with its
+// own sum added in map_apply's order (so the results are map_apply's, bit for bit). The m
+// evaluations of a step are independent, which is the parallelism an unrolled loop would give, so
+// the loop is not unrolled: an unrolled runtime-trip loop is a copy of the body per step plus a
+// remainder loop, which doubled NVRTC's and nvJitLink's time for a new op (06, 07) and bought
+// nothing. The step's argument offset is computed once for all m values.
+template <int m, class T, class F>
+__device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (&acc)[m], int k) {
+#pragma unroll
+  for (int q = 0; q < m; ++q) acc[q] = T(0);
+#pragma unroll 1
+  for (int j = 0; j < k; ++j) {
+    const T offset = T(j) * T(map_delta);  // map_arg's, shared by the m values
+#pragma unroll
+    for (int q = 0; q < m; ++q) acc[q] += f(x[q] + offset);
+  }
+}
+
+// The vec form (elementwise_vec's loads and stores) with one k loop for all of a thread's values
+// (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run sixteen
+// loops one after the other, each paying its own loop counter, compare and branch per step.
 template <class T, class F>
-__device__ __forceinline__ void map_vec_body(const T* x, T* y, std::size_t n, int k, const F& f) {
-  elementwise_vec(
-      y, n, [&](T e) { return map_apply(f, e, k); }, x);
+__device__ __forceinline__ void map_vec_body(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
+                                             const F& f) {
+  using V = typename vec16<T>::type;
+  constexpr int lanes = sizeof(V) / sizeof(T);
+  constexpr int values = vecs_per_thread * lanes;
+  const std::size_t nvec = n / lanes;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x * vecs_per_thread + threadIdx.x;
+  T e[values], acc[values];
+#pragma unroll
+  for (int u = 0; u < vecs_per_thread; ++u) {  // every load issued before any value is used
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    V v{};  // past the end: zeros, computed on and never stored
+    if (i < nvec) v = reinterpret_cast<const V*>(x)[i];
+    to_lanes(v, e + u * lanes);
+  }
+  map_apply_fused(f, e, acc, k);
+#pragma unroll
+  for (int u = 0; u < vecs_per_thread; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    if (i < nvec) reinterpret_cast<V*>(y)[i] = from_lanes(acc + u * lanes);
+  }
+  const std::size_t tail = nvec * lanes + threadIdx.x;  // the n % lanes tail, block 0
+  if (blockIdx.x == 0 && tail < n) {
+    const T one[1] = {x[tail]};
+    T sum[1];
+    map_apply_fused(f, one, sum, k);
+    y[tail] = sum[0];
+  }
 }
 
 template <class T, class F>

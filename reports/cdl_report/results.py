@@ -130,6 +130,9 @@ class Bench:
             self.not_run = json.loads(self.context.get("cdl_not_run", "[]"))  # by reports/merge.py
         except ValueError:
             raise ResultsError(f"{path}: malformed cdl_parts or cdl_not_run in its context")
+        # Whether the map skeleton's vec form ran one k loop for all of a thread's values, as 08's
+        # kernel does (bench_common.cpp); in older runs 08's loop differed from the others'.
+        self.map_loop_fused = self.context.get("cdl_map_vec_loop") == "fused"
         # (workload, problem fields) -> entry -> row
         self.problems = defaultdict(dict)
         self.stages = {}

@@ -144,6 +144,14 @@ class ReportTest(FixtureTest):
             text,
         )
 
+    def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
+        self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))
+        text = self.report()
+        header = next(l for l in text.splitlines() if l.startswith("| op | k | `"))
+        self.assertIn("`08_expression_jit`", header)
+        self.assertNotIn("**08 is not in the table.**", text)
+        self.assertNotIn("In parentheses: 08's vec kernel", text)
+
     def test_the_readme_table_and_guide_are_generated_into_their_block(self):
         readme = os.path.join(self.dir, "README.md")
         with open(readme, "w") as f:

@@ -10,9 +10,10 @@ from .map import DEMONSTRATION
 from .resources import map_kernel
 
 BASE = "01_template_functor/vec"
-# 08's vec kernel is written in NVVM IR and runs one k loop for all of a thread's values, where the
-# skeleton runs one per value: beyond k = 1 its time measures that loop, not a way of calling the op,
-# so it is set apart from the penalties (expression_loop below).
+# 08's vec kernel, written in NVVM IR, runs one k loop for all of a thread's values. The skeleton's
+# does too since the run context says cdl_map_vec_loop=fused; in runs from before, it ran one loop
+# per value, 08's time beyond k = 1 measured that loop, not a way of calling the op, and 08 is set
+# apart from the penalties (expression_loop below).
 EXPRESSION = "08_expression_jit/vec"
 # Elements per block of the vec form: 256 threads x 4 vectors x 4 floats (skeletons/elementwise.cuh).
 VEC_ELEMENTS_PER_BLOCK = 256 * 4 * 4
@@ -152,7 +153,7 @@ def add(doc, bench, noise, resources=None):
             if e.endswith("/vec")
             and not e.startswith(("00_", "01_"))
             and DEMONSTRATION not in e
-            and e != EXPRESSION
+            and (e != EXPRESSION or bench.map_loop_fused)
         }
     )
     rows, penalty = [], {}
@@ -199,6 +200,8 @@ def add(doc, bench, noise, resources=None):
 def expression_loop(doc, bench, n, noise):
     """08's vec kernel over the template's, per op and k: at k = 1 the same loads, beyond it one fused
     k loop against the skeleton's loop per value."""
+    if bench.map_loop_fused:
+        return {}
     ratios = {(op, k): r[EXPRESSION] for (op, k), r in penalties(bench, n, noise).items() if EXPRESSION in r}
     if not ratios:
         return {}
