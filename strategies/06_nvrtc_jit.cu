@@ -16,7 +16,11 @@
 //          at the first compile). Measured in every cache state by cdl_bench's jit/ benchmarks
 //          and set out in the report's JIT section: NVRTC 12.9+ keeps a cache of its own through
 //          the driver, which answers the *same* text several times faster, so a figure timed by
-//          compiling one text repeatedly is the cache, not the compiler. This project's cache
+//          compiling one text repeatedly is the cache, not the compiler. Most of a new op's time
+//          is NVVM's optimiser and ptxas on the kernel, not the headers: the map kernel's one k
+//          loop (skeletons/map.cuh) halved it; a precompiled header (-pch, --use-pch) made it
+//          slower, reading the PCH file cost more than parsing the headers it replaces
+//          (`cdl_run --expr '...' --compile-times` shows the phases). This project's cache
 //          (common/jit_cache.hpp) pays a compile once per machine: a later lookup is a memory
 //          hit (microseconds) or a disk read (about a millisecond in a new process). At run time
 //          nothing: the kernel is a template kernel, and measured as fast. The price is the

@@ -60,6 +60,12 @@ __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (
 // The vec form (elementwise_vec's loads and stores) with one k loop for all of a thread's values
 // (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run sixteen
 // loops one after the other, each paying its own loop counter, compare and branch per step.
+// The loop is what a tuned kernel runs, and its price falls on the calls that are not inlined
+// (04, 05): every value and every sum is live across each call through a register, held in
+// registers the calling convention preserves, so those kernels need about twice the registers and
+// fit half the blocks per SM they did with a loop per value (the report's resources table and
+// profile section give the counts): part of what such a call costs is what it stops the compiler
+// from doing around it.
 template <class T, class F>
 __device__ __forceinline__ void map_vec_body(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                                              const F& f) {
