@@ -3,10 +3,19 @@
 //
 //   naive - one thread per C[i][j], A and B read from global memory (each element K times, from
 //           the caches if lucky);
-//   tiled - strategy 08's form: a block computes a 128 x 128 tile of C, staging 128 x 8 slices
-//           of A and B in shared memory (each global element read once per block, then 128
-//           times from shared memory) and keeping an 8 x 8 block of C per thread in registers
-//           (register blocking: 16 shared-memory reads feed 64 steps).
+//   tiled - a block computes a 128 x 128 tile of C, staging 128 x 8 slices of A and B in shared
+//           memory (each global element read once per block, then 128 times from shared memory)
+//           and keeping an 8 x 8 block of C per thread in registers (register blocking: 16
+//           shared-memory values feed 64 steps). What took it from half of cuBLAS's SGEMM
+//           towards it, each step measured on the H100 (the closing notes of issue 20 give the
+//           figures), in the order they were made:
+//             1. a thread's 8 rows and 8 columns as two runs of 4 half a tile apart, read as
+//                16-byte words without bank conflicts; 16-byte global loads where a slice is
+//                whole; two shared buffers, the next slice loaded while this one is computed,
+//                one barrier per slice;
+//             2. B copied global -> shared by cp.async, through no register, which brings the
+//                kernel within two blocks per SM's share of the register file, unspilled;
+//             3. A's shared rows padded, so the two threads storing a row's halves use two banks.
 #pragma once
 
 #if !defined(__CUDACC_RTC__)
@@ -14,6 +23,7 @@
 #include "../matmul_workload.hpp"
 #endif
 #include "../ops.cuh"
+#include "elementwise.cuh"
 
 #if defined(__CUDACC__)
 namespace cdl::skeleton {
@@ -39,42 +49,125 @@ __global__ void __launch_bounds__(matmul_tile* matmul_tile)
   matmul_naive_body(A, B, C, M, N, K, init, f);
 }
 
-// The tiled kernel's shape: a block of 16 x 16 threads, each computing an 8 x 8 block of C.
+// The tiled kernel's shape: a block of 16 x 16 threads computes a 128 x 128 tile of C, each
+// thread an 8 x 8 block of it, from 8-deep slices of A and B staged in shared memory.
 inline constexpr int tile_m = 128, tile_n = 128, tile_k = 8, thread_m = 8, thread_n = 8;
 inline constexpr int tiled_threads = (tile_m / thread_m) * (tile_n / thread_n);
+// A thread's 8 rows (and 8 columns) are two runs of 4, half the tile apart: the 16 threads of a
+// half-warp that share a row read 16 consecutive 16-byte words of a B row (all 32 banks, no
+// conflict), and the two threads' rows of a warp are two broadcasts.
+inline constexpr int run = 4, run_stride = tile_m / 2;
 
-// One k-slice: A[m0.., k0..] into As[k][m] (transposed, so a thread's 8 rows are contiguous),
-// B[k0.., n0..] into Bs[k][n]. Out-of-range elements are not read (they are never used: the
-// k loop stops at K, and rows and columns past M and N are not stored).
+// A's rows in shared memory are padded by 4 elements: the two threads that store the two halves
+// of a row of A's slice (k 0-3 and 4-7) would otherwise hit the same bank.
+inline constexpr int a_row = tile_m + 4;
+
 template <class T>
-__device__ __forceinline__ void load_slices(const T* __restrict__ A, const T* __restrict__ B, int M, int N,
-                                            int K, int m0, int n0, int k0, T (&As)[tile_k][tile_m],
-                                            T (&Bs)[tile_k][tile_n]) {
-  for (int e = threadIdx.x; e < tile_m * tile_k; e += tiled_threads) {
-    const int m = e / tile_k, k = e % tile_k;  // consecutive threads read along a row of A
-    if (m0 + m < M && k0 + k < K) As[k][m] = A[std::size_t(m0 + m) * K + (k0 + k)];
-  }
-  for (int e = threadIdx.x; e < tile_k * tile_n; e += tiled_threads) {
-    const int k = e / tile_n, n = e % tile_n;  // ... and along a row of B
-    if (k0 + k < K && n0 + n < N) Bs[k][n] = B[std::size_t(k0 + k) * N + (n0 + n)];
-  }
+struct matmul_slices {  // two of each: one is computed on while the next slice is stored into the other
+  alignas(16) T a[2][tile_k][a_row];  // A transposed: a thread's rows are contiguous
+  alignas(16) T b[2][tile_k][tile_n];
+};
+
+// 16 bytes from global to shared memory without passing through registers (cp.async, sm_80 on):
+// the copy runs while the thread computes, and wait_copies() waits for the thread's copies.
+// (Before sm_80, an ordinary copy through a register.)
+__device__ __forceinline__ void copy_16_bytes_async(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned to = unsigned(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(global) : "memory");
+#else
+  *static_cast<float4*>(shared) = *static_cast<const float4*>(global);
+#endif
+}
+__device__ __forceinline__ void wait_copies() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
-// kk steps of the thread's 8 x 8 register block. KK is the slice depth when known at compile
-// time (full slices, unrolled), else 0 and `depth` is used (the last, partial slice).
+// One k-slice of A (128 x 8) and B (8 x 128) from global into shared memory, in two halves so
+// that the next slice's loads are in flight while the current one is computed on: load() starts
+// them, store() finishes them. B's layout is the same in shared memory as in global memory, so
+// where the slice is whole and rows are 16-byte aligned B is copied by cp.async, through no
+// register. A is transposed on the way (a thread's rows must be contiguous in shared memory),
+// so it passes through registers: one 16-byte load per thread, stored as four values by store().
+// Elsewhere (the edges of C, the last slice of K, rows not a multiple of 16 bytes) both go element
+// by element, and elements past the edges are not read (the k loop stops at K; rows and columns
+// past M and N are not stored).
+template <class T>
+struct slice_loader {
+  using V = typename vec16<T>::type;
+  static constexpr int lanes = sizeof(V) / sizeof(T);
+  static constexpr int a_elems = tile_m * tile_k / tiled_threads, b_elems = tile_k * tile_n / tiled_threads;
+  T a[a_elems];  // the thread's elements of A: a_elems / lanes vectors, a block's stride apart
+
+  // The i-th element a thread moves of a slice, numbered along the rows of A (k fastest) or B.
+  static __device__ __forceinline__ int element(int i) {
+    return (threadIdx.x + i / lanes * tiled_threads) * lanes + i % lanes;
+  }
+
+  __device__ __forceinline__ void load(const T* __restrict__ A, const T* __restrict__ B, int M, int N, int K,
+                                       int m0, int n0, int k0, bool vector_rows, T (&Bs)[tile_k][tile_n]) {
+    const bool whole = vector_rows && m0 + tile_m <= M && n0 + tile_n <= N && k0 + tile_k <= K;
+    if (whole) {
+#pragma unroll
+      for (int i = 0; i < a_elems; i += lanes) {  // consecutive threads read along a row of A
+        const int e = element(i), m = e / tile_k, k = e % tile_k;
+        to_lanes(*reinterpret_cast<const V*>(A + std::size_t(m0 + m) * K + k0 + k), a + i);
+      }
+#pragma unroll
+      for (int i = 0; i < b_elems; i += lanes) {  // ... and along a row of B
+        const int e = element(i), k = e / tile_n, n = e % tile_n;
+        copy_16_bytes_async(&Bs[k][n], B + std::size_t(k0 + k) * N + n0 + n);
+      }
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < a_elems; ++i) {
+      const int e = element(i), m = e / tile_k, k = e % tile_k;
+      if (m0 + m < M && k0 + k < K) a[i] = A[std::size_t(m0 + m) * K + k0 + k];
+    }
+#pragma unroll
+    for (int i = 0; i < b_elems; ++i) {
+      const int e = element(i), k = e / tile_n, n = e % tile_n;
+      if (k0 + k < K && n0 + n < N) Bs[k][n] = B[std::size_t(k0 + k) * N + n0 + n];
+    }
+  }
+
+  __device__ __forceinline__ void store(T (&As)[tile_k][a_row]) const {
+#pragma unroll
+    for (int i = 0; i < a_elems; ++i) {
+      const int e = element(i);
+      As[e % tile_k][e / tile_k] = a[i];
+    }
+    wait_copies();
+  }
+};
+
+// The four (float) or two (double) neighbours at `from` as 16-byte shared-memory reads.
+template <class T>
+__device__ __forceinline__ void read_run(const T* from, T* to) {
+  using V = typename vec16<T>::type;
+  constexpr int lanes = sizeof(V) / sizeof(T);
+#pragma unroll
+  for (int r = 0; r < run; r += lanes) to_lanes(*reinterpret_cast<const V*>(from + r), to + r);
+}
+
+// kk steps of the thread's 8 x 8 register block: each step reads 8 values of A and 8 of B (four
+// 16-byte reads for float) and applies f 64 times. KK is the slice depth when known at compile
+// time (whole slices, unrolled), else 0 and `depth` is used (the last, partial slice).
 template <int KK, class T, class F>
-__device__ __forceinline__ void step_slice(const T (&As)[tile_k][tile_m], const T (&Bs)[tile_k][tile_n],
+__device__ __forceinline__ void step_slice(const T (&As)[tile_k][a_row], const T (&Bs)[tile_k][tile_n],
                                            int depth, int row, int col, T (&acc)[thread_m][thread_n],
                                            const F& f) {
-  const int kk_end = KK ? KK : depth;
 #pragma unroll
   for (int kk = 0; kk < (KK ? KK : tile_k); ++kk) {
-    if (!KK && kk >= kk_end) break;
+    if (!KK && kk >= depth) break;
     T a[thread_m], b[thread_n];
-#pragma unroll
-    for (int i = 0; i < thread_m; ++i) a[i] = As[kk][row + i];
-#pragma unroll
-    for (int j = 0; j < thread_n; ++j) b[j] = Bs[kk][col + j];
+    read_run(&As[kk][row], a);
+    read_run(&As[kk][row + run_stride], a + run);
+    read_run(&Bs[kk][col], b);
+    read_run(&Bs[kk][col + run_stride], b + run);
 #pragma unroll
     for (int i = 0; i < thread_m; ++i)
 #pragma unroll
@@ -86,35 +179,59 @@ template <class T, class F>
 __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const T* __restrict__ B,
                                                   T* __restrict__ C, int M, int N, int K, T init,
                                                   const F& f) {
-  __shared__ alignas(16) T As[tile_k][tile_m];  // aligned: a thread reads 8 neighbours as two 16-byte words
-  __shared__ alignas(16) T Bs[tile_k][tile_n];
+  __shared__ matmul_slices<T> s;
   const int m0 = blockIdx.y * tile_m, n0 = blockIdx.x * tile_n;
-  const int row = (threadIdx.x / (tile_n / thread_n)) * thread_m;  // within the tile
-  const int col = (threadIdx.x % (tile_n / thread_n)) * thread_n;
+  const int row = (threadIdx.x / (tile_n / thread_n)) * run;  // the first of the thread's two runs
+  const int col = (threadIdx.x % (tile_n / thread_n)) * run;
+  // 16-byte loads need every row of A and B to start on 16 bytes.
+  constexpr int lanes = slice_loader<T>::lanes;
+  const bool vector_rows = K % lanes == 0 && N % lanes == 0 && (unsigned long long)(A) % 16 == 0 &&
+                           (unsigned long long)(B) % 16 == 0;
   T acc[thread_m][thread_n];
 #pragma unroll
   for (int i = 0; i < thread_m; ++i)
 #pragma unroll
     for (int j = 0; j < thread_n; ++j) acc[i][j] = init;
 
+  // Double buffering: slice t+1 is loaded into registers before slice t is computed on, and
+  // stored into the other buffer after, so one barrier per slice separates the two.
+  // The other buffer is free from the start of an iteration: the barrier that ended the previous
+  // one was after its last read.
+  slice_loader<T> next;
+  next.load(A, B, M, N, K, m0, n0, 0, vector_rows, s.b[0]);
+  next.store(s.a[0]);
+  __syncthreads();
+  int buffer = 0;
   for (int k0 = 0; k0 < K; k0 += tile_k) {
-    load_slices(A, B, M, N, K, m0, n0, k0, As, Bs);
-    __syncthreads();
+    const bool more = k0 + tile_k < K;
+    if (more) next.load(A, B, M, N, K, m0, n0, k0 + tile_k, vector_rows, s.b[buffer ^ 1]);
     if (K - k0 >= tile_k)
-      step_slice<tile_k>(As, Bs, tile_k, row, col, acc, f);
+      step_slice<tile_k>(s.a[buffer], s.b[buffer], tile_k, row, col, acc, f);
     else
-      step_slice<0>(As, Bs, K - k0, row, col, acc, f);
+      step_slice<0>(s.a[buffer], s.b[buffer], K - k0, row, col, acc, f);
+    if (more) next.store(s.a[buffer ^ 1]);
     __syncthreads();
+    buffer ^= 1;
   }
 #pragma unroll
-  for (int i = 0; i < thread_m; ++i)
+  for (int i = 0; i < thread_m; ++i) {
+    const int m = m0 + row + (i / run) * run_stride + i % run;
 #pragma unroll
-    for (int j = 0; j < thread_n; ++j)
-      if (m0 + row + i < M && n0 + col + j < N) C[std::size_t(m0 + row + i) * N + (n0 + col + j)] = acc[i][j];
+    for (int j = 0; j < thread_n; ++j) {
+      const int n = n0 + col + (j / run) * run_stride + j % run;
+      if (m < M && n < N) C[std::size_t(m) * N + n] = acc[i][j];
+    }
+  }
 }
 
+// Two blocks per SM for float: a thread gets 65536 / 512 of the register file, enough for its 64
+// sums, the 16 values of a step and A's next values in flight; double's sums alone take all of
+// that, so one.
+template <class T>
+inline constexpr int tiled_min_blocks = sizeof(T) == 4 ? 2 : 1;
+
 template <class T, class F>
-__global__ void __launch_bounds__(tiled_threads)
+__global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
     matmul_tiled_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N,
                         int K, T init, F f) {
   matmul_tiled_body(A, B, C, M, N, K, init, f);
