@@ -77,6 +77,16 @@ class DevicesTest(FixtureTest):
         s = self.section(self.report())
         self.assertRegex(s, r"\| 256 \| 1 of \d+ \| [0-9.]+% \| 30\.0% \(05_virtual, quadratic\) \|")
 
+    def test_runs_of_two_map_loops_are_told_apart(self):
+        s = self.section(self.report())
+        self.assertNotIn("The map's vec kernels differ", s)
+        self.edit_results(
+            lambda doc: doc["context"].update(cdl_map_vec_loop="fused"),
+            name=os.path.join("..", "other", "bench.json"),
+        )
+        s = self.section(self.report())
+        self.assertIn("**The map's vec kernels differ between the runs.** B's skeleton runs one k loop", s)
+
     def test_no_section_without_another_device_or_with_an_empty_list(self):
         self.assertNotIn("## Across devices", self.report("--others"))
         shutil.rmtree(self.other)

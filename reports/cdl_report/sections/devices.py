@@ -181,6 +181,13 @@ def _one(doc, a, b):
             ],
         )
     )
+    if a.bench.map_loop_fused != b.bench.map_loop_fused:
+        fused, other = ("A", "B") if a.bench.map_loop_fused else ("B", "A")
+        doc.add(
+            f"**The map's vec kernels differ between the runs.** {fused}'s skeleton runs one k loop for all of a "
+            f"thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value: beyond k = 1, and for "
+            "the calls that are not inlined at every k, a map ratio below compares two kernels, not two devices.\n"
+        )
     if share(bw, bw, sm) is None:
         doc.add(
             f"The two devices' copy floors and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
