@@ -39,12 +39,14 @@ __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n,
   elementwise_scalar(
       y, n, [&](T e) { return map_apply(f, e, k); }, x);
 }
+
 // map_apply for m values at once: one k loop whose body applies f to every value, each with its
-// own sum added in map_apply's order (so the results are map_apply's, bit for bit). The m
+// own sum added in map_apply's order, so the results are map_apply's bit for bit (j * delta is
+// exact, so computing it once per step, apart from the additions, changes nothing). The m
 // evaluations of a step are independent, which is the parallelism an unrolled loop would give, so
 // the loop is not unrolled: an unrolled runtime-trip loop is a copy of the body per step plus a
 // remainder loop, which doubled NVRTC's and nvJitLink's time for a new op (06, 07) and bought
-// nothing. The step's argument offset is computed once for all m values.
+// nothing.
 template <int m, class T, class F>
 __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (&acc)[m], int k) {
 #pragma unroll
