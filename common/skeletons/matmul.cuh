@@ -193,10 +193,10 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
 #pragma unroll
     for (int j = 0; j < thread_n; ++j) acc[i][j] = init;
 
-  // Double buffering: slice t+1 is loaded into registers before slice t is computed on, and
-  // stored into the other buffer after, so one barrier per slice separates the two.
-  // The other buffer is free from the start of an iteration: the barrier that ended the previous
-  // one was after its last read.
+  // Double buffering: slice t+1's loads start before slice t is computed on (A's into registers,
+  // B's by cp.async straight into the other buffer) and finish after it, so one barrier per slice
+  // separates the two. The other buffer is free from the start of an iteration: the barrier that
+  // ended the previous one was after its last read.
   slice_loader<T> next;
   next.load(A, B, M, N, K, m0, n0, 0, vector_rows, s.b[0]);
   next.store(s.a[0]);
