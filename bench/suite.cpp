@@ -62,7 +62,7 @@ const Fixture& fixture_for(const Problem& p) {
 // Registers one benchmark: validate once, then time. `extra` adds workload-specific counters.
 template <class Fixture, class Problem, class Entry, class Extra>
 void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names,
-         Extra extra) {
+         Extra extra, int iterations = 0) {  // 0: from the problem's bytes
   const std::string problem = result_name(p.describe());
   const std::string workload = problem.substr(0, problem.find('/'));
   const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
@@ -82,7 +82,7 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
                                  state.counters["max_rel_err"] = v.max_rel_error;
                                  extra(state, seconds);
                                }),
-            s.repetitions, s.iterations_for(double(p.min_bytes())));
+            s.repetitions, iterations ? iterations : s.iterations_for(double(p.min_bytes())));
 }
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
@@ -146,7 +146,9 @@ const std::array<peer_entry<map_launch_fn, map_form>, 2> map_peers{
 const std::array<peer_entry<zip_launch_fn, map_form>, 2> zip_peers{
     {{map_form::scalar, cub_transform_zip, "cub/DeviceTransform"},
      {map_form::scalar, thrust_transform_zip, "thrust/transform"}}};
-const peer_entry<matmul_launch_fn, matmul_form> cublas{matmul_form::naive, cublas_matmul, "cublas/sgemm"};
+const peer_entry<matmul_launch_fn, matmul_form> cublas_sgemm{matmul_form::naive, cublas_matmul,
+                                                             "cublas/sgemm"},
+    cublas_dgemm{matmul_form::naive, cublas_matmul, "cublas/dgemm"};
 
 std::vector<int> pick(const settings& s, std::vector<int> quick, std::vector<int> full) {
   return s.quick ? quick : full;
@@ -259,34 +261,69 @@ void register_tasks(const settings& s, std::vector<std::string>& names) {
       add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
+// The step forms of the tiled GEMM (01_template_functor only): measured at the progression's size.
+bool progression_step(const matmul_entry& e) { return e.form >= matmul_form::tiled_step0; }
+
 void register_matmul(const settings& s, std::vector<std::string>& names) {
-  auto add_matmul = [&](const auto& entry, const matmul_problem& p) {
-    add<matmul_fixture>(entry, p, s, names, [p](benchmark::State& state, double seconds) {
-      state.counters["TOP/s"] = p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
-    });
+  // The GEMMs run a fixed number of iterations chosen from their arithmetic's floor (every SM
+  // retiring a fused multiply-add on each of its 128 FP32 lanes every cycle), as the others are
+  // from their bytes'. `slowdown` is how far from that floor a kernel is expected to be, for the
+  // kernels that call the op through the ABI (40 to 70 times the template's time): they run as
+  // few as 2 iterations a repetition, where a launch takes a large fraction of a second.
+  const device_info& d = query_device();
+  const double lane_ops_per_s = 2.0 * 128 * d.sm_count * d.sm_clock_khz * 1e3;
+  auto add_matmul = [&](const auto& entry, const matmul_problem& p, double slowdown = 1) {
+    const double floor_s = p.ops() * slowdown / lane_ops_per_s;
+    const int fewest = slowdown > 1 ? 2 : s.min_iterations;
+    const int iterations =
+        std::min(s.iterations_for(double(p.min_bytes())), std::max(fewest, int(s.target_s / floor_s)));
+    add<matmul_fixture>(
+        entry, p, s, names,
+        [p](benchmark::State& state, double seconds) {
+          state.counters["TOP/s"] =
+              p.ops() * double(state.iterations()) / seconds / 1e12;  // combine + reduce
+        },
+        iterations);
   };
-  // The tiled kernels that call the op through the ABI (04, 05) take milliseconds a launch at
-  // 1024^3 and a large fraction of a second at 4096^3 (the report's GEMM section): 1024^3 shows
-  // what they cost.
+  const auto& entries = get_registry().matmul;
   const auto abi_tiled = [](const matmul_entry& e) {
     return e.form == matmul_form::tiled && (e.strategy.starts_with("04_") || e.strategy.starts_with("05_"));
   };
+  const auto slowdown = [&](const matmul_entry& e) { return abi_tiled(e) ? 64.0 : 1.0; };
+  const auto measured = [](const matmul_entry& e) {
+    return !demonstration(e.variant) && !progression_step(e);
+  };
+  auto cublas_for = [](dtype t) -> const auto& { return t == dtype::f32 ? cublas_sgemm : cublas_dgemm; };
+
+  // Every semiring, every implementation.
   for (int size : pick(s, {1024}, {1024, 2048}))
     for (std::size_t op = 0; op < semiring_catalogue.size(); ++op) {
       const matmul_problem p{semiring(op), dtype::f32, size, size, size};
-      for (const matmul_entry& e : get_registry().matmul)
-        if ((size == 1024 || !abi_tiled(e)) && !demonstration(e.variant)) add_matmul(e, p);
-      if (semiring(op) == semiring::plus_times) add_matmul(cublas, p);
+      for (const matmul_entry& e : entries)
+        if (measured(e)) add_matmul(e, p, slowdown(e));
+      if (semiring(op) == semiring::plus_times) add_matmul(cublas_sgemm, p);
     }
-  // The tiled kernels against cuBLAS where it is at its best (4096^3; 2048^3 in the quick suite,
-  // whose float64 reference takes a second, not ten), with the naive template kernel.
-  const int big_size = s.quick ? 2048 : 4096;
-  const matmul_problem big{semiring::plus_times, dtype::f32, big_size, big_size, big_size};
-  for (const matmul_entry& e : get_registry().matmul)
-    if (((e.form == matmul_form::tiled && !abi_tiled(e)) || e.strategy == "01_template_functor") &&
-        !demonstration(e.variant))
-      add_matmul(e, big);
-  add_matmul(cublas, big);
+  // The plain product where cuBLAS is at its best: every tiled kernel (the dispatch table at
+  // 4096^3; 2048^3 in the quick suite), the tiled kernel's steps (the progression) and the naive
+  // template kernel in float32; all but the steps and the ABI calls in float64; at 8192^3 and on a shape that no tile divides
+  // (float32, full suite), the tiled kernels that inline the op.
+  const int big = s.quick ? 2048 : 4096;
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    const matmul_problem p{semiring::plus_times, t, big, big, big};
+    for (const matmul_entry& e : entries)
+      if (!demonstration(e.variant) &&
+          (e.form != matmul_form::naive || e.strategy == "01_template_functor") &&
+          (t == dtype::f32 || (!progression_step(e) && !abi_tiled(e))))
+        add_matmul(e, p, slowdown(e));
+    add_matmul(cublas_for(t), p);
+  }
+  if (s.quick) return;
+  for (const matmul_problem& p : {matmul_problem{semiring::plus_times, dtype::f32, 8192, 8192, 8192},
+                                  matmul_problem{semiring::plus_times, dtype::f32, 3000, 5000, 2000}}) {
+    for (const matmul_entry& e : entries)
+      if (e.form == matmul_form::tiled && !abi_tiled(e) && !demonstration(e.variant)) add_matmul(e, p);
+    add_matmul(cublas_sgemm, p);
+  }
 }
 
 }  // namespace

@@ -11,4 +11,10 @@ namespace cdl {
 // Throws cdl::error for a semiring other than plus_times (cuBLAS has only that one).
 void cublas_matmul(const matmul_launch& a);
 
+// The float64 product of row-major a (m x k) and b (k x n) by cuBLAS DGEMM on the GPU, as the
+// reference for (+,×) problems too large for the CPU's (matmul_fixture): every element of C, and
+// the sum of its terms' magnitudes (the product of |a| and |b|) for its tolerance.
+std::vector<reference_value> cublas_reference(const std::vector<double>& a, const std::vector<double>& b,
+                                              int m, int n, int k);
+
 }  // namespace cdl

@@ -7,9 +7,15 @@
 
 namespace cdl {
 
-// naive: one thread per element of C; tiled: shared-memory tiles and register blocking (08).
-enum class matmul_form { naive, tiled };
-inline std::string_view to_string(matmul_form f) { return f == matmul_form::naive ? "naive" : "tiled"; }
+// naive: one thread per element of C; tiled: shared-memory tiles and register blocking (09), with
+// every step of skeletons/matmul.cuh; tiled_step0 ... tiled_step3: the same kernel before those
+// steps (01_template_functor only: the report's progression).
+enum class matmul_form { naive, tiled, tiled_step0, tiled_step1, tiled_step2, tiled_step3 };
+inline std::string_view to_string(matmul_form f) {
+  constexpr std::string_view names[] = {"naive",       "tiled",       "tiled_step0",
+                                        "tiled_step1", "tiled_step2", "tiled_step3"};
+  return names[int(f)];
+}
 
 struct matmul_problem {
   semiring op = semiring::plus_times;

@@ -69,7 +69,8 @@ void launch_image(const image_launch& a) {
   visit_op(a.op, [&](auto op) { skeleton::launch_image_with(a, [op](auto) { return op; }); });
 }
 void launch_matmul(const matmul_launch& a) {
-  visit_op(a.op, [&](auto op) { skeleton::launch_matmul_with(a, [op](auto) { return op; }); });
+  // <true>: this strategy also builds the tiled kernel's earlier steps (strategy 09 registers them).
+  visit_op(a.op, [&](auto op) { skeleton::launch_matmul_with<true>(a, [op](auto) { return op; }); });
 }
 
 // An op per element cannot be a template argument. This strategy's answer: group the elements

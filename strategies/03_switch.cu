@@ -20,8 +20,8 @@
 //          map_vec_kernel<float, switch_invoker> a stack frame and spills where the template
 //          kernel spills nothing, and at k = 1 its vec form stays below the copy bandwidth that
 //          the template's reaches (the report's memory-bound map). The "hoisted" variant below
-//          takes the same switch once per thread, outside the element loop: no spill, the
-//          template kernel's loop in each case.
+//          takes the same switch once per thread, outside the element loop (map) or the k loop
+//          (the GEMMs): no spill, the template kernel's loop in each case.
 // Run it.  `cdl_run --strategy 03_switch/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
@@ -117,6 +117,43 @@ void launch_image(const image_launch& a) {
 void launch_matmul(const matmul_launch& a) {
   skeleton::launch_matmul_with(a, [&](auto) { return switch_invoker<semirings>{static_cast<int>(a.op)}; });
 }
+// The GEMM's hoisted switch: one branch per thread, then the template's tiled (or naive) body with
+// the semiring inlined. The cases share one shared-memory buffer, which the kernel owns.
+template <class T>
+__global__ void __launch_bounds__(skeleton::tiled_threads,
+                                  (skeleton::tiled_min_blocks<T, skeleton::tiled_final_step>))
+    matmul_tiled_hoisted_kernel(const T* A, const T* B, T* C, int M, int N, int K, int id) {
+  __shared__ skeleton::matmul_slices<T, skeleton::tiled_final_step> s;
+  visit<semirings>(id, [&](auto op) {
+    skeleton::matmul_tiled_body<skeleton::tiled_final_step>(A, B, C, M, N, K,
+                                                            decltype(op)::template identity<T>(), op, s);
+  });
+}
+template <class T>
+__global__ void __launch_bounds__(skeleton::matmul_tile* skeleton::matmul_tile)
+    matmul_naive_hoisted_kernel(const T* A, const T* B, T* C, int M, int N, int K, int id) {
+  visit<semirings>(id, [&](auto op) {
+    skeleton::matmul_naive_body(A, B, C, M, N, K, decltype(op)::template identity<T>(), op);
+  });
+}
+void launch_matmul_hoisted(const matmul_launch& a) {
+  if (a.form != matmul_form::naive && a.form != matmul_form::tiled)
+    throw error("03_switch.hoisted has no form " + std::string(to_string(a.form)));
+  if (a.m == 0 || a.n == 0) return;
+  visit_dtype(a.type, [&](auto t) {
+    using T = decltype(t);
+    const auto *A = static_cast<const T*>(a.a), *B = static_cast<const T*>(a.b);
+    auto* C = static_cast<T*>(a.c);
+    if (a.form == matmul_form::tiled)
+      matmul_tiled_hoisted_kernel<<<skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, 0,
+                                    a.stream>>>(A, B, C, a.m, a.n, a.k, static_cast<int>(a.op));
+    else
+      matmul_naive_hoisted_kernel<<<skeleton::matmul_grid(a.m, a.n),
+                                    dim3(skeleton::matmul_tile, skeleton::matmul_tile), 0, a.stream>>>(
+          A, B, C, a.m, a.n, a.k, static_cast<int>(a.op));
+    CDL_CHECK_LAUNCH();
+  });
+}
 
 // Per element: the id comes from the task record, so a warp whose elements hold different
 // ids runs each of their cases in turn.
@@ -133,6 +170,7 @@ void register_03_switch(registry& r) {
   r.add_all("03_switch", {launch_map, launch_zip, launch_points, launch_image, launch_matmul,
                           registry::per_element_tasks(launch_tasks)});
   r.add_map("03_switch", "hoisted", launch_map_hoisted);
+  r.add_matmul("03_switch", "hoisted", launch_matmul_hoisted);
 }
 
 }  // namespace cdl

@@ -95,6 +95,14 @@ void register_09_shared_memory(registry& r) {
   const auto skeleton_based = [](const auto& e) { return e.strategy != "00_inline"; };
   add_form(r.image, image_form::tiled, skeleton_based);
   add_form(r.matmul, matmul_form::tiled, skeleton_based);
+  // The tiled GEMM's progression, step by step (skeletons/matmul.cuh), with one strategy: the
+  // steps are about the kernel, not the dispatch.
+  const auto template_naive = [](const matmul_entry& e) {
+    return e.strategy == "01_template_functor" && e.form == matmul_form::naive;
+  };
+  for (matmul_form step : {matmul_form::tiled_step0, matmul_form::tiled_step1, matmul_form::tiled_step2,
+                           matmul_form::tiled_step3})
+    add_form(r.matmul, step, template_naive);
   // Staging says nothing about dispatch: one compile-time and one run-time strategy suffice.
   const auto staged = [](const auto& e) {
     return e.form == map_form::scalar && e.variant.empty() &&

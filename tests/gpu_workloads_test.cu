@@ -5,8 +5,12 @@
 // layout with 1, 2, 7 and 32 distinct ops; matrices 1, 33, 257, exact 128 x 128 x 8 tiles and
 // non-square shapes with partial tiles in every dimension. cuBLAS, the matmul peer, too.
 #include "common/cublas_peer.hpp"
+#include "common/inputs.hpp"
 #include "common/library_peers.hpp"
 #include "gpu_test.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace cdl {
 namespace {
@@ -69,8 +73,8 @@ class MatmulStrategy : public gpu_param_test<entry_type_op<semiring>> {};
 TEST_P(MatmulStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
   const matmul_entry& entry = get_registry().matmul.at(index);
-  const int shapes[][3] = {{1, 1, 1},     {33, 33, 33}, {257, 257, 257}, {256, 128, 64},
-                           {70, 130, 45}, {1, 300, 17}, {129, 257, 9}};
+  const int shapes[][3] = {{1, 1, 1},      {17, 33, 65},  {33, 33, 33}, {257, 257, 257},
+                           {256, 128, 64}, {70, 130, 45}, {1, 300, 17}, {129, 257, 9}};
   for (const auto& [m, n, k] : shapes)
     expect_matches_reference<matmul_fixture>(entry, matmul_problem{op, type, m, n, k}, default_seed + m,
                                              std::size_t(m) * n);
@@ -82,6 +86,24 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return entry_type_op_name(get_registry().matmul, info.param); });
 
 class Peers : public gpu_test {};
+
+// Past 2048^3 the plain product's reference comes from cuBLAS DGEMM (matmul_workload.cu): it must
+// be the CPU's float64 reference, value and error scale, on a problem where both can be computed.
+TEST_F(Peers, CublasReferenceIsTheCpuReference) {
+  const matmul_problem p{semiring::plus_times, dtype::f32, 300, 500, 200};
+  const matmul_fixture cpu(p, default_seed);
+  const std::vector<float> a = uniform_inputs<float>(std::size_t(p.m) * p.k, default_seed),
+                           b = uniform_inputs<float>(std::size_t(p.k) * p.n, default_seed + 1);
+  const std::vector<reference_value> gpu = cublas_reference(
+      std::vector<double>(a.begin(), a.end()), std::vector<double>(b.begin(), b.end()), p.m, p.n, p.k);
+  const std::vector<reference_value>& want = cpu.reference_for(matmul_form::tiled);
+  ASSERT_EQ(gpu.size(), want.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < gpu.size(); ++i)
+    worst = std::max({worst, std::fabs(gpu[i].value - want[i].value) / want[i].scale,
+                      std::fabs(gpu[i].scale - want[i].scale) / want[i].scale});
+  EXPECT_LT(worst, 1e-13);
+}
 
 TEST_F(Peers, CublasMatchesTheReferenceForThePlainProduct) {
   for (dtype t : {dtype::f32, dtype::f64})

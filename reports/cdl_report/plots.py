@@ -176,3 +176,21 @@ def matmul_fractions(doc, items, shape):
         fig,
         f"(+,×) matrix product, float32, {shape}: each implementation's fraction of cuBLAS",
     )
+
+
+def matmul_progression(doc, points, cublas_tops, shape):
+    """points: [(step label, TOP/s)] in order; cuBLAS's rate as a line."""
+    fig, ax = doc.plt.subplots(figsize=(8, 3.2))
+    labels, values = [p for p, _ in points], [v for _, v in points]
+    ax.bar(labels, values, color="C0")
+    for i, v in enumerate(values):
+        ax.text(i, v, f"{v / cublas_tops:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.axhline(cublas_tops, color="C3", ls="--", label="cuBLAS SGEMM")
+    ax.set_ylabel("TOP/s (fraction of cuBLAS above each bar)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    doc.figure(
+        "matmul_progression.png",
+        fig,
+        f"(+,×) matrix product, float32, {shape}: the tiled kernel's steps against cuBLAS",
+    )

@@ -3,6 +3,7 @@ import os
 
 from .document import pow2, table
 from .results import ResultsError, label
+from .sections import matmul
 
 
 def text(bench, found):
@@ -25,7 +26,7 @@ def text(bench, found):
     # dispatch section): its k_max figures measure that loop, so they are in parentheses, with a note.
     loop_apart = set() if bench.map_loop_fused else {"08_expression_jit"}
 
-    big = max((shape for shape, _ in found["matmul"]), key=lambda x: int(x.split("x")[0]), default=None)
+    big = matmul.dispatch_shape(found["matmul"])
     labels = sorted(
         {label(e) for (w, _), es in bench.problems.items() for e in es if w in ("map", "tasks", "matmul")}
     )

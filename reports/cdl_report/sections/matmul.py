@@ -1,20 +1,55 @@
-"""Matrix products: every (+,×) float32 implementation as a fraction of cuBLAS SGEMM."""
+"""Matrix products: every implementation against cuBLAS (SGEMM, DGEMM), the tiled kernel's
+progression step by step, and the semirings without a fused multiply-add against their bound."""
 from .. import plots
 from ..document import fmt_time, table
 
+# What each form of the tiled kernel adds to the one before (common/skeletons/matmul.cuh says how).
+STEPS = [
+    ("01_template_functor/naive", "naive: a thread per element of C, A and B from global memory"),
+    (
+        "01_template_functor/tiled_step0",
+        "step 0: 128 x 128 tiles, 8 x 8 per thread, one buffer, two barriers",
+    ),
+    ("01_template_functor/tiled_step1", "step 1: 16-byte shared and global reads, double buffering"),
+    ("01_template_functor/tiled_step2", "step 2: B by cp.async, two blocks per SM"),
+    ("01_template_functor/tiled_step3", "step 3: A's shared rows padded"),
+    ("01_template_functor/tiled", "step 4: two slices per trip, buffers known at compile time"),
+]
+CUBLAS = {"f32": "cublas/sgemm", "f64": "cublas/dgemm"}
+TARGET = {"of cuBLAS": 0.85, "of bound": 0.8}  # the goals of issue 20
+
+
+def volume(shape):
+    m, n, k = (int(x) for x in shape.split("x"))
+    return m * n * k
+
+
+def dispatch_shape(fractions):
+    """The float32 shape with the most implementations measured (the dispatch table's), largest on ties."""
+    counts = {}
+    for shape, _ in fractions:
+        counts[shape] = counts.get(shape, 0) + 1
+    return max(counts, key=lambda s: (counts[s], volume(s)), default=None)
+
 
 def add(doc, bench):
-    runs = [(f, e) for f, e in bench.select("matmul", semiring="plus_times") if "cublas/sgemm" in e]
+    runs = [
+        (f, e) for f, e in bench.select("matmul", semiring="plus_times") if CUBLAS.get(f.get("type")) in e
+    ]
     if not runs:
         return {}
     doc.add("## Matrix products against cuBLAS\n")
-    fractions = {}
-    for f, es in sorted(runs, key=lambda fe: fe[0]["shape"]):
-        base = es["cublas/sgemm"]["median"]
+    fractions = {}  # float32: (shape, entry) -> fraction of cuBLAS
+    for f, es in sorted(runs, key=lambda fe: (fe[0]["type"], volume(fe[0]["shape"]))):
+        base_name = CUBLAS[f["type"]]
+        base = es[base_name]["median"]
         rows = []
         for entry, row in sorted(es.items(), key=lambda kv: kv[1]["median"]):
+            if "/tiled_step" in entry:
+                continue  # the progression's table
             frac = base / row["median"]
-            fractions[(f["shape"], entry)] = frac
+            if f["type"] == "f32":
+                fractions[(f["shape"], entry)] = frac
             rows.append(
                 [
                     f"`{entry}`",
@@ -23,9 +58,112 @@ def add(doc, bench):
                     f"{frac:.3f}",
                 ]
             )
-        doc.add(f"(+,×), float32, {f['shape']}: fraction of cuBLAS SGEMM (its time / each time)\n")
-        doc.add(table(["implementation", "median", "TOP/s", "of cuBLAS"], rows))
-    shape = max((f["shape"] for f, _ in runs), key=lambda s: int(s.split("x")[0]))
-    es = next(e for f, e in runs if f["shape"] == shape)
-    plots.matmul_fractions(doc, sorted(((fractions[(shape, e)], e) for e in es), reverse=True), shape)
+        kind = "float32" if f["type"] == "f32" else "float64"
+        doc.add(f"(+,×), {kind}, {f['shape']}: fraction of `{base_name}` (its time / each time)\n")
+        doc.add(table(["implementation", "median", "TOP/s", f"of {base_name.split('/')[1]}"], rows))
+        if f["type"] == "f64":
+            doc.add(
+                "cuBLAS's DGEMM on Hopper runs on the FP64 tensor cores (DMMA); the tiled kernel uses FP64 "
+                "fused multiply-adds on the SM's FP64 units, so this fraction is not a goal, only a distance.\n"
+            )
+    shape = dispatch_shape(fractions)
+    if shape:
+        es = next(e for f, e in runs if f["shape"] == shape and f["type"] == "f32")
+        items = [(fractions[(shape, e)], e) for e in es if (shape, e) in fractions]
+        plots.matmul_fractions(doc, sorted(items, reverse=True), shape)
+    progression(doc, bench)
+    semirings(doc, bench)
     return fractions
+
+
+def progression(doc, bench):
+    """Each step of the tiled kernel at the size its forms were measured, against cuBLAS."""
+    found = [
+        (f, e)
+        for f, e in bench.select("matmul", semiring="plus_times", type="f32")
+        if "01_template_functor/tiled_step0" in e and "cublas/sgemm" in e
+    ]
+    if not found:
+        return
+    f, es = max(found, key=lambda fe: volume(fe[0]["shape"]))
+    base = es["cublas/sgemm"]["median"]
+    rows, points, before = [], [], None
+    for entry, what in STEPS:
+        if entry not in es:
+            continue
+        t = es[entry]["median"]
+        tops = es[entry]["counters"].get("TOP/s", float("nan"))
+        rows.append(
+            [
+                what,
+                fmt_time(t),
+                f"{tops:.2f}",
+                f"{base / t:.3f}",
+                "–" if before is None else f"{before / t:.2f}×",
+            ]
+        )
+        points.append((what.split(":")[0], tops))
+        before = t
+    cublas_tops = es["cublas/sgemm"]["counters"].get("TOP/s", float("nan"))
+    doc.add(f"### The tiled kernel, step by step ((+,×), float32, {f['shape']}, template functor)\n")
+    doc.add(
+        "Each form is the same skeleton with one more of its steps switched on "
+        "(`common/skeletons/matmul.cuh`, template parameter `Step`), measured in this run.\n"
+    )
+    doc.add(table(["form", "median", "TOP/s", "of cuBLAS", "speed-up over the row before"], rows))
+    final = es.get("01_template_functor/tiled")
+    if final:
+        frac = base / final["median"]
+        goal = TARGET["of cuBLAS"]
+        doc.add(
+            f"The last step reaches {frac:.3f} of cuBLAS SGEMM: "
+            f"{'at or above' if frac >= goal else 'below'} the goal of {goal} (rule: fraction ≥ {goal}).\n"
+        )
+    plots.matmul_progression(doc, points, cublas_tops, f["shape"])
+
+
+def semirings(doc, bench):
+    """(min,+) and (max,×) against their bound: the same kernel's (+,×) rate, halved (two instructions
+    a step, where the plain product's fused multiply-add is one)."""
+    rows = []
+    for f, es in sorted(bench.select("matmul", type="f32"), key=lambda fe: volume(fe[0]["shape"])):
+        if f["semiring"] == "plus_times":
+            continue
+        plain = next(
+            (e for g, e in bench.select("matmul", semiring="plus_times", type="f32", shape=f["shape"])), {}
+        )
+        for entry, row in sorted(es.items()):
+            if not entry.endswith("/tiled") or entry not in plain:
+                continue
+            tops, ref = row["counters"].get("TOP/s"), plain[entry]["counters"].get("TOP/s")
+            if not tops or not ref:
+                continue
+            bound = ref / 2
+            rows.append(
+                [
+                    f["semiring"],
+                    f["shape"],
+                    f"`{entry}`",
+                    f"{tops:.2f}",
+                    f"{bound:.2f}",
+                    f"{tops / bound:.2f}",
+                ]
+            )
+    if not rows:
+        return
+    goal = TARGET["of bound"]
+    doc.add("### Semirings without a fused multiply-add, against their bound\n")
+    doc.add(
+        "(min,+) and (max,×) take two instructions a step (an add or multiply, then FMNMX) where (+,×) takes "
+        "one FFMA, so their bound is the same kernel's (+,×) rate halved. That bound also doubles the (+,×) "
+        "kernel's loads, barriers and address arithmetic, which the semiring pays once, so a kernel can pass "
+        f"it. Goal: at least {goal} of the bound.\n"
+    )
+    doc.add(table(["semiring", "shape", "tiled kernel", "TOP/s", "bound TOP/s", "of bound"], rows))
+    tiled_template = [r for r in rows if r[2] == "`01_template_functor/tiled`"]
+    if tiled_template:
+        worst = min(float(r[5]) for r in tiled_template)
+        doc.add(
+            f"Template functor, lowest fraction of its bound: {worst:.2f} "
+            f"({'meets' if worst >= goal else 'misses'} the goal of {goal}).\n"
+        )
