@@ -122,7 +122,8 @@ void launch_matmul(const matmul_launch& a) {
 template <class T>
 __global__ void __launch_bounds__(skeleton::tiled_threads,
                                   (skeleton::tiled_min_blocks<T, skeleton::tiled_final_step>))
-    matmul_tiled_hoisted_kernel(const T* A, const T* B, T* C, int M, int N, int K, int id) {
+    matmul_tiled_hoisted_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                int N, int K, int id) {
   __shared__ skeleton::matmul_slices<T, skeleton::tiled_final_step> s;
   visit<semirings>(id, [&](auto op) {
     skeleton::matmul_tiled_body<skeleton::tiled_final_step>(A, B, C, M, N, K,
@@ -131,7 +132,8 @@ __global__ void __launch_bounds__(skeleton::tiled_threads,
 }
 template <class T>
 __global__ void __launch_bounds__(skeleton::matmul_tile* skeleton::matmul_tile)
-    matmul_naive_hoisted_kernel(const T* A, const T* B, T* C, int M, int N, int K, int id) {
+    matmul_naive_hoisted_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                int N, int K, int id) {
   visit<semirings>(id, [&](auto op) {
     skeleton::matmul_naive_body(A, B, C, M, N, K, decltype(op)::template identity<T>(), op);
   });

@@ -17,8 +17,8 @@
 //             2. B copied global -> shared by cp.async, through no register, which brings the
 //                kernel within two blocks per SM's share of the register file, unspilled;
 //             3. A's shared rows padded, so the two threads storing a row's halves use two banks;
-//             4. two slices per trip of the k loop, so that which buffer is computed on and which
-//                is filled is known at compile time (ncu: fewer instructions, fewer cycles
+//             4. a branch on which buffer is computed on and which is filled, so that in each
+//                branch both are known at compile time (ncu: fewer instructions, fewer cycles
 //                stalled at the barrier).
 //           Tried and measured slower on the H100: 16-deep slices (spills at two blocks per SM;
 //           one block per SM unspilled), a warp's threads arranged 4 x 8 instead of 2 x 16, and
@@ -238,16 +238,15 @@ struct slice_source {
 // One trip of the double-buffered loop (step 1 on): slice t+1's loads start before slice t is
 // computed on and finish after it, into the other buffer, so one barrier per slice separates the
 // two. The other buffer is free from the start of a trip: the barrier that ended the previous one
-// was after its last read. Now is the buffer computed on, a constant.
-template <int Now, int Step, class T, class F>
-__device__ __forceinline__ void pipelined_slice(const slice_source<T>& in, int k0, matmul_slices<T, Step>& s,
-                                                slice_loader<T, Step>& next, int row, int col,
-                                                T (&acc)[thread_m][thread_n], const F& f) {
-  constexpr int other = Now ^ 1;
+// was after its last read. `now` is the buffer computed on.
+template <int Step, class T, class F>
+__device__ __forceinline__ void pipelined_slice(const slice_source<T>& in, int k0, int now,
+                                                matmul_slices<T, Step>& s, slice_loader<T, Step>& next,
+                                                int row, int col, T (&acc)[thread_m][thread_n], const F& f) {
   const bool more = k0 + tile_k < in.K;
-  if (more) next.load(in.A, in.B, in.M, in.N, in.K, in.m0, in.n0, k0 + tile_k, in.vector_rows, s.b[other]);
-  compute_slice<Step>(s.a[Now], s.b[Now], in.K - k0, row, col, acc, f);
-  if (more) next.store(s.a[other], s.b[other]);
+  if (more) next.load(in.A, in.B, in.M, in.N, in.K, in.m0, in.n0, k0 + tile_k, in.vector_rows, s.b[now ^ 1]);
+  compute_slice<Step>(s.a[now], s.b[now], in.K - k0, row, col, acc, f);
+  if (more) next.store(s.a[now ^ 1], s.b[now ^ 1]);
   __syncthreads();
 }
 
@@ -293,20 +292,19 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
       next.store(s.a[0], s.b[0]);
       __syncthreads();
     }
-  } else if constexpr (Step < 4) {
-    for (int k0 = 0, now = 0; k0 < K; k0 += tile_k, now ^= 1) {
-      if (now)
-        pipelined_slice<1>(in, k0, s, next, row, col, acc, f);
-      else
-        pipelined_slice<0>(in, k0, s, next, row, col, acc, f);
-    }
   } else {
-    // Step 4: two slices per trip, so that which buffer is which is known at compile time:
-    // every shared-memory address in the slice is a constant offset from one register, and the
-    // trip has half the loop's bookkeeping per slice.
-    for (int k0 = 0; k0 < K; k0 += 2 * tile_k) {
-      pipelined_slice<0>(in, k0, s, next, row, col, acc, f);
-      if (k0 + tile_k < K) pipelined_slice<1>(in, k0 + tile_k, s, next, row, col, acc, f);
+    for (int k0 = 0, now = 0; k0 < K; k0 += tile_k, now ^= 1) {
+      if constexpr (Step < 4) {
+        pipelined_slice(in, k0, now, s, next, row, col, acc, f);
+      } else {
+        // Step 4: a branch on the buffer, so that in each branch it is a constant: every
+        // shared-memory address of the slice is a constant offset from one register, where with
+        // `now` in a register each is computed.
+        if (now)
+          pipelined_slice(in, k0, 1, s, next, row, col, acc, f);
+        else
+          pipelined_slice(in, k0, 0, s, next, row, col, acc, f);
+      }
     }
   }
 #pragma unroll
