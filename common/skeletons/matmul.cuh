@@ -17,8 +17,8 @@
 //             2. B copied global -> shared by cp.async, through no register, which brings the
 //                kernel within two blocks per SM's share of the register file, unspilled;
 //             3. A's shared rows padded, so the two threads storing a row's halves use two banks;
-//             4. a branch on which buffer is computed on and which is filled, so that in each
-//                branch both are known at compile time (ncu: fewer instructions, fewer cycles
+//             4. two slices per trip of the k loop, so that which buffer is computed on and which
+//                is filled is known at compile time (ncu: fewer instructions, fewer cycles
 //                stalled at the barrier).
 //           Tried and measured slower on the H100: 16-deep slices (spills at two blocks per SM;
 //           one block per SM unspilled), a warp's threads arranged 4 x 8 instead of 2 x 16, and
@@ -292,19 +292,17 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
       next.store(s.a[0], s.b[0]);
       __syncthreads();
     }
+  } else if constexpr (Step < 4) {
+    for (int k0 = 0, now = 0; k0 < K; k0 += tile_k, now ^= 1)
+      pipelined_slice(in, k0, now, s, next, row, col, acc, f);
   } else {
-    for (int k0 = 0, now = 0; k0 < K; k0 += tile_k, now ^= 1) {
-      if constexpr (Step < 4) {
-        pipelined_slice(in, k0, now, s, next, row, col, acc, f);
-      } else {
-        // Step 4: a branch on the buffer, so that in each branch it is a constant: every
-        // shared-memory address of the slice is a constant offset from one register, where with
-        // `now` in a register each is computed.
-        if (now)
-          pipelined_slice(in, k0, 1, s, next, row, col, acc, f);
-        else
-          pipelined_slice(in, k0, 0, s, next, row, col, acc, f);
-      }
+    // Step 4: two slices per trip, one per buffer, so that in each the buffer is a constant: every
+    // shared-memory address of the slice is a constant offset from one register, where with `now`
+    // in a register each is computed. (A branch on `now` per slice measured as fast in nvcc's
+    // build, but slower in NVRTC's build of the same source, for a reason not found yet.)
+    for (int k0 = 0; k0 < K; k0 += 2 * tile_k) {
+      pipelined_slice(in, k0, 0, s, next, row, col, acc, f);
+      if (k0 + tile_k < K) pipelined_slice(in, k0 + tile_k, 1, s, next, row, col, acc, f);
     }
   }
 #pragma unroll

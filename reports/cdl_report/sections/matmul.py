@@ -13,7 +13,7 @@ STEPS = [
     ("01_template_functor/tiled_step1", "step 1: 16-byte shared and global reads, double buffering"),
     ("01_template_functor/tiled_step2", "step 2: B by cp.async, two blocks per SM"),
     ("01_template_functor/tiled_step3", "step 3: A's shared rows padded"),
-    ("01_template_functor/tiled", "step 4: a branch per buffer, its addresses known at compile time"),
+    ("01_template_functor/tiled", "step 4: two slices per trip, buffers known at compile time"),
 ]
 CUBLAS = {"f32": "cublas/sgemm", "f64": "cublas/dgemm"}
 TARGET = {"of cuBLAS": 0.85, "of bound": 0.8}  # the goals of issue 20
