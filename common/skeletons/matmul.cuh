@@ -261,15 +261,9 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
   const int row = (threadIdx.x / (tile_n / thread_n)) * r;  // the first of the thread's runs
   const int col = (threadIdx.x % (tile_n / thread_n)) * r;
   constexpr int lanes = slice_loader<T, Step>::lanes;
-  const slice_source<T> in{A,
-                           B,
-                           M,
-                           N,
-                           K,
-                           m0,
-                           n0,
-                           K % lanes == 0 && N % lanes == 0 && (unsigned long long)(A) % 16 == 0 &&
-                               (unsigned long long)(B) % 16 == 0};
+  const bool vector_rows = K % lanes == 0 && N % lanes == 0 && (unsigned long long)(A) % 16 == 0 &&
+                           (unsigned long long)(B) % 16 == 0;
+  const slice_source<T> in{A, B, M, N, K, m0, n0, vector_rows};
   T acc[thread_m][thread_n];
 #pragma unroll
   for (int i = 0; i < thread_m; ++i)
@@ -277,7 +271,7 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
     for (int j = 0; j < thread_n; ++j) acc[i][j] = init;
 
   slice_loader<T, Step> next;
-  next.load(A, B, M, N, K, m0, n0, 0, in.vector_rows, s.b[0]);
+  next.load(A, B, M, N, K, m0, n0, 0, vector_rows, s.b[0]);
   next.store(s.a[0], s.b[0]);
   __syncthreads();
   if constexpr (Step == 0) {
@@ -288,7 +282,7 @@ __device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ A, const
       compute_slice<Step>(s.a[0], s.b[0], K - k0, row, col, acc, f);
       __syncthreads();
       if (k0 + tile_k >= K) break;
-      next.load(A, B, M, N, K, m0, n0, k0 + tile_k, in.vector_rows, s.b[0]);
+      next.load(A, B, M, N, K, m0, n0, k0 + tile_k, vector_rows, s.b[0]);
       next.store(s.a[0], s.b[0]);
       __syncthreads();
     }
