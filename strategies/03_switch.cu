@@ -118,17 +118,26 @@ void launch_matmul(const matmul_launch& a) {
   skeleton::launch_matmul_with(a, [&](auto) { return switch_invoker<semirings>{static_cast<int>(a.op)}; });
 }
 // The GEMM's hoisted switch: one branch per thread, then the template's tiled (or naive) body with
-// the semiring inlined. The cases share one shared-memory buffer, which the kernel owns.
+// the semiring inlined. Each case of the tiled kernel is a function of its own, called once per
+// thread: with the three bodies inlined into one kernel, ptxas allocates one set of registers
+// for all of them, and at two blocks per SM the plain product's body then spills (the report's
+// resource table shows `matmul_tiled_hoisted_kernel`). A function per case is allocated on its
+// own. Its shared memory is the launch's dynamic shared memory, which every case addresses as
+// shared (a pointer passed to a function that is not inlined would be a generic one).
+template <class T, class Op>
+__device__ __noinline__ void matmul_tiled_case(const T* __restrict__ A, const T* __restrict__ B,
+                                               T* __restrict__ C, int M, int N, int K) {
+  extern __shared__ __align__(16) unsigned char tiles[];
+  auto& s = *reinterpret_cast<skeleton::matmul_slices<T, skeleton::tiled_final_step>*>(tiles);
+  skeleton::matmul_tiled_body<skeleton::tiled_final_step>(A, B, C, M, N, K, Op::template identity<T>(), Op{},
+                                                          s);
+}
 template <class T>
 __global__ void __launch_bounds__(skeleton::tiled_threads,
                                   (skeleton::tiled_min_blocks<T, skeleton::tiled_final_step>))
     matmul_tiled_hoisted_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
                                 int N, int K, int id) {
-  __shared__ skeleton::matmul_slices<T, skeleton::tiled_final_step> s;
-  visit<semirings>(id, [&](auto op) {
-    skeleton::matmul_tiled_body<skeleton::tiled_final_step>(A, B, C, M, N, K,
-                                                            decltype(op)::template identity<T>(), op, s);
-  });
+  visit<semirings>(id, [&](auto op) { matmul_tiled_case<T, decltype(op)>(A, B, C, M, N, K); });
 }
 template <class T>
 __global__ void __launch_bounds__(skeleton::matmul_tile* skeleton::matmul_tile)
@@ -147,7 +156,8 @@ void launch_matmul_hoisted(const matmul_launch& a) {
     const auto *A = static_cast<const T*>(a.a), *B = static_cast<const T*>(a.b);
     auto* C = static_cast<T*>(a.c);
     if (a.form == matmul_form::tiled)
-      matmul_tiled_hoisted_kernel<<<skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads, 0,
+      matmul_tiled_hoisted_kernel<<<skeleton::matmul_tiled_grid(a.m, a.n), skeleton::tiled_threads,
+                                    sizeof(skeleton::matmul_slices<T, skeleton::tiled_final_step>),
                                     a.stream>>>(A, B, C, a.m, a.n, a.k, static_cast<int>(a.op));
     else
       matmul_naive_hoisted_kernel<<<skeleton::matmul_grid(a.m, a.n),
