@@ -152,6 +152,43 @@ class ReportTest(FixtureTest):
         self.assertNotIn("**08 is not in the table.**", text)
         self.assertNotIn("In parentheses: 08's vec kernel", text)
 
+    def test_the_gemm_progression_and_the_semirings_bound_are_computed(self):
+        # The fixture's 1024^3 template tiled kernel, copied as the earlier steps (each slower by a
+        # known factor) and as (min,+) at 0.6 of its bound: the tables and rules must follow.
+        tiled = "matmul/01_template_functor/tiled/semiring:plus_times/type:f32/1024x1024x1024/"
+
+        def edit(doc):
+            added = []
+            for b in doc["benchmarks"]:
+                if not b["run_name"].startswith(tiled):
+                    continue
+                for step, slower in ((0, 3.0), (1, 1.5), (2, 1.2), (3, 1.1)):
+                    c = json.loads(json.dumps(b))
+                    for key in ("name", "run_name"):
+                        c[key] = c[key].replace("/tiled/", f"/tiled_step{step}/")
+                    c["real_time"] *= slower
+                    c["TOP/s"] /= slower
+                    added.append(c)
+                c = json.loads(json.dumps(b))
+                for key in ("name", "run_name"):
+                    c[key] = c[key].replace("plus_times", "min_plus")
+                c["real_time"] /= 0.3  # half the (+,×) rate is the bound: 0.6 of it
+                c["TOP/s"] *= 0.3
+                added.append(c)
+            doc["benchmarks"] += added
+
+        self.edit_results(edit)
+        text = self.report()
+        section = text.split("### The tiled kernel, step by step")[1].split("\n## ")[0]
+        self.assertIn("| step 3: A's shared rows padded |", section)
+        self.assertIn("| 1.10× |", section)  # step 4 over step 3
+        self.assertIn("| 1.25× |", section)  # step 2 over step 1: 1.5 / 1.2
+        self.assertIn("below the goal of 0.85", section)  # the fixture's tiled kernel: 0.24 of cuBLAS
+        self.assertIn("| min_plus | 1024x1024x1024 | `01_template_functor/tiled` |", section)
+        self.assertIn("| 0.60 |", section)
+        self.assertIn("lowest fraction of its bound: 0.60 (misses the goal of 0.8)", section)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "matmul_progression.png")))
+
     def test_the_readme_table_and_guide_are_generated_into_their_block(self):
         readme = os.path.join(self.dir, "README.md")
         with open(readme, "w") as f:
