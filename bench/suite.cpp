@@ -268,8 +268,8 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
   // The GEMMs run a fixed number of iterations chosen from their arithmetic's floor (every SM
   // retiring a fused multiply-add on each of its 128 FP32 lanes every cycle), as the others are
   // from their bytes'. `slowdown` is how far from that floor a kernel is expected to be, for the
-  // kernels that call the op through the ABI (40 to 70 times the template's time): they run as
-  // few as 2 iterations a repetition, where a launch takes a large fraction of a second.
+  // kernels that call the op through the ABI (tens of times the template's time, the report's GEMM
+  // tables): they run as few as 2 iterations a repetition, where a launch takes a tenth of a second.
   const device_info& d = query_device();
   const double lane_ops_per_s = 2.0 * 128 * d.sm_count * d.sm_clock_khz * 1e3;
   auto add_matmul = [&](const auto& entry, const matmul_problem& p, double slowdown = 1) {
@@ -303,10 +303,10 @@ void register_matmul(const settings& s, std::vector<std::string>& names) {
         if (measured(e)) add_matmul(e, p, slowdown(e));
       if (semiring(op) == semiring::plus_times) add_matmul(cublas_sgemm, p);
     }
-  // The plain product where cuBLAS is at its best: every tiled kernel (the dispatch table at
-  // 4096^3; 2048^3 in the quick suite), the tiled kernel's steps (the progression) and the naive
-  // template kernel in float32; all but the steps and the ABI calls in float64; at 8192^3 and on a shape that no tile divides
-  // (float32, full suite), the tiled kernels that inline the op.
+  // The plain product where cuBLAS is at its best (4096^3; 2048^3 in the quick suite): in float32
+  // every tiled kernel (the dispatch table), the tiled kernel's steps (the progression) and the
+  // naive template kernel; in float64 the same but the steps and the ABI calls. Then, in the full
+  // suite, 8192^3 and a shape that no tile divides, float32, the tiled kernels that inline the op.
   const int big = s.quick ? 2048 : 4096;
   for (dtype t : {dtype::f32, dtype::f64}) {
     const matmul_problem p{semiring::plus_times, t, big, big, big};
