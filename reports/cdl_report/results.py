@@ -147,6 +147,11 @@ class Bench:
             else:
                 workload, entry, fields = parse_name(name)
                 self.problems[(workload, tuple(sorted(fields.items())))][entry] = row
+        # Whether the run measured the tiled GEMM's step forms (`tiled_step0`...): builds from before
+        # the skeleton had them ran an earlier tiled kernel.
+        self.gemm_steps = any(
+            "/tiled_step" in e for (w, _), es in self.problems.items() if w == "matmul" for e in es
+        )
 
     def select(self, workload, **want):
         """[(fields dict, {entry: row})] of a workload whose fields match `want` (values as text)."""

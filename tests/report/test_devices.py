@@ -87,6 +87,27 @@ class DevicesTest(FixtureTest):
         s = self.section(self.report())
         self.assertIn("**The map's vec kernels differ between the runs.** B's skeleton runs one k loop", s)
 
+    def test_runs_with_and_without_the_gemm_steps_are_told_apart(self):
+        self.assertNotIn("The tiled GEMMs may differ", self.section(self.report()))
+        tiled = "matmul/01_template_functor/tiled/"
+
+        def add_steps(doc):
+            doc["benchmarks"] += [
+                dict(
+                    b,
+                    name=b["name"].replace("/tiled/", "/tiled_step0/"),
+                    run_name=b["run_name"].replace("/tiled/", "/tiled_step0/"),
+                )
+                for b in doc["benchmarks"]
+                if b["run_name"].startswith(tiled)
+            ]
+
+        self.edit_results(add_steps)
+        s = self.section(self.report())
+        self.assertIn(
+            "**The tiled GEMMs may differ between the runs.** A measured the tiled kernel's steps", s
+        )
+
     def test_no_section_without_another_device_or_with_an_empty_list(self):
         self.assertNotIn("## Across devices", self.report("--others"))
         shutil.rmtree(self.other)

@@ -188,6 +188,14 @@ def _one(doc, a, b):
             f"thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value: beyond k = 1, and for "
             "the calls that are not inlined at every k, a map ratio below compares two kernels, not two devices.\n"
         )
+    if a.bench.gemm_steps != b.bench.gemm_steps:
+        stepped, other = ("A", "B") if a.bench.gemm_steps else ("B", "A")
+        doc.add(
+            f"**The tiled GEMMs may differ between the runs.** {stepped} measured the tiled kernel's steps "
+            f"(`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with an earlier "
+            "tiled kernel (the revisions above say), in which case a matmul ratio below compares two kernels, not "
+            "two devices.\n"
+        )
     if share(bw, bw, sm) is None:
         doc.add(
             f"The two devices' copy floors and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
