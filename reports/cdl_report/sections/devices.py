@@ -181,21 +181,27 @@ def _one(doc, a, b):
             ],
         )
     )
-    if a.bench.map_loop_fused != b.bench.map_loop_fused:
-        fused, other = ("A", "B") if a.bench.map_loop_fused else ("B", "A")
-        doc.add(
-            f"**The map's vec kernels differ between the runs.** {fused}'s skeleton runs one k loop for all of a "
-            f"thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value: beyond k = 1, and for "
-            "the calls that are not inlined at every k, a map ratio below compares two kernels, not two devices.\n"
-        )
-    if a.bench.gemm_steps != b.bench.gemm_steps:
-        stepped, other = ("A", "B") if a.bench.gemm_steps else ("B", "A")
-        doc.add(
-            f"**The tiled GEMMs may differ between the runs.** {stepped} measured the tiled kernel's steps "
-            f"(`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with an earlier "
-            "tiled kernel (the revisions above say), in which case a matmul ratio below compares two kernels, not "
-            "two devices.\n"
-        )
+    # Kernels the two builds wrote differently: a ratio of such kernels compares two kernels, not two
+    # devices. Each: what marks a run's kernel, and the sentence given the run that has it and the other.
+    changed = (
+        (
+            lambda run: run.bench.map_loop_fused,
+            lambda has, other: f"**The map's vec kernels differ between the runs.** {has}'s skeleton runs one k "
+            f"loop for all of a thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value: "
+            "beyond k = 1, and for the calls that are not inlined at every k, a map ratio below compares two "
+            "kernels, not two devices.\n",
+        ),
+        (
+            lambda run: run.bench.gemm_steps,
+            lambda has, other: f"**The tiled GEMMs may differ between the runs.** {has} measured the tiled kernel's "
+            f"steps (`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with an "
+            "earlier tiled kernel (the revisions above say), in which case a matmul ratio below compares two "
+            "kernels, not two devices.\n",
+        ),
+    )
+    for marked, sentence in changed:
+        if marked(a) != marked(b):
+            doc.add(sentence(*(("A", "B") if marked(a) else ("B", "A"))))
     if share(bw, bw, sm) is None:
         doc.add(
             f"The two devices' copy floors and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
