@@ -5,6 +5,7 @@
 //   cdl_run --list
 //   cdl_run --strategy 04_function_pointer.symbol/vec --op sine --n 16777216 --k 16 [--json out.json]
 //   cdl_run --strategy all --op quadratic --type f64 --n 1e8
+//   cdl_run --strategy 11_type_from_address --n 2^24   (a strategy's mechanism alone: quadratic, float)
 //
 // With --expr, the op is the user's, compiled at run time and timed beside every built-in
 // strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
@@ -374,10 +375,20 @@ int run(const options& o) {
     return 0;
   }
   std::vector<const map_entry*> chosen;
-  if (o.strategy == "all")
+  // A strategy's name alone (`11_type_from_address`, not an entry's `.../vec`) runs its mechanism
+  // alone (strategies/minimal.hpp): the quadratic op in float, once per element, with whatever it
+  // sets up timed too. It is how 11, whose own workload is not the map, is run from here.
+  const minimal::form* alone = nullptr;
+  for (const minimal::form* f : minimal::all)
+    if (f->run && o.strategy == f->strategy) alone = f;
+  if (alone) {
+    if (o.problem.op != map_op::quadratic || o.problem.type != dtype::f32 || o.problem.k != 1)
+      throw error(o.strategy + " runs its mechanism alone: --op quadratic --type f32 --k 1 only");
+  } else if (o.strategy == "all") {
     for (const map_entry& e : get_registry().map) chosen.push_back(&e);
-  else
+  } else {
     chosen.push_back(&find_map_entry(o.strategy));
+  }
 
   std::string why;
   if (!gpu_available(&why)) throw error(why);
@@ -418,6 +429,12 @@ int run(const options& o) {
         {e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"), &fixture,
          e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
 
+  if (alone)
+    rows.push_back({o.strategy + " (the mechanism alone)", &fixture,
+                    [alone](const map_launch& a) {
+                      alone->run(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.stream);
+                    },
+                    map_form::scalar, o.strategy, "", "quadratic"});
   nlohmann::json records = nlohmann::json::array();
   bool all_passed = true;
   for (const row& w : rows) {

@@ -261,6 +261,16 @@ void register_tasks(const settings& s, std::vector<std::string>& names) {
       add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
 }
 
+// Virtual calls on an object per element (11, COAL): the layouts that change which classes a warp
+// meets, at 2^24 objects (384 MiB of them, twice: in element order and by class).
+void register_objects(const settings& s, std::vector<std::string>& names) {
+  const std::size_t n = std::size_t(1) << 24;
+  add_all<objects_fixture>(get_registry().objects, objects_problem{{task_layout::uniform, 1, n}}, s, names);
+  for (task_layout l : {task_layout::sorted, task_layout::random})
+    for (int d : pick(s, {32}, {4, 32}))
+      add_all<objects_fixture>(get_registry().objects, objects_problem{{l, d, n}}, s, names);
+}
+
 // The step forms of the tiled GEMM (01_template_functor only): measured at the progression's size.
 bool progression_step(const matmul_entry& e) { return e.form >= matmul_form::tiled_step0; }
 
@@ -356,6 +366,7 @@ int main(int argc, char** argv) {
     register_points(s, names);
     register_image(s, names);
     register_tasks(s, names);
+    register_objects(s, names);
     register_matmul(s, names);
     register_jit_stages(s.repetitions, s.quick, names);
 

@@ -7,6 +7,7 @@
 #include "image_workload.hpp"
 #include "map_workload.hpp"
 #include "matmul_workload.hpp"
+#include "objects_workload.hpp"
 #include "points_workload.hpp"
 #include "tasks_workload.hpp"
 #include "zip_workload.hpp"
@@ -39,6 +40,7 @@ using points_entry = registry_entry<points_launch, layout>;
 using image_entry = registry_entry<image_launch, image_form>;
 using tasks_entry = registry_entry<tasks_launch, tasks_form>;
 using matmul_entry = registry_entry<matmul_launch, matmul_form>;
+using objects_entry = registry_entry<objects_launch, object_form>;
 
 struct registry {
   std::vector<map_entry> map;
@@ -47,6 +49,7 @@ struct registry {
   std::vector<tasks_entry> tasks;
   std::vector<points_entry> points;
   std::vector<matmul_entry> matmul;
+  std::vector<objects_entry> objects;  // one strategy's (11): the others' calls are on task records
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
   void add_map(std::string strategy, std::string variant, map_launch_fn launch);
@@ -97,6 +100,7 @@ void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
 void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
 void register_09_shared_memory(registry&);
-void register_10_tiered_dispatch(registry&);  // the tiled and staged forms of the entries above
+void register_10_tiered_dispatch(registry&);    // the tiled and staged forms of the entries above
+void register_11_type_from_address(registry&);  // the objects workload only
 
 }  // namespace cdl

@@ -60,6 +60,7 @@ const registry& get_registry() {
     register_08_expression_jit(built);
     register_09_shared_memory(built);
     register_10_tiered_dispatch(built);
+    register_11_type_from_address(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(),
@@ -71,6 +72,7 @@ const registry& get_registry() {
     in_reading_order(built.image);
     in_reading_order(built.tasks);
     in_reading_order(built.matmul);
+    in_reading_order(built.objects);
     return built;
   }();
   return r;

@@ -68,6 +68,33 @@ std::string tasks_name(const ::testing::TestParamInfo<std::tuple<std::size_t, ta
 }
 INSTANTIATE_TEST_SUITE_P(Registry, TasksStrategy, ::testing::ValuesIn(tasks_params()), tasks_name);
 
+// The objects workload (11): every form on the tasks problem's records made into objects, with a
+// class per op; the by-class forms also at sizes where some classes' arenas are empty.
+class ObjectsStrategy : public gpu_param_test<std::tuple<std::size_t, task_layout>> {};
+
+TEST_P(ObjectsStrategy, MatchesTheReferenceAtEdgeSizes) {
+  const auto [index, layout] = GetParam();
+  const objects_entry& entry = get_registry().objects.at(index);
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
+    for (int distinct : {1, 2, 7, 32})
+      expect_matches_reference<objects_fixture>(entry, objects_problem{{layout, distinct, n}},
+                                                default_seed + n, n);
+}
+
+std::vector<std::tuple<std::size_t, task_layout>> objects_params() {
+  std::vector<std::tuple<std::size_t, task_layout>> v;
+  for (std::size_t i = 0; i < get_registry().objects.size(); ++i)
+    for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
+      v.emplace_back(i, l);
+  return v;
+}
+std::string objects_name(const ::testing::TestParamInfo<std::tuple<std::size_t, task_layout>>& info) {
+  const auto [i, l] = info.param;
+  return test_name(get_registry().objects.at(i).name() + "_" + std::string(to_string(l)));
+}
+INSTANTIATE_TEST_SUITE_P(Registry, ObjectsStrategy, ::testing::ValuesIn(objects_params()), objects_name);
+
 class MatmulStrategy : public gpu_param_test<entry_type_op<semiring>> {};
 
 TEST_P(MatmulStrategy, MatchesTheReferenceAtEdgeSizes) {

@@ -1,0 +1,80 @@
+// objects_workload.hpp's fixture: the tasks problem's records made into device objects, in element
+// order and by class, and the pointers each element holds to its object.
+#include "objects_workload.hpp"
+
+#include <new>
+
+namespace cdl {
+
+std::string_view to_string(object_form f) {
+  switch (f) {
+    case object_form::virtual_calls: return "virtual";
+    case object_form::virtual_by_class: return "virtual_by_class";
+    case object_form::coal: return "coal";
+    case object_form::coal_inlined: return "coal_inlined";
+    case object_form::class_switch: return "class_switch";
+  }
+  return "?";
+}
+
+namespace {
+
+// Element i's object, of its task's class, at in_order + i and at by_class + slot[i] (bytes in
+// units of object_bytes); each element's two pointers are written beside.
+__global__ void make_objects(const task* tasks, const unsigned* slot, std::size_t n, std::byte* in_order,
+                             std::byte* by_class, const void** in_order_pointers, const void** by_class_pointers) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const task t = tasks[i];
+  visit<task_ops>(t.op, [&](auto op) {
+    using object = task_object_of<decltype(op)>;
+    in_order_pointers[i] = new (in_order + object_bytes * i) object(t.op, t.p1, t.p2);
+    by_class_pointers[i] = new (by_class + object_bytes * slot[i]) object(t.op, t.p1, t.p2);
+  });
+}
+
+}  // namespace
+
+objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
+    : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
+      x_(p.n),
+      in_order_(object_bytes * p.n),
+      by_class_(object_bytes * p.n),
+      in_order_pointers_(p.n),
+      by_class_pointers_(p.n),
+      arena_begin_(task_op_count + 1) {
+  tasks_host h = make_tasks_host(p, seed);
+  x_.copy_from(h.x);
+  reference_ = std::move(h.reference);
+  // The allocator by class: a counting sort of the elements by op gives each class's arena and
+  // each element's slot in it (elements of a class keep their order).
+  std::vector<std::size_t> first(task_op_count + 1, 0);
+  for (const task& t : h.tasks) ++first[std::size_t(t.op) + 1];
+  for (int c = 0; c < task_op_count; ++c) first[c + 1] += first[c];
+  std::vector<unsigned> slot(p.n);
+  std::vector<std::size_t> next(first.begin(), first.end() - 1);
+  for (std::size_t i = 0; i < p.n; ++i) slot[i] = unsigned(next[std::size_t(h.tasks[i].op)]++);
+  std::vector<const char*> begin(task_op_count + 1);
+  for (int c = 0; c <= task_op_count; ++c)
+    begin[c] = reinterpret_cast<const char*>(by_class_.data()) + object_bytes * first[c];
+  arena_begin_.copy_from(begin);
+  if (p.n == 0) return;
+  device_buffer<task> tasks(p.n);
+  device_buffer<unsigned> slots(p.n);
+  tasks.copy_from(h.tasks);
+  slots.copy_from(slot);
+  make_objects<<<unsigned((p.n + 255) / 256), 256>>>(tasks.data(), slots.data(), p.n, in_order_.data(),
+                                                    by_class_.data(), in_order_pointers_.data(),
+                                                    by_class_pointers_.data());
+  CDL_CHECK_LAUNCH();
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());  // before `tasks` and `slots` are freed
+  // The objects are never destroyed: their destructors do nothing (no member owns memory), and
+  // their storage is freed as bytes with the fixture.
+}
+
+void objects_fixture::launch(objects_launch_fn fn, object_form, cudaStream_t stream) const {
+  fn(objects_launch{x_.data(), in_order_pointers_.data(), by_class_pointers_.data(), arena_begin_.data(),
+                    output<float>(), problem_.n, stream});
+}
+
+}  // namespace cdl

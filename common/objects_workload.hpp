@@ -1,0 +1,85 @@
+// The objects workload: the tasks workload's work (y[i] = op(x[i], p1, p2), the same records,
+// layouts and float64 reference, tasks_workload.hpp) written the way object-oriented code writes
+// it: one heap object per element, of one of several classes (the op is the class, p1 and p2
+// are its members), each element calling a virtual method of its own object. The objects are
+// made on the device (an object with virtual functions must be: its vtable pointer is a device
+// address) by the fixture, twice over:
+//   in element order - as `new` in a loop over the elements would place them: the classes
+//                      interleave as the layout does;
+//   by class         - each class in an arena of its own, the arenas one after the other (the
+//                      allocation of COAL, strategies/11_type_from_address.cu): an object's class
+//                      follows from which arena its address falls in.
+// The strategies (11_type_from_address.cu) differ in how they find the method from the object.
+#pragma once
+
+#include "fixture.hpp"
+#include "tasks_workload.hpp"
+
+namespace cdl {
+
+// Which objects a form calls through, and how it finds the method.
+enum class object_form {
+  virtual_calls,    // element-order objects, a virtual call (vtable pointer, vtable, call)
+  virtual_by_class, // the objects allocated by class, still a virtual call
+  coal,             // allocated by class; the class from the address, the method from a table
+  coal_inlined,     // allocated by class; the class from the address, a switch, the method inlined
+  class_switch      // element-order objects; a switch on the class number the object stores
+};
+std::string_view to_string(object_form f);
+
+// Every object: 8 bytes of vtable pointer, its class number (what a tagged union would hold, read
+// by class_switch only) and the task's two parameters.
+inline constexpr std::size_t object_bytes = 24;
+
+// The tasks problem, named as this workload's (benchmarks "objects/..."). An element reads its
+// pointer, its object and x, and writes y.
+struct objects_problem : tasks_problem {
+  std::string describe() const { return "objects" + tasks_problem::describe().substr(5); }
+  std::size_t min_bytes() const { return n * (sizeof(void*) + object_bytes + 2 * sizeof(float)); }
+};
+
+struct objects_launch {
+  const float* x;
+  const void* const* objects;     // element i's object, in element order
+  const void* const* by_class;    // element i's object, allocated by class
+  const char* const* arena_begin; // task_op_count + 1 bounds: class c's arena is [begin[c], begin[c + 1])
+  float* y;
+  std::size_t n;
+  cudaStream_t stream;
+};
+using objects_launch_fn = void (*)(const objects_launch&);
+
+#if defined(__CUDACC__)
+// The classes. The base is what an element's pointer points to; a class per op of the tasks
+// catalogue derives from it. apply_here is the same method called without the vtable (a
+// qualified call the compiler inlines), for the forms that know the class another way.
+struct task_object {
+  int op;
+  float p1, p2;
+  __device__ task_object(int o, float a, float b) : op(o), p1(a), p2(b) {}
+  __device__ virtual float apply(float x) const = 0;
+  __device__ virtual ~task_object() {}
+};
+template <class Op>
+struct task_object_of final : task_object {
+  using task_object::task_object;
+  __device__ float apply_here(float x) const { return Op{}(x, p1, p2); }
+  __device__ float apply(float x) const override { return apply_here(x); }
+};
+static_assert(sizeof(task_object_of<ops::task_op<0>>) == object_bytes);
+#endif
+
+class objects_fixture
+    : public workload_fixture<objects_fixture, objects_problem, objects_launch_fn, object_form> {
+ public:
+  objects_fixture(const objects_problem& p, std::uint64_t seed);
+  void launch(objects_launch_fn fn, object_form form, cudaStream_t stream) const;
+
+ private:
+  device_buffer<float> x_;
+  device_buffer<std::byte> in_order_, by_class_;  // the objects
+  device_buffer<const void*> in_order_pointers_, by_class_pointers_;
+  device_buffer<const char*> arena_begin_;
+};
+
+}  // namespace cdl

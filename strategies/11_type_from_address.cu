@@ -1,0 +1,170 @@
+// 11 - Type from address (COAL): virtual calls on many objects, with the class found from where
+//      the object lives instead of from the vtable pointer it carries.
+//
+// Idea.    Object-oriented code hands a kernel one object per element, each of one of several
+//          classes, and calls a virtual method on it (the objects workload,
+//          common/objects_workload.hpp). A virtual call on the GPU loads the object's vtable
+//          pointer, loads the method's address from the vtable, and calls through a register.
+//          With many objects the first load goes to memory, one per element, scattered.
+//          Zhang, Alawneh and Rogers, "Judging a type by its pointer: optimizing GPU virtual
+//          functions" (ASPLOS 2021), allocate the objects of each class in an address range of
+//          its own (COAL: Coordinated Object Allocation and function Lookup): the class then
+//          follows from the object's address by a few comparisons with the ranges' bounds, and
+//          the method from a small table indexed by class, with no load from the object. They
+//          report it 80 % faster than CUDA's virtual calls on their workloads (Volta-era GPUs).
+//          Forms, on the same objects: `virtual` (CUDA's call, objects made in element order);
+//          `virtual_by_class` (the same call, objects allocated by class); `coal` (the class by a
+//          binary search of the arenas' bounds in shared memory, the method from a table, an
+//          indirect call); `coal_inlined` (the class from the address, then a switch whose cases
+//          call the method directly, inlined); `class_switch` (the same switch on a class number
+//          the object holds, a tagged union's tag: one load from the object, no vtable).
+// Cost.    COAL needs control of allocation (an arena per class, sized or grown in advance) and
+//          a table of the classes; the inlined form also needs the closed set of classes at
+//          compile time. Every form keeps a pointer per element.
+// Use it   when code that is object-oriented already must stay so on the GPU and the objects
+//          are many: the loads a virtual call makes are then the cost. Where the set of classes
+//          is closed, the class-number switch or a per-class grouping (the tasks workload's
+//          grouped forms) avoids the call altogether.
+// See it.  In `cuobjdump -sass`: virtual's kernel loads the object's first 8 bytes (the vtable
+//          pointer), then the vtable entry, then CALL.REL.NOINC through a register; coal's has
+//          the LDS of the bounds, a load of the table entry (the same address for a whole warp
+//          of one class) and the CALL, and no load from the object before it; coal_inlined and
+//          class_switch have no CALL (a BRX jump table instead).
+// Measured: the report's objects section (each form against virtual, per layout, beside the
+//          paper's figure).
+// Run it.  `cdl_run --strategy 11_type_from_address --op quadratic --n 2^24`
+#include "common/check.hpp"
+#include "common/objects_workload.hpp"
+#include "common/registry.hpp"
+#include "strategies/minimal.hpp"
+
+#include <new>
+
+// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
+namespace cdl::minimal {
+const form type_from_address_form{"11_type_from_address", type_from_address, nullptr, __FILE__, __LINE__};
+struct shape {  // a class with a virtual method, and one that derives from it
+  __device__ virtual float apply(float v) const = 0;
+};
+struct quadratic_shape final : shape {
+  __device__ float apply(float v) const override { return v * v + 2.0f * v + 1.0f; }
+};
+// One object per element, all of one class, in that class's arena [begin, end), and the
+// element's pointer to it.
+__global__ void make_shapes(quadratic_shape* arena, const shape** objects, std::size_t n) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) objects[i] = new (arena + i) quadratic_shape();
+}
+__global__ void type_from_address_kernel(const float* x, float* y, std::size_t n, const shape* const* objects,
+                                         const char* begin, const char* end) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const shape* o = objects[i];
+  const char* at = reinterpret_cast<const char*>(o);
+  if (at >= begin && at < end)  // the class from the address: no load of the vtable pointer
+    y[i] = static_cast<const quadratic_shape*>(o)->quadratic_shape::apply(x[i]);  // a direct, inlined call
+  else
+    y[i] = o->apply(x[i]);  // any other class: the virtual call
+}
+void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  quadratic_shape* arena = nullptr;
+  const shape** objects = nullptr;
+  CDL_CUDA_CHECK(cudaMallocAsync(&arena, n * sizeof(quadratic_shape), stream));
+  CDL_CUDA_CHECK(cudaMallocAsync(&objects, n * sizeof(shape*), stream));
+  const unsigned grid = unsigned((n + 255) / 256);
+  make_shapes<<<grid, 256, 0, stream>>>(arena, objects, n);
+  CDL_CHECK_LAUNCH();
+  const char* begin = reinterpret_cast<const char*>(arena);
+  type_from_address_kernel<<<grid, 256, 0, stream>>>(x, y, n, objects, begin, begin + n * sizeof(quadratic_shape));
+  CDL_CHECK_LAUNCH();
+  CDL_CUDA_CHECK(cudaFreeAsync(objects, stream));
+  CDL_CUDA_CHECK(cudaFreeAsync(arena, stream));
+}
+}  // namespace cdl::minimal
+// ------------------------------------------------------------------------------------------------
+
+namespace cdl {
+namespace {
+
+inline constexpr int block = 256;
+
+__global__ void __launch_bounds__(block)
+    virtual_kernel(const float* x, const void* const* objects, float* y, std::size_t n) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = static_cast<const task_object*>(objects[i])->apply(x[i]);
+}
+
+// The class whose arena holds p: the last c with begin[c] <= p (arenas of classes not in use are
+// empty, begin[c] == begin[c + 1], and are skipped).
+__device__ int class_of(const char* p, const char* const* begin) {
+  int lo = 0, hi = task_op_count;  // begin[lo] <= p < begin[hi]
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (begin[mid] <= p)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+using method = float (*)(const task_object*, float);
+template <class Op>
+__device__ float call_as(const task_object* o, float x) {
+  return static_cast<const task_object_of<Op>*>(o)->apply_here(x);
+}
+// The classes' methods by class number: COAL's function lookup.
+template <class... Ops>
+__device__ const method methods_of[] = {&call_as<Ops>...};
+template <class... Ops>
+__device__ const method* method_table(op_list<Ops...>) {
+  return methods_of<Ops...>;
+}
+
+template <object_form Form>
+__global__ void __launch_bounds__(block)
+    by_class_kernel(const float* x, const void* const* objects, const char* const* arena_begin, float* y,
+                    std::size_t n) {
+  __shared__ const char* begin[task_op_count + 1];  // the arenas' bounds, read by every element
+  if (Form != object_form::class_switch)
+    for (int c = int(threadIdx.x); c <= task_op_count; c += block) begin[c] = arena_begin[c];
+  __syncthreads();
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const auto* o = static_cast<const task_object*>(objects[i]);
+  if constexpr (Form == object_form::coal) {
+    y[i] = method_table(task_ops{})[class_of(reinterpret_cast<const char*>(o), begin)](o, x[i]);
+  } else {
+    const int c = Form == object_form::class_switch ? o->op : class_of(reinterpret_cast<const char*>(o), begin);
+    y[i] = visit<task_ops>(c, [&](auto op) { return call_as<decltype(op)>(o, x[i]); });
+  }
+}
+
+template <object_form Form>
+void launch(const objects_launch& a) {
+  if (a.n == 0) return;
+  const unsigned grid = unsigned((a.n + block - 1) / block);
+  if constexpr (Form == object_form::virtual_calls)
+    virtual_kernel<<<grid, block, 0, a.stream>>>(a.x, a.objects, a.y, a.n);
+  else if constexpr (Form == object_form::virtual_by_class)
+    virtual_kernel<<<grid, block, 0, a.stream>>>(a.x, a.by_class, a.y, a.n);
+  else if constexpr (Form == object_form::class_switch)
+    by_class_kernel<Form><<<grid, block, 0, a.stream>>>(a.x, a.objects, a.arena_begin, a.y, a.n);
+  else
+    by_class_kernel<Form><<<grid, block, 0, a.stream>>>(a.x, a.by_class, a.arena_begin, a.y, a.n);
+  CDL_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void register_11_type_from_address(registry& r) {
+  r.objects.push_back({"11_type_from_address", "", object_form::virtual_calls, launch<object_form::virtual_calls>});
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::virtual_by_class, launch<object_form::virtual_by_class>});
+  r.objects.push_back({"11_type_from_address", "", object_form::coal, launch<object_form::coal>});
+  r.objects.push_back({"11_type_from_address", "", object_form::coal_inlined, launch<object_form::coal_inlined>});
+  r.objects.push_back({"11_type_from_address", "", object_form::class_switch, launch<object_form::class_switch>});
+}
+
+}  // namespace cdl
