@@ -2,8 +2,6 @@
 // order and by class, and the pointers each element holds to its object.
 #include "objects_workload.hpp"
 
-#include <new>
-
 namespace cdl {
 
 std::string_view to_string(object_form f) {
@@ -16,24 +14,6 @@ std::string_view to_string(object_form f) {
   }
   return "?";
 }
-
-namespace {
-
-// Element i's object, of its task's class, at in_order + i and at by_class + slot[i] (bytes in
-// units of object_bytes); each element's two pointers are written beside.
-__global__ void make_objects(const task* tasks, const unsigned* slot, std::size_t n, std::byte* in_order,
-                             std::byte* by_class, const void** in_order_pointers, const void** by_class_pointers) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const task t = tasks[i];
-  visit<task_ops>(t.op, [&](auto op) {
-    using object = task_object_of<decltype(op)>;
-    in_order_pointers[i] = new (in_order + object_bytes * i) object(t.op, t.p1, t.p2);
-    by_class_pointers[i] = new (by_class + object_bytes * slot[i]) object(t.op, t.p1, t.p2);
-  });
-}
-
-}  // namespace
 
 objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
     : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
@@ -63,10 +43,10 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   device_buffer<unsigned> slots(p.n);
   tasks.copy_from(h.tasks);
   slots.copy_from(slot);
-  make_objects<<<unsigned((p.n + 255) / 256), 256>>>(tasks.data(), slots.data(), p.n, in_order_.data(),
-                                                    by_class_.data(), in_order_pointers_.data(),
-                                                    by_class_pointers_.data());
-  CDL_CHECK_LAUNCH();
+  if (!make_objects)
+    throw error("objects: no strategy has installed make_objects (strategy 11 does when it registers)");
+  make_objects({tasks.data(), slots.data(), p.n, in_order_.data(), by_class_.data(),
+                in_order_pointers_.data(), by_class_pointers_.data()});
   CDL_CUDA_CHECK(cudaDeviceSynchronize());  // before `tasks` and `slots` are freed
   // The objects are never destroyed: their destructors do nothing (no member owns memory), and
   // their storage is freed as bytes with the fixture.

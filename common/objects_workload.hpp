@@ -19,11 +19,11 @@ namespace cdl {
 
 // Which objects a form calls through, and how it finds the method.
 enum class object_form {
-  virtual_calls,    // element-order objects, a virtual call (vtable pointer, vtable, call)
-  virtual_by_class, // the objects allocated by class, still a virtual call
-  coal,             // allocated by class; the class from the address, the method from a table
-  coal_inlined,     // allocated by class; the class from the address, a switch, the method inlined
-  class_switch      // element-order objects; a switch on the class number the object stores
+  virtual_calls,     // element-order objects, a virtual call (vtable pointer, vtable, call)
+  virtual_by_class,  // the objects allocated by class, still a virtual call
+  coal,              // allocated by class; the class from the address, the method from a table
+  coal_inlined,      // allocated by class; the class from the address, a switch, the method inlined
+  class_switch       // element-order objects; a switch on the class number the object stores
 };
 std::string_view to_string(object_form f);
 
@@ -40,9 +40,9 @@ struct objects_problem : tasks_problem {
 
 struct objects_launch {
   const float* x;
-  const void* const* objects;     // element i's object, in element order
-  const void* const* by_class;    // element i's object, allocated by class
-  const char* const* arena_begin; // task_op_count + 1 bounds: class c's arena is [begin[c], begin[c + 1])
+  const void* const* objects;      // element i's object, in element order
+  const void* const* by_class;     // element i's object, allocated by class
+  const char* const* arena_begin;  // task_op_count + 1 bounds: class c's arena is [begin[c], begin[c + 1])
   float* y;
   std::size_t n;
   cudaStream_t stream;
@@ -68,6 +68,22 @@ struct task_object_of final : task_object {
 };
 static_assert(sizeof(task_object_of<ops::task_op<0>>) == object_bytes);
 #endif
+
+// What making the objects takes: the records and each element's slot by class, on the device.
+struct objects_build {
+  const task* tasks;
+  const unsigned* slot;  // element i's object goes to by_class + slot[i] * object_bytes
+  std::size_t n;
+  std::byte* in_order;
+  std::byte* by_class;
+  const void** in_order_pointers;
+  const void** by_class_pointers;
+};
+// The objects are made by the strategy whose kernels call them, not by the fixture: each .cu file
+// is a CUDA module of its own, and a function of one module cannot be called through a pointer
+// (a vtable entry) from another (the module's constants, registers and shared memory are its
+// own). Strategy 11 installs its maker here when it registers; the fixture calls it.
+inline void (*make_objects)(const objects_build&) = nullptr;
 
 class objects_fixture
     : public workload_fixture<objects_fixture, objects_problem, objects_launch_fn, object_form> {

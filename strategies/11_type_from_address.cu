@@ -76,7 +76,8 @@ void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t str
   make_shapes<<<grid, 256, 0, stream>>>(arena, objects, n);
   CDL_CHECK_LAUNCH();
   const char* begin = reinterpret_cast<const char*>(arena);
-  type_from_address_kernel<<<grid, 256, 0, stream>>>(x, y, n, objects, begin, begin + n * sizeof(quadratic_shape));
+  type_from_address_kernel<<<grid, 256, 0, stream>>>(x, y, n, objects, begin,
+                                                     begin + n * sizeof(quadratic_shape));
   CDL_CHECK_LAUNCH();
   CDL_CUDA_CHECK(cudaFreeAsync(objects, stream));
   CDL_CUDA_CHECK(cudaFreeAsync(arena, stream));
@@ -136,9 +137,28 @@ __global__ void __launch_bounds__(block)
   if constexpr (Form == object_form::coal) {
     y[i] = method_table(task_ops{})[class_of(reinterpret_cast<const char*>(o), begin)](o, x[i]);
   } else {
-    const int c = Form == object_form::class_switch ? o->op : class_of(reinterpret_cast<const char*>(o), begin);
+    const int c =
+        Form == object_form::class_switch ? o->op : class_of(reinterpret_cast<const char*>(o), begin);
     y[i] = visit<task_ops>(c, [&](auto op) { return call_as<decltype(op)>(o, x[i]); });
   }
+}
+
+// The objects, made here: a virtual call reaches only vtables made by its own module (this file).
+// Element i's object, of its task's class, at in_order + i and at by_class + slot[i], and each
+// element's two pointers beside.
+__global__ void make_objects_kernel(objects_build b) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= b.n) return;
+  const task t = b.tasks[i];
+  visit<task_ops>(t.op, [&](auto op) {
+    using object = task_object_of<decltype(op)>;
+    b.in_order_pointers[i] = new (b.in_order + object_bytes * i) object(t.op, t.p1, t.p2);
+    b.by_class_pointers[i] = new (b.by_class + object_bytes * b.slot[i]) object(t.op, t.p1, t.p2);
+  });
+}
+void make_objects_here(const objects_build& b) {
+  make_objects_kernel<<<unsigned((b.n + block - 1) / block), block>>>(b);
+  CDL_CHECK_LAUNCH();
 }
 
 template <object_form Form>
@@ -159,12 +179,16 @@ void launch(const objects_launch& a) {
 }  // namespace
 
 void register_11_type_from_address(registry& r) {
-  r.objects.push_back({"11_type_from_address", "", object_form::virtual_calls, launch<object_form::virtual_calls>});
+  make_objects = make_objects_here;
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::virtual_calls, launch<object_form::virtual_calls>});
   r.objects.push_back(
       {"11_type_from_address", "", object_form::virtual_by_class, launch<object_form::virtual_by_class>});
   r.objects.push_back({"11_type_from_address", "", object_form::coal, launch<object_form::coal>});
-  r.objects.push_back({"11_type_from_address", "", object_form::coal_inlined, launch<object_form::coal_inlined>});
-  r.objects.push_back({"11_type_from_address", "", object_form::class_switch, launch<object_form::class_switch>});
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::coal_inlined, launch<object_form::coal_inlined>});
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::class_switch, launch<object_form::class_switch>});
 }
 
 }  // namespace cdl
