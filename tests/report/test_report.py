@@ -202,7 +202,9 @@ class ReportTest(FixtureTest):
                 for form, factor in (("virtual", 1.0), ("coal", 0.5), ("coal_inlined", 1 / 1.2)):
                     c = json.loads(json.dumps(b))
                     for key in ("name", "run_name"):
-                        c[key] = c[key].replace("tasks/05_virtual/per_element/", f"objects/11_type_from_address/{form}/")
+                        c[key] = c[key].replace(
+                            "tasks/05_virtual/per_element/", f"objects/11_type_from_address/{form}/"
+                        )
                     c["real_time"] *= factor
                     added.append(c)
             doc["benchmarks"] += added
