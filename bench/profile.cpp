@@ -15,6 +15,7 @@
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
 #include "common/matmul_workload.hpp"
+#include "common/objects_workload.hpp"
 #include "common/registry.hpp"
 #include "common/tasks_workload.hpp"
 
@@ -76,7 +77,8 @@ void add_all(std::vector<target>& out, const Problem& p, const Entries& entries,
 
 // The default set (issue 19): the map kernel of every strategy, scalar and vec, at k = 1 and 64
 // beyond L2; the per-element switch, table and virtual kernels of tasks, uniform and random;
-// the tiled GEMM of every strategy and 01's naive one; the blur, global and tiled.
+// every form of the objects workload (11), sorted and random; the tiled GEMM of every strategy and
+// 01's naive one; the blur, global and tiled.
 std::vector<target> targets() {
   const registry& r = get_registry();
   std::vector<target> out;
@@ -95,6 +97,9 @@ std::vector<target> targets() {
               e.strategy == "05_virtual") &&
              e.variant != "crowded";
     });
+  for (task_layout l : {task_layout::sorted, task_layout::random})
+    add_all<objects_fixture>(out, objects_problem{{l, 32, n}}, r.objects, "objects", n,
+                             [](const objects_entry&) { return true; });
   const matmul_problem gemm{semiring::plus_times, dtype::f32, 4096, 4096, 4096};
   add_all<matmul_fixture>(out, gemm, r.matmul, "matmul", std::size_t(4096) * 4096, [](const matmul_entry& e) {
     return e.form == matmul_form::tiled || e.name() == "01_template_functor/naive";
