@@ -11,6 +11,7 @@ std::string_view to_string(object_form f) {
     case object_form::coal: return "coal";
     case object_form::coal_inlined: return "coal_inlined";
     case object_form::class_switch: return "class_switch";
+    case object_form::type_pointer: return "type_pointer";
   }
   return "?";
 }
@@ -22,6 +23,7 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
       by_class_(object_bytes * p.n),
       in_order_pointers_(p.n),
       by_class_pointers_(p.n),
+      tagged_pointers_(p.n),
       arena_begin_(task_op_count + 1) {
   tasks_host h = make_tasks_host(p, seed);
   x_.copy_from(h.x);
@@ -38,6 +40,8 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   for (int c = 0; c <= task_op_count; ++c)
     begin[c] = reinterpret_cast<const char*>(by_class_.data()) + object_bytes * first[c];
   arena_begin_.copy_from(begin);
+  if (reinterpret_cast<std::uintptr_t>(by_class_.data() + by_class_.size()) > address_mask)
+    throw error("objects: the by-class arena's addresses use the top 8 bits that type_pointer's tags need");
   if (p.n == 0) return;
   device_buffer<task> tasks(p.n);
   device_buffer<unsigned> slots(p.n);
@@ -46,15 +50,15 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   if (!make_objects)
     throw error("objects: no strategy has installed make_objects (strategy 11 does when it registers)");
   make_objects({tasks.data(), slots.data(), p.n, in_order_.data(), by_class_.data(),
-                in_order_pointers_.data(), by_class_pointers_.data()});
+                in_order_pointers_.data(), by_class_pointers_.data(), tagged_pointers_.data()});
   CDL_CUDA_CHECK(cudaDeviceSynchronize());  // before `tasks` and `slots` are freed
   // The objects are never destroyed: their destructors do nothing (no member owns memory), and
   // their storage is freed as bytes with the fixture.
 }
 
 void objects_fixture::launch(objects_launch_fn fn, object_form, cudaStream_t stream) const {
-  fn(objects_launch{x_.data(), in_order_pointers_.data(), by_class_pointers_.data(), arena_begin_.data(),
-                    output<float>(), problem_.n, stream});
+  fn(objects_launch{x_.data(), in_order_pointers_.data(), by_class_pointers_.data(), tagged_pointers_.data(),
+                    arena_begin_.data(), output<float>(), problem_.n, stream});
 }
 
 }  // namespace cdl

@@ -23,13 +23,20 @@ enum class object_form {
   virtual_by_class,  // the objects allocated by class, still a virtual call
   coal,              // allocated by class; the class from the address, the method from a table
   coal_inlined,      // allocated by class; the class from the address, a switch, the method inlined
-  class_switch       // element-order objects; a switch on the class number the object stores
+  class_switch,      // element-order objects; a switch on the class number the object stores
+  type_pointer       // allocated by class; the class in the pointer's top bits, the method from a table
 };
 std::string_view to_string(object_form f);
 
 // Every object: 8 bytes of vtable pointer, its class number (what a tagged union would hold, read
 // by class_switch only) and the task's two parameters.
 inline constexpr std::size_t object_bytes = 24;
+
+// type_pointer's pointers carry the class in their top 8 bits, which no device address uses (a
+// virtual address has 57 bits at most); the object is at the pointer with those bits cleared.
+inline constexpr int class_tag_shift = 56;
+inline constexpr std::uint64_t address_mask = (std::uint64_t(1) << class_tag_shift) - 1;
+static_assert(task_op_count <= 256, "the class must fit in a pointer's top 8 bits");
 
 // The tasks problem, named as this workload's (benchmarks "objects/..."). An element reads its
 // pointer, its object and x, and writes y.
@@ -42,6 +49,7 @@ struct objects_launch {
   const float* x;
   const void* const* objects;      // element i's object, in element order
   const void* const* by_class;     // element i's object, allocated by class
+  const void* const* tagged;       // the same pointers with the class in their top bits (type_pointer)
   const char* const* arena_begin;  // task_op_count + 1 bounds: class c's arena is [begin[c], begin[c + 1])
   float* y;
   std::size_t n;
@@ -78,6 +86,7 @@ struct objects_build {
   std::byte* by_class;
   const void** in_order_pointers;
   const void** by_class_pointers;
+  const void** tagged_pointers;  // by_class_pointers[i] | class << class_tag_shift
 };
 // The objects are made by the strategy whose kernels call them, not by the fixture: each .cu file
 // is a CUDA module of its own, and a function of one module cannot be called through a pointer
@@ -94,7 +103,7 @@ class objects_fixture
  private:
   device_buffer<float> x_;
   device_buffer<std::byte> in_order_, by_class_;  // the objects
-  device_buffer<const void*> in_order_pointers_, by_class_pointers_;
+  device_buffer<const void*> in_order_pointers_, by_class_pointers_, tagged_pointers_;
   device_buffer<const char*> arena_begin_;
 };
 

@@ -17,7 +17,9 @@
 //          binary search of the arenas' bounds in shared memory, the method from a table, an
 //          indirect call); `coal_inlined` (the class from the address, then a switch whose cases
 //          call the method directly, inlined); `class_switch` (the same switch on a class number
-//          the object holds, a tagged union's tag: one load from the object, no vtable).
+//          the object holds, a tagged union's tag: one load from the object, no vtable);
+//          `type_pointer` (the same paper's TypePointer, in software: the class in the pointer's
+//          unused top bits, read by a shift, the method from COAL's table; no search).
 // Cost.    COAL needs control of allocation (an arena per class, sized or grown in advance) and
 //          a table of the classes; the inlined form also needs the closed set of classes at
 //          compile time. Every form keeps a pointer per element.
@@ -28,8 +30,9 @@
 // See it.  In `cuobjdump -sass`: virtual's kernel loads the object's first 8 bytes (the vtable
 //          pointer), then the vtable entry, then CALL.REL.NOINC through a register; coal's has
 //          the LDS of the bounds, a load of the table entry (the same address for a whole warp
-//          of one class) and the CALL, and no load from the object before it; coal_inlined and
-//          class_switch have no CALL (a BRX jump table instead).
+//          of one class) and the CALL, and no load from the object before it; type_pointer's has
+//          a shift and a mask where coal's has the search; coal_inlined and class_switch have no
+//          CALL (a BRX jump table instead).
 // Measured: the report's objects section (each form against virtual, per layout, beside the
 //          paper's figure).
 // Run it.  `cdl_run --strategy 11_type_from_address --op quadratic --n 2^24`
@@ -128,14 +131,19 @@ __global__ void __launch_bounds__(block)
     by_class_kernel(const float* x, const void* const* objects, const char* const* arena_begin, float* y,
                     std::size_t n) {
   __shared__ const char* begin[task_op_count + 1];  // the arenas' bounds, read by every element
-  if (Form != object_form::class_switch)
+  constexpr bool search = Form == object_form::coal || Form == object_form::coal_inlined;
+  if (search)
     for (int c = int(threadIdx.x); c <= task_op_count; c += block) begin[c] = arena_begin[c];
   __syncthreads();
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const auto* o = static_cast<const task_object*>(objects[i]);
+  const auto* o = static_cast<const task_object*>(objects[i]);  // (type_pointer's is tagged)
   if constexpr (Form == object_form::coal) {
     y[i] = method_table(task_ops{})[class_of(reinterpret_cast<const char*>(o), begin)](o, x[i]);
+  } else if constexpr (Form == object_form::type_pointer) {
+    const auto tagged = reinterpret_cast<std::uintptr_t>(objects[i]);
+    const auto* object = reinterpret_cast<const task_object*>(tagged & address_mask);
+    y[i] = method_table(task_ops{})[tagged >> class_tag_shift](object, x[i]);
   } else {
     const int c =
         Form == object_form::class_switch ? o->op : class_of(reinterpret_cast<const char*>(o), begin);
@@ -153,7 +161,10 @@ __global__ void make_objects_kernel(objects_build b) {
   visit<task_ops>(t.op, [&](auto op) {
     using object = task_object_of<decltype(op)>;
     b.in_order_pointers[i] = new (b.in_order + object_bytes * i) object(t.op, t.p1, t.p2);
-    b.by_class_pointers[i] = new (b.by_class + object_bytes * b.slot[i]) object(t.op, t.p1, t.p2);
+    const void* by_class = new (b.by_class + object_bytes * b.slot[i]) object(t.op, t.p1, t.p2);
+    b.by_class_pointers[i] = by_class;
+    b.tagged_pointers[i] = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(by_class) |
+                                                         std::uintptr_t(t.op) << class_tag_shift);
   });
 }
 void make_objects_here(const objects_build& b) {
@@ -171,6 +182,8 @@ void launch(const objects_launch& a) {
     virtual_kernel<<<grid, block, 0, a.stream>>>(a.x, a.by_class, a.y, a.n);
   else if constexpr (Form == object_form::class_switch)
     by_class_kernel<Form><<<grid, block, 0, a.stream>>>(a.x, a.objects, a.arena_begin, a.y, a.n);
+  else if constexpr (Form == object_form::type_pointer)
+    by_class_kernel<Form><<<grid, block, 0, a.stream>>>(a.x, a.tagged, a.arena_begin, a.y, a.n);
   else
     by_class_kernel<Form><<<grid, block, 0, a.stream>>>(a.x, a.by_class, a.arena_begin, a.y, a.n);
   CDL_CHECK_LAUNCH();
@@ -189,6 +202,8 @@ void register_11_type_from_address(registry& r) {
       {"11_type_from_address", "", object_form::coal_inlined, launch<object_form::coal_inlined>});
   r.objects.push_back(
       {"11_type_from_address", "", object_form::class_switch, launch<object_form::class_switch>});
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::type_pointer, launch<object_form::type_pointer>});
 }
 
 }  // namespace cdl

@@ -39,7 +39,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found["dispatch"] = dispatch.add(doc, bench, noise, results.resources)
     found["precision"] = precision.add(doc, bench, found["dispatch"])
     found["tasks"] = tasks.add(doc, bench)
-    found["objects"] = objects.add(doc, bench, noise)
+    found["objects"] = objects.add(doc, bench, noise, results.profile)
     found["jit"] = jit.add(doc, bench, found["dispatch"], noise, results.jit_uncached)
     found["tiered"] = tiered.add(doc, results.tiered or bench, noise)
     found["image"] = image.add(doc, bench, noise)

@@ -214,7 +214,7 @@ class ReportTest(FixtureTest):
         section = text.split("## Virtual calls on an object per element")[1].split("\n## ")[0]
         self.assertIn("| random | 32 |", section)
         self.assertIn("| 0.50 |", section)  # coal's time over virtual's
-        self.assertIn("| random | 32 | 2.00 | reproduces the paper's gain |", section)
+        self.assertIn("| random | 32 | 1.8 | 2.00 | reproduces the paper's gain |", section)
 
     def test_the_readme_table_and_guide_are_generated_into_their_block(self):
         readme = os.path.join(self.dir, "README.md")
