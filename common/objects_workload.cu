@@ -12,6 +12,7 @@ std::string_view to_string(object_form f) {
     case object_form::coal_inlined: return "coal_inlined";
     case object_form::class_switch: return "class_switch";
     case object_form::type_pointer: return "type_pointer";
+    case object_form::coal_prefetched: return "coal_prefetched";
   }
   return "?";
 }

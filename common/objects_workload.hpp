@@ -24,7 +24,8 @@ enum class object_form {
   coal,              // allocated by class; the class from the address, the method from a table
   coal_inlined,      // allocated by class; the class from the address, a switch, the method inlined
   class_switch,      // element-order objects; a switch on the class number the object stores
-  type_pointer       // allocated by class; the class in the pointer's top bits, the method from a table
+  type_pointer,      // allocated by class; the class in the pointer's top bits, the method from a table
+  coal_prefetched    // coal, the warp asking for its objects before the call splits it by class
 };
 std::string_view to_string(object_form f);
 

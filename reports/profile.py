@@ -10,8 +10,9 @@ registers, instructions executed per element (thread instructions, and warp inst
 warp-state breakdown (each stall reason's share of the cycles a warp waited per issued
 instruction), DRAM bytes read and written against the problem's minimum, the L2 hit rate, branch
 uniformity and active threads per warp instruction (divergence), issue-slot utilisation, and the
-duration under the profiler, and loads from memory per element (thread instructions by a global or
-generic address, and the 32-byte sectors L1 was asked for). The file is written whole or not at all.
+duration under the profiler, and loads from memory per element (a warp's load instructions by a
+global or generic address, over its 32 elements, and the 32-byte sectors L1 was asked for) with
+L1's hit rate. The file is written whole or not at all.
 
 Exit status: 0; 1 when a target failed validation or ncu failed; 2 when ncu is missing, the
 counters are not permitted (ERR_NVGPUCTRPERM), or the arguments are wrong, with a message.
@@ -42,8 +43,9 @@ METRICS = [
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
     "lts__t_sector_hit_rate.pct",
-    "smsp__sass_thread_inst_executed_op_global_ld.sum",
-    "smsp__sass_thread_inst_executed_op_generic_ld.sum",
+    "smsp__inst_executed_op_global_ld.sum",
+    "smsp__inst_executed_op_generic_ld.sum",
+    "l1tex__t_sector_hit_rate.pct",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     STALLS,
 ]
@@ -135,14 +137,18 @@ def derive(target, row):
         "l2_hit_rate": None
         if get("lts__t_sector_hit_rate.pct") is None
         else get("lts__t_sector_hit_rate.pct") / 100,
-        # Loads by a global or a generic address (LDG, LD): a pointer the compiler cannot prove global,
-        # such as an object's, is loaded through a generic one.
-        "global_loads_per_element": sum(
-            get(f"smsp__sass_thread_inst_executed_op_{space}_ld.sum") or 0 for space in ("global", "generic")
+        # Load instructions by a global or a generic address (LDG, LD: an object's pointer, which the
+        # compiler cannot prove global, is generic), a warp's counted once for its 32 elements: a
+        # warp that repeats a load on each of its divergent paths counts it once per path.
+        "loads_per_element": sum(
+            get(f"smsp__inst_executed_op_{s}_ld.sum") or 0 for s in ("global", "generic")
         )
+        * 32
         / elements,
-        "global_load_sectors_per_element": (get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") or 0)
-        / elements,
+        "load_sectors_per_element": (get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") or 0) / elements,
+        "l1_hit_rate": None
+        if get("l1tex__t_sector_hit_rate.pct") is None
+        else get("l1tex__t_sector_hit_rate.pct") / 100,
         "stall_cycles_per_issue": total,
         "stalls": share,
     }

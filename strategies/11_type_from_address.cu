@@ -19,7 +19,8 @@
 //          call the method directly, inlined); `class_switch` (the same switch on a class number
 //          the object holds, a tagged union's tag: one load from the object, no vtable);
 //          `type_pointer` (the same paper's TypePointer, in software: the class in the pointer's
-//          unused top bits, read by a shift, the method from COAL's table; no search).
+//          unused top bits, read by a shift, the method from COAL's table; no search);
+//          `coal_prefetched` (coal, the warp asking for its objects before it calls).
 // Cost.    COAL needs control of allocation (an arena per class, sized or grown in advance) and
 //          a table of the classes; the inlined form also needs the closed set of classes at
 //          compile time. Every form keeps a pointer per element.
@@ -131,14 +132,20 @@ __global__ void __launch_bounds__(block)
     by_class_kernel(const float* x, const void* const* objects, const char* const* arena_begin, float* y,
                     std::size_t n) {
   __shared__ const char* begin[task_op_count + 1];  // the arenas' bounds, read by every element
-  constexpr bool search = Form == object_form::coal || Form == object_form::coal_inlined;
+  constexpr bool search =
+      Form == object_form::coal || Form == object_form::coal_inlined || Form == object_form::coal_prefetched;
   if (search)
     for (int c = int(threadIdx.x); c <= task_op_count; c += block) begin[c] = arena_begin[c];
   __syncthreads();
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const auto* o = static_cast<const task_object*>(objects[i]);  // (type_pointer's is tagged)
-  if constexpr (Form == object_form::coal) {
+  if constexpr (Form == object_form::coal || Form == object_form::coal_prefetched) {
+    // A virtual call's first load, of the vtable pointer, is made by the whole warp at once, and
+    // brings every element's object into L1 before the call splits the warp by class; without
+    // it, each class's turn asks for its own objects, one turn after another. coal_prefetched
+    // asks for them first, without waiting for them.
+    if constexpr (Form == object_form::coal_prefetched) asm volatile("prefetch.L1 [%0];" ::"l"(o));
     y[i] = method_table(task_ops{})[class_of(reinterpret_cast<const char*>(o), begin)](o, x[i]);
   } else if constexpr (Form == object_form::type_pointer) {
     const auto tagged = reinterpret_cast<std::uintptr_t>(objects[i]);
@@ -204,6 +211,8 @@ void register_11_type_from_address(registry& r) {
       {"11_type_from_address", "", object_form::class_switch, launch<object_form::class_switch>});
   r.objects.push_back(
       {"11_type_from_address", "", object_form::type_pointer, launch<object_form::type_pointer>});
+  r.objects.push_back(
+      {"11_type_from_address", "", object_form::coal_prefetched, launch<object_form::coal_prefetched>});
 }
 
 }  // namespace cdl

@@ -22,6 +22,10 @@ def verdict(speedup, noise):
     return "slower"
 
 
+def figure(k, key, form="{:.2f}"):
+    return "–" if k.get(key) is None else form.format(k[key])
+
+
 def why(doc, profile):
     """The counters of each form on the profiled layouts, and what they say of COAL against virtual."""
     kernels = [k for k in (profile or {}).get("kernels", []) if k["workload"] == "objects"]
@@ -29,58 +33,44 @@ def why(doc, profile):
         return
     doc.add(
         "Why, from Nsight Compute's counters (one validated launch each, `profile.json`; times under the "
-        "profiler). *Loads* are global-memory load instructions a thread executed, per element; *sectors* the "
-        "32-byte sectors they asked L1 for; *threads / warp instruction* is 32 when a warp never diverges:\n"
+        "profiler). *Loads* are the load instructions from memory a warp executed, per element (a warp's "
+        "instruction counted once for its 32 elements, once per path where it diverged); *sectors* the 32-byte "
+        "sectors they asked L1 for; *threads / warp instruction* is 32 when a warp never diverges:\n"
     )
-    rows = []
-    for k in sorted(kernels, key=lambda k: (k["problem"], k["entry"])):
-        layout = k["problem"].split("layout=")[1].split()[0]
-        rows.append(
-            [
-                layout,
-                f"`{k['entry'].removeprefix(PREFIX)}`",
-                fmt_time(k["duration_us"]),
-                f"{k['thread_instructions_per_element']:.1f}",
-                "–" if k.get("global_loads_per_element") is None else f"{k['global_loads_per_element']:.2f}",
-                "–"
-                if k.get("global_load_sectors_per_element") is None
-                else f"{k['global_load_sectors_per_element']:.2f}",
-                f"{k['dram_over_minimum']:.2f}" if k.get("dram_over_minimum") is not None else "–",
-                f"{k['threads_per_warp_instruction']:.1f}",
-                waits(k),
-            ]
-        )
-    doc.add(
-        table(
-            [
-                "layout",
-                "form",
-                "time",
-                "instructions / element",
-                "loads / element",
-                "sectors / element",
-                "DRAM bytes / minimum",
-                "threads / warp instruction",
-                "top waits",
-            ],
-            rows,
-        )
-    )
-    # What the counters say, per layout: what COAL saved and what it added against the virtual call.
-    for layout in sorted({k["problem"] for k in kernels}):
-        by = {k["entry"]: k for k in kernels if k["problem"] == layout}
-        v, c = by.get(VIRTUAL), by.get(COAL)
-        if not v or not c or v.get("global_loads_per_element") is None:
+    rows = [
+        [
+            k["problem"].split("layout=")[1].split(" n=")[0],
+            f"`{k['entry'].removeprefix(PREFIX)}`",
+            fmt_time(k["duration_us"]),
+            f"{k['thread_instructions_per_element']:.1f}",
+            figure(k, "loads_per_element"),
+            figure(k, "load_sectors_per_element"),
+            figure(k, "l1_hit_rate"),
+            figure(k, "dram_over_minimum"),
+            figure(k, "threads_per_warp_instruction", "{:.1f}"),
+            waits(k),
+        ]
+        for k in sorted(kernels, key=lambda k: (k["problem"], k["entry"]))
+    ]
+    header = ["layout", "form", "time", "instructions / element", "loads / element", "sectors / element"]
+    header += ["L1 hit rate", "DRAM bytes / minimum", "threads / warp instruction", "top waits"]
+    doc.add(table(header, rows))
+    # What the counters say, per layout: what the forms without a vtable load did against the virtual call.
+    for problem in sorted({k["problem"] for k in kernels}):
+        by = {k["entry"].removeprefix(PREFIX): k for k in kernels if k["problem"] == problem}
+        v = by.get("virtual")
+        if not v or v.get("loads_per_element") is None or v.get("l1_hit_rate") is None:
             continue
-        name = layout.split("layout=")[1].split(" n=")[0]
-        faster = c["duration_us"] < v["duration_us"]
+        said = [
+            f"`{f}` {fmt_time(k['duration_us'])}, {k['loads_per_element']:.2f} loads, L1 hit rate "
+            f"{k['l1_hit_rate']:.2f}, {k['thread_instructions_per_element']:.0f} instructions"
+            for f, k in sorted(by.items())
+            if f != "virtual" and k.get("loads_per_element") is not None and k.get("l1_hit_rate") is not None
+        ]
         doc.add(
-            f"- {name}: `coal` executes {c['global_loads_per_element']:.2f} loads and "
-            f"{c['global_load_sectors_per_element']:.2f} sectors per element against `virtual`'s "
-            f"{v['global_loads_per_element']:.2f} and {v['global_load_sectors_per_element']:.2f}, and "
-            f"{c['thread_instructions_per_element']:.0f} instructions against "
-            f"{v['thread_instructions_per_element']:.0f}; under the profiler it is "
-            f"{'faster' if faster else 'slower'} ({fmt_time(c['duration_us'])} against {fmt_time(v['duration_us'])})."
+            f"- {problem.split('layout=')[1].split(' n=')[0]}: `virtual` {fmt_time(v['duration_us'])}, "
+            f"{v['loads_per_element']:.2f} loads per element, L1 hit rate {v['l1_hit_rate']:.2f}, "
+            f"{v['thread_instructions_per_element']:.0f} instructions; " + "; ".join(said) + "."
         )
     doc.add("")
 
@@ -96,7 +86,8 @@ def add(doc, bench, noise, profile=None):
         "does (the object's vtable pointer, the vtable entry, a call through a register) on objects made in "
         "element order; `virtual_by_class` on the same objects allocated by class; `coal` finds the class from "
         "the object's address (each class in an arena of its own, a binary search of the arenas' bounds) and the "
-        "method from a table; `type_pointer` reads the class from the pointer's top bits instead (the paper's "
+        "method from a table, and `coal_prefetched` does the same after the warp has asked for its objects; "
+        "`type_pointer` reads the class from the pointer's top bits instead (the paper's "
         "TypePointer, in software); `coal_inlined` and `class_switch` switch on the class (from the address, or "
         "from a number the object holds) and call the method directly, inlined. `virtual` is given as a fraction "
         "of the copy bandwidth (each element moves its pointer, its object, x and y); the forms as their time over "
