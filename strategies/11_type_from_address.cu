@@ -28,12 +28,14 @@
 //          are many: the loads a virtual call makes are then the cost. Where the set of classes
 //          is closed, the class-number switch or a per-class grouping (the tasks workload's
 //          grouped forms) avoids the call altogether.
-// See it.  In `cuobjdump -sass`: virtual's kernel loads the object's first 8 bytes (the vtable
-//          pointer), then the vtable entry, then CALL.REL.NOINC through a register; coal's has
-//          the LDS of the bounds, a load of the table entry (the same address for a whole warp
-//          of one class) and the CALL, and no load from the object before it; type_pointer's has
-//          a shift and a mask where coal's has the search; coal_inlined and class_switch have no
-//          CALL (a BRX jump table instead).
+// See it.  In `cuobjdump -sass`: virtual's kernel loads the element's pointer (LDG), the
+//          object's first 8 bytes (LD.E.64: the vtable pointer), the vtable entry (LD.E: an index),
+//          the method's address from constant bank 2 (LDC.64 c[0x2][...]), and calls through it
+//          (CALL.REL.NOINC); coal's has the search (LDS in a loop), the table entry
+//          (LDG.E.CONSTANT), the same LDC and CALL, and no load from the object before the call;
+//          coal_prefetched adds CCTL.E.PF1 (the prefetch to L1) before the search; type_pointer's
+//          has a shift and a mask where coal's has the search; coal_inlined and class_switch have
+//          no CALL (a BRX jump table instead).
 // Measured: the report's objects section (each form against virtual, per layout, beside the
 //          paper's figure).
 // Run it.  `cdl_run --strategy 11_type_from_address --op quadratic --n 2^24`
@@ -134,8 +136,8 @@ __global__ void __launch_bounds__(block)
   __shared__ const char* begin[task_op_count + 1];  // the arenas' bounds, read by every element
   constexpr bool search =
       Form == object_form::coal || Form == object_form::coal_inlined || Form == object_form::coal_prefetched;
-  if (search)
-    for (int c = int(threadIdx.x); c <= task_op_count; c += block) begin[c] = arena_begin[c];
+  static_assert(block > task_op_count, "a thread per bound");
+  if (search && threadIdx.x <= task_op_count) begin[threadIdx.x] = arena_begin[threadIdx.x];
   __syncthreads();
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;

@@ -191,7 +191,7 @@ class ReportTest(FixtureTest):
 
     def test_the_objects_section_sets_coal_against_the_papers_gain(self):
         # The fixture's tasks rows (random, 32 ops) copied as the objects workload's forms, at
-        # known times: virtual 1, coal 1/2 (a speed-up of 2, past the paper's 1.8), coal_inlined 1/1.2.
+        # known times: virtual 1, coal 1/2 (a speed-up of 2, past the paper's 1.8), and the others.
         source = "tasks/05_virtual/per_element/layout:random/distinct:32/"
 
         def edit(doc):
@@ -199,7 +199,14 @@ class ReportTest(FixtureTest):
             for b in doc["benchmarks"]:
                 if not b["run_name"].startswith(source):
                     continue
-                for form, factor in (("virtual", 1.0), ("coal", 0.5), ("coal_inlined", 1 / 1.2)):
+                for form, factor in (
+                    ("virtual", 1.0),
+                    ("coal", 0.5),
+                    ("coal_inlined", 1 / 1.2),
+                    ("virtual_by_class", 1.1),
+                    ("type_pointer", 0.4),
+                    ("coal_prefetched", 0.25),
+                ):
                     c = json.loads(json.dumps(b))
                     for key in ("name", "run_name"):
                         c[key] = c[key].replace(
@@ -215,6 +222,9 @@ class ReportTest(FixtureTest):
         self.assertIn("| random | 32 |", section)
         self.assertIn("| 0.50 |", section)  # coal's time over virtual's
         self.assertIn("| random | 32 | 1.8 | 2.00 | reproduces the paper's gain |", section)
+        # COAL over virtual, then each one-thing ratio: by class 1.1, the search 0.5 / 0.4, the
+        # objects asked for before the call 0.5 / 0.25.
+        self.assertIn("| random | 32 | 0.50 | 1.10 | 1.25 | 2.00 |", section)
 
     def test_the_readme_table_and_guide_are_generated_into_their_block(self):
         readme = os.path.join(self.dir, "README.md")

@@ -27,7 +27,7 @@ def figure(k, key, form="{:.2f}"):
 
 
 def why(doc, profile):
-    """The counters of each form on the profiled layouts, and what they say of COAL against virtual."""
+    """The counters of each form on the profiled layouts."""
     kernels = [k for k in (profile or {}).get("kernels", []) if k["workload"] == "objects"]
     if not kernels:
         return
@@ -55,24 +55,42 @@ def why(doc, profile):
     header = ["layout", "form", "time", "instructions / element", "loads / element", "sectors / element"]
     header += ["L1 hit rate", "DRAM bytes / minimum", "threads / warp instruction", "top waits"]
     doc.add(table(header, rows))
-    # What the counters say, per layout: what the forms without a vtable load did against the virtual call.
-    for problem in sorted({k["problem"] for k in kernels}):
-        by = {k["entry"].removeprefix(PREFIX): k for k in kernels if k["problem"] == problem}
-        v = by.get("virtual")
-        if not v or v.get("loads_per_element") is None or v.get("l1_hit_rate") is None:
-            continue
-        said = [
-            f"`{f}` {fmt_time(k['duration_us'])}, {k['loads_per_element']:.2f} loads, L1 hit rate "
-            f"{k['l1_hit_rate']:.2f}, {k['thread_instructions_per_element']:.0f} instructions"
-            for f, k in sorted(by.items())
-            if f != "virtual" and k.get("loads_per_element") is not None and k.get("l1_hit_rate") is not None
-        ]
-        doc.add(
-            f"- {problem.split('layout=')[1].split(' n=')[0]}: `virtual` {fmt_time(v['duration_us'])}, "
-            f"{v['loads_per_element']:.2f} loads per element, L1 hit rate {v['l1_hit_rate']:.2f}, "
-            f"{v['thread_instructions_per_element']:.0f} instructions; " + "; ".join(said) + "."
-        )
     doc.add("")
+
+
+def decomposition(doc, runs):
+    """COAL's time against virtual's, split by the forms that change one thing each: the allocation
+    by class (virtual_by_class), the search (type_pointer finds the class without one), and the
+    warp's load of its objects before the call splits it (coal_prefetched)."""
+    need = ("virtual", "virtual_by_class", "coal", "type_pointer", "coal_prefetched")
+    rows = []
+    for f, es in sorted(runs, key=lambda fe: (fe[0]["layout"], int(fe[0]["distinct"]))):
+        t = {e.removeprefix(PREFIX): row["median"] for e, row in es.items()}
+        if f["layout"] == "uniform" or not all(n in t for n in need):
+            continue
+        rows.append(
+            [
+                f["layout"],
+                f["distinct"],
+                f"{t['coal'] / t['virtual']:.2f}",
+                f"{t['virtual_by_class'] / t['virtual']:.2f}",
+                f"{t['coal'] / t['type_pointer']:.2f}",
+                f"{t['coal'] / t['coal_prefetched']:.2f}",
+            ]
+        )
+    if not rows:
+        return
+    doc.add(
+        "Where COAL's time goes, each a ratio of two forms that differ in one thing (above 1: that thing costs "
+        "time): the allocation by class alone (`virtual_by_class` / `virtual`: a warp's objects spread over the "
+        "arenas of its classes), the search of the arenas' bounds (`coal` / `type_pointer`, which reads the class "
+        "from the pointer instead), and the objects not asked for before the call (`coal` / `coal_prefetched`: "
+        "a virtual call's vtable-pointer load, made by the whole warp before the call splits it by class, also "
+        "brings every element's object into L1; COAL removes that load, and each class's turn then waits for "
+        "its own objects):\n"
+    )
+    header = ["layout", "classes", "`coal` / `virtual`", "allocation by class", "the search"]
+    doc.add(table(header + ["objects not asked for before the call"], rows))
 
 
 def add(doc, bench, noise, profile=None):
@@ -93,7 +111,7 @@ def add(doc, bench, noise, profile=None):
         "of the copy bandwidth (each element moves its pointer, its object, x and y); the forms as their time over "
         "`virtual`'s (below 1: faster):\n"
     )
-    forms = sorted({e for _, es in runs for e in es})
+    forms = sorted({e for _, es in runs for e in es} - {VIRTUAL})
     rows, speedups = [], {}
     for f, es in sorted(runs, key=lambda fe: (fe[0]["layout"], int(fe[0]["distinct"]))):
         base = es.get(VIRTUAL)
@@ -133,5 +151,6 @@ def add(doc, bench, noise, profile=None):
                 ],
             )
         )
+    decomposition(doc, runs)
     why(doc, profile)
     return {"speedups": speedups}
