@@ -1,43 +1,33 @@
 // 11 - Type from address (COAL): virtual calls on many objects, with the class found from where
 //      the object lives instead of from the vtable pointer it carries.
 //
-// Idea.    Object-oriented code hands a kernel one object per element, each of one of several
-//          classes, and calls a virtual method on it (the objects workload,
-//          common/objects_workload.hpp). A virtual call on the GPU loads the object's vtable
-//          pointer, loads the method's address from the vtable, and calls through a register.
-//          With many objects the first load goes to memory, one per element, scattered.
+// Idea.    Object-oriented code gives each element an object of one of several classes and calls
+//          a virtual method on it (the objects workload, common/objects_workload.hpp): a load of
+//          the object's vtable pointer, a load of the vtable entry, a call through a register.
 //          Zhang, Alawneh and Rogers, "Judging a type by its pointer: optimizing GPU virtual
-//          functions" (ASPLOS 2021), allocate the objects of each class in an address range of
-//          its own (COAL: Coordinated Object Allocation and function Lookup): the class then
-//          follows from the object's address by a few comparisons with the ranges' bounds, and
-//          the method from a small table indexed by class, with no load from the object. They
-//          report it 80 % faster than CUDA's virtual calls on their workloads (Volta-era GPUs).
-//          Forms, on the same objects: `virtual` (CUDA's call, objects made in element order);
-//          `virtual_by_class` (the same call, objects allocated by class); `coal` (the class by a
-//          binary search of the arenas' bounds in shared memory, the method from a table, an
-//          indirect call); `coal_inlined` (the class from the address, then a switch whose cases
-//          call the method directly, inlined); `class_switch` (the same switch on a class number
-//          the object holds, a tagged union's tag: one load from the object, no vtable);
-//          `type_pointer` (the same paper's TypePointer, in software: the class in the pointer's
-//          unused top bits, read by a shift, the method from COAL's table; no search);
-//          `coal_prefetched` (coal, the warp asking for its objects before it calls).
-// Cost.    COAL needs control of allocation (an arena per class, sized or grown in advance) and
-//          a table of the classes; the inlined form also needs the closed set of classes at
-//          compile time. Every form keeps a pointer per element.
-// Use it   when code that is object-oriented already must stay so on the GPU and the objects
-//          are many: the loads a virtual call makes are then the cost. Where the set of classes
-//          is closed, the class-number switch or a per-class grouping (the tasks workload's
-//          grouped forms) avoids the call altogether.
-// See it.  In `cuobjdump -sass`: virtual's kernel loads the element's pointer (LDG), the
-//          object's first 8 bytes (LD.E.64: the vtable pointer), the vtable entry (LD.E: an index),
-//          the method's address from constant bank 2 (LDC.64 c[0x2][...]), and calls through it
-//          (CALL.REL.NOINC); coal's has the search (LDS in a loop), the table entry
-//          (LDG.E.CONSTANT), the same LDC and CALL, and no load from the object before the call;
-//          coal_prefetched adds CCTL.E.PF1 (the prefetch to L1) before the search; type_pointer's
-//          has a shift and a mask where coal's has the search; coal_inlined and class_switch have
-//          no CALL (a BRX jump table instead).
-// Measured: the report's objects section (each form against virtual, per layout, beside the
-//          paper's figure).
+//          functions" (ASPLOS 2021), allocate each class's objects in an address range of its own
+//          (COAL): the class follows from the object's address by a search of the ranges' bounds,
+//          the method from a table by class, with no load from the object; 80 % faster than CUDA's
+//          virtual calls on their workloads (Volta-era GPUs). Forms, on the same objects:
+//          `virtual` (CUDA's call, objects in element order), `virtual_by_class` (allocated by
+//          class), `coal` (search in shared memory, table, indirect call), `coal_prefetched` (the
+//          warp asks for its objects first), `type_pointer` (their TypePointer in software: the
+//          class in the pointer's unused top bits), `coal_inlined` (search, then a switch of
+//          inlined calls), `class_switch` (a switch on a class number the object holds).
+// Cost.    An arena per class, sized in advance, and a table of the classes; the inlined and
+//          switch forms need the closed set of classes at compile time.
+// Use it   where the measurement says so: on an H100 (the report's objects section) it does not
+//          pay here. Sorted by class, every form runs at the copy floor; with classes mixed in a
+//          warp COAL is slower than the virtual call, because the vtable-pointer load it saves
+//          is also the whole warp's fetch of the objects, before the call splits the warp by
+//          class. Where the set of classes is closed, class_switch is the fastest form.
+// See it.  `cuobjdump -sass`: virtual's kernel loads the pointer (LDG), the vtable pointer
+//          (LD.E.64), the vtable entry (LD.E: an index), the method's address (LDC.64 from
+//          constant bank 2) and calls (CALL.REL.NOINC); coal's has the search (LDS), the table
+//          entry (LDG.E.CONSTANT), the same LDC and CALL, and no load from the object before it;
+//          coal_prefetched adds CCTL.E.PF1; coal_inlined and class_switch have a BRX, no CALL.
+// Measured: the report's objects section (each form against virtual, per layout, the paper's
+//          figure beside, where COAL's time goes, and the counters).
 // Run it.  `cdl_run --strategy 11_type_from_address --op quadratic --n 2^24`
 #include "common/check.hpp"
 #include "common/objects_workload.hpp"
