@@ -13,6 +13,7 @@ std::string_view to_string(object_form f) {
     case object_form::class_switch: return "class_switch";
     case object_form::type_pointer: return "type_pointer";
     case object_form::coal_prefetched: return "coal_prefetched";
+    case object_form::variant: return "variant";
   }
   return "?";
 }
@@ -25,7 +26,8 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
       in_order_pointers_(p.n),
       by_class_pointers_(p.n),
       tagged_pointers_(p.n),
-      arena_begin_(task_op_count + 1) {
+      arena_begin_(task_op_count + 1),
+      values_(sizeof(object_value) * p.n) {
   tasks_host h = make_tasks_host(p, seed);
   x_.copy_from(h.x);
   reference_ = std::move(h.reference);
@@ -41,6 +43,14 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   for (int c = 0; c <= task_op_count; ++c)
     begin[c] = reinterpret_cast<const char*>(by_class_.data()) + object_bytes * first[c];
   arena_begin_.copy_from(begin);
+  // The objects by value need no device code to be made: a variant holds no vtable pointer.
+  std::vector<object_value> values;
+  values.reserve(p.n);
+  for (const task& t : h.tasks)
+    values.push_back(visit<task_ops>(t.op, [&](auto op) {
+      return object_value{task_value<decltype(op)>{t.p1, t.p2}};
+    }));
+  if (p.n) CDL_CUDA_CHECK(cudaMemcpy(values_.data(), values.data(), values_.size(), cudaMemcpyHostToDevice));
   if (reinterpret_cast<std::uintptr_t>(by_class_.data() + by_class_.size()) > address_mask)
     throw error("objects: the by-class arena's addresses use the top 8 bits that type_pointer's tags need");
   if (p.n == 0) return;
@@ -59,7 +69,7 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
 
 void objects_fixture::launch(objects_launch_fn fn, object_form, cudaStream_t stream) const {
   fn(objects_launch{x_.data(), in_order_pointers_.data(), by_class_pointers_.data(), tagged_pointers_.data(),
-                    arena_begin_.data(), output<float>(), problem_.n, stream});
+                    values_.data(), arena_begin_.data(), output<float>(), problem_.n, stream});
 }
 
 }  // namespace cdl

@@ -15,6 +15,10 @@
 #include "fixture.hpp"
 #include "tasks_workload.hpp"
 
+#if defined(__CUDACC__)
+#include <cuda/std/variant>
+#endif
+
 namespace cdl {
 
 // Which objects a form calls through, and how it finds the method.
@@ -25,7 +29,8 @@ enum class object_form {
   coal_inlined,      // allocated by class; the class from the address, a switch, the method inlined
   class_switch,      // element-order objects; a switch on the class number the object stores
   type_pointer,      // allocated by class; the class in the pointer's top bits, the method from a table
-  coal_prefetched    // coal, the warp asking for its objects before the call splits it by class
+  coal_prefetched,   // coal, the warp asking for its objects before the call splits it by class
+  variant            // the objects held by value, a cuda::std::variant each, visited (strategy 12)
 };
 std::string_view to_string(object_form f);
 
@@ -51,6 +56,7 @@ struct objects_launch {
   const void* const* objects;      // element i's object, in element order
   const void* const* by_class;     // element i's object, allocated by class
   const void* const* tagged;       // the same pointers with the class in their top bits (type_pointer)
+  const void* values;              // element i's object by value: object_value[n] (variant)
   const char* const* arena_begin;  // task_op_count + 1 bounds: class c's arena is [begin[c], begin[c + 1])
   float* y;
   std::size_t n;
@@ -76,6 +82,18 @@ struct task_object_of final : task_object {
   __device__ float apply(float x) const override { return apply_here(x); }
 };
 static_assert(sizeof(task_object_of<ops::task_op<0>>) == object_bytes);
+
+// The same objects held by value, as C++ offers instead of a class hierarchy: one struct per class
+// (its members, a method that is not virtual) and a cuda::std::variant of them, whose index is
+// the class. No vtable and no pointer: the array holds the objects themselves, in element order.
+template <class Op>
+struct task_value {
+  float p1, p2;
+  __device__ float apply(float x) const { return Op{}(x, p1, p2); }
+};
+template <class... Ops>
+cuda::std::variant<task_value<Ops>...> values_of(op_list<Ops...>);
+using object_value = decltype(values_of(task_ops{}));
 #endif
 
 // What making the objects takes: the records and each element's slot by class, on the device.
@@ -106,6 +124,7 @@ class objects_fixture
   device_buffer<std::byte> in_order_, by_class_;  // the objects
   device_buffer<const void*> in_order_pointers_, by_class_pointers_, tagged_pointers_;
   device_buffer<const char*> arena_begin_;
+  device_buffer<std::byte> values_;  // object_value[n], made on the host
 };
 
 }  // namespace cdl

@@ -49,7 +49,7 @@ struct registry {
   std::vector<tasks_entry> tasks;
   std::vector<points_entry> points;
   std::vector<matmul_entry> matmul;
-  std::vector<objects_entry> objects;  // one strategy's (11): the others' calls are on task records
+  std::vector<objects_entry> objects;  // 11's forms and 12's by value: the others' calls are on task records
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
   void add_map(std::string strategy, std::string variant, map_launch_fn launch);
@@ -102,5 +102,6 @@ void register_08_expression_jit(registry&);  // map only: the language has x and
 void register_09_shared_memory(registry&);
 void register_10_tiered_dispatch(registry&);    // the tiled and staged forms of the entries above
 void register_11_type_from_address(registry&);  // the objects workload only
+void register_12_variant_visit(registry&);      // every workload but tasks (its header says why)
 
 }  // namespace cdl

@@ -107,7 +107,8 @@ def add(doc, bench, noise, profile=None):
         "method from a table, and `coal_prefetched` does the same after the warp has asked for its objects; "
         "`type_pointer` reads the class from the pointer's top bits instead (the paper's "
         "TypePointer, in software); `coal_inlined` and `class_switch` switch on the class (from the address, or "
-        "from a number the object holds) and call the method directly, inlined. `virtual` is given as a fraction "
+        "from a number the object holds) and call the method directly, inlined; `12_variant_visit/variant` holds "
+        "the objects by value, a `cuda::std::variant` each (no vtable, no pointer), and visits it. `virtual` is given as a fraction "
         "of the copy bandwidth (each element moves its pointer, its object, x and y); the forms as their time over "
         "`virtual`'s (below 1: faster):\n"
     )

@@ -15,6 +15,7 @@ CALLS = (
     "04_function_pointer.table",
     "05_virtual",
     "06_nvrtc_jit",
+    "12_variant_visit",
 )
 
 

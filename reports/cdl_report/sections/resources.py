@@ -20,6 +20,7 @@ MAP_INVOKER = {
     "04_function_pointer.table": "table_invoker",
     "05_virtual": "virtual_invoker",
     "05_virtual.crowded": "virtual_invoker",
+    "12_variant_visit": "variant_invoker",
 }
 
 
