@@ -16,11 +16,17 @@
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
+//
+// With --plugin FILE, a map plugin built ahead of time (strategy 13) is loaded and its kernels
+// timed beside the strategies, validated against --op (the op the plugin was built for):
+//
+//   cdl_run --plugin build/release/plugins/cdl_plugin_sine.fatbin --op sine --strategy 01_template_functor/vec
 #include "common/cli.hpp"
 #include "common/inputs.hpp"
 #include "common/record.hpp"
 #include "common/registry.hpp"
 #include "strategies/expression_jit.hpp"
+#include "strategies/plugin.hpp"
 #include "strategies/minimal.hpp"
 #include "strategies/user_op.hpp"
 
@@ -55,6 +61,7 @@ struct options {
   bool dump_source = false;
   std::string cubin_path;      // --cubin: write 08's CUBIN for --expr and exit
   bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
+  std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
 };
 
 void usage(FILE* out) {
@@ -63,6 +70,7 @@ void usage(FILE* out) {
       "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
       "               [--reps R] [--seed S] [--json FILE]\n"
       "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [--compile-times]\n"
+      "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
       "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
@@ -71,7 +79,10 @@ void usage(FILE* out) {
       "  (an expression in x of type T, or a body with `return`) for 06 and 07, checked against the\n"
       "  host compiler's build of it. Error allowed: U epsilons per evaluation (default 16).\n"
       "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --cubin FILE\n"
-      "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n");
+      "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n"
+      "  --plugin loads FILE, a fatbin or CUBIN built as strategies/plugins/map_plugin.cu builds one\n"
+      "  (nvcc -fatbin -DCDL_PLUGIN_OP=OP), and times its kernels beside the strategies, checked\n"
+      "  against --op's reference: its op must be --op.\n");
 }
 
 options parse(int argc, char** argv) {
@@ -114,7 +125,10 @@ options parse(int argc, char** argv) {
         o.cubin_path = value();
       else if (arg == "--compile-times")
         o.compile_times = true;
-      else if (arg == "--help" || arg == "-h") {
+      else if (arg == "--plugin") {
+        o.plugin_path = value();
+        plugin::check_loadable(o.plugin_path);  // a file that is not one is refused before any CUDA call
+      } else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         std::exit(0);
       } else
@@ -429,6 +443,19 @@ int run(const options& o) {
         {e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"), &fixture,
          e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
 
+  // The user's plugin: its kernels fetched once, launched as strategy 13 launches its own.
+  std::unique_ptr<plugin::library> user_plugin;
+  if (!o.plugin_path.empty()) {
+    user_plugin = std::make_unique<plugin::library>(o.plugin_path);
+    const char* type = o.problem.type == dtype::f32 ? "f32" : "f64";
+    const cudaKernel_t scalar = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "scalar", type)),
+                       vec = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "vec", type));
+    for (map_form form : {map_form::scalar, map_form::vec})
+      rows.push_back(
+          {"13_precompiled_plugin/" + std::string(to_string(form)) + " [--plugin " + o.plugin_path + "]",
+           &fixture, [scalar, vec](const map_launch& a) { plugin::launch_map(scalar, vec, a); }, form,
+           "13_precompiled_plugin", "plugin", std::string(info(o.problem.op).name)});
+  }
   if (alone)
     rows.push_back({o.strategy + " (the mechanism alone)", &fixture,
                     [alone](const map_launch& a) {

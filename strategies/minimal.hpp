@@ -31,6 +31,7 @@ void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);
 void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream);  // 09
 void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 11
 void variant_visit(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 12
+void precompiled_plugin(const float* x, float* y, std::size_t n, cudaStream_t stream);     // 13
 // Built with CDL_MINIMAL_JIT only:
 void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 06
 void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream);    // 07
@@ -65,10 +66,10 @@ struct form {
   int line;
 };
 extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form, nvrtc_form,
-    lto_form, nvvm_form, tiled_blur_form, tiered_form, type_from_address_form, variant_form;
+    lto_form, nvvm_form, tiled_blur_form, tiered_form, type_from_address_form, variant_form, plugin_form;
 inline const form* const all[] = {&inline_form,  &functor_form,    &lambda_form, &switch_form,
                                   &pointer_form, &virtual_form,    &nvrtc_form,  &lto_form,
                                   &nvvm_form,    &tiled_blur_form, &tiered_form, &type_from_address_form,
-                                  &variant_form};
+                                  &variant_form, &plugin_form};
 
 }  // namespace cdl::minimal

@@ -62,6 +62,7 @@ const registry& get_registry() {
     register_10_tiered_dispatch(built);
     register_11_type_from_address(built);
     register_12_variant_visit(built);
+    register_13_precompiled_plugin(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(),

@@ -1,0 +1,70 @@
+// Strategy 13's plugins without a GPU: every map op's files are built, a file that is not a plugin
+// is refused before any CUDA call, and each op's LTO-IR links into the skeleton's (nvJitLink runs
+// on the CPU). Loading and running them are the GPU tests' (the registry's map entries).
+#include "common/device_info.hpp"
+#include "common/ops.cuh"
+#include "strategies/plugin.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cdl {
+namespace {
+
+// The architecture the build made the LTO-IR for: the GPU's where there is one (a `native`
+// build), else sm_90, the build's default without a GPU (CMakeLists.txt).
+int lto_arch() { return gpu_available() ? jit::device_arch() : 90; }
+
+std::string temporary_file(const std::string& name, const std::string& content) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+TEST(Plugin, EveryMapOpHasItsFilesAndThereAreNoOthers) {
+  std::size_t fatbins = 0;
+  for (const op_info& op : map_op_catalogue) {
+    EXPECT_NO_THROW(plugin::check_loadable(plugin::fatbin_path(op.name))) << op.name;
+    EXPECT_TRUE(std::filesystem::exists(plugin::op_ltoir_path(op.name))) << op.name;
+  }
+  EXPECT_TRUE(std::filesystem::exists(plugin::skeleton_ltoir_path()));
+  for (const auto& f : std::filesystem::directory_iterator(plugin::directory()))
+    fatbins += f.path().extension() == ".fatbin";
+  EXPECT_EQ(fatbins, map_op_catalogue.size()) << "strategies/CMakeLists.txt's cdl_plugin_ops is not the map catalogue";
+}
+
+TEST(Plugin, RefusesAFileThatIsNotOneBeforeAnyCudaCall) {
+  try {
+    plugin::check_loadable(temporary_file("cdl_not_a_plugin.fatbin", "x * x + 1"));
+    FAIL() << "a text file passed as a plugin";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("neither a fatbin nor a CUBIN"), std::string::npos) << e.what();
+  }
+  try {
+    plugin::check_loadable("/nonexistent/cdl_plugin_quadratic.fatbin");
+    FAIL() << "a missing file passed as a plugin";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Plugin, LinksEachOpsLtoIrIntoTheSkeletonsWithoutAGpu) {
+  for (const op_info& op : map_op_catalogue) {
+    const jit::linked l = plugin::link_op(plugin::op_ltoir_path(op.name), lto_arch());
+    EXPECT_GT(l.image.code.size(), 1000u) << op.name;
+    EXPECT_EQ(l.image.kernel_names.count("cdl_lto_map_vec_f32"), 1u) << op.name;
+  }
+  // Bytes that are not LTO-IR: an error naming the file.
+  const std::string bad = temporary_file("cdl_not_ltoir.ltoir", "not LTO-IR");
+  try {
+    plugin::link_op(bad, lto_arch());
+    FAIL() << "a text file linked as LTO-IR";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("linking " + bad), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cdl
