@@ -87,10 +87,13 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
 // and 05 (strategies/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
-// op's penalty, and 06's `fast` (its point is the compile, in the jit/ stages) on the same. 10's
+// op's penalty, 06's `fast` (its point is the compile, in the jit/ stages) on the same, and 13's
+// `lto` (the fatbin's kernel again, the op inlined by the link: its point is the first launch). 10's
 // tiered dispatch changes kernel during a run: it is measured on streams of launches (tiered/,
 // bench/jit_stages.cpp), not here.
-bool demonstration(const std::string& variant) { return variant == "crowded" || variant == "fast"; }
+bool demonstration(const std::string& variant) {
+  return variant == "crowded" || variant == "fast" || variant == "lto";
+}
 
 template <class Fixture, class Problem, class Entries>
 void add_all(const Entries& entries, const Problem& p, const settings& s, std::vector<std::string>& names) {

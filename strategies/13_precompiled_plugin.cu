@@ -22,7 +22,11 @@
 //          with the op's instructions in it, no CALL. The plugin's kernels, as the loader sees
 //          them:  extern "C" __global__ void cdl_plugin_map_scalar_f32(const float* x, float* y,
 //                                                                    std::size_t n, int k)
-// Measured: the report's map and dispatch tables, beside 01 and 07.
+// Measured: on an H100 (2026-11-24, not yet in the reference run): both forms run at the
+//          template's time in every map case measured (k = 1 to 256, quadratic and sine, within
+//          0.1 %), since the op is inlined in both. The first launch, with the driver's cache
+//          off: 1.8 ms for the fatbin (read and load); 753 ms for .lto, whose link optimises and
+//          generates all four of the skeleton's kernels at once (07 links one form's kernel).
 // Run it.  `cdl_run --strategy 13_precompiled_plugin/vec --op sine --n 2^24 --k 16`
 //          (`cdl_run --plugin FILE --op OP` loads a plugin file of your own and times it beside)
 #include "common/check.hpp"
@@ -65,8 +69,12 @@ std::string directory() {
   const char* from_environment = std::getenv("CDL_PLUGIN_DIR");
   return from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR;
 }
-std::string fatbin_path(std::string_view op) { return directory() + "/cdl_plugin_" + std::string(op) + ".fatbin"; }
-std::string op_ltoir_path(std::string_view op) { return directory() + "/cdl_plugin_" + std::string(op) + ".ltoir"; }
+std::string fatbin_path(std::string_view op) {
+  return directory() + "/cdl_plugin_" + std::string(op) + ".fatbin";
+}
+std::string op_ltoir_path(std::string_view op) {
+  return directory() + "/cdl_plugin_" + std::string(op) + ".ltoir";
+}
 std::string skeleton_ltoir_path() { return directory() + "/cdl_map_skeleton.ltoir"; }
 
 std::string kernel_name(std::string_view prefix, std::string_view form, std::string_view type) {
@@ -77,7 +85,8 @@ namespace {
 std::vector<char> read_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw error(std::string(what) + " " + path + " cannot be read (is the build's plugins/ folder there, or " +
+    throw error(std::string(what) + " " + path +
+                " cannot be read (is the build's plugins/ folder there, or " +
                 "CDL_PLUGIN_DIR set to where the plugins are?)");
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
@@ -88,10 +97,12 @@ void check_loadable(const std::string& path) {
   static constexpr unsigned char fatbin_magic[] = {0x50, 0xed, 0x55, 0xba};  // 0xba55ed50, little-endian
   static constexpr unsigned char elf_magic[] = {0x7f, 'E', 'L', 'F'};
   const auto starts_with = [&](const unsigned char(&magic)[4]) {
-    return head.size() >= 4 && std::equal(magic, magic + 4, reinterpret_cast<const unsigned char*>(head.data()));
+    return head.size() >= 4 &&
+           std::equal(magic, magic + 4, reinterpret_cast<const unsigned char*>(head.data()));
   };
   if (!starts_with(fatbin_magic) && !starts_with(elf_magic))
-    throw error("plugin " + path + " is neither a fatbin nor a CUBIN (its first bytes are not either's magic " +
+    throw error("plugin " + path +
+                " is neither a fatbin nor a CUBIN (its first bytes are not either's magic " +
                 "number): build one with nvcc -fatbin or -cubin (strategies/plugins/map_plugin.cu)");
 }
 
@@ -129,14 +140,16 @@ jit::linked link_op(const std::string& op_ltoir, int arch) {
   const auto part = [&](const std::string& path, const char* what) {
     return jit::compiled{jit::code_kind::ltoir, arch, {read_file(path, what), {}}, ""};
   };
-  const jit::compiled skeleton = part(skeleton_ltoir_path(), "the skeleton's LTO-IR"), op = part(op_ltoir, "LTO-IR");
+  const jit::compiled skeleton = part(skeleton_ltoir_path(), "the skeleton's LTO-IR"),
+                      op = part(op_ltoir, "LTO-IR");
   const jit::compiled* parts[] = {&skeleton, &op};
   jit::linked out;
   try {
     out = jit::link(parts, arch);
   } catch (const error& e) {  // which file, then what nvJitLink said (and its log, if it wrote one)
     throw error("plugin: linking " + op_ltoir + " into " + skeleton_ltoir_path() + " for sm_" +
-                std::to_string(arch) + " failed (is it LTO-IR from nvcc -ltoir -dlto for this GPU?): " + e.what());
+                std::to_string(arch) +
+                " failed (is it LTO-IR from nvcc -ltoir -dlto for this GPU?): " + e.what());
   }
   for (const char* form : {"scalar", "vec"})
     for (const char* type : {"f32", "f64"}) {
@@ -169,8 +182,8 @@ void launch_map(const map_launch& a) {
     if (!q.kernels[0][0]) {
       const std::string_view op = info(a.op).name;
       if constexpr (Lto)
-        q.linked =
-            std::make_unique<jit::loaded>(plugin::link_op(plugin::op_ltoir_path(op), jit::device_arch()).image);
+        q.linked = std::make_unique<jit::loaded>(
+            plugin::link_op(plugin::op_ltoir_path(op), jit::device_arch()).image);
       else
         q.fatbin = std::make_unique<plugin::library>(plugin::fatbin_path(op));
       for (int f64 : {0, 1})

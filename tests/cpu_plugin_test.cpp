@@ -32,7 +32,8 @@ TEST(Plugin, EveryMapOpHasItsFilesAndThereAreNoOthers) {
   EXPECT_TRUE(std::filesystem::exists(plugin::skeleton_ltoir_path()));
   for (const auto& f : std::filesystem::directory_iterator(plugin::directory()))
     fatbins += f.path().extension() == ".fatbin";
-  EXPECT_EQ(fatbins, map_op_catalogue.size()) << "strategies/CMakeLists.txt's cdl_plugin_ops is not the map catalogue";
+  EXPECT_EQ(fatbins, map_op_catalogue.size())
+      << "strategies/CMakeLists.txt's cdl_plugin_ops is not the map catalogue";
 }
 
 TEST(Plugin, RefusesAFileThatIsNotOneBeforeAnyCudaCall) {

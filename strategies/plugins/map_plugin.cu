@@ -32,15 +32,14 @@ extern "C" __device__ double cdl_plugin_op_f64(double x) { return plugin_op{}(x)
 #else
 #define CDL_CONCAT2(a, b) a##b
 #define CDL_CONCAT(a, b) CDL_CONCAT2(a, b)
-#define CDL_PLUGIN_KERNELS(T, type)                                                                       \
-  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)                          \
-      CDL_CONCAT(CDL_PLUGIN_PREFIX, scalar_##type)(const T* x, T* y, std::size_t n, int k) {              \
-    cdl::skeleton::map_scalar_body(x, y, n, k, plugin_op{});                                              \
-  }                                                                                                       \
-  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)                          \
-      CDL_CONCAT(CDL_PLUGIN_PREFIX, vec_##type)(const T* __restrict__ x, T* __restrict__ y, std::size_t n, \
-                                                int k) {                                                  \
-    cdl::skeleton::map_vec_body(x, y, n, k, plugin_op{});                                                 \
+#define CDL_PLUGIN_KERNELS(T, type)                                                                      \
+  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)                         \
+      CDL_CONCAT(CDL_PLUGIN_PREFIX, scalar_##type)(const T* x, T* y, std::size_t n, int k) {             \
+    cdl::skeleton::map_scalar_body(x, y, n, k, plugin_op{});                                             \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block) CDL_CONCAT(             \
+      CDL_PLUGIN_PREFIX, vec_##type)(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k) { \
+    cdl::skeleton::map_vec_body(x, y, n, k, plugin_op{});                                                \
   }
 CDL_PLUGIN_KERNELS(float, f32)
 CDL_PLUGIN_KERNELS(double, f64)
