@@ -21,16 +21,14 @@
 //          and branches (ISETP, BRA), or a BRX where the compiler makes the chain a jump table,
 //          each op's instructions inline, no CALL; the objects form the same per element after
 //          one load of the 12-byte variant.
-// Measured: on an H100 (2026-11-24, not yet in the reference run): the map at 2^24, k = 16, vec,
-//          quadratic 204 us (03's switch 222, the template 56, 05's virtual call 524): the
-//          visit is not taken out of the k loop, like the switch. In the tiled GEMM at 4096^3
-//          it is 2.6 times the template's time (03: 1.14): ncu counts 6811 instructions per
-//          element against 4695 and a third of the stalls `no_instruction` (the loop, each
-//          step's compare chain with three inlined bodies, no longer fits the instruction
-//          cache). Per element, the objects by value take 227 us at 2^24 objects of 32 classes
-//          mixed at random, against 474 for the virtual call and 414 for 11's class_switch:
-//          half the bytes (a 12-byte variant where the others read a pointer and a 24-byte
-//          object) and no pointer to chase.
+// Measured: the report's map, dispatch and GEMM tables and its objects section. What they showed
+//          on an H100: in the map the visit stays in the k loop, as the switch does, and costs
+//          what the switch costs; in the tiled GEMM it costs far more than the switch, with more
+//          instructions per element and stalls on instruction fetch (`no_instruction`: each
+//          step's compare chain, three bodies inlined, outgrows the instruction cache; the
+//          profile section counts both); per element, the objects by value beat the virtual call
+//          and 11's class switch (half the bytes: a 12-byte variant where the others read a
+//          pointer and a 24-byte object, and no pointer to chase).
 // Run it.  `cdl_run --strategy 12_variant_visit/vec --op quadratic --n 2^24 --k 16`
 #include "common/objects_workload.hpp"
 #include "common/registry.hpp"

@@ -22,11 +22,11 @@
 //          with the op's instructions in it, no CALL. The plugin's kernels, as the loader sees
 //          them:  extern "C" __global__ void cdl_plugin_map_scalar_f32(const float* x, float* y,
 //                                                                    std::size_t n, int k)
-// Measured: on an H100 (2026-11-24, not yet in the reference run): both forms run at the
-//          template's time in every map case measured (k = 1 to 256, quadratic and sine, within
-//          0.1 %), since the op is inlined in both. The first launch, with the driver's cache
-//          off: 1.8 ms for the fatbin (read and load); 753 ms for .lto, whose link optimises and
-//          generates all four of the skeleton's kernels at once (07 links one form's kernel).
+// Measured: the report's map and dispatch tables, beside 01 and 07: both forms run at the
+//          template's speed (the op is inlined in both). `cdl_run` prints each form's first
+//          launch: a file read and a module load for the fatbin; for .lto also the link, which
+//          optimises and generates all four of the skeleton's kernels at once (07 links one
+//          form's kernel), and so costs more than 07's.
 // Run it.  `cdl_run --strategy 13_precompiled_plugin/vec --op sine --n 2^24 --k 16`
 //          (`cdl_run --plugin FILE --op OP` loads a plugin file of your own and times it beside)
 #include "common/check.hpp"
