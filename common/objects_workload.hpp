@@ -9,7 +9,8 @@
 //   by class         - each class in an arena of its own, the arenas one after the other (the
 //                      allocation of COAL, strategies/11_type_from_address.cu): an object's class
 //                      follows from which arena its address falls in.
-// The strategies (11_type_from_address.cu) differ in how they find the method from the object.
+// and once more by value, on the host: a cuda::std::variant per element, no vtable, no pointer
+// (12_variant_visit.cu). The strategies (11 and 12) differ in how they find the method.
 #pragma once
 
 #include "fixture.hpp"
