@@ -104,5 +104,6 @@ void register_10_tiered_dispatch(registry&);     // the tiled and staged forms o
 void register_11_type_from_address(registry&);   // the objects workload only
 void register_12_variant_visit(registry&);       // every workload but tasks (its header says why)
 void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)
+void register_14_graph_switch(registry&);        // the map (a node chooses between kernels)
 
 }  // namespace cdl

@@ -63,6 +63,7 @@ const registry& get_registry() {
     register_11_type_from_address(built);
     register_12_variant_visit(built);
     register_13_precompiled_plugin(built);
+    register_14_graph_switch(built);
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(),

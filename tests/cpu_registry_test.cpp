@@ -25,7 +25,7 @@ TEST(Registry, EveryStrategyServesEveryWorkload) {
   std::set<std::string> uniform = want;
   uniform.insert("12_variant_visit");
   std::set<std::string> map_only = uniform;  // 08's language, 10's two tiers and 13's plugins are the map's
-  map_only.insert({"08_expression_jit", "10_tiered_dispatch", "13_precompiled_plugin"});
+  map_only.insert({"08_expression_jit", "10_tiered_dispatch", "13_precompiled_plugin", "14_graph_switch"});
   EXPECT_EQ(strategies(get_registry().map), map_only);
   EXPECT_EQ(strategies(get_registry().zip), uniform);
   EXPECT_EQ(strategies(get_registry().points), uniform);

@@ -56,7 +56,7 @@ class RunLines(unittest.TestCase):
         self.assertEqual(listed.returncode, 0, listed.stderr)
         forms = dict(re.findall(r"^\s+(\d\d_\w+)\s+strategies/\d\d_\w+\.cu:(\d+)$", listed.stdout, re.M))
         kernel = re.compile(r"__global__|^define void @|switch_on_id\(", re.M)
-        launch = re.compile(r"<<<|cudaLaunchKernel|launch_quadratic\(")
+        launch = re.compile(r"<<<|cudaLaunchKernel|cudaGraphLaunch|launch_quadratic\(")
         for name in run_lines():
             strategy = name[: -len(".cu")]
             self.assertIn(strategy, forms, f"cdl_run --list names no minimal form for {name}")
