@@ -8,19 +8,19 @@
 //          the template kernel of op i (the map skeleton's, as 01 launches it). The choice is
 //          made on the GPU each time the graph runs: no host round trip, no call through a
 //          pointer and no switch inside the kernel, which is the template kernel.
-// Cost.    A graph per problem (pointers, n and k are the kernel nodes' parameters), built and
-//          instantiated on the problem's first launch, and per launch a graph launch, the
-//          setting kernel and the switch node's scheduling. `.plain` is the same graph without
-//          the choice (the op's kernel alone), to tell the graph's cost from the switch's.
+// Cost.    A graph per problem (pointers, n and k are its kernels' parameters), built at the
+//          problem's first launch; per run, the setting kernel and the node. `.plain` is the
+//          graph without the choice (the op's kernel alone): the graph's own cost.
 // Use it   where the choice is data on the GPU (a count, a flag a kernel computed) and the work
 //          that follows is a kernel per case: the graph keeps each case's kernel specialised and
 //          saves the copy to the host and back that the choice would otherwise take. Not for a
 //          choice per element (the tasks workload's per_element forms), which a node cannot make.
-// See it.  There is nothing new in the machine code: each body's kernel is the template kernel.
+// See it.  Nothing new in the machine code: each body's kernel is the template kernel.
 //          `nsys profile --cuda-graph-trace=node` shows the setting kernel, then the one body.
-//          The minimal form below is the whole mechanism: its kernel node and its switch node:
-//            __global__ void choose(cudaGraphConditionalHandle h, const int* id)
-// Measured: the report's map and dispatch tables (beside 01, whose kernels the bodies are).
+// Measured: the report's map and dispatch tables (beside 01, whose kernels the bodies are). What
+//          they showed on an H100: the plain graph runs in a direct launch's time; the switch adds
+//          the same few microseconds to every run whatever n and k (the setting kernel, then the
+//          node; how they share it was not measured), which only a long kernel hides.
 // Run it.  `cdl_run --strategy 14_graph_switch/vec --op sine --n 2^24 --k 16`
 #include "common/check.hpp"
 #include "common/device_buffer.hpp"
@@ -147,8 +147,8 @@ std::unique_ptr<graph> build(const map_launch& a, const skeleton::elementwise_ge
     cudaGraphNode_t node = nullptr;
     CDL_CUDA_CHECK(cudaGraphAddNode(&node, out->graph, &chosen, nullptr, 1, &cases));
     for (std::size_t i = 0; i < kernels.size(); ++i)
-      add_kernel(cases.conditional.phGraph_out[i], nullptr, 0, kernels[i], g.grid, skeleton::elementwise_block,
-                 args);
+      add_kernel(cases.conditional.phGraph_out[i], nullptr, 0, kernels[i], g.grid,
+                 skeleton::elementwise_block, args);
   } else {
     add_kernel(out->graph, nullptr, 0, kernels[std::size_t(op)], g.grid, skeleton::elementwise_block, args);
   }
@@ -167,7 +167,8 @@ void launch_map(const map_launch& a) {
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
   // A new pair of buffers is a new fixture: the graphs of the last one will not run again.
-  if (!graphs.empty() && (std::get<0>(graphs.begin()->first) != a.x || std::get<1>(graphs.begin()->first) != a.y))
+  if (!graphs.empty() &&
+      (std::get<0>(graphs.begin()->first) != a.x || std::get<1>(graphs.begin()->first) != a.y))
     graphs.clear();
   std::unique_ptr<graph>& found = graphs[key{a.x, a.y, a.n, a.k, a.type, g.form, a.op}];
   if (!found) found = build<Switch>(a, g);
