@@ -33,6 +33,11 @@ namespace {
 // within [min_iterations, max_iterations]. Google Benchmark's own search for an iteration count
 // (1, 10, 100, ... until a minimum time) would launch a kernel of microseconds thousands of
 // times, each with an L2 flush, and make the quick suite minutes long for no better median.
+// Where the bytes say nothing of the time, that search is what fits: the map's dispatch sweep at
+// k >= 64, where a kernel takes from a fifth of a millisecond (the template) to twelve (a virtual
+// call at k = 256), and a count from the bytes would run each a hundred times a repetition
+// (`by_time` below: each repetition at least `target_s` of GPU time, a single launch where one
+// takes that long).
 struct settings {
   bool quick;
   int repetitions;
@@ -59,30 +64,34 @@ const Fixture& fixture_for(const Problem& p) {
   return *current;
 }
 
+inline constexpr int by_time = -1;  // an `iterations` of add(): Google Benchmark's search, to target_s
+
 // Registers one benchmark: validate once, then time. `extra` adds workload-specific counters.
+
 template <class Fixture, class Problem, class Entry, class Extra>
 void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names,
          Extra extra, int iterations = 0) {  // 0: from the problem's bytes
   const std::string problem = result_name(p.describe());
   const std::string workload = problem.substr(0, problem.find('/'));
   const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
-  configure(register_benchmark(name, names,
-                               [&entry, p, s, extra, name](benchmark::State& state) {
-                                 static std::map<std::string, validation_result> checked;
-                                 const Fixture& f = fixture_for<Fixture>(p);
-                                 if (!checked.count(name))
-                                   checked[name] = f.run_and_validate(entry.launch, entry.form);
-                                 const validation_result& v = checked[name];
-                                 if (!v.passed)
-                                   return state.SkipWithError(("validation failed: " + v.summary()).c_str());
-                                 const double seconds = timed_loop(
-                                     state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); },
-                                     double(p.min_bytes()), s.copy_gbs);
-                                 if (state.error_occurred()) return;
-                                 state.counters["max_rel_err"] = v.max_rel_error;
-                                 extra(state, seconds);
-                               }),
-            s.repetitions, iterations ? iterations : s.iterations_for(double(p.min_bytes())));
+  benchmark::internal::Benchmark* b =
+      register_benchmark(name, names, [&entry, p, s, extra, name](benchmark::State& state) {
+        static std::map<std::string, validation_result> checked;
+        const Fixture& f = fixture_for<Fixture>(p);
+        if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
+        const validation_result& v = checked[name];
+        if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
+        const double seconds = timed_loop(
+            state, [&](cudaStream_t st) { f.launch(entry.launch, entry.form, st); }, double(p.min_bytes()),
+            s.copy_gbs);
+        if (state.error_occurred()) return;
+        state.counters["max_rel_err"] = v.max_rel_error;
+        extra(state, seconds);
+      });
+  if (iterations == by_time)
+    configure_repetitions(b, s.repetitions)->Unit(benchmark::kMicrosecond)->MinTime(s.target_s);
+  else
+    configure(b, s.repetitions, iterations ? iterations : s.iterations_for(double(p.min_bytes())));
 }
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
@@ -167,7 +176,8 @@ void register_map(const settings& s, std::vector<std::string>& names) {
     for (const map_entry& e : entries)
       if (!streams_only(e) && (with_demonstrations || !demonstration(e)) && keep(e) &&
           registered.insert(e.name() + " " + p.describe()).second)
-        add<map_fixture>(e, p, s, names, [](benchmark::State&, double) {});
+        add<map_fixture>(
+            e, p, s, names, [](benchmark::State&, double) {}, p.k >= 64 ? by_time : 0);
   };
   const auto all = [](const map_entry&) { return true; };
   // Bandwidth against n, beside the copy of the same bytes.
