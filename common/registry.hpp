@@ -99,8 +99,8 @@ void register_05_virtual(registry&);
 void register_06_nvrtc_jit(registry&);
 void register_07_jit_lto(registry&);
 void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
-void register_09_shared_memory(registry&);
-void register_10_tiered_dispatch(registry&);     // the tiled and staged forms of the entries above
+void register_09_shared_memory(registry&);   // the tiled and staged forms of the others' entries
+void register_10_tiered_dispatch(registry&);
 void register_11_type_from_address(registry&);   // the objects workload only
 void register_12_variant_visit(registry&);       // every workload but tasks (its header says why)
 void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)

@@ -90,8 +90,9 @@ void add_form(std::vector<Entry>& entries, Form form, Keep keep) {
 }  // namespace
 
 void register_09_shared_memory(registry& r) {
-  // Every strategy that reaches the skeletons gets the tiled image and matmul forms. 00_inline
-  // pastes each op into kernels of its own and has no tiled ones.
+  // Every strategy that reaches the skeletons gets the tiled image and matmul forms (registry.cpp
+  // registers this one last, after all of them). 00_inline pastes each op into kernels of its own
+  // and has no tiled ones.
   const auto skeleton_based = [](const auto& e) { return e.strategy != "00_inline"; };
   add_form(r.image, image_form::tiled, skeleton_based);
   add_form(r.matmul, matmul_form::tiled, skeleton_based);

@@ -125,9 +125,6 @@ void launch_objects(const objects_launch& a) {
 
 void register_12_variant_visit(registry& r) {
   r.add_all("12_variant_visit", {launch_map, launch_zip, launch_points, launch_image, launch_matmul, {}});
-  // 09 gave the strategies before it their tiled forms; this one, after it, adds its own.
-  r.image.push_back({"12_variant_visit", "", image_form::tiled, launch_image});
-  r.matmul.push_back({"12_variant_visit", "", matmul_form::tiled, launch_matmul});
   r.objects.push_back({"12_variant_visit", "", object_form::variant, launch_objects});
 }
 

@@ -58,12 +58,12 @@ const registry& get_registry() {
     register_06_nvrtc_jit(built);
     register_07_jit_lto(built);
     register_08_expression_jit(built);
-    register_09_shared_memory(built);
     register_10_tiered_dispatch(built);
     register_11_type_from_address(built);
     register_12_variant_visit(built);
     register_13_precompiled_plugin(built);
     register_14_graph_switch(built);
+    register_09_shared_memory(built);  // last: it adds its forms to every strategy's entries
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
       std::stable_sort(entries.begin(), entries.end(),
