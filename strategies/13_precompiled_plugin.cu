@@ -82,25 +82,28 @@ std::string kernel_name(std::string_view prefix, std::string_view form, std::str
 }
 
 namespace {
-std::vector<char> read_file(const std::string& path, const char* what) {
+std::ifstream open_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw error(std::string(what) + " " + path +
                 " cannot be read (is the build's plugins/ folder there, or " +
                 "CDL_PLUGIN_DIR set to where the plugins are?)");
+  return in;
+}
+std::vector<char> read_file(const std::string& path, const char* what) {
+  std::ifstream in = open_file(path, what);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 }  // namespace
 
 void check_loadable(const std::string& path) {
-  const std::vector<char> head = read_file(path, "plugin");
+  std::ifstream in = open_file(path, "plugin");  // its first four bytes: the runtime reads the rest
+  unsigned char head[4] = {};
+  in.read(reinterpret_cast<char*>(head), sizeof head);
   static constexpr unsigned char fatbin_magic[] = {0x50, 0xed, 0x55, 0xba};  // 0xba55ed50, little-endian
   static constexpr unsigned char elf_magic[] = {0x7f, 'E', 'L', 'F'};
-  const auto starts_with = [&](const unsigned char(&magic)[4]) {
-    return head.size() >= 4 &&
-           std::equal(magic, magic + 4, reinterpret_cast<const unsigned char*>(head.data()));
-  };
-  if (!starts_with(fatbin_magic) && !starts_with(elf_magic))
+  const bool whole = in.gcount() == sizeof head;
+  if (!whole || (!std::equal(head, head + 4, fatbin_magic) && !std::equal(head, head + 4, elf_magic)))
     throw error("plugin " + path +
                 " is neither a fatbin nor a CUBIN (its first bytes are not either's magic " +
                 "number): build one with nvcc -fatbin or -cubin (strategies/plugins/map_plugin.cu)");
