@@ -104,6 +104,7 @@ void register_10_tiered_dispatch(registry&);
 void register_11_type_from_address(registry&);   // the objects workload only
 void register_12_variant_visit(registry&);       // every workload but tasks (its header says why)
 void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)
-void register_14_graph_switch(registry&);        // the map (a node chooses between kernels)
+void register_14_graph_switch(registry&);        // the map and the tasks groups (nodes choose kernels)
+void register_15_device_launch(registry&);       // the map and the tasks groups (a kernel launches them)
 
 }  // namespace cdl

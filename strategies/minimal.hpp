@@ -33,6 +33,7 @@ void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t str
 void variant_visit(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 12
 void precompiled_plugin(const float* x, float* y, std::size_t n, cudaStream_t stream);     // 13
 void graph_switch(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 14
+void device_launch(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 15
 // Built with CDL_MINIMAL_JIT only:
 void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 06
 void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream);    // 07
@@ -68,10 +69,11 @@ struct form {
 };
 extern const form inline_form, functor_form, lambda_form, switch_form, pointer_form, virtual_form, nvrtc_form,
     lto_form, nvvm_form, tiled_blur_form, tiered_form, type_from_address_form, variant_form, plugin_form,
-    graph_switch_form;
-inline const form* const all[] = {&inline_form,  &functor_form,    &lambda_form,      &switch_form,
-                                  &pointer_form, &virtual_form,    &nvrtc_form,       &lto_form,
-                                  &nvvm_form,    &tiled_blur_form, &tiered_form,      &type_from_address_form,
-                                  &variant_form, &plugin_form,     &graph_switch_form};
+    graph_switch_form, device_launch_form;
+inline const form* const all[] = {
+    &inline_form,  &functor_form,    &lambda_form,       &switch_form,
+    &pointer_form, &virtual_form,    &nvrtc_form,        &lto_form,
+    &nvvm_form,    &tiled_blur_form, &tiered_form,       &type_from_address_form,
+    &variant_form, &plugin_form,     &graph_switch_form, &device_launch_form};
 
 }  // namespace cdl::minimal

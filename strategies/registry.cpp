@@ -63,6 +63,7 @@ const registry& get_registry() {
     register_12_variant_visit(built);
     register_13_precompiled_plugin(built);
     register_14_graph_switch(built);
+    register_15_device_launch(built);
     register_09_shared_memory(built);  // last: it adds its forms to every strategy's entries
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {
