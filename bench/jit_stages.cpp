@@ -296,6 +296,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   compile_stage(
       "jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },
       jit::code_kind::cubin);
+  // The floor with the option 06 and 07 compile with (jit_kernels.cu's generated_program_options).
+  compile_stage(
+      "jit/compile/one_line_kernel_minimal/new_op", 5,
+      [] {
+        jit::program p = jit::one_line_program(next_new_op());
+        p.options.push_back("-minimal");
+        return p;
+      },
+      jit::code_kind::cubin);
   compile_stage(
       "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);
