@@ -61,11 +61,13 @@ namespace {
 
 // One thread: the op's template kernel, in the launch's form, as 01's host code would launch it.
 template <class T>
-__global__ void launch_map_child(int op, map_form form, unsigned grid, const T* x, T* y, std::size_t n, int k) {
+__global__ void launch_map_child(int op, map_form form, unsigned grid, const T* x, T* y, std::size_t n,
+                                 int k) {
   visit<map_ops>(op, [&](auto f) {
     using F = decltype(f);
     if (form == map_form::vec)
-      skeleton::map_vec_kernel<T, F><<<grid, skeleton::elementwise_block, 0, cudaStreamTailLaunch>>>(x, y, n, k, f);
+      skeleton::map_vec_kernel<T, F>
+          <<<grid, skeleton::elementwise_block, 0, cudaStreamTailLaunch>>>(x, y, n, k, f);
     else
       skeleton::map_scalar_kernel<T, F>
           <<<grid, skeleton::elementwise_block, 0, cudaStreamTailLaunch>>>(x, y, n, k, f);
@@ -81,7 +83,7 @@ void launch_map(const map_launch& a) {
   visit_dtype(a.type, [&](auto t) {
     using T = decltype(t);
     launch_map_child<T><<<1, 1, 0, a.stream>>>(int(a.op), g.form, g.grid, static_cast<const T*>(a.x),
-                                                static_cast<T*>(a.y), a.n, a.k);
+                                               static_cast<T*>(a.y), a.n, a.k);
   });
   CDL_CHECK_LAUNCH();
 }
