@@ -14,8 +14,9 @@ def add(doc, bench):
         "(a warp whose elements hold d different ids runs d cases one after the other); the templates and "
         "lambdas cannot, and group the elements by op first, the grouping timed with them: a sort by op id, then "
         "`grouped` copies the group sizes to the host (a synchronising round trip) and launches a kernel per op "
-        "present, while `grouped_device` leaves them on the device and launches a kernel for every op id, each "
-        "reading its own range.\n"
+        "present, while `grouped_device` leaves them on the device: 01 and 02 launch a kernel for every op id, "
+        "each reading its own range; 14's graph runs only the ops present (an IF node per op id, set on the GPU), "
+        "and 15's kernel launches them from the device, each with a grid sized to its group.\n"
     )
     uniform = {e: row["median"] for f, es in runs if f["layout"] == "uniform" for e, row in es.items()}
     layouts = sorted({f["layout"] for f, _ in runs if f["layout"] != "uniform"})
