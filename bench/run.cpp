@@ -240,8 +240,9 @@ std::string front_end_breakdown(const std::filesystem::path& trace) {
 
 // Where a new op's compile time goes, route by route, on this machine's CPU (no GPU needed): NVRTC's
 // own phases (--time) for 06's vec kernel and for a one-line kernel, and what its front end spent on
-// headers and instantiations (its time trace), and 08's stages. Every compile is of text no cache
-// has seen (a new constant in a comment), with the driver's caches off.
+// headers and instantiations (its time trace), and 08's stages, with the driver's caches off: a
+// new constant in a comment makes each text new, which would not do with them on (NVRTC's cache
+// keys on what its front end makes, so a comment alone does not make a new entry).
 int compile_times(const options& o, bool in_language, const jit::op_text& user) {
   // The driver's caches (NVRTC's and nvJitLink's) off, before anything starts the driver: the same
   // PTX from another run would otherwise skip ptxas.
