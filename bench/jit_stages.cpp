@@ -4,7 +4,7 @@
 //               a user pays for a new --expr. The benchmark fails if two of its iterations
 //               compile the same text, so no cache can answer it. The constant must reach the
 //               machine code: NVRTC's cache answered texts that differed only in a comment (on the
-//               H100, with the cache on, its --time gave the optimiser and ptxas 0 ms each), so it
+//               H100, with the cache on, its --time gave the optimiser and ptxas no time at all), so it
 //               keys on what the front end makes, not on the text.
 //   same_text   the same text every iteration: from the second on, NVRTC's and nvJitLink's own
 //               cache (kept through the driver, 12.9+) answers, where the process has a driver
@@ -15,7 +15,8 @@
 // it at the first compile), later compiles, the LTO link, a module load; and, for scale, a
 // one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route). Strategy 08
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
-// loaded), a whole new op (parse, lower, libNVVM, ptxas), and libNVVM and ptxas apart.
+// loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
+// assembles the PTX), and libNVVM and the load apart.
 //
 // Strategy 10 (tiered dispatch) on streams of launches of a new op (tiered/): the whole stream
 // timed on the host clock, from the first launch to the end of the last, with the switch kernel
@@ -151,6 +152,19 @@ jit::nvvm_module expression_08(const jit::op_text& op) {
   return expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, op.name);
 }
 
+// Loads a module (for 08, PTX: the driver assembles it here) and makes the kernel's otherwise lazy
+// load onto the device happen now, as a first launch would.
+void load_now(const jit::module_image& image, const std::string& kernel) {
+  const jit::loaded library(image);
+  cudaFuncAttributes attributes{};
+  CDL_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel(kernel))));
+}
+
+// 08 for a new op, from its text to a loaded kernel.
+void compile_and_load_08(const jit::op_text& op, int arch) {
+  load_now(expression_jit::compile_uncached(expression_08(op), arch), "map_vec");
+}
+
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
 double probe(const std::vector<std::string>& args) {
   int out[2];
@@ -236,7 +250,7 @@ bool run_jit_probe(int argc, char** argv, int& status) {
       seconds = seconds_since(start);
     } else if (stage == "first_compile_08" && argc == 6) {
       const auto start = clock::now();  // libNVVM is not loaded yet, nor libdevice read
-      expression_jit::compile_uncached(expression_08(jit::op_text{argv[4], argv[5]}), arch);
+      compile_and_load_08(jit::op_text{argv[4], argv[5]}, arch);
       seconds = seconds_since(start);
     } else if (stage == "disk_hit" && argc == 5) {
       jit::cache c({std::filesystem::path(argv[4]), {}});
@@ -334,16 +348,16 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     const jit::op_text op = next_new_op();
     return probe({"first_compile_08", a, op.name, op.source});
   });
+  // 08's compile stages include the load: the driver assembles its PTX there.
   add_stage("jit/compile/08/new_op" + suffix, repetitions, 5, names, [arch] {
     const jit::op_text op = next_new_op();
     const auto start = clock::now();
-    expression_jit::compile_uncached(expression_08(op), arch);
+    compile_and_load_08(op, arch);
     return seconds_since(start);
   });
   add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
-    static const jit::nvvm_module m = expression_08(measured_op());
     const auto start = clock::now();
-    expression_jit::compile_uncached(m, arch);
+    compile_and_load_08(measured_op(), arch);
     return seconds_since(start);
   });
   add_stage("jit/compile/08_nvvm_to_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
@@ -352,11 +366,10 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     jit::compile_nvvm(m, arch);
     return seconds_since(start);
   });
-  add_stage("jit/link/08_ptx_to_cubin/new_op" + suffix, repetitions, 5, names, [arch] {
+  add_stage("jit/load/08_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
     const jit::compiled ptx = jit::compile_nvvm(expression_08(next_new_op()), arch);
-    const jit::compiled* parts[] = {&ptx};
     const auto start = clock::now();
-    jit::link(parts, arch);
+    load_now(ptx.image, "map_vec");
     return seconds_since(start);
   });
   link_stage("jit/link/07/new_op" + suffix, true);
@@ -376,15 +389,11 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   add_stage("jit/cache_disk_hit_fresh_process" + suffix, repetitions, 3, names, [a, arch] {
     return probe({"disk_hit", a, primed_cache_dir(arch).string()});
   });
-  // Loading: cudaLibraryLoadData, the kernel handle, and cudaFuncGetAttributes, which makes the
-  // (otherwise lazy) load of the kernel onto the device happen now.
+  // Loading a CUBIN: cudaLibraryLoadData, the kernel handle, and the load onto the device.
   add_stage("jit/load/06" + suffix, repetitions, 20, names, [whole, arch] {
     static const jit::module_image image = jit::compile(whole, arch, jit::code_kind::cubin).image;
     const auto start = clock::now();
-    const jit::loaded library(image);
-    cudaFuncAttributes attributes{};
-    CDL_CUDA_CHECK(cudaFuncGetAttributes(
-        &attributes, reinterpret_cast<const void*>(library.kernel(whole.name_expressions.back()))));
+    load_now(image, whole.name_expressions.back());
     return seconds_since(start);
   });
   // Streams of launches of a new op: memory-bound (k = 1, 2^24 elements, past the L2) and at

@@ -59,7 +59,7 @@ struct options {
   std::string expr;  // a user's op, for strategies 06 and 07
   int expr_ulps = 16;
   bool dump_source = false;
-  std::string cubin_path;      // --cubin: write 08's CUBIN for --expr and exit
+  std::string ptx_path;        // --ptx: write 08's PTX for --expr and exit
   bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
   std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
 };
@@ -69,7 +69,7 @@ void usage(FILE* out) {
       out,
       "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
       "               [--reps R] [--seed S] [--json FILE]\n"
-      "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--cubin FILE] [--compile-times]\n"
+      "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--ptx FILE] [--compile-times]\n"
       "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
@@ -78,8 +78,9 @@ void usage(FILE* out) {
       "  through 06, 07 and 08, checked against the language's float64 interpreter. Other text is C++\n"
       "  (an expression in x of type T, or a body with `return`) for 06 and 07, checked against the\n"
       "  host compiler's build of it. Error allowed: U epsilons per evaluation (default 16).\n"
-      "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --cubin FILE\n"
-      "  writes 08's CUBIN (for cuobjdump -sass FILE) and exits.\n"
+      "  --dump-source prints 08's NVVM IR and the program 06 compiles, and exits; --ptx FILE\n"
+      "  writes 08's PTX, which the driver assembles as it loads it (for the SASS: ptxas\n"
+      "  -arch=sm_XY FILE -o k.cubin, then cuobjdump -sass k.cubin), and exits.\n"
       "  --plugin loads FILE, a fatbin or CUBIN built as strategies/plugins/map_plugin.cu builds one\n"
       "  (nvcc -fatbin -DCDL_PLUGIN_OP=OP), and times its kernels beside the strategies, checked\n"
       "  against --op's reference: its op must be --op.\n");
@@ -121,8 +122,8 @@ options parse(int argc, char** argv) {
         o.expr_ulps = int(parse_size(value()));
       else if (arg == "--dump-source")
         o.dump_source = true;
-      else if (arg == "--cubin")
-        o.cubin_path = value();
+      else if (arg == "--ptx")
+        o.ptx_path = value();
       else if (arg == "--compile-times")
         o.compile_times = true;
       else if (arg == "--plugin") {
@@ -140,7 +141,7 @@ options parse(int argc, char** argv) {
   if (o.problem.k < 1) throw error("--k must be at least 1");
   if (o.repetitions < 1) throw error("--reps must be at least 1");
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
-  if (!o.cubin_path.empty() && o.expr.empty()) throw error("--cubin needs --expr");
+  if (!o.ptx_path.empty() && o.expr.empty()) throw error("--ptx needs --expr");
   if (o.compile_times && o.expr.empty()) throw error("--compile-times needs --expr");
   return o;
 }
@@ -248,7 +249,8 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   // PTX from another run would otherwise skip ptxas.
   ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::string why;
-  const int arch = gpu_available(&why) ? jit::device_arch() : 90;
+  const bool gpu = gpu_available(&why);
+  const int arch = gpu ? jit::device_arch() : 90;
   using clock = std::chrono::steady_clock;
   const auto ms_since = [](clock::time_point t) {
     return std::chrono::duration<double, std::milli>(clock::now() - t).count();
@@ -330,12 +332,20 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
     auto t = clock::now();
     const jit::compiled ptx = jit::compile_nvvm(m, arch);
     const double nvvm = ms_since(t);
-    t = clock::now();
-    const jit::compiled* parts[] = {&ptx};
-    jit::link(parts, arch);
-    const double ptxas = ms_since(t);
-    std::printf("%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, ptxas (nvJitLink) %.0f\n",
-                "08 libNVVM, vec kernel", lower + nvvm + ptxas, lower, nvvm, ptxas);
+    if (gpu) {  // 08 loads its PTX: the driver's ptxas assembles it then
+      t = clock::now();
+      const jit::loaded library(ptx.image);
+      cudaFuncAttributes attributes{};
+      CDL_CUDA_CHECK(
+          cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel("map_vec"))));
+      const double ptxas = ms_since(t);
+      std::printf("%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, load (the driver's ptxas) %.0f\n",
+                  "08 libNVVM, vec kernel", lower + nvvm + ptxas, lower, nvvm, ptxas);
+    } else {
+      std::printf(
+          "%-34s %8.1f   parse and lower %.2f, libNVVM %.0f; the load (the driver's ptxas) needs a GPU\n",
+          "08 libNVVM, vec kernel", lower + nvvm, lower, nvvm);
+    }
   } else {
     std::printf("08: not in its language\n");
   }
@@ -367,16 +377,16 @@ int run(const options& o) {
   const jit::op_text user{"user", program ? expr::to_cpp(*program) : o.expr};
   const jit::op_text user_expression{"user", o.expr};
   if (!o.expr.empty()) jit::check_op_source(user.source);
-  if (!o.cubin_path.empty()) {  // for cuobjdump -sass: the machine code 08 makes of the op
-    if (!program) throw error("--cubin: the op is not in 08's language: " + not_in_language);
+  if (!o.ptx_path.empty()) {  // what the driver assembles: `ptxas -arch=sm_XY FILE` makes the same SASS
+    if (!program) throw error("--ptx: the op is not in 08's language: " + not_in_language);
     std::string why;
     const int arch = gpu_available(&why) ? jit::device_arch() : 90;
     const jit::module_image image = expression_jit::compile_uncached(
         expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
-    write_atomic(o.cubin_path, [&](std::ostream& out) {
+    write_atomic(o.ptx_path, [&](std::ostream& out) {
       out.write(image.code.data(), std::streamsize(image.code.size()));
     });
-    std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d\n", o.cubin_path.c_str(), arch);
+    std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d, as PTX\n", o.ptx_path.c_str(), arch);
     return 0;
   }
   if (o.compile_times) return compile_times(o, program.has_value(), user);

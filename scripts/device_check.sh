@@ -48,7 +48,8 @@ done
 # 16-byte loads through the non-coherent cache (LDG.E.128.CONSTANT) as strategy 01's kernel.
 ./build/release/bench/cdl_run --expr 's = sin(x); x > 0.5 ? s * s : 2 * x' --n 2^26 --k 16 --strategy 01_template_functor/vec \
   > /tmp/lang.txt 2>&1; echo "cdl_run --expr (language) rc=$?"; cat /tmp/lang.txt
-./build/release/bench/cdl_run --expr 'x * x + 2 * x + 1' --cubin /tmp/08.cubin \
+./build/release/bench/cdl_run --expr 'x * x + 2 * x + 1' --ptx /tmp/08.ptx \
+  && ptxas -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .) /tmp/08.ptx -o /tmp/08.cubin \
   && cuobjdump -sass /tmp/08.cubin | grep -E "Function|LDG|STG" | sort | uniq -c
 ./build/release/bench/cdl_run --expr 'x * nope(x)' --n 2^20; echo "bad expr rc=$?"
 ./build/release/bench/cdl_run --expr 'x; } __global__ void evil() {' --n 2^20; echo "injected expr rc=$?"

@@ -4,27 +4,28 @@
 // Idea.    06 and 07 hand C++ to NVRTC: a front end parses headers and templates, then an
 //          optimiser and code generator (libNVVM) emit PTX, and ptxas machine code. Numba,
 //          CUDA.jl and query engines skip the C++: they own a small language, lower it to NVVM
-//          IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM; nvJitLink
-//          assembles the PTX (ptxas) and the runtime loads the CUBIN. The language here is
+//          IR (LLVM IR as NVIDIA's compiler takes it) and hand that to libNVVM, and the driver
+//          assembles the PTX (ptxas) as the runtime loads it. The language here is
 //          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries, sin cos
 //          exp sqrt min max, from libdevice, linked lazily); the catalogue's ops are written in it
 //          and a user's --expr in it compiles this way. The kernels around the op are written in
 //          IR after the map skeleton: the scalar form, and the vec form with four 16-byte loads
 //          in flight per thread through the non-coherent cache and one k loop for all of a
 //          thread's values, as nvcc makes them from skeletons/map.cuh.
-// Cost.    Per new op: parsing (microseconds), libNVVM on one small kernel (milliseconds, no
-//          headers), ptxas and the load; cached in memory and on disk like 06. The report's JIT
-//          section times each stage for a new op beside NVRTC's floor (a one-line kernel), 06
-//          and 07; `cdl_run --expr '...' --compile-times` shows them on your machine. At run
-//          time: nothing. The price: a second copy of the skeleton, in IR, kept equal to the C++
-//          one by the GPU tests and the benchmarks, and a language that says only what it was
-//          given words for.
+// Cost.    Per new op: parsing (microseconds), libNVVM on one small kernel (no headers), the
+//          driver's ptxas at the load; the PTX cached like 06's CUBIN (a disk hit is assembled
+//          again, unless the driver's own cache has it). The report's JIT section times each stage;
+//          `cdl_run --expr '...' --compile-times` on your machine. At run time: nothing. The
+//          price: a second copy of the skeleton, in IR, kept equal to the C++ one by the GPU tests
+//          and the benchmarks, and a language that says only what it was given words for.
 // Use it   when ops come at run time from users or generated code and compile latency matters
 //          (interactive tools, query engines, a new op per request), and they fit a language
 //          you can lower yourself; for anything else, 06 or 07.
-// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR (and the C++ of 06
-//          and 07); the vec kernel's PTX has ld.global.nc.v4.f32 like 01's, and
-//          `cdl_run --expr 'x * x' --cubin k.cubin; cuobjdump -sass k.cubin` shows LDG.E.128.
+// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR; `--ptx k.ptx` the
+//          PTX (ld.global.nc.v4.f32, as 01's); `ptxas -arch=sm_90 k.ptx` gives its SASS (LDG.E.128).
+//          The driver assembles it, not nvJitLink, which runs ptxas on relocatable code (as nvcc
+//          -rdc does) and gave the vec kernel other registers than the whole-program compile of
+//          the other strategies, from the same PTX (`ptxas -c -v` against `ptxas -v`), and other speeds.
 // Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. The mechanism alone first (one op, one kernel, one launch); then the general form:
@@ -412,16 +413,14 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
 // clang-format on
 
 std::string cache_key(const jit::nvvm_module& m, int arch) {
-  std::string key = "cuda-dispatch-lab expression 1\n" + jit::nvvm_version() + " " +
-                    jit::nvjitlink_version() + "\nsm_" + std::to_string(arch) + "\noptions";
+  std::string key = "cuda-dispatch-lab expression 2 ptx\n" + jit::nvvm_version() + "\nsm_" +
+                    std::to_string(arch) + "\noptions";
   for (const std::string& o : jit::nvvm_options(arch)) key += " " + o;
   return key + "\n" + m.ir;
 }
 
 jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
-  const jit::compiled ptx = jit::compile_nvvm(m, arch);
-  const jit::compiled* parts[] = {&ptx};
-  return jit::link(parts, arch).image;
+  return jit::compile_nvvm(m, arch).image;  // PTX: the driver assembles it whole at the load
 }
 
 void launch_map(const map_launch& a, const jit::op_text& op) {

@@ -10,9 +10,10 @@ namespace cdl::expression_jit {
 // The module 08 compiles for a program: the op, map_apply, and the map skeleton's kernel of one
 // form (map_scalar or map_vec), in NVVM IR for element type t.
 jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name);
-// Everything that determines the CUBIN: the IR, libNVVM's and nvJitLink's versions and options.
+// Everything that determines the PTX: the IR, libNVVM's version and options.
 std::string cache_key(const jit::nvvm_module& m, int arch);
-// IR -> PTX (libNVVM) -> CUBIN (nvJitLink), no cache: what a new op costs.
+// IR -> PTX (libNVVM), no cache. The PTX is what 08 loads (jit::loaded): the driver assembles it
+// then, whole-program, as nvcc's builds are (08_expression_jit.cu's header says why).
 jit::module_image compile_uncached(const jit::nvvm_module& m, int arch);
 // Launches op's kernel: parsed, compiled (through the JIT cache) and loaded on its first launch.
 // Text outside the language throws expr::syntax_error.

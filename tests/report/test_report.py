@@ -144,6 +144,21 @@ class ReportTest(FixtureTest):
             text,
         )
 
+    def test_08_assembled_by_the_driver_is_said_so(self):
+        def rename(doc):
+            for b in doc["benchmarks"]:
+                for key in ("name", "run_name"):
+                    if key in b:
+                        b[key] = b[key].replace("jit/link/08_ptx_to_cubin/", "jit/load/08_ptx/")
+
+        self.edit_results(rename)
+        text = self.report()
+        self.assertIn(
+            "assembled by the driver's ptxas as it loads) a new op costs 60.9 ms to a loaded kernel", text
+        )
+        self.assertIn("27.7 ms in the load's ptxas)", text)
+        self.assertIn("| the driver's own cache for the PTX it assembles at the load", text)
+
     def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
         self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))
         text = self.report()
