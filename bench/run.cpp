@@ -330,11 +330,11 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
         expression_jit::map_module(expr::parse(o.expr), o.problem.type, map_form::vec, fresh.name);
     const double lower = ms_since(start);
     auto t = clock::now();
-    const jit::compiled ptx = jit::compile_nvvm(m, arch);
+    const jit::module_image ptx = expression_jit::compile_uncached(m, arch);
     const double nvvm = ms_since(t);
     if (gpu) {  // 08 loads its PTX: the driver's ptxas assembles it then
       t = clock::now();
-      const jit::loaded library(ptx.image);
+      const jit::loaded library(ptx);
       cudaFuncAttributes attributes{};
       CDL_CUDA_CHECK(
           cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel("map_vec"))));
@@ -383,8 +383,8 @@ int run(const options& o) {
     const int arch = gpu_available(&why) ? jit::device_arch() : 90;
     const jit::module_image image = expression_jit::compile_uncached(
         expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
-    write_atomic(o.ptx_path, [&](std::ostream& out) {
-      out.write(image.code.data(), std::streamsize(image.code.size()));
+    write_atomic(o.ptx_path, [&](std::ostream& out) {  // the text, without the driver's terminating NUL
+      out.write(image.code.data(), std::streamsize(image.code.size() - 1));
     });
     std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d, as PTX\n", o.ptx_path.c_str(), arch);
     return 0;

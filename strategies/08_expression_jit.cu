@@ -420,7 +420,9 @@ std::string cache_key(const jit::nvvm_module& m, int arch) {
 }
 
 jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
-  return jit::compile_nvvm(m, arch).image;  // PTX: the driver assembles it whole at the load
+  jit::module_image ptx = jit::compile_nvvm(m, arch).image;  // the driver assembles it at the load,
+  ptx.code.push_back('\0');                                  // and reads PTX as a C string
+  return ptx;
 }
 
 void launch_map(const map_launch& a, const jit::op_text& op) {
