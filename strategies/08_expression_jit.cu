@@ -12,12 +12,12 @@
 //          IR after the map skeleton: the scalar form, and the vec form with four 16-byte loads
 //          in flight per thread through the non-coherent cache and one k loop for all of a
 //          thread's values, as nvcc makes them from skeletons/map.cuh.
-// Cost.    Per new op: parsing (microseconds), libNVVM on one small kernel (no headers), the
-//          driver's ptxas at the load; the PTX cached like 06's CUBIN (a disk hit is assembled
-//          again, unless the driver's own cache has it). The report's JIT section times each stage;
-//          `cdl_run --expr '...' --compile-times` on your machine. At run time: nothing. The
-//          price: a second copy of the skeleton, in IR, kept equal to the C++ one by the GPU tests
-//          and the benchmarks, and a language that says only what it was given words for.
+// Cost.    Per new op: parsing (microseconds), libNVVM (no headers), the driver's ptxas at the
+//          load (a process's first also loads the driver's PTX compiler); the PTX cached like 06's
+//          CUBIN (a disk hit is assembled again, unless the driver's cache has it). The JIT section
+//          times each stage, `cdl_run --expr '...' --compile-times` on your machine. At run time:
+//          nothing. The price: a second copy of the skeleton, in IR, kept equal to the C++ one by
+//          the GPU tests and benchmarks, and a language that says only what it was given words for.
 // Use it   when ops come at run time from users or generated code and compile latency matters
 //          (interactive tools, query engines, a new op per request), and they fit a language
 //          you can lower yourself; for anything else, 06 or 07.
