@@ -448,12 +448,7 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
     }
     kernel = found->second->kernel(g.form == map_form::vec ? "map_vec" : "map_scalar");
   }
-  const void* x = a.x;
-  void* y = a.y;
-  std::size_t n = a.n;
-  int k = a.k;
-  void* args[] = {&x, &y, &n, &k};
-  jit::launch(kernel, g.grid, skeleton::elementwise_block, args, a.stream);
+  jit::launch_map_kernel(kernel, g.grid, a, false);
 }
 
 }  // namespace cdl::expression_jit

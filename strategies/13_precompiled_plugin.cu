@@ -32,6 +32,7 @@
 #include "common/check.hpp"
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
+#include "strategies/jit_kernels.hpp"
 #include "strategies/minimal.hpp"
 #include "strategies/plugin.hpp"
 
@@ -131,12 +132,7 @@ void launch_map(cudaKernel_t scalar, cudaKernel_t vec, const map_launch& a) {
   if (a.n == 0) return;
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
-  std::size_t n = a.n;
-  int k = a.k;
-  const void* x = a.x;
-  void* y = a.y;
-  void* args[] = {&x, &y, &n, &k};
-  jit::launch(g.form == map_form::vec ? vec : scalar, g.grid, skeleton::elementwise_block, args, a.stream);
+  jit::launch_map_kernel(g.form == map_form::vec ? vec : scalar, g.grid, a, false);
 }
 
 jit::linked link_op(const std::string& op_ltoir, int arch) {

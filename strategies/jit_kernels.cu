@@ -348,17 +348,21 @@ char no_state = 0;  // the value of the empty op object each kernel takes by val
 
 }  // namespace
 
-void launch_map(build_fn build, const map_launch& a, const op_text& op) {
-  if (a.n == 0) return;
-  const skeleton::elementwise_geometry g =
-      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+void launch_map_kernel(cudaKernel_t kernel, unsigned grid, const map_launch& a, bool takes_op_object) {
   std::size_t n = a.n;
   int k = a.k;
   const void* x = a.x;
   void* y = a.y;
   void* args[] = {&x, &y, &n, &k, &no_state};
-  launch(kernel(build, workload::map, a.type, op, int(g.form)), g.grid, skeleton::elementwise_block, args,
-         a.stream);
+  if (!takes_op_object) args[4] = nullptr;  // the runtime reads as many as the kernel has parameters
+  launch(kernel, grid, skeleton::elementwise_block, args, a.stream);
+}
+
+void launch_map(build_fn build, const map_launch& a, const op_text& op) {
+  if (a.n == 0) return;
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  launch_map_kernel(kernel(build, workload::map, a.type, op, int(g.form)), g.grid, a, true);
 }
 void launch_map(build_fn build, const map_launch& a) { launch_map(build, a, builtin_op(a.op)); }
 

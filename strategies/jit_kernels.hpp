@@ -87,6 +87,10 @@ program one_line_program(const op_text& unique);
 // at its first launch (then kept, with its library, until exit): a new op compiles only the
 // kernels it runs.
 void launch_map(build_fn build, const map_launch& a, const op_text& op);
+// Launches a map kernel found at run time with the skeleton's parameters (x, y, n, k), followed by
+// the (empty) op object where the kernel takes one: the skeleton's own kernels, which 06 and 07
+// compile, do; 08's kernels in IR and 13's plugin entry points do not.
+void launch_map_kernel(cudaKernel_t kernel, unsigned grid, const map_launch& a, bool takes_op_object);
 void launch_map(build_fn build, const map_launch& a);
 // Builds and loads the kernel launch_map(build, a, op) will run, without launching it: what
 // strategy 10 does on a host thread while the switch kernel serves the launches.
