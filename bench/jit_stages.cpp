@@ -152,17 +152,9 @@ jit::nvvm_module expression_08(const jit::op_text& op) {
   return expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, op.name);
 }
 
-// Loads a module (for 08, PTX: the driver assembles it here) and makes the kernel's otherwise lazy
-// load onto the device happen now, as a first launch would.
-void load_now(const jit::module_image& image, const std::string& kernel) {
-  const jit::loaded library(image);
-  cudaFuncAttributes attributes{};
-  CDL_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel(kernel))));
-}
-
 // 08 for a new op, from its text to a loaded kernel.
 void compile_and_load_08(const jit::op_text& op, int arch) {
-  load_now(expression_jit::compile_uncached(expression_08(op), arch), "map_vec");
+  jit::load_now(expression_jit::compile_uncached(expression_08(op), arch), "map_vec");
 }
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
@@ -369,7 +361,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   add_stage("jit/load/08_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
     const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
     const auto start = clock::now();
-    load_now(ptx, "map_vec");
+    jit::load_now(ptx, "map_vec");
     return seconds_since(start);
   });
   link_stage("jit/link/07/new_op" + suffix, true);
@@ -393,7 +385,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   add_stage("jit/load/06" + suffix, repetitions, 20, names, [whole, arch] {
     static const jit::module_image image = jit::compile(whole, arch, jit::code_kind::cubin).image;
     const auto start = clock::now();
-    load_now(image, whole.name_expressions.back());
+    jit::load_now(image, whole.name_expressions.back());
     return seconds_since(start);
   });
   // Streams of launches of a new op: memory-bound (k = 1, 2^24 elements, past the L2) and at

@@ -334,10 +334,7 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
     const double nvvm = ms_since(t);
     if (gpu) {  // 08 loads its PTX: the driver's ptxas assembles it then
       t = clock::now();
-      const jit::loaded library(ptx);
-      cudaFuncAttributes attributes{};
-      CDL_CUDA_CHECK(
-          cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel("map_vec"))));
+      jit::load_now(ptx, "map_vec");
       const double ptxas = ms_since(t);
       std::printf("%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, load (the driver's ptxas) %.0f\n",
                   "08 libNVVM, vec kernel", lower + nvvm + ptxas, lower, nvvm, ptxas);

@@ -343,6 +343,13 @@ cudaKernel_t loaded::kernel(const std::string& name_expression) const {
   return k;
 }
 
+void load_now(const module_image& image, const std::string& name_expression) {
+  const loaded library(image);
+  cudaFuncAttributes attributes{};
+  CDL_CUDA_CHECK(
+      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel(name_expression))));
+}
+
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
             std::size_t dynamic_shared_bytes) {
   // A cudaKernel_t is accepted wherever the runtime takes a kernel's address.

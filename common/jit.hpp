@@ -126,6 +126,10 @@ class loaded {
   std::map<std::string, std::string> kernel_names_;
 };
 
+// Loads an image, then makes its kernel's (otherwise lazy) load onto the device happen now, as a
+// first launch would, and unloads it: what a timed load must include. For PTX, the driver's ptxas.
+void load_now(const module_image& image, const std::string& name_expression);
+
 // Launches a kernel obtained from a library; args point to each parameter's value.
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
             std::size_t dynamic_shared_bytes = 0);
