@@ -8,6 +8,7 @@
 #include <nvvm.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -325,8 +326,16 @@ linked link(std::span<const compiled* const> parts, int arch) {
   return out;
 }
 
-loaded::loaded(const module_image& image) : kernel_names_(image.kernel_names) {
-  CDL_CUDA_CHECK(cudaLibraryLoadData(&library_, image.code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+loaded::loaded(const module_image& image, float* compiler_ms) : kernel_names_(image.kernel_names) {
+  // cudaJitWallTime is an output: the driver overwrites the option's value slot with a float (the
+  // documented form); some drivers write through the pointer the slot held instead. Both are read.
+  float written = 0;
+  cudaJitOption option[] = {cudaJitWallTime};
+  void* value[] = {&written};
+  CDL_CUDA_CHECK(cudaLibraryLoadData(&library_, image.code.data(), option, value, 1, nullptr, nullptr, 0));
+  if (!compiler_ms) return;
+  if (value[0] != &written) std::memcpy(&written, &value[0], sizeof written);
+  *compiler_ms = written;
 }
 
 loaded::~loaded() {
@@ -343,11 +352,13 @@ cudaKernel_t loaded::kernel(const std::string& name_expression) const {
   return k;
 }
 
-void load_now(const module_image& image, const std::string& name_expression) {
-  const loaded library(image);
+float load_now(const module_image& image, const std::string& name_expression) {
+  float compiler_ms = 0;
+  const loaded library(image, &compiler_ms);
   cudaFuncAttributes attributes{};
   CDL_CUDA_CHECK(
       cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(library.kernel(name_expression))));
+  return compiler_ms;
 }
 
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,

@@ -110,10 +110,12 @@ struct linked {
 std::vector<std::string> link_options(int arch, bool lto);
 linked link(std::span<const compiled* const> parts, int arch);
 
-// Stage 3: a CUBIN loaded into the process (all devices, lazily), unloaded on destruction.
+// Stage 3: a CUBIN loaded into the process (all devices, lazily), unloaded on destruction; or PTX,
+// which the driver assembles (ptxas) as it loads it. compiler_ms, where given, receives the time
+// the driver says its compiler took (cudaJitWallTime; 0 for a CUBIN, which has nothing to assemble).
 class loaded {
  public:
-  explicit loaded(const module_image& image);
+  explicit loaded(const module_image& image, float* compiler_ms = nullptr);
   ~loaded();
   loaded(const loaded&) = delete;
   loaded& operator=(const loaded&) = delete;
@@ -127,8 +129,9 @@ class loaded {
 };
 
 // Loads an image, then makes its kernel's (otherwise lazy) load onto the device happen now, as a
-// first launch would, and unloads it: what a timed load must include. For PTX, the driver's ptxas.
-void load_now(const module_image& image, const std::string& name_expression);
+// first launch would, and unloads it: what a timed load must include. For PTX, the driver's ptxas,
+// whose own time it returns (ms, as loaded's compiler_ms): the rest of the load is not compiling.
+float load_now(const module_image& image, const std::string& name_expression);
 
 // Launches a kernel obtained from a library; args point to each parameter's value.
 void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, cudaStream_t stream,
