@@ -185,14 +185,55 @@ double probe(const std::vector<std::string>& args) {
   return std::stod(text);
 }
 
-// Registers a host-timed stage; `once` runs one timed operation and returns its seconds.
+// What one timed operation reports: its seconds and, for a stage that has one, the part of them a
+// tool reported itself (the driver's compiler, in a PTX load), in ms.
+struct measured {
+  double seconds;
+  double part_ms = 0;
+};
+
+// NVRTC compiling a one-line kernel no cache has seen, to CUBIN: the floor of any NVRTC route.
+double one_line_floor(int arch) {
+  const jit::program p = jit::one_line_program(next_new_op());
+  const auto start = clock::now();
+  jit::compile(p, arch, jit::code_kind::cubin);
+  return seconds_since(start);
+}
+
+// Registers a host-timed stage; `once` runs one timed operation and returns its seconds (or a
+// `measured`, whose part becomes the counter `part`).
+//
+// paired: every iteration also compiles the floor (one_line_floor), before the stage's operation
+// or after it by turns, and the counters floor_ms and x_floor give the floor and the stage's
+// ratio to it, iteration by iteration. This host's speed drifts by tens of per cent between runs
+// and within one (the JIT section's min-max columns), so a ratio of two stages' medians, measured
+// minutes apart, moves with it; two compiles a few milliseconds apart see the same host.
 template <class Once>
 void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names,
-               Once once) {
+               Once once, bool paired = false, const char* part = nullptr) {
+  const int arch = jit::device_arch();
   // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
   configure_repetitions(register_benchmark(name, names,
-                                           [once](benchmark::State& state) {
-                                             for (auto _ : state) state.SetIterationTime(once());
+                                           [once, paired, part, arch](benchmark::State& state) {
+                                             double part_ms = 0, floor_s = 0, ratios = 0;
+                                             int i = 0;
+                                             for (auto _ : state) {
+                                               const bool floor_first = paired && i % 2 == 1;
+                                               const double before = floor_first ? one_line_floor(arch) : 0;
+                                               const measured m{once()};
+                                               const double after =
+                                                   paired && !floor_first ? one_line_floor(arch) : 0;
+                                               state.SetIterationTime(m.seconds);
+                                               part_ms += m.part_ms;
+                                               floor_s += before + after;
+                                               ratios += paired ? m.seconds / (before + after) : 0;
+                                               ++i;
+                                             }
+                                             if (part) state.counters[part] = part_ms / i;
+                                             if (paired) {
+                                               state.counters["floor_ms"] = 1e3 * floor_s / i;
+                                               state.counters["x_floor"] = ratios / i;
+                                             }
                                            }),
                         repetitions)
       ->Unit(benchmark::kMillisecond)
@@ -275,13 +316,17 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     return probe({"first_compile", a, op.name, op.source});
   });
   // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
-  auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind) {
-    add_stage(name, repetitions, iterations, names, [make, arch, kind] {
-      const jit::program p = make();
-      const auto start = clock::now();
-      jit::compile(p, arch, kind);
-      return seconds_since(start);
-    });
+  auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
+                           bool paired = false) {
+    add_stage(
+        name, repetitions, iterations, names,
+        [make, arch, kind] {
+          const jit::program p = make();
+          const auto start = clock::now();
+          jit::compile(p, arch, kind);
+          return seconds_since(start);
+        },
+        paired);
   };
   const auto map_f32 = [](const jit::op_text& o) {
     return jit::whole_program(jit::workload::map, dtype::f32, o, measured_kernel);
@@ -291,7 +336,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   };
   compile_stage(
       "jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); },
-      jit::code_kind::cubin);
+      jit::code_kind::cubin, true);
   compile_stage(
       "jit/compile/06_fast/new_op" + suffix, 3,
       [map_f32] {
@@ -324,16 +369,19 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       "jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
   // The link of the kernels' LTO-IR with an op's: a new op's (compiled first, not timed), or the same one's.
   auto link_stage = [&](const std::string& name, bool new_op) {
-    add_stage(name, repetitions, 5, names, [kernels, op_only, arch, new_op, op_f32] {
-      static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
-      static const jit::compiled same = jit::compile(op_only, arch, jit::code_kind::ltoir);
-      const jit::compiled o =
-          new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
-      const jit::compiled* parts[] = {&k, &o};
-      const auto start = clock::now();
-      jit::link(parts, arch);
-      return seconds_since(start);
-    });
+    add_stage(
+        name, repetitions, 5, names,
+        [kernels, op_only, arch, new_op, op_f32] {
+          static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
+          static const jit::compiled same = jit::compile(op_only, arch, jit::code_kind::ltoir);
+          const jit::compiled o =
+              new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
+          const jit::compiled* parts[] = {&k, &o};
+          const auto start = clock::now();
+          jit::link(parts, arch);
+          return seconds_since(start);
+        },
+        new_op);
   };
   // 08: parse and lower are inside the timed region (they are part of what a new op costs).
   add_stage("jit/first_compile_in_process/08/new_op" + suffix, repetitions, 3, names, [a] {
@@ -341,12 +389,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     return probe({"first_compile_08", a, op.name, op.source});
   });
   // 08's compile stages include the load: the driver assembles its PTX there.
-  add_stage("jit/compile/08/new_op" + suffix, repetitions, 5, names, [arch] {
-    const jit::op_text op = next_new_op();
-    const auto start = clock::now();
-    compile_and_load_08(op, arch);
-    return seconds_since(start);
-  });
+  add_stage(
+      "jit/compile/08/new_op" + suffix, repetitions, 5, names,
+      [arch] {
+        const jit::op_text op = next_new_op();
+        const auto start = clock::now();
+        compile_and_load_08(op, arch);
+        return seconds_since(start);
+      },
+      true);
   add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);
@@ -358,12 +409,16 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     jit::compile_nvvm(m, arch);
     return seconds_since(start);
   });
-  add_stage("jit/load/08_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
-    const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
-    const auto start = clock::now();
-    jit::load_now(ptx, "map_vec");
-    return seconds_since(start);
-  });
+  // The load's time, and within it the driver's compiler (ptxas) by its own account.
+  add_stage(
+      "jit/load/08_ptx/new_op" + suffix, repetitions, 5, names,
+      [arch] {
+        const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
+        const auto start = clock::now();
+        const float compiler_ms = jit::load_now(ptx, "map_vec");
+        return measured{seconds_since(start), compiler_ms};
+      },
+      false, "driver_compiler_ms");
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
   add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {

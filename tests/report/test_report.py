@@ -156,8 +156,36 @@ class ReportTest(FixtureTest):
         self.assertIn(
             "assembled by the driver's ptxas as it loads) a new op costs 60.9 ms to a loaded kernel", text
         )
-        self.assertIn("27.7 ms in the load's ptxas)", text)
+        self.assertIn("27.7 ms in the load)", text)
         self.assertIn("| the driver's own cache for the PTX it assembles at the load", text)
+
+    def test_paired_floor_ratios_and_the_drivers_compiler_time_are_read_when_recorded(self):
+        text = self.report()
+        self.assertIn("(the ratio of the two medians, measured apart)", text)
+
+        def pair(doc):  # as bench/jit_stages.cpp records them: counters of each repetition and aggregate
+            for b in doc["benchmarks"]:
+                name = b["run_name"]
+                if name.startswith("jit/compile/06/new_op/"):
+                    b.update(x_floor=1.8, floor_ms=40.0)
+                elif name.startswith("jit/compile/08/new_op/"):
+                    b.update(x_floor=0.8, floor_ms=41.0)
+                for key in ("name", "run_name"):
+                    if key in b:
+                        b[key] = b[key].replace("jit/link/08_ptx_to_cubin/", "jit/load/08_ptx/")
+                if b["run_name"].startswith("jit/load/08_ptx/"):
+                    b["driver_compiler_ms"] = 12.5
+
+        self.edit_results(pair)
+        text = self.report()
+        self.assertIn(
+            "06 costs 1.80× this floor of any NVRTC route (paired: each iteration against a one-line kernel "
+            "compiled beside it, 40 ms)",
+            text,
+        )
+        self.assertIn("12.5 ms of it in the driver's compiler by its own account", text)
+        self.assertIn("and 1.25× less than NVRTC takes for a one-line kernel", text)
+        self.assertIn("compiled beside it, 41 ms)", text)
 
     def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
         self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))

@@ -45,6 +45,28 @@ def stage_ms(stages, prefix):
     return next((row["median"] / 1000 for n, row in stages.items() if n.startswith(prefix)), None)
 
 
+def stage_counter(stages, prefix, counter):
+    """A counter of a stage (median over its repetitions), or None where the run did not record it."""
+    return next(
+        (row.get("counters", {}).get(counter) for n, row in stages.items() if n.startswith(prefix)), None
+    )
+
+
+def times_floor(c, route):
+    """A route's cost in NVRTC's floor (a new one-line kernel), and how it was measured: each iteration's
+    ratio to a floor compiled beside it (x_floor, bench/jit_stages.cpp) where the run paired them, else
+    the ratio of the two stages' medians."""
+    paired = c.get(f"{route} x floor")
+    if paired:
+        return (
+            paired,
+            f"paired: each iteration against a one-line kernel compiled beside it, {c[f'{route} floor']:.0f} ms",
+        )
+    if c[route] and c["one-line kernel"]:
+        return c[route] / c["one-line kernel"], "the ratio of the two medians, measured apart"
+    return None, ""
+
+
 def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
@@ -98,7 +120,15 @@ def add(doc, bench, dispatch, noise, uncached=None):
         "08 compile": stage_ms(s, "jit/compile/08/new_op"),
         "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
         "08 ptxas": stage_ms(s, "jit/load/08_ptx/new_op") or stage_ms(s, "jit/link/08_ptx_to_cubin/new_op"),
+        "08 driver compiler": stage_counter(s, "jit/load/08_ptx/new_op", "driver_compiler_ms"),
     }
+    for route, prefix in (
+        ("compile", "jit/compile/06/new_op"),
+        ("08 compile", "jit/compile/08/new_op"),
+        ("07 link", "jit/link/07/new_op"),
+    ):
+        costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
+        costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
     out = {"costs": costs}
     c = costs
     if c["compile"] and c["first compile, new process"]:
@@ -109,11 +139,16 @@ def add(doc, bench, dispatch, noise, uncached=None):
         )
         if c["07 op"] and c["07 link"]:
             text += f"; through 07, {c['07 op']:.0f} ms for the op's LTO-IR and {c['07 link']:.0f} ms for the link"
-        if c["one-line kernel"]:
+        ratio, how = times_floor(c, "compile")
+        if ratio:
             text += (
                 f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms: 06 costs "
-                f"{c['compile'] / c['one-line kernel']:.1f}× the floor of any NVRTC route"
+                f"{ratio:.2f}× this floor of any NVRTC route ({how})"
             )
+        link_ratio, how = times_floor(c, "07 link")
+        if link_ratio:
+            text += f"; 07's link alone {link_ratio:.2f}× it"
+
         if c["compile, same text"]:
             text += (
                 f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
@@ -147,20 +182,25 @@ def add(doc, bench, dispatch, noise, uncached=None):
             )
         )
         if c["08 libNVVM"] and c["08 ptxas"]:
-            where = "the load's ptxas" if by_driver else "ptxas"
-            text += f" ({c['08 libNVVM']:.1f} ms in libNVVM, {c['08 ptxas']:.1f} ms in {where})"
+            where = "the load" if by_driver else "ptxas"
+            text += f" ({c['08 libNVVM']:.1f} ms in libNVVM, {c['08 ptxas']:.1f} ms in {where}"
+            if c["08 driver compiler"]:
+                text += (
+                    f", {c['08 driver compiler']:.1f} ms of it in the driver's compiler by its own account"
+                )
+            text += ")"
         if c["08 first compile, new process"]:
             text += f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading libNVVM included)"
         if c["compile"]:
             text += f": {c['compile'] / c['08 compile']:.1f}× less than 06"
-        if c["one-line kernel"]:
-            ratio, floor = c["08 compile"] / c["one-line kernel"], f"{c['one-line kernel']:.0f} ms"
+        ratio, how = times_floor(c, "08 compile")
+        if ratio:
             text += (
-                f", and {ratio:.1f}× the time NVRTC takes for a one-line kernel ({floor})"
+                f", and {ratio:.2f}× the time NVRTC takes for a one-line kernel"
                 if ratio >= 1
-                else f", and {1 / ratio:.1f}× less than NVRTC takes for a one-line kernel ({floor})"
+                else f", and {1 / ratio:.2f}× less than NVRTC takes for a one-line kernel"
             )
-            text += ", the floor of any route through C++"
+            text += f", the floor of any route through C++ ({how})"
         doc.add(text + ".\n")
     if not dispatch or not c["compile"]:
         return out
