@@ -45,7 +45,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found["image"] = image.add(doc, bench, noise)
     found["matmul"] = matmul.add(doc, bench)
     found["other"] = elementwise.add(doc, bench)
-    found["python"] = python_peers.add(doc, bench, results.python)
+    found["python"] = python_peers.add(doc, bench, results.python, found["jit"].get("costs"))
     resources.add(doc, results.resources)
     found["profile"] = profile.add(doc, bench, results.profile)
     claims.add(doc, bench, results.facts, found, results.python)

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from . import harness
-from .harness import attempt, close_to, gpu_median_ms, host_median_ms
+from .harness import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
 
 BLOCK = 256
 BIG = 1 << 26  # float32 elements: 256 MiB in, 256 MiB out, far past any L2
@@ -637,8 +637,8 @@ def compile_states(dev):
 
     def run():
         new, hit = [], []
-        for i in range(3):
-            c = np.float32(i + 1)
+        for _ in range(3):
+            c = np.float32(fresh_constant())  # in the machine code: no cache has seen this kernel
             f = cuda.jit(device=True)(lambda v: v * v + c)
 
             @cuda.jit
@@ -653,7 +653,11 @@ def compile_states(dev):
                 cuda.synchronize()
                 times.append((time.perf_counter() - t0) * 1e3)
         xs = x.copy_to_host().astype(np.float64)
-        return close_to(out.copy_to_host(), xs * xs + 3), {"new_source_ms": new, "memory_hit_ms": hit}
+        return close_to(out.copy_to_host(), xs * xs + float(c)), {
+            "new_source_ms": new,
+            "memory_hit_ms": hit,
+            "constant": float(c),
+        }
 
     return attempt(
         "compile", "Numba: a kernel calling a new device function, first call and the call after", run

@@ -16,9 +16,11 @@ means what a strategy's figure means:
     is in its figure whenever the GPU has to wait for it: that is part of what a way costs.
 The records are Google Benchmark aggregates, as cdl_bench writes them.
 """
+import itertools
 import json
 import os
 import re
+import secrets
 import statistics
 import sys
 import time
@@ -447,6 +449,18 @@ def host_median_ms(call, synchronize=lambda: None, repetitions=15, warm=True):
         synchronize()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+# Counts from a random start: new in every call of a process and, all but surely, of every earlier run.
+_fresh = itertools.count(secrets.randbelow(1 << 21))
+
+
+def fresh_constant():
+    """An integer below 2^22 (exact in float32, with room for x * x of a small x), new in every call:
+    put in a new op as a constant, it reaches the machine code, so no compile cache can answer the
+    compile. A new comment is not enough: NVRTC's cache through the driver keys on what its front end
+    makes of a source, and answered texts that differed only in a comment (bench/jit_stages.cpp)."""
+    return next(_fresh) % (1 << 22) + 1
 
 
 def close_to(got, expected, rtol=1e-5, atol=1e-6):

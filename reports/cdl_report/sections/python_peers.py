@@ -13,7 +13,7 @@ CPP_SAME_FORM = {
 }
 
 
-def add(doc, bench, python):
+def add(doc, bench, python, jit_costs=None):
     found = {"ratio": {}, "first_ms": {}}
     if python is None:
         return found
@@ -94,13 +94,22 @@ def add(doc, bench, python):
                 rows,
             )
         )
-    experiments(doc, python.experiments)
+    experiments(doc, python.experiments, jit_costs, bench, python)
     return found
 
 
-def experiments(doc, records):
+# This suite's routes for a new op (sections/jit.py's costs), set beside the peers' new sources.
+CPP_NEW_OP = (
+    ("one-line kernel", "NVRTC: a one-line kernel, to CUBIN (no load)"),
+    ("compile", "06: the map's vec kernel through NVRTC, to CUBIN (no load)"),
+    ("08 compile", "08: the map's vec kernel through libNVVM, to a loaded kernel"),
+)
+
+
+def experiments(doc, records, jit_costs=None, bench=None, python=None):
     """The articles' experiments (bench/python/cdl_peers/articles_*.py): whether each example runs as
-    written, what a new op costs to compile in each system and cache state, and every record."""
+    written, what a new op costs to compile in each system and cache state (beside this suite's
+    routes), and every record."""
     if not records:
         return
     from ..claims import median_of, outcome
@@ -141,7 +150,26 @@ def experiments(doc, records):
                     else f"{median_of(v) if isinstance(v, list) else v:.2f} ms"
                 )
             rows.append([e.get("system", "?"), e["name"], *cells])
+        for key, how in CPP_NEW_OP:
+            if (jit_costs or {}).get(key):
+                rows.append(["this suite (C++)", how, f"{jit_costs[key]:.2f} ms", "–", "–"])
         doc.add(table(["system", "how", "new source", "its disk cache", "its memory cache"], rows))
+        if jit_costs and bench is not None and python is not None:
+            jit_peers = [e for e in compiles if e.get("system") in ("cupy", "numba")]
+            fresh = all("constant" in e["figures"] for e in jit_peers)
+            doc.add(
+                (
+                    "CuPy's and Numba's new sources each have a constant no cache has seen, which reaches the machine "
+                    "code (a new comment alone is answered by NVRTC's cache, which keys on what its front end makes). "
+                    if fresh
+                    else "**These peers' new sources differ by a comment only** (a run from before they had new "
+                    "constants): NVRTC's cache, which keys on what its front end makes, may have answered them. "
+                )
+                + "The C++ rows are "
+                f"this report's JIT section's new-op medians, measured at {bench.context.get('date', '?')[:16]}, the "
+                f"peers at {python.bench.context.get('date', '?')[:16]}: this host's speed moves by tens of per cent "
+                "between runs, so a difference smaller than that is not a finding.\n"
+            )
     doc.add(
         "Every experiment of the articles' claims, by claim (the claims table below reads its figures):\n"
     )
