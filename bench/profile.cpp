@@ -84,11 +84,17 @@ std::vector<target> targets() {
   std::vector<target> out;
   const std::size_t n = std::size_t(1) << 24;
   for (int k : {1, 64})
-    add_all<map_fixture>(out, map_problem{map_op::quadratic, dtype::f32, n, k}, r.map, "map", n,
-                         [](const map_entry& e) {
-                           return (e.form == map_form::scalar || e.form == map_form::vec) &&
-                                  e.strategy != "10_tiered_dispatch";
-                         });
+    add_all<map_fixture>(
+        out, map_problem{map_op::quadratic, dtype::f32, n, k}, r.map, "map", n, [](const map_entry& e) {
+          // Left out: kernels that Nsight Compute does not profile as the one launch
+          // of a target. 14's kernel runs in a conditional node's body, which ncu
+          // skipped (116 targets gave 112 kernels, these 4 missing); 15's runs from
+          // the device, and ncu would profile its one-thread parent instead.
+          const bool unreachable =
+              (e.strategy == "14_graph_switch" && e.variant.empty()) || e.strategy == "15_device_launch";
+          return (e.form == map_form::scalar || e.form == map_form::vec) &&
+                 e.strategy != "10_tiered_dispatch" && !unreachable;
+        });
   for (const tasks_problem& p :
        {tasks_problem{task_layout::uniform, 1, n}, tasks_problem{task_layout::random, 32, n}})
     add_all<tasks_fixture>(out, p, r.tasks, "tasks", n, [](const tasks_entry& e) {
