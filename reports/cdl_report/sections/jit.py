@@ -190,7 +190,8 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 )
             text += ")"
         if c["08 first compile, new process"]:
-            text += f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading libNVVM included)"
+            loaded = "libNVVM and the driver's PTX compiler" if by_driver else "libNVVM"
+            text += f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading {loaded} included)"
         if c["compile"]:
             text += f": {c['compile'] / c['08 compile']:.1f}× less than 06"
         ratio, how = times_floor(c, "08 compile")
