@@ -27,7 +27,9 @@
 //          op. Each child is the template kernel's PTX, but not its machine code: ptxas compiling
 //          relocatable code (-rdc, as nvJitLink does too) gives the map's vec kernel about half
 //          as many registers again as whole-program compilation gives 01's, from the same PTX
-//          (`ptxas -c -v` against `ptxas -v`); the report's resources table lists both.
+//          (`ptxas -c -v` against `ptxas -v`); the report's resources table lists both. Device
+//          link-time optimisation does not restore it: with -dlto (nvcc -dc -dlto, nvlink -dlto)
+//          the float quadratic vec child still gets the same register count as with -rdc alone.
 // Measured: the report's map and dispatch tables (beside 01, whose kernels the children are) and
 //          its tasks table (`grouped_device`, beside 01's and 14's).
 // Run it.  `cdl_run --strategy 15_device_launch/vec --op sine --n 2^24 --k 16`
