@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -185,12 +186,23 @@ double probe(const std::vector<std::string>& args) {
   return std::stod(text);
 }
 
-// What one timed operation reports: its seconds and, for a stage that has one, the part of them a
-// tool reported itself (the driver's compiler, in a PTX load), in ms.
+// What one timed operation reports: its seconds and, for a stage that has them, the parts of them
+// a tool reported itself (the driver's compiler in a PTX load, NVRTC's phases), by counter name, ms.
 struct measured {
   double seconds;
-  double part_ms = 0;
+  std::map<std::string, double> parts_ms = {};
 };
+
+// A counter's name for a phase of NVRTC's --time table: "CUDA C++ Frontend" -> front_end_ms.
+std::string phase_counter(const std::string& phase) {
+  static const std::map<std::string, std::string> known = {{"CUDA C++ Frontend", "front_end_ms"},
+                                                           {"NVVM Optimizer", "optimizer_ms"},
+                                                           {"PTX Translation", "ptxas_ms"}};
+  if (const auto found = known.find(phase); found != known.end()) return found->second;
+  std::string name;
+  for (char c : phase) name += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '_';
+  return name + "_ms";
+}
 
 // NVRTC compiling a one-line kernel no cache has seen, to CUBIN: the floor of any NVRTC route.
 double one_line_floor(int arch) {
@@ -201,7 +213,7 @@ double one_line_floor(int arch) {
 }
 
 // Registers a host-timed stage; `once` runs one timed operation and returns its seconds (or a
-// `measured`, whose part becomes the counter `part`).
+// `measured`, whose parts become counters: their means over the iterations).
 //
 // paired: every iteration also compiles the floor (one_line_floor), before the stage's operation
 // or after it by turns, and the counters floor_ms and x_floor give the floor and the stage's
@@ -210,32 +222,31 @@ double one_line_floor(int arch) {
 // minutes apart, moves with it; two compiles a few milliseconds apart see the same host.
 template <class Once>
 void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names,
-               Once once, bool paired = false, const char* part = nullptr) {
+               Once once, bool paired = false) {
   const int arch = jit::device_arch();
+  auto run = [once, paired, arch](benchmark::State& state) {
+    std::map<std::string, double> parts_ms;
+    double floor_s = 0, ratios = 0;
+    int i = 0;
+    for (auto _ : state) {
+      const bool floor_first = paired && i % 2 == 1;
+      const double before = floor_first ? one_line_floor(arch) : 0;
+      const measured m{once()};
+      const double after = paired && !floor_first ? one_line_floor(arch) : 0;
+      state.SetIterationTime(m.seconds);
+      for (const auto& [part, ms] : m.parts_ms) parts_ms[part] += ms;
+      floor_s += before + after;
+      ratios += paired ? m.seconds / (before + after) : 0;
+      ++i;
+    }
+    for (const auto& [part, ms] : parts_ms) state.counters[part] = ms / i;
+    if (paired) {
+      state.counters["floor_ms"] = 1e3 * floor_s / i;
+      state.counters["x_floor"] = ratios / i;
+    }
+  };
   // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
-  configure_repetitions(register_benchmark(name, names,
-                                           [once, paired, part, arch](benchmark::State& state) {
-                                             double part_ms = 0, floor_s = 0, ratios = 0;
-                                             int i = 0;
-                                             for (auto _ : state) {
-                                               const bool floor_first = paired && i % 2 == 1;
-                                               const double before = floor_first ? one_line_floor(arch) : 0;
-                                               const measured m{once()};
-                                               const double after =
-                                                   paired && !floor_first ? one_line_floor(arch) : 0;
-                                               state.SetIterationTime(m.seconds);
-                                               part_ms += m.part_ms;
-                                               floor_s += before + after;
-                                               ratios += paired ? m.seconds / (before + after) : 0;
-                                               ++i;
-                                             }
-                                             if (part) state.counters[part] = part_ms / i;
-                                             if (paired) {
-                                               state.counters["floor_ms"] = 1e3 * floor_s / i;
-                                               state.counters["x_floor"] = ratios / i;
-                                             }
-                                           }),
-                        repetitions)
+  configure_repetitions(register_benchmark(name, names, run), repetitions)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(iterations);
 }
@@ -359,6 +370,26 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
         return p;
       },
       jit::code_kind::cubin);
+  // Where a new op's compile goes, by NVRTC's own account (--time): 06's program and the one-line
+  // kernel, each phase a counter. Stages of their own, so that writing the table is in no figure
+  // above.
+  auto phases_stage = [&](const std::string& name, auto make) {
+    add_stage(name, repetitions, 3, names, [make, arch] {
+      const jit::program p = make();
+      const std::string table =
+          (std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv"))
+              .string();
+      std::filesystem::remove(table);
+      const auto start = clock::now();
+      jit::compile(p, arch, jit::code_kind::cubin, {"--time=" + table});
+      measured m{seconds_since(start)};
+      for (const jit::phase& ph : jit::read_nvrtc_time(table)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
+      std::filesystem::remove(table);
+      return m;
+    });
+  };
+  phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
+  phases_stage("jit/phases/one_line_kernel/new_op", [] { return jit::one_line_program(next_new_op()); });
   compile_stage(
       "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);
@@ -410,15 +441,12 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     return seconds_since(start);
   });
   // The load's time, and within it the driver's compiler (ptxas) by its own account.
-  add_stage(
-      "jit/load/08_ptx/new_op" + suffix, repetitions, 5, names,
-      [arch] {
-        const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
-        const auto start = clock::now();
-        const float compiler_ms = jit::load_now(ptx, "map_vec");
-        return measured{seconds_since(start), compiler_ms};
-      },
-      false, "driver_compiler_ms");
+  add_stage("jit/load/08_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
+    const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
+    const auto start = clock::now();
+    const float compiler_ms = jit::load_now(ptx, "map_vec");
+    return measured{seconds_since(start), {{"driver_compiler_ms", compiler_ms}}};
+  });
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
   add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {

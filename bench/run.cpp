@@ -268,20 +268,13 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
     jit::compile(p, arch, jit::code_kind::cubin,
                  {"--time=" + csv.string(), "--fdevice-time-trace=" + trace.string()});
     const double total = ms_since(start);
-    std::ifstream in(csv);
-    std::string line, phases;
+    std::string phases;
     double in_phases = 0;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      for (std::size_t at = 0; at != std::string::npos;) {
-        const std::size_t comma = line.find(',', at);
-        f.push_back(line.substr(at, comma == std::string::npos ? comma : comma - at));
-        at = comma == std::string::npos ? comma : comma + 2;
-      }
-      if (f.size() < 3) continue;
-      in_phases += std::stod(f[2]);
-      phases += (phases.empty() ? "" : ", ") + f[1] + " " + f[2];
+    for (const jit::phase& ph : jit::read_nvrtc_time(csv.string())) {
+      in_phases += ph.ms;
+      char ms[32];
+      std::snprintf(ms, sizeof ms, " %.0f", ph.ms);
+      phases += (phases.empty() ? "" : ", ") + ph.name + ms;
     }
     std::filesystem::remove(csv);
     std::printf("%-34s %8.1f   %s, outside them %.0f\n", route, total, phases.c_str(), total - in_phases);

@@ -235,6 +235,30 @@ compiled compile(const program& p, int arch, code_kind kind, const std::vector<s
   return out;
 }
 
+std::vector<phase> read_nvrtc_time(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw error("NVRTC wrote no --time table at " + path);
+  std::vector<phase> out;
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;  // fields are separated by ", "
+    for (std::size_t at = 0; at != std::string::npos;) {
+      const std::size_t comma = line.find(',', at);
+      f.push_back(line.substr(at, comma == std::string::npos ? comma : comma - at));
+      at = comma == std::string::npos ? comma : comma + 2;
+    }
+    if (f.size() < 3) continue;
+    try {
+      out.push_back({f[1], std::stod(f[2])});
+    } catch (const std::exception&) {
+      throw error("NVRTC's --time table at " + path + " has a line that is not a phase: " + line);
+    }
+  }
+  if (out.empty()) throw error("NVRTC's --time table at " + path + " holds no phase");
+  return out;
+}
+
 std::vector<std::string> nvvm_options(int arch) {
   // libNVVM's defaults are NVRTC's (IEEE division and square root, no flush to zero, FMA
   // contraction on): set out here because they are part of what the kernel computes.

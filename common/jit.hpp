@@ -88,6 +88,15 @@ std::vector<std::string> compile_options(int arch, code_kind kind);
 compiled compile(const program& p, int arch, code_kind kind,
                  const std::vector<std::string>& extra_options = {});
 
+// NVRTC's own account of a compile, as its --time=FILE option writes it ("file, phase, metric,
+// unit" a line): each phase's milliseconds, in its order (the C++ front end, the NVVM optimiser,
+// and for a CUBIN "PTX Translation", which is ptxas). Throws if the file is missing or holds no phase.
+struct phase {
+  std::string name;
+  double ms;
+};
+std::vector<phase> read_nvrtc_time(const std::string& path);
+
 // Stage 1 of strategy 08: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
 // linked lazily when the IR calls it. No C++ front end: this is the compiler under NVRTC.
 struct nvvm_module {

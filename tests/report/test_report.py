@@ -187,6 +187,39 @@ class ReportTest(FixtureTest):
         self.assertIn("and 1.25× less than NVRTC takes for a one-line kernel", text)
         self.assertIn("compiled beside it, 41 ms)", text)
 
+    def test_nvrtcs_phases_say_where_a_new_ops_compile_goes(self):
+        self.assertNotIn("**Where a new op's compile goes**", self.report())
+
+        def add_phases(doc):  # the jit/phases/ stages, as bench/jit_stages.cpp records them
+            added = []
+            for b in doc["benchmarks"]:
+                for source, target, counters in (
+                    ("jit/compile/06/new_op/", "jit/phases/06/new_op/", (8.0, 30.0, 20.0)),
+                    (
+                        "jit/compile/one_line_kernel/new_op",
+                        "jit/phases/one_line_kernel/new_op",
+                        (8.0, 6.0, 5.0),
+                    ),
+                ):
+                    if b["run_name"].startswith(source):
+                        c = dict(b, front_end_ms=counters[0], optimizer_ms=counters[1], ptxas_ms=counters[2])
+                        for key in ("name", "run_name"):
+                            c[key] = c[key].replace(source, target)
+                        added.append(c)
+            doc["benchmarks"] += added
+
+        self.edit_results(add_phases)
+        text = self.report()
+        self.assertIn("**Where a new op's compile goes**", text)
+        self.assertRegex(
+            text, r"\| 06: the map's vec kernel \| 8\.0 \| 30\.0 \| 20\.0 \| [0-9.]+ \| [0-9.]+ \|"
+        )
+        self.assertIn(
+            "06's program takes 39.0 ms more than the floor in these phases: +24.0 ms in the NVVM optimiser, "
+            "+15.0 ms in ptxas, +0.0 ms in the C++ front end. The NVVM optimiser makes 62% of the difference",
+            text,
+        )
+
     def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
         self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))
         text = self.report()

@@ -67,6 +67,65 @@ def times_floor(c, route):
     return None, ""
 
 
+# NVRTC's phases as bench/jit_stages.cpp records them (counters of the jit/phases/ stages).
+PHASES = (
+    ("front_end_ms", "the C++ front end"),
+    ("optimizer_ms", "the NVVM optimiser"),
+    ("ptxas_ms", "ptxas"),
+)
+PHASE_ROUTES = (
+    ("jit/phases/06/new_op", "06: the map's vec kernel"),
+    ("jit/phases/one_line_kernel/new_op", "a one-line kernel (the floor)"),
+)
+
+
+def phases(doc, stages):
+    """Where a new op's compile goes, by NVRTC's own account, for 06's program and the floor, and
+    which phase makes the difference between them."""
+    found = {}
+    for prefix, label in PHASE_ROUTES:
+        row = next((r for n, r in stages.items() if n.startswith(prefix)), None)
+        counters = (row or {}).get("counters", {})
+        if row and all(k in counters for k, _ in PHASES):
+            found[prefix] = (label, row["median"] / 1000, {k: counters[k] for k, _ in PHASES})
+    if len(found) < len(PHASE_ROUTES):
+        return
+    doc.add(
+        "**Where a new op's compile goes**, by NVRTC's own account (`--time`: whole milliseconds a phase, the "
+        "mean of each repetition's iterations, then the median), in a stage of its own (`jit/phases/`), a new "
+        "text every iteration:\n"
+    )
+    rows = []
+    for prefix, _ in PHASE_ROUTES:
+        label, total, ms = found[prefix]
+        rows.append(
+            [label]
+            + [f"{ms[k]:.1f}" for k, _ in PHASES]
+            + [f"{total - sum(ms.values()):.1f}", f"{total:.1f}"]
+        )
+    doc.add(
+        table(["compile", "front end ms", "optimiser ms", "ptxas ms", "outside them ms", "total ms"], rows)
+    )
+    kernel, floor = found[PHASE_ROUTES[0][0]][2], found[PHASE_ROUTES[1][0]][2]
+    more = {name: kernel[k] - floor[k] for k, name in PHASES}
+    gap = sum(more.values())
+    if gap <= 0:
+        doc.add("06's program takes no longer than the floor in NVRTC's phases.\n")
+        return
+    order = sorted(more, key=more.get, reverse=True)
+    doc.add(
+        f"06's program takes {gap:.1f} ms more than the floor in these phases: "
+        + ", ".join(f"{more[n]:+.1f} ms in {n}" for n in order)
+        + f". {order[0][0].upper() + order[0][1:]} makes {more[order[0]] / gap:.0%} of the difference"
+        + (
+            ": work on the kernel after the front end has read it, not on the C++ it is written in."
+            if order[0] != PHASES[0][1]
+            else ": the headers and templates it is written with."
+        )
+        + "\n"
+    )
+
+
 def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
@@ -155,6 +214,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler"
             )
         doc.add(text + ".\n")
+    phases(doc, s)
     fast = {
         k: p["06_nvrtc_jit.fast/vec"]
         for (op, k), p in (dispatch or {}).get("penalty", {}).items()
