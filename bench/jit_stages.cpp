@@ -16,7 +16,8 @@
 // one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route). Strategy 08
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
 // loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
-// assembles the PTX), and libNVVM and the load apart.
+// assembles the PTX), and libNVVM and the load apart. NVRTC's own account of where a compile goes
+// (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel.
 //
 // Strategy 10 (tiered dispatch) on streams of launches of a new op (tiered/): the whole stream
 // timed on the host clock, from the first launch to the end of the last, with the switch kernel

@@ -136,6 +136,29 @@ TEST(JitCompile, CompilerErrorCarriesTheLogWithTheUsersLine) {
   }
 }
 
+// NVRTC's --time table, as NVRTC writes it: the phases the JIT stages record (jit/phases/).
+TEST(JitCompile, NvrtcsTimeTableIsReadPhaseByPhase) {
+  const std::filesystem::path table =
+      std::filesystem::temp_directory_path() / ("cdl_test_time_" + std::to_string(::getpid()) + ".csv");
+  const cdl::jit::program p = cdl::jit::one_line_program(cdl::jit::never_seen_op());
+  cdl::jit::compile(p, 90, cdl::jit::code_kind::cubin, {"--time=" + table.string()});
+  const std::vector<cdl::jit::phase> phases = cdl::jit::read_nvrtc_time(table.string());
+  std::vector<std::string> names;
+  for (const cdl::jit::phase& ph : phases) {
+    names.push_back(ph.name);
+    EXPECT_GE(ph.ms, 0) << ph.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"CUDA C++ Frontend", "NVVM Optimizer", "PTX Translation"}));
+
+  {  // a table that is not NVRTC's is refused with the file named, not read as zeros
+    std::ofstream out(table);
+    out << "File name, phase name, metric, unit\nk.cu, CUDA C++ Frontend, seven, ms\n";
+  }
+  EXPECT_THROW(cdl::jit::read_nvrtc_time(table.string()), cdl::error);
+  std::filesystem::remove(table);
+  EXPECT_THROW(cdl::jit::read_nvrtc_time(table.string()), cdl::error);
+}
+
 TEST(JitCompile, AFunctionBodyIsAcceptedAsWellAsAnExpression) {
   const op_text body{"body", "const T y = x * x;\nreturn y + T(2) * x + T(1);"};
   EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(),
