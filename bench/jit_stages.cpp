@@ -359,15 +359,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       jit::code_kind::cubin);
   compile_stage(
       "jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
-  compile_stage(
-      "jit/compile/one_line_kernel/new_op", 5, [] { return jit::one_line_program(next_new_op()); },
-      jit::code_kind::cubin);
-  // The floor with the option 06 and 07 compile with (jit_kernels.cu's generated_program_options).
+  add_stage("jit/compile/one_line_kernel/new_op", repetitions, 5, names,
+            [arch] { return one_line_floor(arch); });
+  // The floor with the options 06 and 07 compile with.
   compile_stage(
       "jit/compile/one_line_kernel_minimal/new_op", 5,
       [] {
         jit::program p = jit::one_line_program(next_new_op());
-        p.options.push_back("-minimal");
+        p.options.insert(p.options.end(), jit::generated_program_options.begin(),
+                         jit::generated_program_options.end());
         return p;
       },
       jit::code_kind::cubin);

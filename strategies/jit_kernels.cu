@@ -208,11 +208,6 @@ std::string op_definition(workload w, const op_text& op, std::string_view type) 
   return b.str();
 }
 
-// NVRTC's -minimal leaves out of its built-in header what no skeleton uses (textures and surfaces,
-// the device runtime's functions, launches from device code, the runtime API's types): the front
-// end has less to read, and the machine code is the same (the map's vec kernel's CUBIN text
-// section compared byte for byte with and without it). The report's JIT section times the one-line
-// kernel (NVRTC's floor) both with and without it.
 const std::vector<std::string> generated_program_options = {"-minimal"};
 
 program whole_program(workload w, dtype t, const op_text& op, int kernel) {

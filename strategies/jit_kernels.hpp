@@ -43,6 +43,14 @@ std::string op_definition(workload w, const op_text& op, std::string_view type);
 // The NVRTC option of 06's variant `fast`: fewer optimisations, a shorter compile.
 inline constexpr const char* fast_compile_option = "--Ofast-compile=mid";
 
+// The options of every program 06 and 07 generate. NVRTC's -minimal leaves out of its built-in
+// header what no skeleton uses (textures and surfaces, the device runtime's functions, launches
+// from device code, the runtime API's types): the front end has less to read, and the machine
+// code is the same (the map's vec kernel's CUBIN text section compared byte for byte with and
+// without it). The report's JIT section times the one-line kernel (NVRTC's floor) both with and
+// without them.
+extern const std::vector<std::string> generated_program_options;
+
 // The kernels a program instantiates: all of the workload's skeleton's, or the one of a form (its
 // index in the form's enum: map_form, layout, image_form, matmul_form; 0 for tasks).
 inline constexpr int all_kernels = -1;
