@@ -41,15 +41,19 @@ def state_of(name):
     return next((s for s in ANSWERED_BY if f"/{s}" in name or name.startswith(f"jit/{s}")), "?")
 
 
+def stage_row(stages, prefix):
+    return next((row for n, row in stages.items() if n.startswith(prefix)), None)
+
+
 def stage_ms(stages, prefix):
-    return next((row["median"] / 1000 for n, row in stages.items() if n.startswith(prefix)), None)
+    row = stage_row(stages, prefix)
+    return row["median"] / 1000 if row else None
 
 
 def stage_counter(stages, prefix, counter):
     """A counter of a stage (median over its repetitions), or None where the run did not record it."""
-    return next(
-        (row.get("counters", {}).get(counter) for n, row in stages.items() if n.startswith(prefix)), None
-    )
+    row = stage_row(stages, prefix)
+    return row.get("counters", {}).get(counter) if row else None
 
 
 def times_floor(c, route):
@@ -84,7 +88,7 @@ def phases(doc, stages):
     which phase makes the difference between them."""
     found = {}
     for prefix, label in PHASE_ROUTES:
-        row = next((r for n, r in stages.items() if n.startswith(prefix)), None)
+        row = stage_row(stages, prefix)
         counters = (row or {}).get("counters", {})
         if row and all(k in counters for k, _ in PHASES):
             found[prefix] = (label, row["median"] / 1000, {k: counters[k] for k, _ in PHASES})
