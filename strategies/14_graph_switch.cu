@@ -18,11 +18,9 @@
 //          choice would otherwise take. Not for a choice per element, which a node cannot make;
 //          not for zip, points, image or matmul, whose choice is the map's and costs the same.
 // See it.  Each body's kernel is the template kernel; `nsys --cuda-graph-trace=node` shows the nodes.
-//          Nsight Compute did not profile a kernel in a conditional node's body (found when
-//          scripts/profile.sh counted one kernel fewer per target of 14): profile 01's, the same one.
-// Measured: the report's map, dispatch and tasks tables (beside 01, whose kernels the bodies are).
-//          On an H100 the plain graph ran in a direct launch's time, and the switch added the same
-//          few microseconds to every run whatever n and k.
+//          Nsight Compute skipped the kernels in conditional bodies: profile 01's, the same kernel.
+// Measured: the report's map, dispatch and tasks tables (beside 01). On an H100 the plain graph ran
+//          in a direct launch's time; the switch added the same few microseconds to every run.
 // Run it.  `cdl_run --strategy 14_graph_switch/vec --op sine --n 2^24 --k 16`
 #include "common/check.hpp"
 #include "common/device_buffer.hpp"
