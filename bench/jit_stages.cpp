@@ -17,7 +17,9 @@
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
 // loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
 // assembles the PTX), and libNVVM and the load apart. NVRTC's own account of where a compile goes
-// (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel.
+// (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel, and
+// for variants of them that differ by one part (the headers, a kernel, an option); nvJitLink's
+// (its -time) for 07's link.
 //
 // Strategy 10 (tiered dispatch) on streams of launches of a new op (tiered/): the whole stream
 // timed on the host clock, from the first launch to the end of the last, with the switch kernel
@@ -194,11 +196,13 @@ struct measured {
   std::map<std::string, double> parts_ms = {};
 };
 
-// A counter's name for a phase of NVRTC's --time table: "CUDA C++ Frontend" -> front_end_ms.
+// A counter's name for a phase of NVRTC's --time table ("CUDA C++ Frontend" -> front_end_ms) or a
+// step of nvJitLink's -time report ("time to create PTX" -> to_ptx_ms).
 std::string phase_counter(const std::string& phase) {
-  static const std::map<std::string, std::string> known = {{"CUDA C++ Frontend", "front_end_ms"},
-                                                           {"NVVM Optimizer", "optimizer_ms"},
-                                                           {"PTX Translation", "ptxas_ms"}};
+  static const std::map<std::string, std::string> known = {
+      {"CUDA C++ Frontend", "front_end_ms"}, {"NVVM Optimizer", "optimizer_ms"},
+      {"PTX Translation", "ptxas_ms"},       {"time until Complete", "inputs_ms"},
+      {"time to create PTX", "to_ptx_ms"},   {"time to finish", "after_ptx_ms"}};
   if (const auto found = known.find(phase); found != known.end()) return found->second;
   std::string name;
   for (char c : phase) name += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '_';
@@ -374,15 +378,17 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // Where a new op's compile goes, by NVRTC's own account (--time): 06's program and the one-line
   // kernel, each phase a counter. Stages of their own, so that writing the table is in no figure
   // above.
-  auto phases_stage = [&](const std::string& name, auto make) {
-    add_stage(name, repetitions, 3, names, [make, arch] {
+  // base: the options in place of jit::compile_options(), where the stage changes one of them.
+  auto phases_stage = [&](const std::string& name, auto make, std::vector<std::string> base = {}) {
+    if (base.empty()) base = jit::compile_options(arch, jit::code_kind::cubin);
+    add_stage(name, repetitions, 3, names, [make, arch, base] {
       const jit::program p = make();
       const std::string table =
           (std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv"))
               .string();
       std::filesystem::remove(table);
       const auto start = clock::now();
-      jit::compile(p, arch, jit::code_kind::cubin, {"--time=" + table});
+      jit::compile_with_base(p, arch, jit::code_kind::cubin, base, {"--time=" + table});
       measured m{seconds_since(start)};
       for (const jit::phase& ph : jit::read_nvrtc_time(table)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
       std::filesystem::remove(table);
@@ -391,6 +397,43 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   };
   phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
   phases_stage("jit/phases/one_line_kernel/new_op", [] { return jit::one_line_program(next_new_op()); });
+  // What each part of 06's program costs, by the same account: each stage differs by one part from
+  // another (the report sets them side by side): the skeleton's headers (the floor with them
+  // included), each kernel the program can instantiate (one form's, or every form's at once), and
+  // each option 06 compiles with, left out or changed.
+  phases_stage("jit/phases/one_line_kernel_headers/new_op", [] {
+    jit::program p = jit::one_line_program(next_new_op());
+    p.source = "#include \"common/skeletons/map.cuh\"\n" + p.source;
+    return p;
+  });
+  for (const map_form form : {map_form::scalar, map_form::staged})
+    phases_stage("jit/phases/06_" + std::string(to_string(form)) + "_kernel/new_op" + suffix, [form] {
+      return jit::whole_program(jit::workload::map, dtype::f32, next_new_op(), int(form));
+    });
+  phases_stage("jit/phases/06_all_kernels/new_op" + suffix, [] {
+    return jit::whole_program(jit::workload::map, dtype::f32, next_new_op(), jit::all_kernels);
+  });
+  const auto options_with = [arch](const std::string& option, const std::string& instead) {
+    std::vector<std::string> o = jit::compile_options(arch, jit::code_kind::cubin);
+    const auto found = std::find(o.begin(), o.end(), option);
+    if (found == o.end()) throw error("jit/phases: 06 does not compile with " + option);
+    if (instead.empty())
+      o.erase(found);
+    else
+      *found = instead;
+    return o;
+  };
+  phases_stage(
+      "jit/phases/06_without_lineinfo/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); },
+      options_with("-lineinfo", ""));
+  phases_stage(
+      "jit/phases/06_std_cxx17/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); },
+      options_with("-std=c++20", "-std=c++17"));
+  phases_stage("jit/phases/06_without_minimal/new_op" + suffix, [map_f32] {
+    jit::program p = map_f32(next_new_op());
+    p.options.clear();  // jit::generated_program_options: -minimal
+    return p;
+  });
   compile_stage(
       "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);
@@ -450,6 +493,18 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   });
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
+  // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program
+  // (to PTX), then ptxas and the link's end.
+  add_stage("jit/phases/07_link/new_op" + suffix, repetitions, 3, names, [kernels, arch, op_f32] {
+    static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
+    const jit::compiled o = jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir);
+    const jit::compiled* parts[] = {&k, &o};
+    const auto start = clock::now();
+    const jit::linked l = jit::link(parts, arch, {"-time"});
+    measured m{seconds_since(start)};
+    for (const jit::phase& ph : jit::read_nvjitlink_time(l.info)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
+    return m;
+  });
   add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {
     static jit::cache c({std::nullopt, {}});
     const std::string key = jit::cache_key(whole, arch, jit::code_kind::cubin);

@@ -312,10 +312,16 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
     const double op_ms = ms_since(t);
     t = clock::now();
     const jit::compiled* parts[] = {&kernels, &op_ir};
-    jit::link(parts, arch);
+    const jit::linked linked = jit::link(parts, arch, {"-time"});
     const double link_ms = ms_since(t);
-    std::printf("%-34s %8.1f   op to LTO-IR (NVRTC) %.0f, link -lto (nvJitLink: optimiser, ptxas) %.0f\n",
-                "07 LTO, vec kernel", op_ms + link_ms, op_ms, link_ms);
+    std::string steps;  // nvJitLink's own account: libNVVM to PTX, then ptxas and the link's end
+    for (const jit::phase& s : jit::read_nvjitlink_time(linked.info)) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, " %.0f", s.ms);
+      steps += (steps.empty() ? "" : ", ") + s.name + ms;
+    }
+    std::printf("%-34s %8.1f   op to LTO-IR (NVRTC) %.0f, link -lto (nvJitLink) %.0f: %s\n",
+                "07 LTO, vec kernel", op_ms + link_ms, op_ms, link_ms, steps.c_str());
   }
   if (in_language) {
     const auto start = clock::now();  // the IR's first line names the module: new text too

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <sstream>
 
 namespace cdl::jit {
 
@@ -195,6 +196,11 @@ std::vector<std::string> compile_options(int arch, code_kind kind) {
 }
 
 compiled compile(const program& p, int arch, code_kind kind, const std::vector<std::string>& extra_options) {
+  return compile_with_base(p, arch, kind, compile_options(arch, kind), extra_options);
+}
+
+compiled compile_with_base(const program& p, int arch, code_kind kind, const std::vector<std::string>& base,
+                           const std::vector<std::string>& extra_options) {
   const header_table& h = headers();
   nvrtcProgram raw = nullptr;
   CDL_NVRTC_CHECK(nvrtc().CreateProgram(&raw, p.source.c_str(), p.name.c_str(), int(h.names.size()),
@@ -202,7 +208,7 @@ compiled compile(const program& p, int arch, code_kind kind, const std::vector<s
   const program_handle prog(raw);
   for (const std::string& e : p.name_expressions) CDL_NVRTC_CHECK(nvrtc().AddNameExpression(raw, e.c_str()));
 
-  std::vector<std::string> options = compile_options(arch, kind);
+  std::vector<std::string> options = base;
   options.insert(options.end(), p.options.begin(), p.options.end());
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> option_ptrs = c_strings(options);
@@ -256,6 +262,27 @@ std::vector<phase> read_nvrtc_time(const std::string& path) {
     }
   }
   if (out.empty()) throw error("NVRTC's --time table at " + path + " holds no phase");
+  return out;
+}
+
+std::vector<phase> read_nvjitlink_time(const std::string& info_log) {
+  std::vector<phase> out;
+  std::istringstream in(info_log);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t time = line.find(" time "), colon = line.rfind(':');
+    if (time == std::string::npos || colon == std::string::npos || colon < time) continue;
+    const std::string step = line.substr(time + 1, colon - time - 1);  // "time to create PTX"
+    try {
+      std::size_t used = 0;
+      const double ms = std::stod(line.substr(colon + 1), &used);
+      if (line.find_first_not_of(" \t\r", colon + 1 + used) != std::string::npos)
+        throw error("trailing text");
+      out.push_back({step, ms});
+    } catch (const std::exception&) {
+      throw error("nvJitLink's -time report has a step without a number: " + line);
+    }
+  }
+  if (out.empty()) throw error("nvJitLink's info log holds no -time report (was -time given?)");
   return out;
 }
 
@@ -314,18 +341,19 @@ std::vector<std::string> link_options(int arch, bool lto) {
   return o;
 }
 
-linked link(std::span<const compiled* const> parts, int arch) {
+linked link(std::span<const compiled* const> parts, int arch, const std::vector<std::string>& extra_options) {
   // LTO when any part is LTO-IR; PTX alone is only assembled (ptxas), as the driver would.
   const bool lto =
       std::any_of(parts.begin(), parts.end(), [](const compiled* c) { return c->kind == code_kind::ltoir; });
-  const std::vector<std::string> options = link_options(arch, lto);
+  std::vector<std::string> options = link_options(arch, lto);
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> option_ptrs = c_strings(options);
   nvJitLinkHandle h = nullptr;
   CDL_NVJITLINK_CHECK(nvJitLinkCreate(&h, std::uint32_t(option_ptrs.size()), option_ptrs.data()));
   const std::unique_ptr<nvJitLinkHandle, void (*)(nvJitLinkHandle*)> guard(
       &h, [](nvJitLinkHandle* p) { nvJitLinkDestroy(p); });
 
-  linked out{arch, {}, {}};
+  linked out{arch, {}, {}, {}};
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const compiled& c = *parts[i];
     if (c.arch != arch)
@@ -342,6 +370,8 @@ linked link(std::span<const compiled* const> parts, int arch) {
                          [&](char* text) { CDL_NVJITLINK_CHECK(nvJitLinkGetErrorLog(h, text)); });
   if (rc != NVJITLINK_SUCCESS)
     throw link_error("nvJitLink could not link (nvJitLinkResult " + std::to_string(int(rc)) + ")", out.log);
+  out.info = compiler_log([&](std::size_t* n) { CDL_NVJITLINK_CHECK(nvJitLinkGetInfoLogSize(h, n)); },
+                          [&](char* text) { CDL_NVJITLINK_CHECK(nvJitLinkGetInfoLog(h, text)); });
 
   std::size_t size = 0;
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(h, &size));

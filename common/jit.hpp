@@ -87,6 +87,11 @@ std::vector<std::string> compile_options(int arch, code_kind kind);
 // extra_options (e.g. --time=FILE) change nothing compiled and are no part of a cache key.
 compiled compile(const program& p, int arch, code_kind kind,
                  const std::vector<std::string>& extra_options = {});
+// compile() with `base` in place of compile_options() (p.options still follow): what one of those
+// options costs is measured by leaving it out (cdl_bench's jit/phases/). Its output belongs in no
+// cache, whose keys name compile_options().
+compiled compile_with_base(const program& p, int arch, code_kind kind, const std::vector<std::string>& base,
+                           const std::vector<std::string>& extra_options = {});
 
 // NVRTC's own account of a compile, as its --time=FILE option writes it ("file, phase, metric,
 // unit" a line): each phase's milliseconds, in its order (the C++ front end, the NVVM optimiser,
@@ -114,10 +119,20 @@ struct linked {
   int arch;
   module_image image;  // CUBIN; kernel names gathered from the parts
   std::string log;
+  std::string info;  // nvJitLink's info log: its -time report, where asked for
 };
-// LTO-IR parts are linked with -lto; PTX parts are assembled (ptxas) and linked.
+// LTO-IR parts are linked with -lto; PTX parts are assembled (ptxas) and linked. extra_options
+// (e.g. -time) change nothing linked.
 std::vector<std::string> link_options(int arch, bool lto);
-linked link(std::span<const compiled* const> parts, int arch);
+linked link(std::span<const compiled* const> parts, int arch,
+            const std::vector<std::string>& extra_options = {});
+
+// nvJitLink's own account of a link, as its -time option writes it into the info log (lines such
+// as "nvJitLinkComplete time to create PTX: 11.1"): each step's milliseconds, in its order. For an
+// LTO link, "time to create PTX" is libNVVM (the optimiser and code generator on the whole
+// program) and "time to finish" what follows it (ptxas and the link itself). Throws if the log
+// holds no step, or a step without a number.
+std::vector<phase> read_nvjitlink_time(const std::string& info_log);
 
 // Stage 3: a CUBIN loaded into the process (all devices, lazily), unloaded on destruction; or PTX,
 // which the driver assembles (ptxas) as it loads it. compiler_ms, where given, receives the time

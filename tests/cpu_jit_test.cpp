@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace cdl::jit {
@@ -163,6 +164,25 @@ TEST(JitCompile, AFunctionBodyIsAcceptedAsWellAsAnExpression) {
   const op_text body{"body", "const T y = x * x;\nreturn y + T(2) * x + T(1);"};
   EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(),
             0u);
+}
+
+// nvJitLink's -time report, as nvJitLink writes it: the steps jit/phases/07_link records.
+TEST(JitLink, NvJitLinksTimeReportIsReadStepByStep) {
+  const compiled kernels = compile(lto_skeleton_program(workload::map, dtype::f32, int(cdl::map_form::vec)),
+                                   arch, code_kind::ltoir);
+  const compiled op =
+      compile(lto_op_program(workload::map, dtype::f32, never_seen_op()), arch, code_kind::ltoir);
+  const compiled* parts[] = {&kernels, &op};
+  const std::string report = link(parts, arch, {"-time"}).info;
+  std::map<std::string, double> ms;
+  for (const phase& s : read_nvjitlink_time(report)) ms[s.name] = s.ms;
+  ASSERT_TRUE(ms.count("time to create PTX") && ms.count("time to finish")) << report;
+  EXPECT_GT(ms["time to create PTX"], 0) << "libNVVM optimised the whole program";
+  EXPECT_GT(ms["time to finish"], 0) << "ptxas assembled it";
+
+  // Without -time there is no report, and a report without its number is refused: neither reads as zeros.
+  EXPECT_THROW(read_nvjitlink_time(link(parts, arch).info), cdl::error);
+  EXPECT_THROW(read_nvjitlink_time("nvJitLinkComplete time to create PTX: soon\n"), cdl::error);
 }
 
 TEST(JitLink, AnUndefinedOpIsALinkErrorWithTheLog) {

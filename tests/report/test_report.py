@@ -220,6 +220,62 @@ class ReportTest(FixtureTest):
             text,
         )
 
+    def test_each_part_of_06s_program_and_07s_link_steps_are_computed(self):
+        text = self.report()
+        self.assertNotIn("**What each part of 06's program costs**", text)
+        self.assertNotIn("**Where 07's link goes**", text)
+        # Copies of 06's new-op stage, each with its times scaled and NVRTC's phases as counters, as
+        # bench/jit_stages.cpp records the jit/phases/ stages; and 07's link with nvJitLink's steps.
+        copies = {
+            "one_line_kernel/new_op": (0.4, (8.0, 6.0, 5.0)),
+            "one_line_kernel_headers/new_op": (0.5, (12.0, 6.0, 5.0)),
+            "06/new_op": (1.0, (13.0, 30.0, 20.0)),
+            "06_scalar_kernel/new_op": (0.8, (13.0, 20.0, 14.0)),
+            "06_staged_kernel/new_op": (0.9, (13.0, 25.0, 16.0)),
+            "06_all_kernels/new_op": (1.6, (14.0, 60.0, 45.0)),
+            "06_without_lineinfo/new_op": (1.0, (13.0, 29.0, 19.5)),
+            "06_std_cxx17/new_op": (1.0, (12.5, 30.0, 20.0)),
+            "06_without_minimal/new_op": (1.0, (14.0, 30.0, 20.0)),
+        }
+        source = "jit/compile/06/new_op"
+
+        def add(doc):
+            added = []
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith(source):
+                    for target, (factor, (front, opt, ptxas)) in copies.items():
+                        c = dict(b, front_end_ms=front, optimizer_ms=opt, ptxas_ms=ptxas)
+                        if c.get("aggregate_name") != "cv":
+                            c.update(real_time=b["real_time"] * factor, cpu_time=b["cpu_time"] * factor)
+                        for key in ("name", "run_name"):
+                            c[key] = c[key].replace(source, "jit/phases/" + target)
+                        added.append(c)
+                if b["run_name"].startswith("jit/link/07/new_op"):
+                    c = dict(b, to_ptx_ms=17.5, after_ptx_ms=19.25)
+                    for key in ("name", "run_name"):
+                        c[key] = c[key].replace("jit/link/07/", "jit/phases/07_link/")
+                    added.append(c)
+            doc["benchmarks"] += added
+
+        self.edit_results(add)
+        text = self.report()
+        self.assertIn("**What each part of 06's program costs**", text)
+        # Each row: the two stages' counters subtracted, phase by phase.
+        self.assertRegex(
+            text, r"\| the map skeleton's headers [^|]* \| \+4\.0 \| \+0\.0 \| \+0\.0 \| \+[0-9.]+ \| "
+        )
+        self.assertRegex(text, r"\| the op and the vec kernel [^|]* \| \+1\.0 \| \+24\.0 \| \+15\.0 \| ")
+        self.assertRegex(
+            text, r"\| the op and every form's kernel in one program \| \+2\.0 \| \+54\.0 \| \+40\.0 \| "
+        )
+        self.assertRegex(text, r"\| `-lineinfo` [^|]* \| \+0\.0 \| \+1\.0 \| \+0\.5 \| \+0\.0 \| no \|")
+        self.assertRegex(text, r"\| `-minimal` [^|]* \| -1\.0 \| \+0\.0 \| \+0\.0 \| \+0\.0 \| no \|")
+        # Same times: no option tells apart from the noise, and the sentence says so.
+        self.assertIn("no option 06 compiles with changes it beyond the noise", text)
+        self.assertIn("17.5 ms in libNVVM turning the whole program", text)
+        self.assertIn("then 19.2 ms in ptxas and the link's end", text)
+        self.assertIn("NVRTC's optimiser and ptxas take 30.0 and 20.0 ms on the same kernel in 06", text)
+
     def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
         self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))
         text = self.report()

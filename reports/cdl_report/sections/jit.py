@@ -3,7 +3,7 @@ it meets, and the number of elements after which a compile has paid for itself a
 strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import table
-from ..stats import compare
+from ..stats import ALPHA, can_decide, compare, mann_whitney_p
 from .map import DEMONSTRATION
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
@@ -130,6 +130,114 @@ def phases(doc, stages):
     )
 
 
+# What each part of 06's program costs: stages that differ by that part alone (bench/jit_stages.cpp),
+# as (the part, the stage with it, the stage without it).
+PARTS = (
+    (
+        "the map skeleton's headers (a one-line kernel with them included, against without)",
+        "jit/phases/one_line_kernel_headers/new_op",
+        "jit/phases/one_line_kernel/new_op",
+    ),
+    (
+        "the op and the vec kernel (06's program, against the one-line kernel with the same headers)",
+        "jit/phases/06/new_op",
+        "jit/phases/one_line_kernel_headers/new_op",
+    ),
+    (
+        "the op and the scalar kernel instead",
+        "jit/phases/06_scalar_kernel/new_op",
+        "jit/phases/one_line_kernel_headers/new_op",
+    ),
+    (
+        "the op and the staged kernel instead",
+        "jit/phases/06_staged_kernel/new_op",
+        "jit/phases/one_line_kernel_headers/new_op",
+    ),
+    (
+        "the op and every form's kernel in one program",
+        "jit/phases/06_all_kernels/new_op",
+        "jit/phases/one_line_kernel_headers/new_op",
+    ),
+    (
+        "`-lineinfo` (06 against 06 without it)",
+        "jit/phases/06/new_op",
+        "jit/phases/06_without_lineinfo/new_op",
+    ),
+    (
+        "`-std=c++20` (06 against 06 with `-std=c++17`)",
+        "jit/phases/06/new_op",
+        "jit/phases/06_std_cxx17/new_op",
+    ),
+    ("`-minimal` (06 against 06 without it)", "jit/phases/06/new_op", "jit/phases/06_without_minimal/new_op"),
+)
+
+
+def parts(doc, stages):
+    """What each part of 06's program costs in NVRTC's phases: the difference between two stages that
+    differ by it alone, and whether their repetitions tell them apart (the U test)."""
+    rows, costs = [], {}
+    for label, with_prefix, without_prefix in PARTS:
+        a, b = stage_row(stages, with_prefix), stage_row(stages, without_prefix)
+        if not a or not b or not all(k in r.get("counters", {}) for r in (a, b) for k, _ in PHASES):
+            continue
+        delta = [a["counters"][k] - b["counters"][k] for k, _ in PHASES]
+        total = (a["median"] - b["median"]) / 1000
+        ra, rb = a.get("reps", []), b.get("reps", [])
+        p = mann_whitney_p(ra, rb) if can_decide(len(ra), len(rb)) else None
+        apart = "yes" if p is not None and p < ALPHA else "no" if p is not None else "cannot tell"
+        costs[with_prefix, without_prefix] = (total, apart == "yes")
+        rows.append([label] + [f"{d:+.1f}" for d in delta] + [f"{total:+.1f}", apart])
+    if not rows:
+        return
+    doc.add(
+        "**What each part of 06's program costs**, by the same account: each row is the difference between two "
+        "stages that differ by that part alone (positive: the part costs time), with whether their repetitions "
+        f"tell the two apart (Mann-Whitney U test, p < {ALPHA}):\n"
+    )
+    doc.add(
+        table(
+            ["part", "front end ms", "optimiser ms", "ptxas ms", "whole compile ms", "beyond the noise"],
+            rows,
+        )
+    )
+    kernel = costs.get(("jit/phases/06/new_op", "jit/phases/one_line_kernel_headers/new_op"))
+    headers = costs.get(("jit/phases/one_line_kernel_headers/new_op", "jit/phases/one_line_kernel/new_op"))
+    options = [costs[w, wo][0] for _, w, wo in PARTS[5:] if (w, wo) in costs and costs[w, wo][1]]
+    if kernel and headers:
+        doc.add(
+            f"The vec kernel and its op add {kernel[0]:.1f} ms to a compile, the headers they are written with "
+            f"{headers[0]:.1f} ms"
+            + (
+                f"; the options that tell apart from the noise change it by {min(options):+.1f} to {max(options):+.1f} ms"
+                if options
+                else "; no option 06 compiles with changes it beyond the noise"
+            )
+            + ".\n"
+        )
+
+
+def link_steps(doc, stages):
+    """Where 07's link goes, by nvJitLink's own account (-time): libNVVM on the whole program, then
+    ptxas and the link's end."""
+    row = stage_row(stages, "jit/phases/07_link/new_op")
+    counters = (row or {}).get("counters", {})
+    if "to_ptx_ms" not in counters or "after_ptx_ms" not in counters:
+        return
+    to_ptx, after = counters["to_ptx_ms"], counters["after_ptx_ms"]
+    text = (
+        f"**Where 07's link goes**, by nvJitLink's own account (`-time`, a stage of its own, "
+        f"`jit/phases/07_link/`): {to_ptx:.1f} ms in libNVVM turning the whole program (the kernels' LTO-IR "
+        f"and the op's) into PTX, then {after:.1f} ms in ptxas and the link's end, of {row['median'] / 1000:.1f} ms"
+    )
+    nvrtc = (stage_row(stages, "jit/phases/06/new_op") or {}).get("counters", {})
+    if "optimizer_ms" in nvrtc and "ptxas_ms" in nvrtc:
+        text += (
+            f". NVRTC's optimiser and ptxas take {nvrtc['optimizer_ms']:.1f} and {nvrtc['ptxas_ms']:.1f} ms "
+            f"on the same kernel in 06"
+        )
+    doc.add(text + ".\n")
+
+
 def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
@@ -219,6 +327,8 @@ def add(doc, bench, dispatch, noise, uncached=None):
             )
         doc.add(text + ".\n")
     phases(doc, s)
+    parts(doc, s)
+    link_steps(doc, s)
     fast = {
         k: p["06_nvrtc_jit.fast/vec"]
         for (op, k), p in (dispatch or {}).get("penalty", {}).items()
