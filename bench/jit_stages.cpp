@@ -398,11 +398,17 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
   phases_stage("jit/phases/one_line_kernel/new_op", [] { return jit::one_line_program(next_new_op()); });
   // What each part of 06's program costs, by the same account: each stage differs by one part from
-  // another (the report sets them side by side): the skeleton's headers (the floor with them
-  // included), each kernel the program can instantiate (one form's, or every form's at once), and
-  // each option 06 compiles with, left out or changed.
-  phases_stage("jit/phases/one_line_kernel_headers/new_op", [] {
+  // another (the report sets them side by side): the skeleton's headers (the one-line kernel with
+  // them included, both with 06's -minimal), each kernel the program can instantiate (one form's,
+  // or every form's at once), and each option 06 compiles with, left out or changed.
+  const auto one_line_minimal = [] {
     jit::program p = jit::one_line_program(next_new_op());
+    p.options = jit::generated_program_options;
+    return p;
+  };
+  phases_stage("jit/phases/one_line_kernel_minimal/new_op", one_line_minimal);
+  phases_stage("jit/phases/one_line_kernel_headers/new_op", [one_line_minimal] {
+    jit::program p = one_line_minimal();
     p.source = "#include \"common/skeletons/map.cuh\"\n" + p.source;
     return p;
   });
