@@ -18,8 +18,8 @@
 // loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
 // assembles the PTX), and libNVVM and the load apart. NVRTC's own account of where a compile goes
 // (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel, and
-// for variants of them that differ by one part (the headers, a kernel, an option); nvJitLink's
-// (its -time) for 07's link.
+// what each part of 06's program costs (jit/parts/: the headers, a kernel, an option, each against
+// a program without it, compiled beside it); nvJitLink's (its -time) for 07's link.
 //
 // Strategy 10 (tiered dispatch) on streams of launches of a new op (tiered/): the whole stream
 // timed on the host clock, from the first launch to the end of the last, with the switch kernel
@@ -209,6 +209,22 @@ std::string phase_counter(const std::string& phase) {
   return name + "_ms";
 }
 
+// One compile of p with NVRTC's --time: its seconds, and each phase's milliseconds by NVRTC's
+// account (counters named by phase_counter). base: the options in place of jit::compile_options(),
+// where a stage changes one of them.
+measured compile_phases(const jit::program& p, int arch, const std::vector<std::string>& base) {
+  const std::string table =
+      (std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv"))
+          .string();
+  std::filesystem::remove(table);
+  const auto start = clock::now();
+  jit::compile_with_base(p, arch, jit::code_kind::cubin, base, {"--time=" + table});
+  measured m{seconds_since(start)};
+  for (const jit::phase& ph : jit::read_nvrtc_time(table)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
+  std::filesystem::remove(table);
+  return m;
+}
+
 // NVRTC compiling a one-line kernel no cache has seen, to CUBIN: the floor of any NVRTC route.
 double one_line_floor(int arch) {
   const jit::program p = jit::one_line_program(next_new_op());
@@ -378,68 +394,84 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // Where a new op's compile goes, by NVRTC's own account (--time): 06's program and the one-line
   // kernel, each phase a counter. Stages of their own, so that writing the table is in no figure
   // above.
-  // base: the options in place of jit::compile_options(), where the stage changes one of them.
-  auto phases_stage = [&](const std::string& name, auto make, std::vector<std::string> base = {}) {
-    if (base.empty()) base = jit::compile_options(arch, jit::code_kind::cubin);
-    add_stage(name, repetitions, 3, names, [make, arch, base] {
-      const jit::program p = make();
-      const std::string table =
-          (std::filesystem::temp_directory_path() / ("cdl_nvrtc_time_" + std::to_string(::getpid()) + ".csv"))
-              .string();
-      std::filesystem::remove(table);
-      const auto start = clock::now();
-      jit::compile_with_base(p, arch, jit::code_kind::cubin, base, {"--time=" + table});
-      measured m{seconds_since(start)};
-      for (const jit::phase& ph : jit::read_nvrtc_time(table)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
-      std::filesystem::remove(table);
-      return m;
-    });
+  const std::vector<std::string> default_base = jit::compile_options(arch, jit::code_kind::cubin);
+  auto phases_stage = [&](const std::string& name, auto make) {
+    add_stage(name, repetitions, 3, names,
+              [make, arch, default_base] { return compile_phases(make(), arch, default_base); });
   };
   phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
   phases_stage("jit/phases/one_line_kernel/new_op", [] { return jit::one_line_program(next_new_op()); });
-  // What each part of 06's program costs, by the same account: each stage differs by one part from
-  // another (the report sets them side by side): the skeleton's headers (the one-line kernel with
-  // them included, both with 06's -minimal), each kernel the program can instantiate (one form's,
-  // or every form's at once), and each option 06 compiles with, left out or changed.
+
+  // What each part of 06's program costs: two programs that differ by that part alone, both compiled
+  // in every iteration, in turns (with the part first, then without it first), each by the same
+  // account. Counters: the two compiles' means (with_ms, without_ms) and the mean difference of the
+  // whole compile (delta_ms) and of each phase (delta_optimizer_ms, ...). Two compiles a few
+  // milliseconds apart see the same host, whose speed drifts by tens of per cent within a run:
+  // stages of their own, minutes apart, gave -lineinfo a cost of tens of milliseconds on the H100.
+  // The parts: the skeleton's headers (the one-line kernel with them included, both with 06's
+  // -minimal), each kernel the program can instantiate with the op (one form's, or every form's at
+  // once, against the one-line kernel with the headers), and each option 06 compiles with, left out
+  // or changed.
   const auto one_line_minimal = [] {
     jit::program p = jit::one_line_program(next_new_op());
     p.options = jit::generated_program_options;
     return p;
   };
-  phases_stage("jit/phases/one_line_kernel_minimal/new_op", one_line_minimal);
-  phases_stage("jit/phases/one_line_kernel_headers/new_op", [one_line_minimal] {
+  const auto one_line_headers = [one_line_minimal] {
     jit::program p = one_line_minimal();
     p.source = "#include \"common/skeletons/map.cuh\"\n" + p.source;
     return p;
-  });
-  for (const map_form form : {map_form::scalar, map_form::staged})
-    phases_stage("jit/phases/06_" + std::string(to_string(form)) + "_kernel/new_op" + suffix, [form] {
-      return jit::whole_program(jit::workload::map, dtype::f32, next_new_op(), int(form));
-    });
-  phases_stage("jit/phases/06_all_kernels/new_op" + suffix, [] {
-    return jit::whole_program(jit::workload::map, dtype::f32, next_new_op(), jit::all_kernels);
-  });
-  const auto options_with = [arch](const std::string& option, const std::string& instead) {
-    std::vector<std::string> o = jit::compile_options(arch, jit::code_kind::cubin);
+  };
+  const auto map_kernel = [](int kernel) {
+    return [kernel] { return jit::whole_program(jit::workload::map, dtype::f32, next_new_op(), kernel); };
+  };
+  const auto options_with = [&default_base](const std::string& option, const std::string& instead) {
+    std::vector<std::string> o = default_base;
     const auto found = std::find(o.begin(), o.end(), option);
-    if (found == o.end()) throw error("jit/phases: 06 does not compile with " + option);
+    if (found == o.end()) throw error("jit/parts: 06 does not compile with " + option);
     if (instead.empty())
       o.erase(found);
     else
       *found = instead;
     return o;
   };
-  phases_stage(
-      "jit/phases/06_without_lineinfo/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); },
-      options_with("-lineinfo", ""));
-  phases_stage(
-      "jit/phases/06_std_cxx17/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); },
-      options_with("-std=c++20", "-std=c++17"));
-  phases_stage("jit/phases/06_without_minimal/new_op" + suffix, [map_f32] {
-    jit::program p = map_f32(next_new_op());
-    p.options.clear();  // jit::generated_program_options: -minimal
-    return p;
-  });
+  auto part_stage = [&](const std::string& part, auto with, auto without,
+                        const std::vector<std::string>& without_base) {
+    add_stage("jit/parts/" + part + "/new_op" + suffix, repetitions, 4, names,
+              [with, without, arch, default_base, without_base, turn = std::make_shared<int>(0)] {
+                measured a{0}, b{0};  // with the part, without it
+                if ((*turn)++ % 2 == 0) {
+                  a = compile_phases(with(), arch, default_base);
+                  b = compile_phases(without(), arch, without_base);
+                } else {
+                  b = compile_phases(without(), arch, without_base);
+                  a = compile_phases(with(), arch, default_base);
+                }
+                measured m{a.seconds,
+                           {{"with_ms", 1e3 * a.seconds},
+                            {"without_ms", 1e3 * b.seconds},
+                            {"delta_ms", 1e3 * (a.seconds - b.seconds)}}};
+                for (const auto& [phase, ms] : a.parts_ms)
+                  m.parts_ms["delta_" + phase] = ms - b.parts_ms[phase];
+                return m;
+              });
+  };
+  part_stage("headers", one_line_headers, one_line_minimal, default_base);
+  for (const map_form form : {map_form::scalar, map_form::vec, map_form::staged})
+    part_stage(std::string(to_string(form)) + "_kernel", map_kernel(int(form)), one_line_headers,
+               default_base);
+  part_stage("all_kernels", map_kernel(jit::all_kernels), one_line_headers, default_base);
+  const auto vec = map_kernel(measured_kernel);
+  part_stage("lineinfo", vec, vec, options_with("-lineinfo", ""));
+  part_stage("std_cxx20", vec, vec, options_with("-std=c++20", "-std=c++17"));
+  part_stage(
+      "minimal", vec,
+      [vec] {
+        jit::program p = vec();
+        p.options.clear();  // jit::generated_program_options: -minimal
+        return p;
+      },
+      default_base);
   compile_stage(
       "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);

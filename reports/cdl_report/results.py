@@ -101,10 +101,11 @@ class Bench:
                 continue
             agg = b.get("aggregate_name")
             if agg is None and b.get("run_type") == "iteration" and "real_time" in b:
-                try:  # one repetition: the mean time of its iterations
+                try:  # one repetition: the mean time of its iterations (and its counters, in rep_counters)
                     self.rows[name].setdefault("reps", []).append(
                         float(b["real_time"]) * UNIT_US[b["time_unit"]]
                     )
+                    self.rows[name].setdefault("rep_counters", []).append(b)
                 except (KeyError, TypeError, ValueError) as e:
                     raise ResultsError(
                         f"{path}: benchmark {name}: a repetition without a usable real_time/time_unit ({e})"

@@ -3,7 +3,7 @@ it meets, and the number of elements after which a compile has paid for itself a
 strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import table
-from ..stats import ALPHA, can_decide, compare, mann_whitney_p
+from ..stats import compare
 from .map import DEMONSTRATION
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
@@ -34,7 +34,7 @@ def answered_by(name, by_driver):
         if by_driver:
             return "the driver's own cache for the PTX it assembles at the load, where there is one (libNVVM keeps none)"
         return "nvJitLink's own cache for the PTX step, through the driver, where there is one (libNVVM keeps none)"
-    return ANSWERED_BY[state]
+    return ANSWERED_BY.get(state, "(its name gives no cache state)")
 
 
 def state_of(name):
@@ -130,92 +130,90 @@ def phases(doc, stages):
     )
 
 
-# What each part of 06's program costs: stages that differ by that part alone (bench/jit_stages.cpp),
-# as (the part, the stage with it, the stage without it).
+# What each part of 06's program costs (bench/jit_stages.cpp's jit/parts/ stages: two programs that
+# differ by the part alone, compiled in the same iteration), as (stage, the part).
+SAME = "against the one-line kernel with the same headers"
 PARTS = (
     (
+        "headers",
         "the map skeleton's headers (a one-line kernel with them included, against without; both `-minimal`, as 06)",
-        "jit/phases/one_line_kernel_headers/new_op",
-        "jit/phases/one_line_kernel_minimal/new_op",
     ),
-    (
-        "the op and the vec kernel (06's program, against the one-line kernel with the same headers)",
-        "jit/phases/06/new_op",
-        "jit/phases/one_line_kernel_headers/new_op",
-    ),
-    (
-        "the op and the scalar kernel instead",
-        "jit/phases/06_scalar_kernel/new_op",
-        "jit/phases/one_line_kernel_headers/new_op",
-    ),
-    (
-        "the op and the staged kernel instead",
-        "jit/phases/06_staged_kernel/new_op",
-        "jit/phases/one_line_kernel_headers/new_op",
-    ),
-    (
-        "the op and every form's kernel in one program",
-        "jit/phases/06_all_kernels/new_op",
-        "jit/phases/one_line_kernel_headers/new_op",
-    ),
-    (
-        "`-lineinfo` (06 against 06 without it)",
-        "jit/phases/06/new_op",
-        "jit/phases/06_without_lineinfo/new_op",
-    ),
-    (
-        "`-std=c++20` (06 against 06 with `-std=c++17`)",
-        "jit/phases/06/new_op",
-        "jit/phases/06_std_cxx17/new_op",
-    ),
-    ("`-minimal` (06 against 06 without it)", "jit/phases/06/new_op", "jit/phases/06_without_minimal/new_op"),
+    ("scalar_kernel", f"the op and the scalar kernel ({SAME})"),
+    ("vec_kernel", f"the op and the vec kernel: 06's program ({SAME})"),
+    ("staged_kernel", f"the op and the staged kernel ({SAME})"),
+    ("all_kernels", f"the op and every form's kernel in one program ({SAME})"),
+    ("lineinfo", "`-lineinfo` (06 against 06 without it)"),
+    ("std_cxx20", "`-std=c++20` (06 against 06 with `-std=c++17`)"),
+    ("minimal", "`-minimal` (06 against 06 without it)"),
 )
 
 
 def parts(doc, stages):
-    """What each part of 06's program costs in NVRTC's phases: the difference between two stages that
-    differ by it alone, and whether their repetitions tell them apart (the U test)."""
-    rows, costs = [], {}
-    for label, with_prefix, without_prefix in PARTS:
-        a, b = stage_row(stages, with_prefix), stage_row(stages, without_prefix)
-        if not a or not b or not all(k in r.get("counters", {}) for r in (a, b) for k, _ in PHASES):
+    """What each part of 06's program costs in NVRTC's phases, and whether every repetition agrees on
+    the sign of the difference."""
+    rows, found = [], {}
+    for part, label in PARTS:
+        row = stage_row(stages, f"jit/parts/{part}/new_op")
+        c = (row or {}).get("counters", {})
+        deltas = [r.get("delta_ms") for r in (row or {}).get("rep_counters", [])]
+        if not row or "delta_ms" not in c or None in deltas:
             continue
-        delta = [a["counters"][k] - b["counters"][k] for k, _ in PHASES]
-        total = (a["median"] - b["median"]) / 1000
-        ra, rb = a.get("reps", []), b.get("reps", [])
-        p = mann_whitney_p(ra, rb) if can_decide(len(ra), len(rb)) else None
-        apart = "yes" if p is not None and p < ALPHA else "no" if p is not None else "cannot tell"
-        costs[with_prefix, without_prefix] = (total, apart == "yes")
-        rows.append([label] + [f"{d:+.1f}" for d in delta] + [f"{total:+.1f}", apart])
+        agrees = len(deltas) > 1 and (all(d > 0 for d in deltas) or all(d < 0 for d in deltas))
+        found[part] = (c["delta_ms"], agrees)
+        rows.append(
+            [label, f"{c['with_ms']:.1f}", f"{c['without_ms']:.1f}"]
+            + [f"{c.get('delta_' + k, float('nan')):+.1f}" for k, _ in PHASES]
+            + [f"{c['delta_ms']:+.1f}", f"{'yes' if agrees else 'no'} ({len(deltas)})"]
+        )
     if not rows:
         return
     doc.add(
-        "**What each part of 06's program costs**, by the same account: each row is the difference between two "
-        "stages that differ by that part alone (positive: the part costs time), with whether their repetitions "
-        f"tell the two apart (Mann-Whitney U test, p < {ALPHA}):\n"
+        "**What each part of 06's program costs**, by the same account: each row compiles two programs that differ "
+        "by that part alone, one beside the other in every iteration and in turns (the host's speed drifts within a "
+        "run; two compiles milliseconds apart see the same host), a new text each time. Medians over the repetitions "
+        "of each repetition's means; the part is told from the noise when every repetition's difference has the same "
+        "sign:\n"
     )
     doc.add(
         table(
-            ["part", "front end ms", "optimiser ms", "ptxas ms", "whole compile ms", "beyond the noise"],
+            [
+                "part",
+                "with ms",
+                "without ms",
+                "Δ front end ms",
+                "Δ optimiser ms",
+                "Δ ptxas ms",
+                "Δ whole ms",
+                "every repetition agrees",
+            ],
             rows,
         )
     )
 
-    def cost(i):
-        """Part i's difference in the whole compile, worded with the test's answer; None if not measured."""
-        found = costs.get(PARTS[i][1:])
-        return found and f"{found[0]:.1f} ms" + ("" if found[1] else " (within the noise)")
+    def cost(part):
+        """A part's difference in the whole compile, worded with the rule's answer; None if not measured."""
+        if part not in found:
+            return None
+        ms, agrees = found[part]
+        return f"{ms:.1f} ms" + ("" if agrees else " (within the noise)")
 
-    if cost(0) and cost(1):
-        text = f"The vec kernel and its op add {cost(1)} to a compile, the headers they are written with {cost(0)}"
-        if cost(4):
+    if cost("vec_kernel") and cost("headers"):
+        text = (
+            f"The vec kernel and its op add {cost('vec_kernel')} to a compile, the headers they are written with "
+            f"{cost('headers')}"
+        )
+        if cost("all_kernels"):
             text += (
-                f"; every form's kernel in one program would add {cost(4)}, which is why each form's kernel is "
-                f"compiled at its first launch"
+                f"; every form's kernel in one program would add {cost('all_kernels')}, which is why each form's "
+                f"kernel is compiled at its first launch"
             )
-        options = [costs[w, wo][0] for _, w, wo in PARTS[5:] if (w, wo) in costs and costs[w, wo][1]]
+        options = [
+            f"`{flag}` by {found[p][0]:+.1f} ms"
+            for p, flag in (("lineinfo", "-lineinfo"), ("std_cxx20", "-std=c++20"), ("minimal", "-minimal"))
+            if p in found and found[p][1]
+        ]
         text += (
-            f"; the options that tell apart from the noise change it by {min(options):+.1f} to {max(options):+.1f} ms"
+            "; of the options 06 compiles with, " + ", ".join(options) + " beyond the noise"
             if options
             else "; no option 06 compiles with changes it beyond the noise"
         )
