@@ -20,7 +20,9 @@
 //          is NVVM's optimiser and ptxas on the kernel, not the headers: the map kernel's one k
 //          loop (skeletons/map.cuh) halved it; a precompiled header (-pch, --use-pch) made it
 //          slower, reading the PCH file cost more than parsing the headers it replaces
-//          (`cdl_run --expr '...' --compile-times` shows the phases). This project's cache
+//          (`cdl_run --expr '...' --compile-times` shows the phases; the report's JIT section
+//          what the headers, each kernel and each option cost, each compiled beside a program
+//          without it). This project's cache
 //          (common/jit_cache.hpp) pays a compile once per machine: a later lookup is a memory
 //          hit (microseconds) or a disk read (about a millisecond in a new process). At run time
 //          nothing: the kernel is a template kernel, and measured as fast. The price is the

@@ -10,7 +10,9 @@
 // Cost.    Per op: compiling the op alone to LTO-IR (tens of milliseconds: the C++ front end
 //          parsing the headers dominates), then the link, which for a new op optimises and
 //          generates code for the kernel (each form's kernel is its own program, compiled and
-//          linked at its first launch) and costs most of 07's time; linking
+//          linked at its first launch) and costs most of 07's time, split about evenly between
+//          libNVVM (the whole program to PTX) and ptxas by nvJitLink's own account (-time; the
+//          report's JIT section, `cdl_run --expr '...' --compile-times`); linking
 //          the same inputs again is answered by nvJitLink's own cache (through the driver), which
 //          is why a link timed on one op repeatedly looks nearly free. The report's JIT section
 //          gives each stage in each cache state. The kernels' LTO-IR is compiled once per process
