@@ -88,7 +88,7 @@ std::vector<std::string> compile_options(int arch, code_kind kind);
 compiled compile(const program& p, int arch, code_kind kind,
                  const std::vector<std::string>& extra_options = {});
 // compile() with `base` in place of compile_options() (p.options still follow): what one of those
-// options costs is measured by leaving it out (cdl_bench's jit/phases/). Its output belongs in no
+// options costs is measured by leaving it out (cdl_bench's jit/parts/). Its output belongs in no
 // cache, whose keys name compile_options().
 compiled compile_with_base(const program& p, int arch, code_kind kind, const std::vector<std::string>& base,
                            const std::vector<std::string>& extra_options = {});
