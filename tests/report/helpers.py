@@ -22,6 +22,15 @@ def run_report(results, out, *extra):
     )
 
 
+def renamed(entry, old, new, **fields):
+    """A copy of a benchmark entry of the results, `old` replaced by `new` in its names, with `fields` set."""
+    c = json.loads(json.dumps(entry))
+    for key in ("name", "run_name"):
+        c[key] = c[key].replace(old, new)
+    c.update(fields)
+    return c
+
+
 class FixtureTest(unittest.TestCase):
     """A fresh copy of the fixture in self.results per test; the report goes to self.out."""
 

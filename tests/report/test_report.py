@@ -7,7 +7,7 @@ import re
 import shutil
 import unittest
 
-from helpers import FixtureTest
+from helpers import FixtureTest, renamed
 
 
 class ReportTest(FixtureTest):
@@ -202,10 +202,10 @@ class ReportTest(FixtureTest):
                     ),
                 ):
                     if b["run_name"].startswith(source):
-                        c = dict(b, front_end_ms=counters[0], optimizer_ms=counters[1], ptxas_ms=counters[2])
-                        for key in ("name", "run_name"):
-                            c[key] = c[key].replace(source, target)
-                        added.append(c)
+                        front, opt, ptxas = counters
+                        added.append(
+                            renamed(b, source, target, front_end_ms=front, optimizer_ms=opt, ptxas_ms=ptxas)
+                        )
             doc["benchmarks"] += added
 
         self.edit_results(add_phases)
@@ -243,16 +243,15 @@ class ReportTest(FixtureTest):
                     rep = sum(1 for a in added if a["run_name"].startswith("jit/parts/headers/")) % 5
                     for part, (deltas, (front, opt, ptxas)) in parts.items():
                         delta = deltas[rep] if b.get("run_type") == "iteration" else sorted(deltas)[2]
-                        c = dict(b, with_ms=50.0 + delta, without_ms=50.0, delta_ms=delta)
-                        c.update(delta_front_end_ms=front, delta_optimizer_ms=opt, delta_ptxas_ms=ptxas)
-                        for key in ("name", "run_name"):
-                            c[key] = c[key].replace(source, f"jit/parts/{part}/new_op")
-                        added.append(c)
+                        counters = dict(with_ms=50.0 + delta, without_ms=50.0, delta_ms=delta)
+                        counters.update(
+                            delta_front_end_ms=front, delta_optimizer_ms=opt, delta_ptxas_ms=ptxas
+                        )
+                        added.append(renamed(b, source, f"jit/parts/{part}/new_op", **counters))
                 if b["run_name"].startswith("jit/link/07/new_op"):
-                    c = dict(b, to_ptx_ms=17.5, after_ptx_ms=19.25)
-                    for key in ("name", "run_name"):
-                        c[key] = c[key].replace("jit/link/07/", "jit/phases/07_link/")
-                    added.append(c)
+                    added.append(
+                        renamed(b, "jit/link/07/", "jit/phases/07_link/", to_ptx_ms=17.5, after_ptx_ms=19.25)
+                    )
             doc["benchmarks"] += added
 
         self.edit_results(add)
@@ -304,15 +303,11 @@ class ReportTest(FixtureTest):
                 if not b["run_name"].startswith(tiled):
                     continue
                 for step, slower in ((0, 3.0), (1, 1.5), (2, 1.2), (3, 1.1)):
-                    c = json.loads(json.dumps(b))
-                    for key in ("name", "run_name"):
-                        c[key] = c[key].replace("/tiled/", f"/tiled_step{step}/")
+                    c = renamed(b, "/tiled/", f"/tiled_step{step}/")
                     c["real_time"] *= slower
                     c["TOP/s"] /= slower
                     added.append(c)
-                c = json.loads(json.dumps(b))
-                for key in ("name", "run_name"):
-                    c[key] = c[key].replace("plus_times", "min_plus")
+                c = renamed(b, "plus_times", "min_plus")
                 c["real_time"] /= 0.3  # half the (+,×) rate is the bound: 0.6 of it
                 c["TOP/s"] *= 0.3
                 added.append(c)
@@ -348,11 +343,7 @@ class ReportTest(FixtureTest):
                     ("type_pointer", 0.4),
                     ("coal_prefetched", 0.25),
                 ):
-                    c = json.loads(json.dumps(b))
-                    for key in ("name", "run_name"):
-                        c[key] = c[key].replace(
-                            "tasks/05_virtual/per_element/", f"objects/11_type_from_address/{form}/"
-                        )
+                    c = renamed(b, "tasks/05_virtual/per_element/", f"objects/11_type_from_address/{form}/")
                     c["real_time"] *= factor
                     added.append(c)
             doc["benchmarks"] += added
