@@ -9,9 +9,9 @@
 //          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries, sin cos
 //          exp sqrt min max, from libdevice, linked lazily); the catalogue's ops are written in it
 //          and a user's --expr in it compiles this way. The kernels around the op are written in
-//          IR after the map skeleton: the scalar form, and the vec form with four 16-byte loads
-//          in flight per thread through the non-coherent cache and one k loop for all of a
-//          thread's values, as nvcc makes them from skeletons/map.cuh.
+//          IR after the map skeleton: the scalar form, and the vec form with 16-byte loads
+//          through the non-coherent cache and one k loop for all of a thread's values, as nvcc
+//          makes them from skeletons/map.cuh.
 // Cost.    Per new op: parsing (microseconds), libNVVM (no headers), the driver's ptxas at the
 //          load (a process's first also loads the driver's PTX compiler); the PTX cached like 06's
 //          CUBIN (a disk hit is assembled again, unless the driver's cache has it). The JIT section
@@ -281,9 +281,9 @@ std::string lower_scalar_kernel(dtype t) {
 
 // The skeleton's map_vec_body: each thread loads vecs_per_thread 16-byte vectors, block-strided,
 // before it uses any, runs one k loop for all of its values (map_apply_fused), and stores them;
-// block 0 does the n % lanes tail. (The skeleton took this loop from here: it ran one loop per
-// value before, which made 08 faster than the template for cheap ops beyond k = 1 and doubled
-// 06's and 07's compile time; reports of runs from then set 08 apart.)
+// whole vectors only, as the geometry launches it. (The skeleton took this loop from here: it
+// ran one loop per value before, which made 08 faster than the template for cheap ops beyond
+// k = 1 and doubled 06's and 07's compile time; reports of runs from then set 08 apart.)
 std::string lower_vec_kernel(dtype t) {
   const ir_type ty = type_of(t);
   const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";
@@ -354,24 +354,7 @@ std::string lower_vec_kernel(dtype t) {
          "  store " + V + " " + w + ", " + PV + " %q" + s + ", align 16\n" +
          "  br label %stored" + s + "\n" + "stored" + s + ":\n";
   }
-  const std::string align = std::to_string(size_of(t));
-  k += "  %whole = mul i64 %nvec, " + std::to_string(ty.lanes) + "\n" +
-       "  %tail = add i64 %whole, %tid\n"
-       "  %first.block = icmp eq i64 %bid, 0\n"
-       "  %tail.in = icmp ult i64 %tail, %n\n"
-       "  %do.tail = and i1 %first.block, %tail.in\n"
-       "  br i1 %do.tail, label %tail.body, label %exit\n"
-       "tail.body:\n"
-       "  %tx = getelementptr " + T + ", " + P + " %x, i64 %tail\n" +
-       "  %te = load " + T + ", " + P + " %tx, align " + align + ", !invariant.load !0\n" +
-       "  %tr = call " + T + " @apply(" + T + " %te, i32 %k)\n" +
-       "  %ty = getelementptr " + T + ", " + P + " %y, i64 %tail\n" +
-       "  store " + T + " %tr, " + P + " %ty, align " + align + "\n" +
-       "  br label %exit\n"
-       "exit:\n"
-       "  ret void\n"
-       "}\n";
-  return k;
+  return k + "  ret void\n}\n";
 }
 
 }  // namespace
@@ -390,8 +373,8 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
       "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
       "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n\n" +
-      lower_op(p, t) + "\n" + lower_apply(t) + "\n" +
-      (form == map_form::vec ? lower_vec_kernel(t) : lower_scalar_kernel(t)) +
+      lower_op(p, t) + "\n" +
+      (form == map_form::vec ? lower_vec_kernel(t) : lower_apply(t) + "\n" + lower_scalar_kernel(t)) +
       // A kernel, and __launch_bounds__(elementwise_block) as the skeleton's kernels declare it.
       "\n!nvvm.annotations = !{!1, !2}\n"
       "!0 = !{}\n"

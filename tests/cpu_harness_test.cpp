@@ -1,6 +1,7 @@
 // Inputs, validation and timing statistics: the harness's host-side pieces.
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
+#include "common/skeletons/elementwise.cuh"
 #include "common/timing.hpp"
 #include "common/validation.hpp"
 
@@ -110,6 +111,29 @@ TEST(TimingStats, MedianAndQuantiles) {
   EXPECT_DOUBLE_EQ(t.p10_ms, 1.4);
   EXPECT_DOUBLE_EQ(t.p90_ms, 4.6);
   EXPECT_NEAR(t.relative_spread(), 3.2 / 3, 1e-12);
+}
+
+// The vec form runs whole 16-byte vectors from aligned pointers, or nothing: any other request
+// falls back to scalar, with the grid of the form that runs.
+TEST(LaunchGeometry, VecOnlyForWholeVectorsFromAlignedPointers) {
+  using skeleton::elementwise_launch_geometry;
+  alignas(16) static double storage[4];
+  const void* aligned = storage;
+  const void* off = reinterpret_cast<const char*>(storage) + sizeof(float);
+  const std::size_t per_vec_block = std::size_t(skeleton::elementwise_block) * skeleton::vecs_per_thread * 4;
+  auto g = elementwise_launch_geometry(map_form::vec, 1000004, sizeof(float), {aligned, aligned});
+  EXPECT_EQ(g.form, map_form::vec);
+  EXPECT_EQ(g.grid, (1000004 + per_vec_block - 1) / per_vec_block);
+  g = elementwise_launch_geometry(map_form::vec, 1000003, sizeof(float), {aligned, aligned});
+  EXPECT_EQ(g.form, map_form::scalar) << "a partial vector";
+  EXPECT_EQ(g.grid, (1000003 + skeleton::elementwise_block - 1) / skeleton::elementwise_block);
+  EXPECT_EQ(elementwise_launch_geometry(map_form::vec, 1000004, sizeof(float), {aligned, off}).form,
+            map_form::scalar)
+      << "a pointer off 16 bytes";
+  EXPECT_EQ(elementwise_launch_geometry(map_form::vec, 6, sizeof(double), {aligned}).form, map_form::vec);
+  EXPECT_EQ(elementwise_launch_geometry(map_form::vec, 7, sizeof(double), {aligned}).form, map_form::scalar);
+  EXPECT_EQ(elementwise_launch_geometry(map_form::staged, 7, sizeof(double), {aligned}).form,
+            map_form::staged);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@ void PrintTo(point_op op, std::ostream* os) { *os << info(op).name; }
 
 namespace {
 
-const std::size_t edge_sizes[] = {0, 1, 31, 33, 1000003, (std::size_t(1) << 20) + 3};
+// Partial blocks and warps; sizes of whole vectors (4, 36: nine of them, 2^20 + 4) and sizes
+// without (1, 31, 33, 1000003), where the vec form falls back to scalar.
+const std::size_t edge_sizes[] = {0, 1, 4, 31, 33, 36, 1000003, (std::size_t(1) << 20) + 4};
 
 class ZipStrategy : public gpu_param_test<entry_type_op<zip_op>> {};
 

@@ -21,7 +21,7 @@ TEST_F(JitUserOp, ExpressionAndBodyMatchTheirHostBuildThrough06And07) {
     const host_op reference(op);
     for (dtype t : {dtype::f32, dtype::f64})
       for (int k : {1, 16}) {
-        const map_problem p{map_op::quadratic, t, 1000003, k};
+        const map_problem p{map_op::quadratic, t, 1000004, k};  // whole vectors: vec runs vec
         const map_fixture fixture(p, default_seed, custom_map_op{reference.function(), 16});
         for (jit::build_fn build : {nvrtc_jit_build, jit_lto_build})
           for (map_form form : {map_form::scalar, map_form::vec}) {
@@ -34,8 +34,9 @@ TEST_F(JitUserOp, ExpressionAndBodyMatchTheirHostBuildThrough06And07) {
 }
 
 // One program of 08's language through all three run-time strategies (06 and 07 compile the C++
-// it prints), against its float64 interpreter: every construct of the language, both types, the
-// edge sizes of the vec form's tail, and k > 1.
+// it prints), against its float64 interpreter: every construct of the language, both types, edge
+// sizes (1 and 5: no whole vectors, so vec falls back to scalar; 36: nine vectors, a part of a
+// block), and k > 1.
 TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
   // No sum of terms of opposite signs for the inputs (0.25 <= x < 1.75, inputs.hpp; cos is negative
   // past pi/2): like the catalogue's ops, no cancellation, so the tolerance (relative to the
@@ -46,7 +47,7 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
   const expr::program program = expr::parse(text);
   const jit::op_text language{"language", text}, cpp{"language_cpp", expr::to_cpp(program)};
   for (dtype t : {dtype::f32, dtype::f64})
-    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000003)})
+    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(36), std::size_t(1000004)})
       for (int k : {1, 16}) {
         const map_problem p{map_op::quadratic, t, n, k};
         const map_fixture fixture(p, default_seed,

@@ -1,6 +1,8 @@
 // Every registered map implementation, validated element by element against the float64 CPU
 // reference, for every op and element type, at sizes that hit the edges of the launch
-// geometry: 0, 1, a warp minus/plus one, a prime-ish size with a vector tail, and 2^24.
+// geometry: 0, 1, one vector, a warp minus/plus one, nine vectors (a part of a block), a
+// prime-ish size (no whole vectors: the vec form falls back to scalar) and whole vectors beside
+// it, and 2^24.
 #include "gpu_test.hpp"
 
 namespace cdl {
@@ -13,8 +15,9 @@ class MapStrategy : public gpu_param_test<entry_type_op<map_op>> {};
 
 TEST_P(MapStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, type, op] = GetParam();
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33),
-                        std::size_t(1000003), (std::size_t(1) << 20) + 3, std::size_t(1) << 24})
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(4), std::size_t(31), std::size_t(32), std::size_t(33),
+        std::size_t(36), std::size_t(1000003), std::size_t(1000004), std::size_t(1) << 24})
     for (int k : {1, 16})
       expect_matches_reference<map_fixture>(get_registry().map.at(index), map_problem{op, type, n, k},
                                             default_seed + n, n);

@@ -12,7 +12,8 @@
 namespace cdl {
 namespace {
 
-constexpr std::size_t misaligned_n = (std::size_t(1) << 20) + 3;  // a vector tail, too
+// Whole vectors of either type: only the pointers, one element off, send vec to scalar.
+constexpr std::size_t misaligned_n = (std::size_t(1) << 20) + 4;
 
 // Inputs at offset 1 of their buffers (x, and y for zip); the output z at offset 1 of n + 2
 // elements of poison (all bits set: a NaN, so an unwritten element fails validation).

@@ -2,8 +2,9 @@
 //
 // Two forms, both generic over the callable g (the *invoker* a strategy supplies):
 //   scalar - one element per thread, the form every article writes;
-//   vec    - 16-byte loads, map_vecs_per_thread of them in flight per thread before any is
-//            used, which is what it takes to cover HBM latency at full bandwidth.
+//   vec    - 16-byte loads and stores (4 floats or 2 doubles at once), for whole vectors only:
+//            n a multiple of the lanes and every pointer 16-byte aligned, else the launch
+//            falls back to scalar (the geometry returns the form it launched).
 // A strategy never writes its own loop: a difference in time is the cost of the call.
 #pragma once
 
@@ -19,7 +20,13 @@
 namespace cdl::skeleton {
 
 inline constexpr int elementwise_block = 256;  // threads per block, both forms
-inline constexpr int vecs_per_thread = 4;      // 16-byte loads in flight per thread and input (vec form)
+// 16-byte vectors per thread and input in the vec form. One: a full SM of threads with one load
+// each already keeps enough bytes in flight, so 2 and 4 bought no bandwidth on the H100 at
+// k = 1; they did amortise the map's k loop counter over more values (cheap ops at k >= 16 ran
+// faster, expensive ones and the calls that are not inlined slower), and they multiplied the
+// copies of the op in every kernel, which is what a JIT pays to compile: at 4, a new op took
+// 06, 07 and 08 a third to a half longer (issue 26's measurements; the report's JIT section).
+inline constexpr int vecs_per_thread = 1;
 
 #if !defined(__CUDACC_RTC__)
 struct elementwise_geometry {
@@ -116,7 +123,9 @@ __device__ __forceinline__ void elementwise_scalar(T* __restrict__ y, std::size_
 }
 
 // Each thread loads vecs_per_thread vectors per input, block-strided so a warp's accesses stay
-// contiguous, then computes and stores them. The n % lanes tail goes to block 0.
+// contiguous, then computes and stores them. No tail: the geometry launches this form only for
+// whole vectors, because code for a tail (block 0 doing n % lanes elements) was a second copy of
+// the op, and about a fifth of a JIT's compile of the map kernel.
 template <class T, class G, class... In>
 __device__ __forceinline__ void elementwise_vec(T* __restrict__ y, std::size_t n, const G& g,
                                                 const In* __restrict__... x) {
@@ -140,8 +149,6 @@ __device__ __forceinline__ void elementwise_vec(T* __restrict__ y, std::size_t n
     const std::size_t i = first + std::size_t(u) * blockDim.x;
     if (i < nvec) reinterpret_cast<V*>(y)[i] = on_lanes(g, v[u]);
   }
-  const std::size_t tail = nvec * lanes + threadIdx.x;
-  if (blockIdx.x == 0 && tail < n) y[tail] = g(x[tail]...);
 }
 #endif
 

@@ -60,14 +60,13 @@ __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (
 }
 
 // The vec form (elementwise_vec's loads and stores) with one k loop for all of a thread's values
-// (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run sixteen
-// loops one after the other, each paying its own loop counter, compare and branch per step.
+// (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run a loop per
+// value one after the other, each paying its own loop counter, compare and branch per step.
 // The loop is what a tuned kernel runs, and its price falls on the calls that are not inlined
 // (04, 05): every value and every sum is live across each call through a register, held in
-// registers the calling convention preserves, so those kernels need about twice the registers and
-// fit half the blocks per SM they did with a loop per value (the report's resources table and
-// profile section give the counts): part of what such a call costs is what it stops the compiler
-// from doing around it.
+// registers the calling convention preserves (the report's resources table and profile section
+// give the counts): part of what such a call costs is what it stops the compiler from doing
+// around it.
 template <class T, class F>
 __device__ __forceinline__ void map_vec_body(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                                              const F& f) {
@@ -89,13 +88,6 @@ __device__ __forceinline__ void map_vec_body(const T* __restrict__ x, T* __restr
   for (int u = 0; u < vecs_per_thread; ++u) {
     const std::size_t i = first + std::size_t(u) * blockDim.x;
     if (i < nvec) reinterpret_cast<V*>(y)[i] = from_lanes(acc + u * lanes);
-  }
-  const std::size_t tail = nvec * lanes + threadIdx.x;  // the n % lanes tail, block 0
-  if (blockIdx.x == 0 && tail < n) {
-    const T one[1] = {x[tail]};
-    T sum[1];
-    map_apply_fused(f, one, sum, k);
-    y[tail] = sum[0];
   }
 }
 
