@@ -175,6 +175,13 @@ class PythonPeers:
             raise ResultsError(f"{path}: not a cdl-python/1 file (bench/python writes them)")
         self.bench = Bench(path, doc, required=False)
         self.systems, self.experiments = info.get("systems", {}), info.get("experiments", [])
+        # cdl_bench's new-op JIT stages, timed in the same run as the peers (files from before have none).
+        stages = info.get("cpp_jit_stages", [])
+        self.cpp_stages = (
+            Bench(path, {"context": doc["context"], "benchmarks": stages}, required=False).stages
+            if stages
+            else {}
+        )
 
     def experiment(self, start):
         return next((e for e in self.experiments if e.get("name", "").startswith(start)), None)

@@ -5,6 +5,7 @@ run, and the results file the report reads. Run by ctest:
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -274,7 +275,7 @@ class ResultsTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir)
 
-    def write_python(self, benchmarks, experiments=()):
+    def write_python(self, benchmarks, experiments=(), cpp_stages=()):
         part = {
             "system": "numba",
             "status": "ran",
@@ -292,7 +293,8 @@ class ResultsTest(unittest.TestCase):
             "experiments": [],
         }
         harness.write_json_atomic(
-            os.path.join(self.results, "python.json"), runner.merge([part, skipped], quick=True)
+            os.path.join(self.results, "python.json"),
+            runner.merge([part, skipped], quick=True, cpp_stages=cpp_stages),
         )
 
     def report(self):
@@ -350,6 +352,46 @@ class ResultsTest(unittest.TestCase):
         self.assertRegex(
             text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: "
         )
+
+    def test_compiles_timed_in_the_peers_run_are_set_beside_theirs_with_a_computed_verdict(self):
+        with open(os.path.join(self.results, "bench.json")) as f:
+            cpp = json.load(f)["benchmarks"]
+        stages = [b for b in cpp if re.match(runner.CPP_JIT_FILTER, b["run_name"])]
+        self.assertEqual(
+            {b["run_name"].split("/new_op")[0] for b in stages},
+            {"jit/compile/06", "jit/compile/08", "jit/compile/one_line_kernel", "jit/link/07"},
+        )
+        for b in stages:  # 08 at 10 ms, every repetition: under the fixture's one-line floor
+            if b["run_name"].startswith("jit/compile/08/new_op"):
+                self.assertEqual(b["time_unit"], "ms")
+                b["real_time"] = b["cpu_time"] = 0.0 if b.get("aggregate_name") in ("cv", "stddev") else 10.0
+
+        def compile_record(new_source_ms):
+            record = harness.attempt(
+                "compile",
+                "Numba: a new device function",
+                lambda: (True, {"new_source_ms": [new_source_ms] * 3}),
+            )
+            return dict(record, system="numba")
+
+        for peer_ms, verdict in (
+            (20.0, "faster than NVRTC's one-line floor"),
+            (5.0, "not faster than numba's"),
+        ):
+            self.write_python([], [compile_record(peer_ms)], cpp_stages=stages)
+            run, text = self.report()
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("All of these ran in one run", text)
+            self.assertIn(f"08 compiles and loads a new op in 10.0 ms: {verdict}", text)
+            self.assertIn(
+                "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel | 10.00 ms |",
+                text,
+            )
+        self.write_python([], [compile_record(1.0)])  # a file from before: the JIT section's figures
+        run, text = self.report()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("All of these ran in one run", text)
+        self.assertIn("The C++ rows are this report's JIT section's new-op medians", text)
 
     def test_a_wrong_python_result_fails_the_report(self):
         run_name = f"map/numba.inline/scalar/{self.problem}"

@@ -115,7 +115,7 @@ def git_revision():
         return "unknown"
 
 
-def merge(parts, quick):
+def merge(parts, quick, cpp_stages=()):
     ran = [p for p in parts if p.get("status") == "ran"]
     first = ran[0] if ran else {}
     device = first.get("device", {})
@@ -150,8 +150,45 @@ def merge(parts, quick):
             "schema": harness.PYTHON_SCHEMA,
             "systems": systems,
             "experiments": [e for p in parts for e in p["experiments"]],
+            "cpp_jit_stages": list(cpp_stages),
         },
     }
+
+
+# The C++ suite's new-op compiles, timed by cdl_bench in the same run as the peers' own: a host's
+# speed moves by tens of per cent between runs, so compile times set side by side come from one.
+CPP_JIT_FILTER = "^jit/(compile/(06|08|one_line_kernel)/new_op|link/07/new_op)/"
+
+
+def cpp_jit_stages(cdl_problem, work):
+    """cdl_bench's JIT stages for a new op (the records of its own JSON), or [] with a line saying why."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(cdl_problem)), "cdl_bench")
+    if not os.access(tool, os.X_OK):
+        print(
+            f"cdl_peers: no cdl_bench beside {cdl_problem}: the C++ compiles not timed in this run",
+            file=sys.stderr,
+        )
+        return []
+    out = os.path.join(work, "cpp_jit.json")
+    print("cdl_peers: the C++ suite's new-op compiles (cdl_bench jit/ stages)", file=sys.stderr, flush=True)
+    r = subprocess.run(
+        [
+            tool,
+            f"--benchmark_filter={CPP_JIT_FILTER}",
+            f"--benchmark_out={out}",
+            "--benchmark_out_format=json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0 or not os.path.exists(out):
+        print(
+            f"cdl_peers: cdl_bench's JIT stages FAILED: {harness.failure_reason(r.stderr, r.returncode)}",
+            file=sys.stderr,
+        )
+        return []
+    with open(out) as f:
+        return json.load(f)["benchmarks"]
 
 
 def summary(doc):
@@ -227,6 +264,7 @@ def main(argv):
 
     try:
         parts, dirs = [], None
+        cpp_stages = [] if args.filter else cpp_jit_stages(args.cdl_problem, work)  # a --filter run is a part
         for name in systems:
             probe = child(name, "--probe", capture_output=True, text=True)
             if probe.returncode == 3:
@@ -280,7 +318,7 @@ def main(argv):
                 continue
             with open(part_path) as f:
                 parts.append(json.load(f))
-        doc = merge(parts, args.quick)
+        doc = merge(parts, args.quick, cpp_stages)
         harness.write_json_atomic(args.out, doc)
     finally:
         if not args.work:
