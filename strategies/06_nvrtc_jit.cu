@@ -11,14 +11,16 @@
 //          (cudaLibraryLoadData: no driver API linked, so the program starts without a GPU).
 //          The kernel is then exactly strategy 01's template kernel: the op inlined.
 // Cost.    Compile time, paid once per (op, type, architecture): for an op no cache has seen,
-//          the price of a user's new expression, on the order of a hundred milliseconds or more,
-//          the first compile of a process dearer still (it loads NVRTC: common/jit.cpp loads it
-//          at the first compile). Measured in every cache state by cdl_bench's jit/ benchmarks
+//          the price of a user's new expression, tens of milliseconds (about one and a half
+//          times what NVRTC takes for a one-line kernel), the first compile of a process dearer
+//          still (it loads NVRTC: common/jit.cpp loads it at the first compile). Measured in every cache state by cdl_bench's jit/ benchmarks
 //          and set out in the report's JIT section: NVRTC 12.9+ keeps a cache of its own through
 //          the driver, which answers the *same* text several times faster, so a figure timed by
-//          compiling one text repeatedly is the cache, not the compiler. Most of a new op's time
-//          is NVVM's optimiser and ptxas on the kernel, not the headers: the map kernel's one k
-//          loop (skeletons/map.cuh) halved it; a precompiled header (-pch, --use-pch) made it
+//          compiling one text repeatedly is the cache, not the compiler. What a new op adds to that
+//          floor is NVVM's optimiser and ptxas on the kernel, not the headers, and the kernel's
+//          size sets it: the map kernel's one k loop (skeletons/map.cuh) halved it, and one
+//          vector per thread with no tail code (skeletons/elementwise.cuh) cut it by a third
+//          again; a precompiled header (-pch, --use-pch) made it
 //          slower, reading the PCH file cost more than parsing the headers it replaces
 //          (`cdl_run --expr '...' --compile-times` shows the phases; the report's JIT section
 //          what the headers, each kernel and each option cost, each compiled beside a program

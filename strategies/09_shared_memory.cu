@@ -22,8 +22,8 @@
 //          pointer in the tiled GEMM's inner loop still costs a call per step.
 // Use it   when threads of a block reuse each other's inputs: stencils, convolutions, matrix
 //          products, reductions, transposes. Not for elementwise work, where the loads are
-//          already coalesced and each element is used once: there the vec form (16-byte loads,
-//          several in flight) is what reaches the memory system's bandwidth.
+//          already coalesced and each element is used once: there the vec form (16-byte loads
+//          and stores) is what reaches the memory system's bandwidth.
 // See it.  In `cuobjdump -sass`, the tiled kernels load global memory with LDG, store it with
 //          STS, synchronise with BAR.SYNC, and compute from LDS; ncu's "shared memory"
 //          section shows the bank conflicts (none for these layouts: a warp reads consecutive

@@ -156,7 +156,7 @@ def add(doc, bench, resources):
     if scalar and vec:
         doc.add(
             f"One element per thread (`scalar`) reaches {min(scalar):.2f}–{max(scalar):.2f} of copy; 16-byte loads "
-            f"with several in flight per thread (`vec`) reach {min(vec):.2f}–{max(vec):.2f}.\n"
+            f"and stores (`vec`) reach {min(vec):.2f}–{max(vec):.2f}.\n"
         )
     scalar_kernels = explain_scalar(doc, entries, resources)
     by_entry = defaultdict(list)

@@ -146,8 +146,8 @@ def add(doc, bench, profile):
             f"{(s['dram_read_bytes'] + s['dram_write_bytes']) / (s['duration_us'] * 1e3) / copy:.2f} and "
             f"{(v['dram_read_bytes'] + v['dram_write_bytes']) / (v['duration_us'] * 1e3) / copy:.2f} of copy for "
             f"`{e}`: the scalar kernel's warps wait on `{rs}` ({ss:.0%} of their waiting: a load's data) with one "
-            f"4-byte load in flight per thread at {s['occupancy_achieved']:.2f} occupancy, where the vec kernel "
-            f"keeps four 16-byte loads in flight per thread (sixteen times the bytes) at "
+            f"4-byte load in flight per thread at {s['occupancy_achieved']:.2f} occupancy, where each of the vec "
+            f"kernel's loads brings 16 bytes (four times the bytes a load of the scalar kernel has in flight) at "
             f"{v['occupancy_achieved']:.2f}.\n"
         )
 
