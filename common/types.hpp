@@ -25,9 +25,9 @@ decltype(auto) visit_dtype(dtype t, F&& f) {
 }
 
 // How an elementwise kernel walks its data. `scalar` is one element per thread, the form every
-// article writes; `vec` loads 16 bytes per access with several loads in flight per thread,
-// the form that reaches the memory system's bandwidth; `staged` is scalar with each block's
-// inputs copied through shared memory first, the articles' advice (strategy 08 measures it).
+// article writes; `vec` loads and stores 16 bytes per access (whole vectors only: any other n
+// runs scalar), the form that reaches the memory system's bandwidth; `staged` is scalar with each
+// block's inputs copied through shared memory first, the articles' advice (strategy 09 measures it).
 enum class map_form { scalar, vec, staged };
 
 inline std::string_view to_string(map_form f) {

@@ -25,7 +25,8 @@ inline constexpr int elementwise_block = 256;  // threads per block, both forms
 // k = 1; they did amortise the map's k loop counter over more values (cheap ops at k >= 16 ran
 // faster, expensive ones and the calls that are not inlined slower), and they multiplied the
 // copies of the op in every kernel, which is what a JIT pays to compile: at 4, a new op took
-// 06, 07 and 08 a third to a half longer (issue 26's measurements; the report's JIT section).
+// 06, 07 and 08 a third to a half longer (measured on the H100 for issue 26; to see it, change
+// this and compare the map benchmarks and `cdl_bench --benchmark_filter=^jit/compile/` runs).
 inline constexpr int vecs_per_thread = 1;
 
 #if !defined(__CUDACC_RTC__)
