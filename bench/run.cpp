@@ -25,6 +25,7 @@
 #include "common/inputs.hpp"
 #include "common/record.hpp"
 #include "common/registry.hpp"
+#include "common/skeletons/elementwise.cuh"
 #include "strategies/expression_jit.hpp"
 #include "strategies/plugin.hpp"
 #include "strategies/minimal.hpp"
@@ -159,7 +160,14 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   run_record r;
   r.strategy = w.strategy;
   r.variant = w.variant;
-  r.form = to_string(w.form);
+  // The form that runs, which the record names: vec falls back to scalar where n is not a whole
+  // number of 16-byte vectors (the fixture's buffers come from cudaMalloc, so they are aligned).
+  const map_form ran =
+      skeleton::elementwise_launch_geometry(w.form, o.problem.n, size_of(o.problem.type), {}).form;
+  if (ran != w.form)
+    std::printf("%-44s runs the %s form: n = %zu is not a whole number of 16-byte vectors\n", w.name.c_str(),
+                std::string(to_string(ran)).c_str(), o.problem.n);
+  r.form = to_string(ran);
   r.workload = "map";
   r.problem = {{"op", w.op},
                {"type", to_string(o.problem.type)},
