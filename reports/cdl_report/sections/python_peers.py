@@ -186,14 +186,14 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
                 "NVRTC's one-line floor": cpp["one-line kernel"],
                 **{f"{k}'s new source": v for k, v in peers.items()},
             }
-            slower = [f"{name} ({ms:.1f} ms)" for name, ms in rivals.items() if ms <= cpp["08 compile"]]
+            unbeaten = [f"{name} ({ms:.1f} ms)" for name, ms in rivals.items() if ms <= cpp["08 compile"]]
             doc.add(
                 "All of these ran in one run (cdl_peers times the C++ suite's new-op stages with cdl_bench before the "
                 f"peers). 08 compiles and loads a new op in {cpp['08 compile']:.1f} ms: "
                 + (
                     "faster than " + ", ".join(f"{n} ({ms:.1f} ms)" for n, ms in rivals.items()) + ".\n"
-                    if not slower
-                    else "not faster than " + ", ".join(slower) + ".\n"
+                    if not unbeaten
+                    else "not faster than " + ", ".join(unbeaten) + ".\n"
                 )
             )
         elif jit_costs and bench is not None and python is not None:
