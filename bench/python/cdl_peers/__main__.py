@@ -155,8 +155,9 @@ def merge(parts, quick, cpp_stages=()):
     }
 
 
-# The C++ suite's new-op compiles, timed by cdl_bench in the same run as the peers' own: a host's
-# speed moves by tens of per cent between runs, so compile times set side by side come from one.
+# The C++ suite's new-op compiles, timed by cdl_bench in the same run as the peers' own (before the
+# first system that can run): a host's speed moves by tens of per cent between runs, so compile
+# times set side by side come from one.
 CPP_JIT_FILTER = "^jit/(compile/(06|08|one_line_kernel)/new_op|link/07/new_op)/"
 
 
@@ -263,8 +264,7 @@ def main(argv):
         return subprocess.run(child_command(name, *extra), env=env, **kw)
 
     try:
-        parts, dirs = [], None
-        cpp_stages = [] if args.filter else cpp_jit_stages(args.cdl_problem, work)  # a --filter run is a part
+        parts, dirs, cpp_stages = [], None, []
         for name in systems:
             probe = child(name, "--probe", capture_output=True, text=True)
             if probe.returncode == 3:
@@ -287,6 +287,8 @@ def main(argv):
             else:
                 if dirs is None:  # made once, and only when some system can run
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
+                    if not args.filter:  # a --filter run is a part of a run
+                        cpp_stages = cpp_jit_stages(args.cdl_problem, work)
                 part_path = os.path.join(work, f"{name}.json")
                 rc, stderr = streamed(
                     child_command(
