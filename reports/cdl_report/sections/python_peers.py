@@ -112,10 +112,12 @@ CPP_NEW_OP = (  # the report's JIT cost key, its cdl_bench stage, what it times
 )
 
 
-def new_source_ms(e):
+def state_ms(e, state):
+    """A compile record's milliseconds in a cache state: the median of its repetitions, or None where
+    it has no number (absent, or a sentence saying why)."""
     from ..claims import median_of
 
-    v = e["figures"].get("new_source_ms")
+    v = e["figures"].get(state)
     return median_of(v) if isinstance(v, list) else v if isinstance(v, (int, float)) else None
 
 
@@ -125,7 +127,7 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
     routes), and every record."""
     if not records:
         return
-    from ..claims import median_of, outcome
+    from ..claims import outcome
 
     examples = [e for e in records if e.get("claim") == "example" or e.get("claim") == "A1"]
     if examples:
@@ -151,17 +153,10 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
         states = ("new_source_ms", "disk_hit_ms", "memory_hit_ms")
         rows = []
         for e in compiles:
-            f = e["figures"]
             cells = []
             for state in states:
-                v = f.get(state)
-                cells.append(
-                    "–"
-                    if v is None
-                    else v
-                    if isinstance(v, str)
-                    else f"{median_of(v) if isinstance(v, list) else v:.2f} ms"
-                )
+                v, ms = e["figures"].get(state), state_ms(e, state)
+                cells.append(v if isinstance(v, str) else "–" if ms is None else f"{ms:.2f} ms")
             rows.append([e.get("system", "?"), e["name"], *cells])
         # The C++ compiles timed in the peers' run where it has them, else the JIT section's (another run).
         same_run = python is not None and bool(python.cpp_stages)
@@ -174,7 +169,11 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             if cpp.get(key):
                 rows.append(["this suite (C++)", how, f"{cpp[key]:.2f} ms", "–", "–"])
         doc.add(table(["system", "how", "new source", "its disk cache", "its memory cache"], rows))
-        peers = {e.get("system"): new_source_ms(e) for e in compiles if e.get("system") in ("cupy", "numba")}
+        peers = {
+            e.get("system"): state_ms(e, "new_source_ms")
+            for e in compiles
+            if e.get("system") in ("cupy", "numba")
+        }
         if (
             same_run
             and cpp.get("08 compile")
