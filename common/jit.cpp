@@ -286,11 +286,20 @@ std::vector<phase> read_nvjitlink_time(const std::string& info_log) {
   return out;
 }
 
-std::vector<std::string> nvvm_options(int arch) {
-  // libNVVM's defaults are NVRTC's (IEEE division and square root, no flush to zero, FMA
+std::vector<std::string> nvvm_options(int arch, bool optimise) {
+  // -opt=0 runs no optimiser: libNVVM only selects instructions. 08's baseline tier takes it, on IR
+  // written in the form the optimiser would leave (08_expression_jit.cu: lower_op), and ptxas,
+  // which contracts multiplies and adds into FMAs, folds and schedules, makes nearly the same
+  // machine code of it; what that saves in compile time and costs in run time is measured by the
+  // JIT stages (jit/compile/08_baseline/) and the map benchmarks (08_expression_jit.baseline). The
+  // other options are NVRTC's defaults (IEEE division and square root, no flush to zero, FMA
   // contraction on): set out here because they are part of what the kernel computes.
-  return {
-      "-arch=compute_" + std::to_string(arch), "-opt=3", "-prec-div=1", "-prec-sqrt=1", "-ftz=0", "-fma=1"};
+  return {"-arch=compute_" + std::to_string(arch),
+          optimise ? "-opt=3" : "-opt=0",
+          "-prec-div=1",
+          "-prec-sqrt=1",
+          "-ftz=0",
+          "-fma=1"};
 }
 
 const std::string& libdevice() {
@@ -313,7 +322,7 @@ compiled compile_nvvm(const nvvm_module& m, int arch) {
   // Lazily: only the libdevice functions the module calls are linked and compiled.
   if (m.needs_libdevice)
     CDL_NVVM_CHECK(nvvm().LazyAddModuleToProgram(raw, libdevice().data(), libdevice().size(), "libdevice"));
-  const std::vector<std::string> options = nvvm_options(arch);
+  const std::vector<std::string> options = nvvm_options(arch, m.optimise);
   std::vector<const char*> option_ptrs = c_strings(options);
   const nvvmResult rc = nvvm().CompileProgram(raw, int(option_ptrs.size()), option_ptrs.data());
 

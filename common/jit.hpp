@@ -109,8 +109,9 @@ struct nvvm_module {
   std::string ir;
   std::vector<std::string> kernels;  // their names in the IR (unmangled)
   bool needs_libdevice = false;
+  bool optimise = true;  // -opt=3; false: -opt=0, instruction selection alone (nvvm_options says why)
 };
-std::vector<std::string> nvvm_options(int arch);
+std::vector<std::string> nvvm_options(int arch, bool optimise);
 compiled compile_nvvm(const nvvm_module& m, int arch);
 
 // Stage 2: nvJitLink's output. Link-time optimisation across the parts: a call from one LTO-IR

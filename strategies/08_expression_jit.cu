@@ -8,24 +8,23 @@
 //          assembles the PTX (ptxas) as the runtime loads it. The language here is
 //          common/expression.hpp's (numbers, x, arithmetic, comparisons, ?:, temporaries, sin cos
 //          exp sqrt min max, from libdevice, linked lazily); the catalogue's ops are written in it
-//          and a user's --expr in it compiles this way. The kernels around the op are written in
-//          IR after the map skeleton: the scalar form, and the vec form with 16-byte loads
-//          through the non-coherent cache and one k loop for all of a thread's values, as nvcc
-//          makes them from skeletons/map.cuh.
-// Cost.    Per new op: parsing (microseconds), libNVVM (no headers), the driver's ptxas at the
-//          load (a process's first also loads the driver's PTX compiler); the PTX cached like 06's
-//          CUBIN (a disk hit is assembled again, unless the driver's cache has it). The JIT section
-//          times each stage, `cdl_run --expr '...' --compile-times` on your machine. At run time:
-//          nothing. The price: a second copy of the skeleton, in IR, kept equal to the C++ one by
-//          the GPU tests and benchmarks, and a language that says only what it was given words for.
-// Use it   when ops come at run time from users or generated code and compile latency matters
-//          (interactive tools, query engines, a new op per request), and they fit a language
-//          you can lower yourself; for anything else, 06 or 07.
-// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR; `--ptx k.ptx` the
-//          PTX (ld.global.nc.v4.f32, as 01's); `ptxas -arch=sm_90 k.ptx` gives its SASS (LDG.E.128).
-//          The driver assembles it, not nvJitLink, which runs ptxas on relocatable code (as nvcc
-//          -rdc does) and gave the vec kernel other registers than the whole-program compile of
-//          the other strategies, from the same PTX (`ptxas -c -v` against `ptxas -v`), and other speeds.
+//          and a user's --expr in it compiles this way. The kernels around the op are the map
+//          skeleton's (scalar, and vec: 16-byte loads, one k loop for a thread's values), in IR.
+// Cost.    Per new op: parsing (microseconds), libNVVM, the driver's ptxas at the load (a
+//          process's first also loads the driver's PTX compiler). Owning its language, the
+//          lowering writes the IR the optimiser would leave, so the variant `baseline` skips the
+//          optimiser (-opt=0): libNVVM only selects instructions and ptxas (which contracts,
+//          folds and schedules) makes nearly -O3's code, a language runtime's first tier (the
+//          JIT section and the map benchmarks give what it saves and costs). The PTX is cached
+//          like 06's CUBIN; the JIT section times each stage, `cdl_run --expr '...'
+//          --compile-times` on your machine. At run time: nothing. The price: the skeleton again,
+//          in IR, kept equal to the C++ one by the tests and benchmarks, and a small language.
+// Use it   when ops come at run time (users, generated code: a new op per request), compile
+//          latency matters and they fit a language you can lower yourself; else 06 or 07.
+// See it.  `cdl_run --expr 's = sin(x); s * s' --dump-source` prints the IR, `--ptx k.ptx` the PTX
+//          (ld.global.nc.v4.f32, as 01's); `ptxas -arch=sm_90 k.ptx` its SASS (LDG.E.128). The
+//          driver assembles it whole-program, as nvcc the others; nvJitLink's ptxas assembles
+//          relocatable code (as -rdc), which gave the vec kernel other registers and speeds.
 // Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. The mechanism alone first (one op, one kernel, one launch); then the general form:
@@ -40,10 +39,12 @@
 #include <nvvm.h>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
@@ -144,15 +145,44 @@ std::string constant(double v, dtype t) {
   return buf;
 }
 
-// The op: one SSA value per node of the program, in the order the parser made them (operands
-// first), as `define internal T @op(T %x)`.
+// The value of a node that is a number, seen through temporaries and signs (`-8` is negate(8)).
+std::optional<double> number(const expr::program& p, int i) {
+  const expr::node& n = p.nodes[std::size_t(i)];
+  if (n.op == expr::kind::number) return n.value;
+  if (n.op == expr::kind::temporary) return number(p, p.bindings[std::size_t(n.value)].value);
+  if (n.op == expr::kind::negate)
+    if (const std::optional<double> v = number(p, n.a)) return -*v;
+  return std::nullopt;
+}
+
+// 1 / v when v is a power of two whose reciprocal is a normal number of type t: dividing by v and
+// multiplying by it then give the same result, bit for bit.
+std::optional<double> exact_reciprocal(double v, dtype t) {
+  if (t == dtype::f32) v = double(float(v));
+  int e = 0;
+  if (v == 0 || !std::isfinite(v) || std::fabs(std::frexp(v, &e)) != 0.5) return std::nullopt;
+  const double r = 1 / v;
+  if (t == dtype::f32 ? !std::isnormal(float(r)) : !std::isnormal(r)) return std::nullopt;
+  return r;
+}
+
+// The op: one SSA value per distinct node of the program, in the order the parser made them
+// (operands first), as `define internal T @op(T %x)`. The baseline tier compiles it at -opt=0
+// (jit.cpp's nvvm_options), so the two rewrites of the optimiser that change the machine code are
+// made here: a repeated expression is computed once (`sin(x) * sin(x)`, as a temporary would), and
+// a division by a power of two is a multiplication (`x / 2`: an IEEE division is a subroutine in
+// machine code). The rest (contracting a multiply and an add into an FMA, folding constants,
+// scheduling) ptxas does to the PTX, as it does to nvcc's.
 std::string lower_op(const expr::program& p, dtype t) {
   const ir_type ty = type_of(t);
+  const std::string T = ty.t;
   std::vector<std::string> value(p.nodes.size());  // how each node is named in the IR
+  std::map<std::string, std::string> named;        // instruction -> the value that holds it
   std::string body;
-  auto line = [&](std::size_t i, const std::string& instruction) {
-    value[i] = "%n" + std::to_string(i);
-    body += "  " + value[i] + " = " + instruction + "\n";
+  auto emit = [&](const std::string& instruction, const std::string& name) {
+    const auto [it, added] = named.emplace(instruction, name);
+    if (added) body += "  " + name + " = " + instruction + "\n";
+    return it->second;
   };
   static constexpr const char* arithmetic[] = {"fadd", "fsub", "fmul", "fdiv"};
   // C++'s comparisons: ordered (false if either is NaN), but != is true if either is NaN.
@@ -160,8 +190,7 @@ std::string lower_op(const expr::program& p, dtype t) {
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const expr::node& n = p.nodes[i];
     const std::string a = n.a >= 0 ? value[std::size_t(n.a)] : "",
-                      b = n.b >= 0 ? value[std::size_t(n.b)] : "";
-    const std::string T = ty.t;
+                      b = n.b >= 0 ? value[std::size_t(n.b)] : "", name = "%n" + std::to_string(i);
     switch (n.op) {
       case expr::kind::number: value[i] = constant(n.value, t); break;
       case expr::kind::x: value[i] = "%x"; break;
@@ -169,13 +198,20 @@ std::string lower_op(const expr::program& p, dtype t) {
         value[i] = value[std::size_t(p.bindings[std::size_t(n.value)].value)];
         break;
       case expr::kind::negate:
-        line(i, "fsub " + T + " -0.0, " + a);
+        value[i] = emit("fsub " + T + " -0.0, " + a, name);
         break;  // LLVM 7 has no fneg; -0 - a is exact
+      case expr::kind::divide:
+        if (const std::optional<double> d = number(p, n.b))
+          if (const std::optional<double> r = exact_reciprocal(*d, t)) {
+            value[i] = emit("fmul " + T + " " + a + ", " + constant(*r, t), name);
+            break;
+          }
+        [[fallthrough]];
       case expr::kind::add:
       case expr::kind::subtract:
       case expr::kind::multiply:
-      case expr::kind::divide:
-        line(i, std::string(arithmetic[int(n.op) - int(expr::kind::add)]) + " " + T + " " + a + ", " + b);
+        value[i] = emit(
+            std::string(arithmetic[int(n.op) - int(expr::kind::add)]) + " " + T + " " + a + ", " + b, name);
         break;
       case expr::kind::less:
       case expr::kind::less_equal:
@@ -183,31 +219,33 @@ std::string lower_op(const expr::program& p, dtype t) {
       case expr::kind::greater_equal:
       case expr::kind::equal:
       case expr::kind::not_equal:
-        line(i, std::string("fcmp ") + predicate[int(n.op) - int(expr::kind::less)] + " " + T + " " + a +
-                    ", " + b);
+        value[i] = emit(std::string("fcmp ") + predicate[int(n.op) - int(expr::kind::less)] + " " + T + " " +
+                            a + ", " + b,
+                        name);
         break;
       case expr::kind::select:
-        line(i, "select i1 " + a + ", " + T + " " + b + ", " + T + " " + value[std::size_t(n.c)]);
+        value[i] =
+            emit("select i1 " + a + ", " + T + " " + b + ", " + T + " " + value[std::size_t(n.c)], name);
         break;
       case expr::kind::min:  // ops.cuh: min(a, b) = b < a ? b : a; max(a, b) = a < b ? b : a
       case expr::kind::max: {
         const bool is_min = n.op == expr::kind::min;
-        const std::string c = "%c" + std::to_string(i);
-        body += "  " + c + " = fcmp olt " + T + " " + (is_min ? b + ", " + a : a + ", " + b) + "\n";
-        line(i, "select i1 " + c + ", " + T + " " + b + ", " + T + " " + a);
+        const std::string c =
+            emit("fcmp olt " + T + " " + (is_min ? b + ", " + a : a + ", " + b), "%c" + std::to_string(i));
+        value[i] = emit("select i1 " + c + ", " + T + " " + b + ", " + T + " " + a, name);
         break;
       }
       default:  // sin, cos, exp, sqrt
-        line(i, "call " + T + " @__nv_" + std::string(expr::function_name(n.op)) + ty.suffix + "(" + T + " " +
-                    a + ")");
+        value[i] = emit("call " + T + " @__nv_" + std::string(expr::function_name(n.op)) + ty.suffix + "(" +
+                            T + " " + a + ")",
+                        name);
     }
   }
-  std::string out = "define internal " + std::string(ty.t) + " @op(" + ty.t + " %x) alwaysinline {\n" + body +
-                    "  ret " + ty.t + " " + value[std::size_t(p.result)] + "\n}\n";
+  std::string out = "define internal " + T + " @op(" + T + " %x) alwaysinline {\n" + body + "  ret " + T +
+                    " " + value[std::size_t(p.result)] + "\n}\n";
   for (expr::kind f : {expr::kind::sin, expr::kind::cos, expr::kind::exp, expr::kind::sqrt})
     if (p.uses(f))
-      out += "declare " + std::string(ty.t) + " @__nv_" + std::string(expr::function_name(f)) + ty.suffix +
-             "(" + ty.t + ")\n";
+      out += "declare " + T + " @__nv_" + std::string(expr::function_name(f)) + ty.suffix + "(" + T + ")\n";
   return out;
 }
 
@@ -288,19 +326,25 @@ std::string lower_vec_kernel(dtype t) {
   const ir_type ty = type_of(t);
   const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";
   const int vecs = skeleton::vecs_per_thread;
+  // Written as the optimiser would leave it (the baseline tier skips it): a shift for the division
+  // by the lanes, no multiplication by one or addition of zero for the first vector.
+  int shift = 0;
+  while ((1 << shift) < ty.lanes) ++shift;
   std::string k = "define void @map_vec" + params(t) + " {\n" + "entry:\n" + indexes +
-                  "  %nvec = udiv i64 %n, " + std::to_string(ty.lanes) + "\n" +
-                  "  %stride = mul i64 %bdim, " + std::to_string(vecs) + "\n" +
-                  "  %base = mul i64 %bid, %stride\n"
-                  "  %first = add i64 %base, %tid\n"
+                  "  %nvec = lshr i64 %n, " + std::to_string(shift) + "\n" +
+                  (vecs == 1 ? "  %base = mul i64 %bid, %bdim\n"
+                             : "  %stride = mul i64 %bdim, " + std::to_string(vecs) + "\n" +
+                                   "  %base = mul i64 %bid, %stride\n") +
+                  "  %i0 = add i64 %base, %tid\n"
                   "  %xv = bitcast " + P + " %x to " + PV + "\n" +
                   "  %yv = bitcast " + P + " %y to " + PV + "\n";
   std::string previous = "entry";
   for (int u = 0; u < vecs; ++u) {  // every load issued before any use: vecs loads in flight
     const std::string s = std::to_string(u);
-    k += "  %off" + s + " = mul i64 %bdim, " + s + "\n" +
-         "  %i" + s + " = add i64 %first, %off" + s + "\n" +
-         "  %c" + s + " = icmp ult i64 %i" + s + ", %nvec\n" +
+    if (u > 0)
+      k += "  %off" + s + " = mul i64 %bdim, " + s + "\n" +
+           "  %i" + s + " = add i64 %i0, %off" + s + "\n";
+    k += "  %c" + s + " = icmp ult i64 %i" + s + ", %nvec\n" +
          "  br i1 %c" + s + ", label %load" + s + ", label %loaded" + s + "\n" +
          "load" + s + ":\n" +
          "  %p" + s + " = getelementptr " + V + ", " + PV + " %xv, i64 %i" + s + "\n" +
@@ -359,7 +403,7 @@ std::string lower_vec_kernel(dtype t) {
 
 }  // namespace
 
-jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name) {
+jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name, tier level) {
   if (form != map_form::scalar && form != map_form::vec)
     throw error("08_expression_jit has no " + std::string(to_string(form)) + " form");
   // One kernel per module: the form the launch needs, so a new op compiles one kernel, not two.
@@ -390,7 +434,7 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
       "!8 = distinct !{!8, !7}\n";
   const bool libdevice = p.uses(expr::kind::sin) || p.uses(expr::kind::cos) || p.uses(expr::kind::exp) ||
                          p.uses(expr::kind::sqrt);
-  return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice};
+  return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice, level == tier::optimised};
 }
 
 // clang-format on
@@ -398,7 +442,7 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
 std::string cache_key(const jit::nvvm_module& m, int arch) {
   std::string key = "cuda-dispatch-lab expression 2 ptx\n" + jit::nvvm_version() + "\nsm_" +
                     std::to_string(arch) + "\noptions";
-  for (const std::string& o : jit::nvvm_options(arch)) key += " " + o;
+  for (const std::string& o : jit::nvvm_options(arch, m.optimise)) key += " " + o;
   return key + "\n" + m.ir;
 }
 
@@ -408,21 +452,22 @@ jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
   return ptx;
 }
 
-void launch_map(const map_launch& a, const jit::op_text& op) {
+void launch_map(const map_launch& a, const jit::op_text& op, tier level) {
   if (a.n == 0) return;
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
   // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
-  static std::map<std::tuple<dtype, map_form, std::string, std::string>, std::shared_ptr<const jit::loaded>>
+  static std::map<std::tuple<tier, dtype, map_form, std::string, std::string>,
+                  std::shared_ptr<const jit::loaded>>
       loaded;
   static std::mutex mutex;
   cudaKernel_t kernel = nullptr;
   {
     const std::lock_guard lock(mutex);
-    const std::tuple key{a.type, g.form, op.name, op.source};
+    const std::tuple key{level, a.type, g.form, op.name, op.source};
     auto found = loaded.find(key);
     if (found == loaded.end()) {
-      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, g.form, op.name);
+      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, g.form, op.name, level);
       const int arch = jit::device_arch();
       found = loaded
                   .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
@@ -439,8 +484,13 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
 namespace cdl {
 
 void register_08_expression_jit(registry& r) {
+  using expression_jit::tier;
   r.add_map("08_expression_jit", "", [](const map_launch& a) {
-    expression_jit::launch_map(a, jit::builtin_op(a.op));  // ops.cuh's C++ text is a program of the language
+    expression_jit::launch_map(a, jit::builtin_op(a.op),
+                               tier::optimised);  // ops.cuh's text is in the language
+  });
+  r.add_map("08_expression_jit", "baseline", [](const map_launch& a) {
+    expression_jit::launch_map(a, jit::builtin_op(a.op), tier::baseline);
   });
 }
 

@@ -7,9 +7,16 @@
 
 namespace cdl::expression_jit {
 
+// How much of the compiler a new op gets. optimised: libNVVM's optimiser (-opt=3), the kernels
+// every other strategy runs. baseline: none (-opt=0) on IR already in the optimiser's form, as a
+// language runtime's first tier compiles: a new op sooner, its kernel nearly as fast (the report
+// measures both).
+enum class tier { optimised, baseline };
+
 // The module 08 compiles for a program: the op, map_apply, and the map skeleton's kernel of one
 // form (map_scalar or map_vec), in NVVM IR for element type t.
-jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name);
+jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name,
+                            tier level = tier::optimised);
 // Everything that determines the PTX: the IR, libNVVM's version and options.
 std::string cache_key(const jit::nvvm_module& m, int arch);
 // IR -> PTX (libNVVM), no cache. The PTX is what 08 loads (jit::loaded): the driver assembles it
@@ -17,6 +24,6 @@ std::string cache_key(const jit::nvvm_module& m, int arch);
 jit::module_image compile_uncached(const jit::nvvm_module& m, int arch);
 // Launches op's kernel: parsed, compiled (through the JIT cache) and loaded on its first launch.
 // Text outside the language throws expr::syntax_error.
-void launch_map(const map_launch& a, const jit::op_text& op);
+void launch_map(const map_launch& a, const jit::op_text& op, tier level = tier::optimised);
 
 }  // namespace cdl::expression_jit

@@ -171,29 +171,81 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
 }
 
 TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsLoadsInEachForm) {
-  for (const dtype t : {dtype::f32, dtype::f64})
-    for (const map_form form : {map_form::scalar, map_form::vec})
-      for (const op_info& o : map_op_catalogue) {
-        const jit::nvvm_module m =
-            expression_jit::map_module(expr::parse(o.source), t, form, std::string(o.name));
-        const jit::compiled ptx = jit::compile_nvvm(m, 90);
-        const std::string text(ptx.image.code.begin(), ptx.image.code.end());
-        // Loads through the non-coherent cache, as strategy 01's kernels make of const __restrict__:
-        // 16 bytes at a time in the vec form.
-        const std::string load = form == map_form::scalar
-                                     ? (t == dtype::f32 ? "ld.global.nc.f32" : "ld.global.nc.f64")
-                                     : (t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64");
-        EXPECT_NE(text.find(load), std::string::npos) << o.name;
-        EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
-        const jit::compiled* parts[] = {&ptx};
-        const jit::linked cubin = jit::link(parts, 90);
-        EXPECT_GT(cubin.image.code.size(), 0u);
-        EXPECT_EQ(cubin.image.kernel_names.count(form == map_form::vec ? "map_vec" : "map_scalar"), 1u);
-      }
+  for (const expression_jit::tier level : {expression_jit::tier::optimised, expression_jit::tier::baseline})
+    for (const dtype t : {dtype::f32, dtype::f64})
+      for (const map_form form : {map_form::scalar, map_form::vec})
+        for (const op_info& o : map_op_catalogue) {
+          const jit::nvvm_module m =
+              expression_jit::map_module(expr::parse(o.source), t, form, std::string(o.name), level);
+          const jit::compiled ptx = jit::compile_nvvm(m, 90);
+          const std::string text(ptx.image.code.begin(), ptx.image.code.end());
+          // Loads through the non-coherent cache, as strategy 01's kernels make of const __restrict__:
+          // 16 bytes at a time in the vec form.
+          const std::string load = form == map_form::scalar
+                                       ? (t == dtype::f32 ? "ld.global.nc.f32" : "ld.global.nc.f64")
+                                       : (t == dtype::f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64");
+          EXPECT_NE(text.find(load), std::string::npos) << o.name;
+          EXPECT_NE(text.find(".maxntid 256, 1, 1"), std::string::npos) << o.name;
+          const jit::compiled* parts[] = {&ptx};
+          const jit::linked cubin = jit::link(parts, 90);
+          EXPECT_GT(cubin.image.code.size(), 0u);
+          EXPECT_EQ(cubin.image.kernel_names.count(form == map_form::vec ? "map_vec" : "map_scalar"), 1u);
+        }
 }
 
 TEST(ExpressionJit, StagedFormIsRefused) {
   EXPECT_THROW(expression_jit::map_module(expr::parse("x"), dtype::f32, map_form::staged, "x"), error);
+}
+
+// The baseline tier compiles at -opt=0 (jit.cpp: nvvm_options), so the lowering itself makes the
+// optimiser's two rewrites that change the machine code.
+std::string op_ir(const std::string& text, dtype t = dtype::f32) {
+  const std::string ir = expression_jit::map_module(expr::parse(text), t, map_form::vec, "op").ir;
+  const std::size_t begin = ir.find("@op("), end = ir.find("\n}\n", begin);
+  return ir.substr(begin, end - begin);
+}
+std::string ptx_of(const std::string& text, dtype t, map_form form) {  // the baseline tier's: -opt=0
+  const jit::compiled c = jit::compile_nvvm(
+      expression_jit::map_module(expr::parse(text), t, form, "op", expression_jit::tier::baseline), 90);
+  return {c.image.code.begin(), c.image.code.end()};
+}
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(ExpressionJit, ADivisionByAPowerOfTwoIsAMultiplication) {
+  for (const dtype t : {dtype::f32, dtype::f64}) {
+    EXPECT_EQ(count(op_ir("x / 2", t), "fdiv"), 0u);
+    EXPECT_EQ(count(op_ir("x / 2", t), "fmul"), 1u);
+    EXPECT_EQ(count(op_ir("h = 0.25; x / h", t), "fdiv"), 0u);  // through a temporary
+    EXPECT_EQ(count(op_ir("x / -8", t), "fdiv"), 0u);
+    for (const char* inexact : {"x / 3", "x / 0", "x / x", "x / 1e300"})  // 1e300: no float power of two
+      EXPECT_EQ(count(op_ir(inexact, t), "fdiv"), 1u) << inexact;
+    for (const map_form form : {map_form::scalar, map_form::vec})
+      EXPECT_EQ(count(ptx_of("x > 0.5 ? 2 * x : x / 2", t, form), "div."), 0u);  // the threshold op
+  }
+  const char* two_to_127 = "x / 1.7014118346046923e38";  // its reciprocal is a float only if denormal
+  EXPECT_EQ(count(op_ir(two_to_127), "fdiv"), 1u);
+  EXPECT_EQ(count(op_ir(two_to_127, dtype::f64), "fdiv"), 0u);
+}
+
+TEST(ExpressionJit, ARepeatedExpressionIsComputedOnce) {
+  EXPECT_EQ(count(op_ir("sin(x) * sin(x)"), "call"), 1u);
+  EXPECT_EQ(count(op_ir("s = sin(x); s * s"), "call"), 1u);
+  EXPECT_EQ(count(op_ir("(x + 1) * (x + 1) - (1 + x)"), "fadd"), 2u);  // x + 1 and 1 + x are two texts
+  EXPECT_EQ(count(op_ir("min(x, 1) + min(x, 1)"), "fcmp"), 1u);
+  EXPECT_EQ(count(op_ir("sin(x) + cos(x)"), "call"), 2u);
+}
+
+TEST(ExpressionJit, TheOpIsInlinedAtOptZero) {  // alwaysinline is honoured without the optimiser
+  for (const op_info& o : map_op_catalogue)
+    for (const map_form form : {map_form::scalar, map_form::vec}) {
+      const std::string ptx = ptx_of(std::string(o.source), dtype::f32, form);
+      EXPECT_EQ(count(ptx, "call"), 0u) << o.name;
+      EXPECT_EQ(count(ptx, ".func"), 0u) << o.name;
+    }
 }
 
 TEST(ExpressionJit, LibdeviceIsLinkedOnlyWhenCalled) {
