@@ -152,13 +152,14 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
 }
 
 // 08's whole route for an op from its text: parse, lower to IR (compile_uncached then compiles it).
-jit::nvvm_module expression_08(const jit::op_text& op) {
-  return expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, op.name);
+using expression_jit::tier;
+jit::nvvm_module expression_08(const jit::op_text& op, tier level = tier::optimised) {
+  return expression_jit::map_module(expr::parse(op.source), dtype::f32, map_form::vec, op.name, level);
 }
 
 // 08 for a new op, from its text to a loaded kernel.
-void compile_and_load_08(const jit::op_text& op, int arch) {
-  jit::load_now(expression_jit::compile_uncached(expression_08(op), arch), "map_vec");
+void compile_and_load_08(const jit::op_text& op, int arch, tier level = tier::optimised) {
+  jit::load_now(expression_jit::compile_uncached(expression_08(op, level), arch), "map_vec");
 }
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
@@ -501,34 +502,40 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     const jit::op_text op = next_new_op();
     return probe({"first_compile_08", a, op.name, op.source});
   });
-  // 08's compile stages include the load: the driver assembles its PTX there.
-  add_stage(
-      "jit/compile/08/new_op" + suffix, repetitions, 5, names,
-      [arch] {
-        const jit::op_text op = next_new_op();
+  // 08's compile stages include the load: the driver assembles its PTX there. Each tier
+  // (expression_jit::tier) is timed: `08` with libNVVM's optimiser, `08_baseline` without.
+  for (const tier level : {tier::optimised, tier::baseline}) {
+    const std::string t = level == tier::optimised ? "08" : "08_baseline";
+    add_stage(
+        "jit/compile/" + t + "/new_op" + suffix, repetitions, 5, names,
+        [arch, level] {
+          const jit::op_text op = next_new_op();
+          const auto start = clock::now();
+          compile_and_load_08(op, arch, level);
+          return seconds_since(start);
+        },
+        true);
+    if (level == tier::optimised)
+      add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
         const auto start = clock::now();
-        compile_and_load_08(op, arch);
+        compile_and_load_08(measured_op(), arch);
         return seconds_since(start);
-      },
-      true);
-  add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
-    const auto start = clock::now();
-    compile_and_load_08(measured_op(), arch);
-    return seconds_since(start);
-  });
-  add_stage("jit/compile/08_nvvm_to_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
-    const jit::nvvm_module m = expression_08(next_new_op());
-    const auto start = clock::now();
-    jit::compile_nvvm(m, arch);
-    return seconds_since(start);
-  });
-  // The load's time, and within it the driver's compiler (ptxas) by its own account.
-  add_stage("jit/load/08_ptx/new_op" + suffix, repetitions, 5, names, [arch] {
-    const jit::module_image ptx = expression_jit::compile_uncached(expression_08(next_new_op()), arch);
-    const auto start = clock::now();
-    const float compiler_ms = jit::load_now(ptx, "map_vec");
-    return measured{seconds_since(start), {{"driver_compiler_ms", compiler_ms}}};
-  });
+      });
+    add_stage("jit/compile/" + t + "_nvvm_to_ptx/new_op" + suffix, repetitions, 5, names, [arch, level] {
+      const jit::nvvm_module m = expression_08(next_new_op(), level);
+      const auto start = clock::now();
+      jit::compile_nvvm(m, arch);
+      return seconds_since(start);
+    });
+    // The load's time, and within it the driver's compiler (ptxas) by its own account.
+    add_stage("jit/load/" + t + "_ptx/new_op" + suffix, repetitions, 5, names, [arch, level] {
+      const jit::module_image ptx =
+          expression_jit::compile_uncached(expression_08(next_new_op(), level), arch);
+      const auto start = clock::now();
+      const float compiler_ms = jit::load_now(ptx, "map_vec");
+      return measured{seconds_since(start), {{"driver_compiler_ms", compiler_ms}}};
+    });
+  }
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
   // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program

@@ -332,25 +332,30 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
                 "07 LTO, vec kernel", op_ms + link_ms, op_ms, link_ms, steps.c_str());
   }
   if (in_language) {
-    const auto start = clock::now();  // the IR's first line names the module: new text too
-    const jit::nvvm_module m =
-        expression_jit::map_module(expr::parse(o.expr), o.problem.type, map_form::vec, fresh.name);
-    const double lower = ms_since(start);
-    auto t = clock::now();
-    const jit::module_image ptx = expression_jit::compile_uncached(m, arch);
-    const double nvvm = ms_since(t);
-    if (gpu) {  // 08 loads its PTX: the driver's ptxas assembles it then
-      t = clock::now();
-      const float compiler = jit::load_now(ptx, "map_vec");
-      const double load = ms_since(t);
-      std::printf(
-          "%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, load %.0f (the driver's ptxas %.0f, by its "
-          "account)\n",
-          "08 libNVVM, vec kernel", lower + nvvm + load, lower, nvvm, load, compiler);
-    } else {
-      std::printf(
-          "%-34s %8.1f   parse and lower %.2f, libNVVM %.0f; the load (the driver's ptxas) needs a GPU\n",
-          "08 libNVVM, vec kernel", lower + nvvm, lower, nvvm);
+    for (const expression_jit::tier level :
+         {expression_jit::tier::optimised, expression_jit::tier::baseline}) {
+      const char* route = level == expression_jit::tier::optimised ? "08 libNVVM, vec kernel"
+                                                                   : "08 baseline (-opt=0), vec kernel";
+      const auto start = clock::now();  // the IR's first line names the module: new text too
+      const jit::nvvm_module m = expression_jit::map_module(expr::parse(o.expr), o.problem.type,
+                                                            map_form::vec, jit::never_seen_op().name, level);
+      const double lower = ms_since(start);
+      auto t = clock::now();
+      const jit::module_image ptx = expression_jit::compile_uncached(m, arch);
+      const double nvvm = ms_since(t);
+      if (gpu) {  // 08 loads its PTX: the driver's ptxas assembles it then
+        t = clock::now();
+        const float compiler = jit::load_now(ptx, "map_vec");
+        const double load = ms_since(t);
+        std::printf(
+            "%-34s %8.1f   parse and lower %.2f, libNVVM %.0f, load %.0f (the driver's ptxas %.0f, by its "
+            "account)\n",
+            route, lower + nvvm + load, lower, nvvm, load, compiler);
+      } else {
+        std::printf(
+            "%-34s %8.1f   parse and lower %.2f, libNVVM %.0f; the load (the driver's ptxas) needs a GPU\n",
+            route, lower + nvvm, lower, nvvm);
+      }
     }
   } else {
     std::printf("08: not in its language\n");
@@ -445,10 +450,14 @@ int run(const options& o) {
     std::vector<std::pair<std::string, map_launcher>> launchers{
         {"06_nvrtc_jit", [&user](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, user); }},
         {"07_jit_lto", [&user](const map_launch& a) { jit::launch_map(jit_lto_build, a, user); }}};
-    if (program)
+    if (program) {
       launchers.push_back({"08_expression_jit", [&user_expression](const map_launch& a) {
-                             expression_jit::launch_map(a, user_expression);
+                             expression_jit::launch_map(a, user_expression, expression_jit::tier::optimised);
                            }});
+      launchers.push_back({"08_expression_jit.baseline", [&user_expression](const map_launch& a) {
+                             expression_jit::launch_map(a, user_expression, expression_jit::tier::baseline);
+                           }});
+    }
     for (const auto& [strategy, launch] : launchers)
       for (map_form form : {map_form::scalar, map_form::vec})
         rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),

@@ -158,7 +158,7 @@ def merge(parts, quick, cpp_stages=()):
 # The C++ suite's new-op compiles, timed by cdl_bench in the same run as the peers' own (before the
 # first system that can run): a host's speed moves by tens of per cent between runs, so compile
 # times set side by side come from one.
-CPP_JIT_FILTER = "^jit/(compile/(06|08|one_line_kernel)/new_op|link/07/new_op)/"
+CPP_JIT_FILTER = "^jit/(compile/(06|08|08_baseline|one_line_kernel)/new_op|link/07/new_op)/"
 
 
 def cpp_jit_stages(cdl_problem, work):
