@@ -361,10 +361,16 @@ class ResultsTest(unittest.TestCase):
             {b["run_name"].split("/new_op")[0] for b in stages},
             {"jit/compile/06", "jit/compile/08", "jit/compile/one_line_kernel", "jit/link/07"},
         )
-        for b in stages:  # 08 at 10 ms, every repetition: under the fixture's one-line floor
+        baseline = []  # 08 at 10 ms, its baseline tier at 8 ms, every repetition: under the fixture's floor
+        for b in stages:
             if b["run_name"].startswith("jit/compile/08/new_op"):
                 self.assertEqual(b["time_unit"], "ms")
                 b["real_time"] = b["cpu_time"] = 0.0 if b.get("aggregate_name") in ("cv", "stddev") else 10.0
+                c = json.loads(json.dumps(b).replace("jit/compile/08/", "jit/compile/08_baseline/"))
+                c["real_time"] = c["cpu_time"] = 0.0 if b.get("aggregate_name") in ("cv", "stddev") else 8.0
+                baseline.append(c)
+        self.assertTrue(all(re.match(runner.CPP_JIT_FILTER, c["run_name"]) for c in baseline))
+        stages += baseline
 
         def compile_record(new_source_ms):
             record = harness.attempt(
@@ -383,6 +389,7 @@ class ResultsTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertIn("All of these ran in one run", text)
             self.assertIn(f"08 compiles and loads a new op in 10.0 ms: {verdict}", text)
+            self.assertIn(f"08's baseline tier compiles and loads a new op in 8.0 ms: {verdict}", text)
             self.assertIn(
                 "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel | 10.00 ms |",
                 text,

@@ -187,6 +187,45 @@ class ReportTest(FixtureTest):
         self.assertIn("and 1.25× less than NVRTC takes for a one-line kernel", text)
         self.assertIn("compiled beside it, 41 ms)", text)
 
+    def test_08s_baseline_tier_is_set_against_the_optimised_one_in_compile_and_kernel_time(self):
+        self.assertNotIn("**08's baseline tier**", self.report())
+
+        def baseline(
+            doc,
+        ):  # the baseline's stages and kernels, as bench/jit_stages.cpp and the map record them
+            doc["context"]["cdl_map_vec_loop"] = "fused"  # 08's kernels are the skeleton's: in the sweep
+            added = []
+            for b in doc["benchmarks"]:
+                name = b["run_name"]
+                if name.startswith("jit/compile/08/new_op/"):
+                    b.update(x_floor=0.6, floor_ms=40.0)
+                    added.append(
+                        renamed(b, "jit/compile/08/", "jit/compile/08_baseline/", x_floor=0.45, floor_ms=40.0)
+                    )
+                    for key in ("real_time", "cpu_time"):
+                        added[-1][key] = b[key] * 0.75
+                elif name.startswith("jit/compile/08_nvvm_to_ptx/"):
+                    added.append(renamed(b, "08_nvvm_to_ptx", "08_baseline_nvvm_to_ptx"))
+                    for key in ("real_time", "cpu_time"):
+                        added[-1][key] = b[key] / 4
+                elif name.startswith("map/08_expression_jit/vec/") and "n:16777216" in name:
+                    slower = 1.0 if "/k:1/" in name else 1.1 if "quadratic" in name else 1.05
+                    added.append(renamed(b, "08_expression_jit/", "08_expression_jit.baseline/"))
+                    for key in ("real_time", "cpu_time"):
+                        added[-1][key] = b[key] * slower
+            doc["benchmarks"] += added
+
+        self.edit_results(baseline)
+        text = self.report()
+        self.assertRegex(
+            text,
+            r"\*\*08's baseline tier\*\* \(`08_expression_jit.baseline`: [^)]*\) compiles and loads a new op in "
+            r"[0-9.]+ ms against [0-9.]+ ms \([0-9.]+ ms in libNVVM against [0-9.]+ ms\), 0.45× NVRTC's one-line "
+            r"floor \(paired: [^)]*\)\. Its kernels take 1.00–1.10× the optimised tier's time over the dispatch sweep "
+            r"\(the most at quadratic, k = (16|256)\), 1.00–1.00× on the memory-bound map \(k = 1\)\.",
+        )
+        self.assertIn("| `08_expression_jit.baseline` |", text)  # a column of the dispatch penalty
+
     def test_nvrtcs_phases_say_where_a_new_ops_compile_goes(self):
         self.assertNotIn("**Where a new op's compile goes**", self.report())
 

@@ -56,6 +56,44 @@ def stage_counter(stages, prefix, counter):
     return row.get("counters", {}).get(counter) if row else None
 
 
+BASELINE, OPTIMISED = "08_expression_jit.baseline/vec", "08_expression_jit/vec"
+
+
+def baseline(doc, c, dispatch):
+    """08's baseline tier (libNVVM -opt=0) against its optimised tier: the compile it saves, and what its
+    kernels cost over the dispatch sweep (vec forms, time over the optimised tier's)."""
+    if not (c["08 baseline compile"] and c["08 compile"]):
+        return
+    text = (
+        "**08's baseline tier** (`08_expression_jit.baseline`: libNVVM without its optimiser, `-opt=0`, on IR the "
+        "lowering writes in the form the optimiser would leave; ptxas still contracts, folds and schedules) "
+        f"compiles and loads a new op in {c['08 baseline compile']:.1f} ms against {c['08 compile']:.1f} ms"
+    )
+    if c["08 baseline libNVVM"] and c["08 libNVVM"]:
+        text += f" ({c['08 baseline libNVVM']:.1f} ms in libNVVM against {c['08 libNVVM']:.1f} ms"
+        if c["08 baseline ptxas"] and c["08 ptxas"]:
+            text += f"; the load {c['08 baseline ptxas']:.1f} ms against {c['08 ptxas']:.1f} ms"
+        text += ")"
+    ratio, how = times_floor(c, "08 baseline compile")
+    if ratio:
+        text += f", {ratio:.2f}× NVRTC's one-line floor ({how})"
+    ratios = {
+        key: p[BASELINE] / p[OPTIMISED]
+        for key, p in (dispatch or {}).get("penalty", {}).items()
+        if BASELINE in p and OPTIMISED in p
+    }
+    if ratios:
+        memory = [r for (_, k), r in ratios.items() if k == 1]
+        slowest = max(ratios, key=ratios.get)
+        text += (
+            f". Its kernels take {min(ratios.values()):.2f}–{max(ratios.values()):.2f}× the optimised tier's time "
+            f"over the dispatch sweep (the most at {slowest[0]}, k = {slowest[1]})"
+        )
+        if memory:
+            text += f", {min(memory):.2f}–{max(memory):.2f}× on the memory-bound map (k = 1)"
+    doc.add(text + ".\n")
+
+
 def times_floor(c, route):
     """A route's cost in NVRTC's floor (a new one-line kernel), and how it was measured: each iteration's
     ratio to a floor compiled beside it (x_floor, bench/jit_stages.cpp) where the run paired them, else
@@ -296,10 +334,17 @@ def add(doc, bench, dispatch, noise, uncached=None):
         "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
         "08 ptxas": stage_ms(s, "jit/load/08_ptx/new_op") or stage_ms(s, "jit/link/08_ptx_to_cubin/new_op"),
         "08 driver compiler": stage_counter(s, "jit/load/08_ptx/new_op", "driver_compiler_ms"),
+        "08 baseline compile": stage_ms(s, "jit/compile/08_baseline/new_op"),
+        "08 baseline libNVVM": stage_ms(s, "jit/compile/08_baseline_nvvm_to_ptx/new_op"),
+        "08 baseline ptxas": stage_ms(s, "jit/load/08_baseline_ptx/new_op"),
+        "08 baseline driver compiler": stage_counter(
+            s, "jit/load/08_baseline_ptx/new_op", "driver_compiler_ms"
+        ),
     }
     for route, prefix in (
         ("compile", "jit/compile/06/new_op"),
         ("08 compile", "jit/compile/08/new_op"),
+        ("08 baseline compile", "jit/compile/08_baseline/new_op"),
         ("07 link", "jit/link/07/new_op"),
     ):
         costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
@@ -381,6 +426,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
             )
             text += f", the floor of any route through C++ ({how})"
         doc.add(text + ".\n")
+    baseline(doc, c, dispatch)
     if not dispatch or not c["compile"]:
         return out
     # A compile pays once the time it saves over the fastest rival exceeds it: after n elements,
