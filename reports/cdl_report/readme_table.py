@@ -165,8 +165,15 @@ def guide(bench, found):
             "written by a user at run time",
             "`06_nvrtc_jit` (any C++), `08_expression_jit` (its language, map only)",
             f"the kernel takes {span('06_nvrtc_jit/vec', k_max)} the template's time at k = {k_max}; a new op costs "
-            f"{ms('compile')} to compile through 06, {ms('08 compile')} through 08; a cached op {ms('disk hit (fresh process)')} "
-            "in a new process",
+            f"{ms('compile')} to compile through 06, {ms('08 compile')} through 08"
+            + (
+                f" ({costs['08 compile x floor']:.2f}× NVRTC's one-line floor; its `baseline` tier "
+                f"{costs['08 baseline compile x floor']:.2f}×, its kernel {span('08_expression_jit.baseline/vec', k_max)} "
+                f"the template's time at k = {k_max})"
+                if costs.get("08 compile x floor") and costs.get("08 baseline compile x floor")
+                else ""
+            )
+            + f"; a cached op {ms('disk hit (fresh process)')} in a new process",
         ],
         [
             "shipped as precompiled kernels, ops linked in later",
