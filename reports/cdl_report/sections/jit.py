@@ -343,9 +343,6 @@ def add(doc, bench, dispatch, noise, uncached=None):
         "08 baseline compile": stage_ms(s, "jit/compile/08_baseline/new_op"),
         "08 baseline libNVVM": stage_ms(s, "jit/compile/08_baseline_nvvm_to_ptx/new_op"),
         "08 baseline ptxas": stage_ms(s, "jit/load/08_baseline_ptx/new_op"),
-        "08 baseline driver compiler": stage_counter(
-            s, "jit/load/08_baseline_ptx/new_op", "driver_compiler_ms"
-        ),
     }
     for route, prefix in (
         ("compile", "jit/compile/06/new_op"),

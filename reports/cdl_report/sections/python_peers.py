@@ -193,13 +193,10 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             )
             for key, name in tiers:
                 unbeaten = [f"{rival} ({ms:.1f} ms)" for rival, ms in rivals.items() if ms <= cpp[key]]
-                text += (
-                    f" {name[0].upper() + name[1:]} compiles and loads a new op in {cpp[key]:.1f} ms: "
-                    + (
-                        "faster than " + ", ".join(f"{n} ({ms:.1f} ms)" for n, ms in rivals.items()) + "."
-                        if not unbeaten
-                        else "not faster than " + ", ".join(unbeaten) + "."
-                    )
+                text += f" {name} compiles and loads a new op in {cpp[key]:.1f} ms: " + (
+                    "faster than " + ", ".join(f"{n} ({ms:.1f} ms)" for n, ms in rivals.items()) + "."
+                    if not unbeaten
+                    else "not faster than " + ", ".join(unbeaten) + "."
                 )
             doc.add(text + "\n")
         elif jit_costs and bench is not None and python is not None:
