@@ -537,6 +537,20 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   });
   link_stage("jit/link/07/new_op" + suffix, true);
   link_stage("jit/link/07/same_inputs" + suffix, false);
+  // The smallest LTO link, a one-line kernel with a new one-line op: what any link costs (setting
+  // up libNVVM and ptxas, a kernel of one line), of which 07's link is that plus its kernel's share.
+  add_stage(
+      "jit/link/one_line_kernel/new_op", repetitions, 5, names,
+      [arch] {
+        static const jit::compiled k = jit::compile(jit::one_line_lto_kernel(), arch, jit::code_kind::ltoir);
+        const jit::compiled o =
+            jit::compile(jit::one_line_lto_op(next_new_op()), arch, jit::code_kind::ltoir);
+        const jit::compiled* parts[] = {&k, &o};
+        const auto start = clock::now();
+        jit::link(parts, arch);
+        return seconds_since(start);
+      },
+      true);
   // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program
   // (to PTX), then ptxas and the link's end.
   add_stage("jit/phases/07_link/new_op" + suffix, repetitions, 3, names, [kernels, arch, op_f32] {

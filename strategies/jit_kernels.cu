@@ -275,6 +275,11 @@ std::pair<std::string, std::string> unique_constants() {
   const unsigned long long u = (start + count++) & ((1ull << 48) - 1);
   return {std::to_string(u >> 24), std::to_string(u & ((1ull << 24) - 1))};
 }
+// never_seen_op's two constants, from its name.
+std::pair<std::string, std::string> constants_of(const op_text& unique) {
+  const std::size_t low = unique.name.rfind('_'), high = unique.name.rfind('_', low - 1);
+  return {unique.name.substr(high + 1, low - high - 1), unique.name.substr(low + 1)};
+}
 }  // namespace
 
 op_text fresh_text(const op_text& op) {
@@ -290,11 +295,26 @@ op_text never_seen_op() {
 }
 
 program one_line_program(const op_text& unique) {
-  const std::size_t low = unique.name.rfind('_'), high = unique.name.rfind('_', low - 1);
-  const std::string h = unique.name.substr(high + 1, low - high - 1), l = unique.name.substr(low + 1);
+  const auto [h, l] = constants_of(unique);
   return {"one_line_" + h + "_" + l + ".cu",
           "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = y[threadIdx.x] * " + h +
               ".0f + " + l + ".0f; }\n",
+          {},
+          {}};
+}
+
+program one_line_lto_kernel() {
+  return {"one_line_lto_kernel.cu",
+          "extern __device__ float op(float);\n"
+          "extern \"C\" __global__ void one_line(float* y) { y[threadIdx.x] = op(y[threadIdx.x]); }\n",
+          {},
+          {}};
+}
+
+program one_line_lto_op(const op_text& unique) {
+  const auto [h, l] = constants_of(unique);
+  return {"one_line_op_" + h + "_" + l + ".cu",
+          "__device__ float op(float v) { return v * " + h + ".0f + " + l + ".0f; }\n",
           {},
           {}};
 }

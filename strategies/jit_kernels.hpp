@@ -91,6 +91,12 @@ op_text fresh_text(const op_text& op);
 // the constants taken from never_seen_op() so that no cache answers it either.
 program one_line_program(const op_text& unique);
 
+// The smallest LTO link, for the floor of any nvJitLink route (07's link pays it before its
+// kernel's share): a one-line kernel calling an op it only declares, compiled once, and the op,
+// one line with the constants taken from never_seen_op() (a text no cache has seen).
+program one_line_lto_kernel();
+program one_line_lto_op(const op_text& unique);
+
 // Launches with the kernel `build` makes for the launch's op and form, building and loading it
 // at its first launch (then kept, with its library, until exit): a new op compiles only the
 // kernels it runs.

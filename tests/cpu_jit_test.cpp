@@ -435,6 +435,20 @@ TEST(JitNewOp, ConsecutiveNewOpsMakeDifferentMachineCode) {
   EXPECT_NE(ptx(a), ptx(b));
 }
 
+// The smallest LTO link (jit/link/one_line_kernel/new_op) meets no cache either: two new ops make
+// different LTO-IR, and each links with the one-line kernel.
+TEST(JitNewOp, OneLineLtoOpsAreNewCodeAndLink) {
+  const jit::compiled kernel = jit::compile(jit::one_line_lto_kernel(), 90, jit::code_kind::ltoir);
+  std::set<std::vector<char>> codes;
+  for (int i = 0; i < 2; ++i) {
+    const jit::compiled op =
+        jit::compile(jit::one_line_lto_op(jit::never_seen_op()), 90, jit::code_kind::ltoir);
+    EXPECT_TRUE(codes.insert(op.image.code).second) << "two new ops made the same LTO-IR";
+    const jit::compiled* parts[] = {&kernel, &op};
+    EXPECT_FALSE(jit::link(parts, 90).image.code.empty());
+  }
+}
+
 TEST(JitCacheEnvironment, VariablesChooseTheDirectoryOrTurnTheDiskOff) {
   struct saved_environment {  // put back what the test changes
     std::vector<std::pair<std::string, std::optional<std::string>>> vars;
