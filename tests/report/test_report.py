@@ -324,6 +324,54 @@ class ReportTest(FixtureTest):
         self.assertIn("17.5 ms in libNVVM turning the whole program", text)
         self.assertIn("then 19.2 ms in ptxas and the link's end", text)
 
+    def test_a_new_ops_paired_ratios_tell_the_host_from_the_cache(self):
+        # 07's link paired with the floor in both runs, the cache-off run on a slower host; the
+        # smallest LTO link (jit/link/one_line_kernel/) beside it; nvJitLink's steps for the sentence.
+        def paired(ratio, floor_ms, least=True):
+            def edit(doc):
+                added = []
+                for b in doc["benchmarks"]:
+                    if b["run_name"].startswith("jit/link/07/new_op"):
+                        b.update(x_floor=ratio, floor_ms=floor_ms)
+                        if least:
+                            added.append(
+                                renamed(
+                                    b,
+                                    "jit/link/07/new_op/map/op:quadratic/type:f32",
+                                    "jit/link/one_line_kernel/new_op",
+                                    x_floor=0.4,
+                                )
+                            )
+                            added.append(
+                                renamed(
+                                    b, "jit/link/07/", "jit/phases/07_link/", to_ptx_ms=9.0, after_ptx_ms=8.0
+                                )
+                            )
+                doc["benchmarks"] += added
+
+            return edit
+
+        self.edit_results(paired(0.85, 30.0))
+        self.edit_results(paired(0.80, 48.0, least=False), "jit_cache_disabled.json")
+        text = self.report()
+        self.assertRegex(
+            text, r"\| `jit/link/07/new_op/map/op:quadratic/type:f32` \|[^\n]*\| 0\.85 / 0\.80 \|\n"
+        )
+        self.assertRegex(
+            text,
+            r"with the caches off, the paired stages took [0-9.]+–[0-9.]+× their milliseconds, the floors compiled "
+            r"beside them 1\.60–1\.60×, and their ratios to those floors 0\.94–0\.94×: the ratios held within "
+            r"10 %, so what moved the milliseconds between the columns is the host\.",
+        )
+        self.assertRegex(
+            text,
+            r"The least any LTO link costs, a one-line kernel's with a new one-line op \(`jit/link/one_line_kernel/`\), "
+            r"is [0-9.]+ ms, 0\.40× NVRTC's one-line floor compiled beside it, against 0\.85× for 07's: the map's "
+            r"kernel makes 53% of 07's link, and the rest is what any link costs\.",
+        )
+        self.edit_results(paired(0.60, 48.0, least=False), "jit_cache_disabled.json")
+        self.assertIn("which the host's drift alone does not explain", self.report())
+
     def test_08_joins_the_penalties_once_the_skeleton_runs_its_loop(self):
         self.edit_results(lambda doc: doc["context"].update(cdl_map_vec_loop="fused"))
         text = self.report()

@@ -264,9 +264,10 @@ def parts(doc, stages):
         doc.add(text + ".\n")
 
 
-def link_steps(doc, stages):
+def link_steps(doc, stages, c):
     """Where 07's link goes, by nvJitLink's own account (-time): libNVVM on the whole program, then
-    ptxas and the link's end."""
+    ptxas and the link's end; and how much of it any LTO link costs (a one-line kernel's), the rest
+    being the kernel's share, both in NVRTC's floor compiled beside them."""
     row = stage_row(stages, "jit/phases/07_link/new_op")
     counters = (row or {}).get("counters", {})
     if "to_ptx_ms" not in counters or "after_ptx_ms" not in counters:
@@ -282,6 +283,14 @@ def link_steps(doc, stages):
         text += (
             f". NVRTC's optimiser and ptxas take {nvrtc['optimizer_ms']:.1f} and {nvrtc['ptxas_ms']:.1f} ms "
             f"on the same kernel in 06"
+        )
+    least, link = c.get("one-line link x floor"), c.get("07 link x floor")
+    if least and link:
+        text += (
+            f". The least any LTO link costs, a one-line kernel's with a new one-line op "
+            f"(`jit/link/one_line_kernel/`), is {c['one-line link']:.1f} ms, {least:.2f}× NVRTC's one-line floor "
+            f"compiled beside it, against {link:.2f}× for 07's: the map's kernel makes "
+            f"{(link - least) / link:.0%} of 07's link, and the rest is what any link costs"
         )
     doc.add(text + ".\n")
 
@@ -304,9 +313,18 @@ def add(doc, bench, dispatch, noise, uncached=None):
         + ". Host wall clock, median of the repetitions:\n"
     )
     by_driver = assembled_by_driver(bench.stages)
-    rows = []
+    rows, moved = [], []
     for name, row in sorted(bench.stages.items()):
         off = uncached.stages.get(name) if uncached else None
+        ratio = row.get("counters", {}).get("x_floor")
+        ratio_off = (off or {}).get("counters", {}).get("x_floor")
+        paired = f"{ratio:.2f}" if ratio else "–"
+        if ratio and ratio_off:
+            paired += f" / {ratio_off:.2f}"
+            floor = row["counters"]["floor_ms"]
+            moved.append(
+                (off["median"] / row["median"], off["counters"]["floor_ms"] / floor, ratio_off / ratio)
+            )
         rows.append(
             [
                 f"`{name}`",
@@ -315,14 +333,33 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 f"{row.get('min', float('nan')) / 1000:.3f}–{row.get('max', float('nan')) / 1000:.3f}",
             ]
             + ([f"{off['median'] / 1000:.3f}" if off else "–"] if uncached else [])
+            + [paired]
         )
     doc.add(
         table(
             ["stage", "answered by", "median ms", "min–max ms"]
-            + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else []),
+            + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else [])
+            + ["× floor, paired" + (" (cache on / off)" if uncached else "")],
             rows,
         )
     )
+    if moved:
+
+        def span(i):
+            return f"{min(m[i] for m in moved):.2f}–{max(m[i] for m in moved):.2f}×"
+
+        held = all(abs(m[2] - 1) <= 0.1 for m in moved)
+        doc.add(
+            "*× floor, paired*: each iteration's time over that of a one-line kernel, new every time, compiled beside "
+            "it (the floor of any NVRTC route), where the stage pairs them. A new op meets no cache in either run: "
+            f"with the caches off, the paired stages took {span(0)} their milliseconds, the floors compiled beside "
+            f"them {span(1)}, and their ratios to those floors {span(2)}"
+            + (
+                ": the ratios held within 10 %, so what moved the milliseconds between the columns is the host.\n"
+                if held
+                else ": some ratio moved by more than 10 %, which the host's drift alone does not explain.\n"
+            )
+        )
     s = bench.stages
     costs = {
         "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
@@ -332,6 +369,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
         "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
         "07 link": stage_ms(s, "jit/link/07/new_op"),
+        "one-line link": stage_ms(s, "jit/link/one_line_kernel/new_op"),
         "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
         "memory hit": stage_ms(s, "jit/cache_memory_hit"),
         "load": stage_ms(s, "jit/load/06"),
@@ -349,6 +387,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         ("08 compile", "jit/compile/08/new_op"),
         ("08 baseline compile", "jit/compile/08_baseline/new_op"),
         ("07 link", "jit/link/07/new_op"),
+        ("one-line link", "jit/link/one_line_kernel/new_op"),
     ):
         costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
         costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
@@ -380,7 +419,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         doc.add(text + ".\n")
     phases(doc, s)
     parts(doc, s)
-    link_steps(doc, s)
+    link_steps(doc, s, c)
     fast = {
         k: p["06_nvrtc_jit.fast/vec"]
         for (op, k), p in (dispatch or {}).get("penalty", {}).items()
