@@ -42,6 +42,10 @@ std::string op_definition(workload w, const op_text& op, std::string_view type);
 
 // The NVRTC option of 06's variant `fast`: fewer optimisations, a shorter compile.
 inline constexpr const char* fast_compile_option = "--Ofast-compile=mid";
+// The NVRTC option of 07's variant `preoptimised`, for the skeleton's program: the optimiser runs
+// on the kernels before their LTO-IR is written (once per process), so that each new op's link
+// has less left to do.
+inline constexpr const char* preoptimise_option = "--gen-opt-lto";
 
 // The options of every program 06 and 07 generate. NVRTC's -minimal leaves out of its built-in
 // header what no skeleton uses (textures and surfaces, the device runtime's functions, launches

@@ -72,6 +72,22 @@ TEST_P(JitBuiltinOp, LinksToCubinThrough07) {
   EXPECT_EQ(out.image.kernel_names, kernels.image.kernel_names);
 }
 
+// 07's variant `preoptimised`: the kernels' LTO-IR written after the optimiser has run, linked
+// with an op's as it is. One op of each workload: the option changes the kernels, not the ops.
+TEST(JitPreoptimised, KernelsLinkInEveryWorkload) {
+  std::set<workload> done;
+  for (const op_case& c : builtin_cases()) {
+    if (c.t != dtype::f32 || !done.insert(c.w).second) continue;
+    program k = lto_skeleton_program(c.w, c.t);
+    k.options.push_back(preoptimise_option);
+    const compiled kernels = compile(k, arch, code_kind::ltoir);
+    const compiled op = compile(lto_op_program(c.w, c.t, c.op), arch, code_kind::ltoir);
+    const compiled* parts[] = {&kernels, &op};
+    EXPECT_GT(link(parts, arch).image.code.size(), 0u) << to_string(c.w);
+  }
+  EXPECT_EQ(done.size(), 6u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllWorkloads, JitBuiltinOp, ::testing::ValuesIn(builtin_cases()),
                          [](const auto& info) {
                            return std::string(to_string(info.param.w)) + "_" + info.param.op.name + "_" +
