@@ -295,6 +295,46 @@ def link_steps(doc, stages, c):
     doc.add(text + ".\n")
 
 
+def preoptimised(doc, bench, dispatch, c):
+    """07's variant `preoptimised` (the kernels' LTO-IR optimised before the link): its link against
+    07's, each over the floor compiled beside it, and its kernels' time against 07's, on the map's
+    penalty sweep and on the tiled GEMM."""
+    ratio, default = c.get("07 preoptimised link x floor"), c.get("07 link x floor")
+    if not (ratio and default):
+        return
+    text = (
+        f"**With the kernels optimised before the link** (07's variant `preoptimised`: NVRTC's `--gen-opt-lto` "
+        f"runs the optimiser on the kernels' LTO-IR when it is made, once a process) a new op links in "
+        f"{c['07 preoptimised link']:.1f} ms, {ratio:.2f}× the floor compiled beside it against {default:.2f}× "
+        f"for 07's link ({(default - ratio) / default:.0%} less)"
+    )
+    kernels = []
+    for (op, k), p in (dispatch or {}).get("penalty", {}).items():
+        if "07_jit_lto.preoptimised/vec" in p and "07_jit_lto/vec" in p:
+            kernels.append(p["07_jit_lto.preoptimised/vec"] / p["07_jit_lto/vec"])
+    gemm = []
+    for fields, entries in bench.select("matmul", semiring="plus_times"):
+        mine, theirs = entries.get("07_jit_lto.preoptimised/tiled"), entries.get("07_jit_lto/tiled")
+        if mine and theirs:
+            gemm.append((fields.get("type"), fields.get("shape"), mine["median"] / theirs["median"]))
+    if kernels:
+        text += (
+            f"; its map kernels take {min(kernels):.2f}–{max(kernels):.2f}× 07's time over the penalty sweep "
+            f"(vec forms)"
+        )
+    if gemm:
+        text += "; its tiled GEMM " + ", ".join(
+            f"{r:.2f}× 07's ({t}, {shape})" for t, shape, r in sorted(gemm)
+        )
+        slower = [r for _, _, r in gemm if r > 1.02]
+        text += (
+            ": the link is shorter, and a kernel is slower for it, which is why 07 does not pre-optimise"
+            if slower
+            else ": the link is shorter and no kernel measured is slower for it"
+        )
+    doc.add(text + ".\n")
+
+
 def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
@@ -370,6 +410,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
         "07 link": stage_ms(s, "jit/link/07/new_op"),
         "one-line link": stage_ms(s, "jit/link/one_line_kernel/new_op"),
+        "07 preoptimised link": stage_ms(s, "jit/link/07_preoptimised/new_op"),
         "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
         "memory hit": stage_ms(s, "jit/cache_memory_hit"),
         "load": stage_ms(s, "jit/load/06"),
@@ -388,6 +429,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         ("08 baseline compile", "jit/compile/08_baseline/new_op"),
         ("07 link", "jit/link/07/new_op"),
         ("one-line link", "jit/link/one_line_kernel/new_op"),
+        ("07 preoptimised link", "jit/link/07_preoptimised/new_op"),
     ):
         costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
         costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
@@ -436,6 +478,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
                 f"penalty sweep (k = {min(fast)} to {max(fast)})"
             )
         doc.add(text + ".\n")
+    preoptimised(doc, bench, dispatch, c)
     if c["08 compile"]:
         text = (
             f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
