@@ -179,7 +179,13 @@ def guide(bench, found):
             "shipped as precompiled kernels, ops linked in later",
             "`07_jit_lto`",
             f"the kernel takes {span('07_jit_lto/vec', k_max)} the template's time at k = {k_max}; the op's LTO-IR {ms('07 op')} and the "
-            f"link {ms('07 link')} for a new op",
+            f"link {ms('07 link')} for a new op"
+            + (
+                f" ({costs['07 link x floor']:.2f}× NVRTC's one-line floor; any LTO link "
+                f"{costs['one-line link x floor']:.2f}×)"
+                if costs.get("07 link x floor") and costs.get("one-line link x floor")
+                else ""
+            ),
         ],
     ]
     if per_element and grouped:
