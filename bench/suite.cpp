@@ -99,9 +99,8 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
 // op's penalty, 06's `fast` and 07's `preoptimised` (their point is the compile or link, in the
 // jit/ stages) on the same, 07's `preoptimised` also on the large tiled GEMM (where its kernel is
 // not 07's), and 13's `lto` (the fatbin's kernel again, the op inlined by the link: its point is
-// the first launch). 10's
-// tiered dispatch changes kernel during a run: it is measured on streams of launches (tiered/,
-// bench/jit_stages.cpp), not here.
+// the first launch). 10's tiered dispatch changes kernel during a run: it is measured on streams
+// of launches (tiered/, bench/jit_stages.cpp), not here.
 bool demonstration(const std::string& variant) {
   return variant == "crowded" || variant == "fast" || variant == "preoptimised" || variant == "lto";
 }
