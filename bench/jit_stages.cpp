@@ -482,18 +482,17 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       jit::code_kind::ltoir);
   compile_stage(
       "jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
-  // The link of the kernels' LTO-IR with an op's: a new op's (compiled first, not timed), or the same one's.
-  auto link_stage = [&](const std::string& name, bool new_op, const jit::program& kernels) {
-    // The kernels' LTO-IR is this stage's own, compiled at its first iteration (a static in the
-    // lambda would be shared by every stage this function registers).
+  // A link of kernels' LTO-IR with an op's, the op compiled (not timed) before each link: a new
+  // op's text every iteration (paired with the floor), or the same text, which nvJitLink's cache
+  // answers where there is one. The kernels' LTO-IR is the stage's own, compiled at its first
+  // iteration.
+  auto link_stage = [&](const std::string& name, const jit::program& kernels, auto op, bool new_op) {
     auto k = std::make_shared<std::optional<jit::compiled>>();
     add_stage(
         name, repetitions, 5, names,
-        [k, kernels, op_only, arch, new_op, op_f32] {
+        [k, kernels, op, arch] {
           if (!*k) k->emplace(jit::compile(kernels, arch, jit::code_kind::ltoir));
-          static const jit::compiled same = jit::compile(op_only, arch, jit::code_kind::ltoir);
-          const jit::compiled o =
-              new_op ? jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir) : same;
+          const jit::compiled o = jit::compile(op(), arch, jit::code_kind::ltoir);
           const jit::compiled* parts[] = {&**k, &o};
           const auto start = clock::now();
           jit::link(parts, arch);
@@ -501,6 +500,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
         },
         new_op);
   };
+  const auto new_map_op = [op_f32] { return op_f32(next_new_op()); };
   // 08: parse and lower are inside the timed region (they are part of what a new op costs).
   add_stage("jit/first_compile_in_process/08/new_op" + suffix, repetitions, 3, names, [a] {
     const jit::op_text op = next_new_op();
@@ -539,25 +539,17 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     compile_and_load_08(measured_op(), arch);
     return seconds_since(start);
   });
-  link_stage("jit/link/07/new_op" + suffix, true, kernels);
-  link_stage("jit/link/07/same_inputs" + suffix, false, kernels);
+  link_stage("jit/link/07/new_op" + suffix, kernels, new_map_op, true);
+  link_stage(
+      "jit/link/07/same_inputs" + suffix, kernels, [op_only] { return op_only; }, false);
   jit::program preoptimised = kernels;  // 07's variant `preoptimised`
   preoptimised.options.push_back(jit::preoptimise_option);
-  link_stage("jit/link/07_preoptimised/new_op" + suffix, true, preoptimised);
+  link_stage("jit/link/07_preoptimised/new_op" + suffix, preoptimised, new_map_op, true);
   // The smallest LTO link, a one-line kernel with a new one-line op: what any link costs (setting
   // up libNVVM and ptxas, a kernel of one line), of which 07's link is that plus its kernel's share.
-  add_stage(
-      "jit/link/one_line_kernel/new_op", repetitions, 5, names,
-      [arch] {
-        static const jit::compiled k = jit::compile(jit::one_line_lto_kernel(), arch, jit::code_kind::ltoir);
-        const jit::compiled o =
-            jit::compile(jit::one_line_lto_op(next_new_op()), arch, jit::code_kind::ltoir);
-        const jit::compiled* parts[] = {&k, &o};
-        const auto start = clock::now();
-        jit::link(parts, arch);
-        return seconds_since(start);
-      },
-      true);
+  link_stage(
+      "jit/link/one_line_kernel/new_op", jit::one_line_lto_kernel(),
+      [] { return jit::one_line_lto_op(next_new_op()); }, true);
   // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program
   // (to PTX), then ptxas and the link's end.
   add_stage("jit/phases/07_link/new_op" + suffix, repetitions, 3, names, [kernels, arch, op_f32] {

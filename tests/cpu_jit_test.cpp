@@ -454,14 +454,14 @@ TEST(JitNewOp, ConsecutiveNewOpsMakeDifferentMachineCode) {
 // The smallest LTO link (jit/link/one_line_kernel/new_op) meets no cache either: two new ops make
 // different LTO-IR, and each links with the one-line kernel.
 TEST(JitNewOp, OneLineLtoOpsAreNewCodeAndLink) {
-  const jit::compiled kernel = jit::compile(jit::one_line_lto_kernel(), 90, jit::code_kind::ltoir);
+  const jit::compiled kernel = jit::compile(jit::one_line_lto_kernel(), arch, jit::code_kind::ltoir);
   std::set<std::vector<char>> codes;
   for (int i = 0; i < 2; ++i) {
     const jit::compiled op =
-        jit::compile(jit::one_line_lto_op(jit::never_seen_op()), 90, jit::code_kind::ltoir);
+        jit::compile(jit::one_line_lto_op(jit::never_seen_op()), arch, jit::code_kind::ltoir);
     EXPECT_TRUE(codes.insert(op.image.code).second) << "two new ops made the same LTO-IR";
     const jit::compiled* parts[] = {&kernel, &op};
-    EXPECT_FALSE(jit::link(parts, 90).image.code.empty());
+    EXPECT_FALSE(jit::link(parts, arch).image.code.empty());
   }
 }
 
