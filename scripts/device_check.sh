@@ -11,9 +11,12 @@ case "${1:-}" in tests|bench|all) phase=$1; shift ;; esac
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device_out}
 mkdir -p "$OUT"
-# Results stay in $OUT; logs go to $LOGS and come back as one archive ($OUT returns 8 files at most).
+# Results stay in $OUT; logs go to $LOGS and come back as one archive ($OUT returns 8 files at most),
+# packed on any exit; ctest's log is written under $OUT itself, so that it comes back even from a
+# command stopped at its time limit.
 LOGS=$(mktemp -d)
 trap 'tar -czf "$OUT/logs.tgz" -C "$LOGS" .' EXIT
+trap 'exit 143' INT TERM
 export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > /tmp/gpu.txt 2>&1
 cat /tmp/gpu.txt
@@ -30,10 +33,11 @@ fi
 echo "build ok (${SECONDS}s)"
 
 if [ "$phase" != bench ]; then
-ctest --preset release -j 16 --output-on-failure > "$LOGS/ctest.log" 2>&1
-echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$LOGS/ctest.log" | tail -3
+ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
+echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
+echo "slowest tests:"; sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$OUT/ctest.log" | sort -rn | head -8
 
-grep -E "fault_tests" "$LOGS/ctest.log"  # the faults (tests/faults) on this machine
+grep -E "fault_tests" "$OUT/ctest.log"  # the faults (tests/faults) on this machine
 
 # The demo.
 ./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
