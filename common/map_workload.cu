@@ -4,6 +4,7 @@
 
 #include "inputs.hpp"
 #include "parallel.hpp"
+#include "reference_cache.hpp"
 #include "skeletons/map.cuh"
 
 #include <algorithm>
@@ -62,9 +63,15 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference ref
   });
 }
 
+// A catalogue op's reference may come from the cache the test processes share (reference_cache.hpp).
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
     : map_fixture(
-          p, seed, [&](auto x, int k) { return map_reference(p.op, x, k); }, map_tolerance(p)) {}
+          p, seed,
+          [&](auto x, int k) {
+            return shared_reference(p.describe(), seed, double(p.n) * k,
+                                    [&] { return map_reference(p.op, x, k); });
+          },
+          map_tolerance(p)) {}
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
     : map_fixture(

@@ -1,6 +1,7 @@
 // Inputs, validation and timing statistics: the harness's host-side pieces.
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
+#include "common/reference_cache.hpp"
 #include "common/skeletons/elementwise.cuh"
 #include "common/timing.hpp"
 #include "common/validation.hpp"
@@ -8,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
@@ -111,6 +114,49 @@ TEST(TimingStats, MedianAndQuantiles) {
   EXPECT_DOUBLE_EQ(t.p10_ms, 1.4);
   EXPECT_DOUBLE_EQ(t.p90_ms, 4.6);
   EXPECT_NEAR(t.relative_spread(), 3.2 / 3, 1e-12);
+}
+
+// The references the GPU test processes share: computed once, read back whole, recomputed when an
+// entry is damaged, never confused between problems, and not used for small work or when unset.
+TEST(ReferenceCache, ComputesOnceAndRecoversFromADamagedEntry) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "cdl_reference_cache_test";
+  fs::remove_all(dir);
+  ASSERT_EQ(::setenv("CDL_REFERENCE_CACHE", dir.c_str(), 1), 0);
+  int computed = 0;
+  const auto compute = [&](double v) {
+    return [&computed, v] {
+      ++computed;
+      return std::vector<reference_value>{{v, 1}, {2 * v, 2}};
+    };
+  };
+  const double big = reference_cache_min_work;
+  const auto first = shared_reference("map op=sine n=2", 1, big, compute(3));
+  const auto again = shared_reference("map op=sine n=2", 1, big, compute(99));
+  EXPECT_EQ(computed, 1);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].value, 6);
+  EXPECT_EQ(again[1].scale, 2);
+  EXPECT_EQ(shared_reference("map op=sine n=2", 2, big, compute(5))[0].value, 5) << "another seed";
+  EXPECT_EQ(shared_reference("map op=square n=2", 1, big, compute(7))[0].value, 7) << "another problem";
+  EXPECT_EQ(computed, 3);
+  // Every entry cut short: each is computed again, and the rewritten entry then serves.
+  std::size_t damaged = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".ref") {
+      fs::resize_file(e.path(), fs::file_size(e.path()) - 8);
+      ++damaged;
+    }
+  EXPECT_EQ(damaged, 3u);
+  EXPECT_EQ(shared_reference("map op=sine n=2", 1, big, compute(4))[0].value, 4);
+  EXPECT_EQ(shared_reference("map op=sine n=2", 1, big, compute(8))[0].value, 4);
+  EXPECT_EQ(computed, 4);
+  // Small work is computed every time; so is everything with the variable unset.
+  shared_reference("map op=sine n=2", 1, big / 2, compute(1));
+  ASSERT_EQ(::unsetenv("CDL_REFERENCE_CACHE"), 0);
+  shared_reference("map op=sine n=2", 1, big, compute(1));
+  EXPECT_EQ(computed, 6);
+  fs::remove_all(dir);
 }
 
 // The vec form runs whole 16-byte vectors from aligned pointers, or nothing: any other request
