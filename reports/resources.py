@@ -11,9 +11,11 @@ and indirect branches (BRX: a switch's jump table). Without cuobjdump those coun
 and the report says so. The kernels compiled at run time (06, 07) are not in the build.
 
 With --occupancy (the build's bench/cdl_occupancy) and cuobjdump, each object's CUBIN is
-extracted and the program asks the CUDA runtime for every kernel's theoretical occupancy at its
-launch block size (blocks per SM and the fraction of the SM's threads). That needs a GPU: without
-one the occupancy fields are null and `occupancy_missing` says why.
+extracted (in parallel, as the SASS is read) and the program asks the CUDA driver for every
+kernel's theoretical occupancy at its launch block size (blocks per SM and the fraction of the
+SM's threads). That needs a GPU: without one the occupancy fields are null and `occupancy_missing`
+says why. A kernel the driver cannot be asked about keeps null fields and its `occupancy_error`,
+and is named on stderr; the others keep theirs.
 """
 import json
 import os
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -105,50 +108,97 @@ def objects_with_reports(build_dir):
     return out
 
 
-def occupancy(kernels, cuobjdump, program):
-    """{(object, mangled name): cdl_occupancy's record}, or (None, why) when it cannot run."""
+def in_parallel(fn, items):
+    """[fn(item) for item in items], a thread per CPU: each call waits on a cuobjdump of its own."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return list(pool.map(fn, items))
+
+
+def cuobjdump_run(args, cwd=None):
+    """cuobjdump's output; a failure ends the program, naming the command and what it said."""
+    run = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"resources: {' '.join(args[1:])} failed: {run.stderr.strip()}")
+    return run.stdout
+
+
+def device_links(build_dir):
+    """{a target's object folder ('NAME.dir'): its device-link object}: CMake links a target of
+    relocatable device code (CUDA_SEPARABLE_COMPILATION) into cmake_device_link.o, the one place its
+    kernels can be loaded from, the device runtime's symbols resolved."""
+    return {
+        os.path.basename(root): os.path.join(root, "cmake_device_link.o")
+        for root, _, files in os.walk(build_dir)
+        if "cmake_device_link.o" in files
+    }
+
+
+def occupancy(kernels, cuobjdump, program, build_dir):
+    """({(object, mangled name): cdl_occupancy's record}, None), or (None, why) when it cannot run.
+    A kernel the driver could not be asked about has a record with its `error` instead."""
+    links = device_links(build_dir)
+
+    def candidates(obj):
+        link = links.get(os.path.basename(os.path.dirname(obj)))
+        return [obj] + ([link] if link else [])
+
     with tempfile.TemporaryDirectory(prefix="cdl_occupancy.") as tmp:
-        lines = []
-        for i, obj in enumerate(sorted({o for o, _ in kernels})):
+
+        def cubins_of(numbered):
+            i, obj = numbered
             where = os.path.join(tmp, str(i))
             os.mkdir(where)
-            run = subprocess.run(
-                [cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=where, capture_output=True, text=True
-            )
-            if run.returncode != 0:
-                sys.exit(f"resources: cuobjdump -xelf all {obj} failed: {run.stderr.strip()}")
-            cubins = {
+            cuobjdump_run([cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=where)
+            return {
                 c.rsplit(".", 2)[-2]: os.path.join(where, c)
                 for c in os.listdir(where)
                 if c.endswith(".cubin")
             }
-            for (o, name), k in kernels.items():
-                if o == obj and k["arch"] in cubins:
-                    lines.append(f"{cubins[k['arch']]}\t{name}")
+
+        objects = sorted({c for o, _ in kernels for c in candidates(o)})
+        cubins = dict(zip(objects, in_parallel(cubins_of, enumerate(objects))))
+        asked, lines = [], []
+        for (o, name), k in kernels.items():
+            paths = [cubins[c][k["arch"]] for c in candidates(o) if k["arch"] in cubins[c]]
+            if paths:
+                asked.append((o, name))
+                lines.append("\t".join([name, *paths]))
         run = subprocess.run([program], input="\n".join(lines) + "\n", capture_output=True, text=True)
         if run.returncode != 0:
             return (
                 None,
                 f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}",
             )
-        by_name = {r["kernel"]: r for r in json.loads(run.stdout)}
-    return {(o, n): by_name.get(n) for o, n in kernels}, None
+        answers = json.loads(run.stdout)
+    for answer in answers:
+        answer.pop("cubin", None)  # a temporary file's name
+    found = dict(zip(asked, answers))  # in the order asked: a name may be in several objects
+    return {
+        key: found.get(key, {"error": f"no {k['arch']} CUBIN in {key[0]}"}) for key, k in kernels.items()
+    }, None
 
 
 def collect(build_dir, occupancy_program=None):
     cuobjdump = shutil.which("cuobjdump")
-    kernels = {}
+    reports = []
     for obj, source in objects_with_reports(build_dir):
         with open(obj + ".ptxas") as fh:
-            found = parse_ptxas(fh.read(), source)
-        sass = {}
-        if cuobjdump and found:
-            run = subprocess.run([cuobjdump, "-sass", obj], capture_output=True, text=True)
-            if run.returncode != 0:
-                sys.exit(f"resources: cuobjdump -sass {obj} failed: {run.stderr.strip()}")
-            sass = parse_sass(run.stdout)
+            reports.append((obj, parse_ptxas(fh.read(), source)))
+    with_kernels = [obj for obj, found in reports if found]
+    sass = (
+        dict(
+            zip(
+                with_kernels,
+                in_parallel(lambda obj: parse_sass(cuobjdump_run([cuobjdump, "-sass", obj])), with_kernels),
+            )
+        )
+        if cuobjdump
+        else {}
+    )
+    kernels = {}
+    for obj, found in reports:
         for name, k in found.items():
-            calls, brx = sass.get(name, (None, None)) if cuobjdump else (None, None)
+            calls, brx = sass[obj].get(name, (None, None)) if cuobjdump else (None, None)
             k.update(indirect_calls=calls, brx=brx)
             kernels[(obj, name)] = k
     doc = {"schema": "cdl-resources/1", "sass_inspected": bool(cuobjdump)}
@@ -156,10 +206,12 @@ def collect(build_dir, occupancy_program=None):
     if occupancy_program and not cuobjdump:
         missing = "no cuobjdump to extract the CUBINs"
     elif occupancy_program:
-        occupancies, missing = occupancy(kernels, cuobjdump, occupancy_program)
+        occupancies, missing = occupancy(kernels, cuobjdump, occupancy_program, build_dir)
     for key, k in kernels.items():
         o = (occupancies or {}).get(key) or {}
         k.update(block=o.get("block"), blocks_per_sm=o.get("blocks_per_sm"), occupancy=o.get("occupancy"))
+        if "error" in o:
+            k["occupancy_error"] = o["error"]
     if occupancies is None:
         doc["occupancy_missing"] = missing
     names = demangle(sorted({n for _, n in kernels}))
@@ -187,9 +239,15 @@ def main(argv):
         json.dump(doc, f, indent=1)
     os.replace(tmp, output)  # never a half-written file under the final name
     sass = "with SASS" if doc["sass_inspected"] else "without SASS (no cuobjdump on PATH)"
-    occupancy_note = (
-        f", no occupancy ({doc['occupancy_missing']})" if "occupancy_missing" in doc else ", with occupancy"
-    )
+    skipped = [k for k in doc["kernels"] if "occupancy_error" in k]
+    for k in skipped:
+        print(
+            f"resources: no occupancy for {k['source']}: {k['name']}: {k['occupancy_error']}", file=sys.stderr
+        )
+    if "occupancy_missing" in doc:
+        occupancy_note = f", no occupancy ({doc['occupancy_missing']})"
+    else:
+        occupancy_note = f", occupancy for {len(doc['kernels']) - len(skipped)} (the driver could not be asked about {len(skipped)})"
     print(f"resources: {len(doc['kernels'])} kernels {sass}{occupancy_note} -> {output}")
 
 

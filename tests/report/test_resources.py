@@ -1,5 +1,11 @@
 """The resource collector (reports/resources.py): ptxas's report and the SASS, read per kernel."""
+import json
+import os
+import stat
+import tempfile
+import textwrap
 import unittest
+from unittest import mock
 
 import helpers  # noqa: F401  (puts reports/ on the path)
 import resources
@@ -47,6 +53,78 @@ ptxas info    : Used 38 registers, used 0 barriers
         counts = resources.parse_sass(self.SASS)
         self.assertEqual(counts["_Z1kPf"], [1, 1])
         self.assertEqual(counts["_Z1gPf"], [0, 0])
+
+    def test_occupancy_per_kernel_an_error_named_and_the_others_kept(self):
+        """A fake build: two objects defining the same kernel name, one of relocatable device code
+        with its target's device link, and a kernel the driver cannot be asked about."""
+        with tempfile.TemporaryDirectory() as tmp:
+            build = os.path.join(tmp, "build")
+
+            def obj(target, name, kernels):
+                d = os.path.join(build, "strategies", "CMakeFiles", target + ".dir")
+                os.makedirs(d, exist_ok=True)
+                path = os.path.join(d, name + ".cu.o")
+                open(path, "w").close()
+                with open(path + ".ptxas", "w") as f:
+                    for k in kernels:
+                        f.write(f"ptxas info    : Compiling entry function '{k}' for 'sm_90'\n")
+                        f.write("ptxas info    : Used 20 registers, used 0 barriers\n")
+                return path
+
+            a = obj("lib", "a", ["_Z4samev", "_Z3badv"])
+            b = obj("lib", "b", ["_Z4samev"])
+            rdc = obj("rdc", "c", ["_Z5childv"])
+            link = os.path.join(build, "CMakeFiles", "rdc.dir", "cmake_device_link.o")
+            os.makedirs(os.path.dirname(link))
+            open(link, "w").close()
+
+            def script(name, body):
+                path = os.path.join(tmp, name)
+                with open(path, "w") as f:
+                    f.write("#!/usr/bin/env python3\n" + textwrap.dedent(body))
+                os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+                return path
+
+            # cuobjdump -xelf all OBJ writes one CUBIN named after the object; -sass prints nothing.
+            script(
+                "cuobjdump",
+                """
+                import os, sys
+                if sys.argv[1] == "-xelf":
+                    open(os.path.basename(sys.argv[-1]) + ".sm_90.cubin", "w").close()
+                """,
+            )
+            # Answers each kernel with the number of its candidate CUBINs as its block count (7 for
+            # the first object's), or an error for _Z3badv.
+            program = script(
+                "occupancy",
+                """
+                import json, sys
+                out = []
+                for line in sys.stdin.read().splitlines():
+                    name, *cubins = line.split("\t")
+                    if name == "_Z3badv":
+                        out.append({"kernel": name, "error": "cuKernelGetFunction failed: CUresult 500"})
+                    else:
+                        blocks = 7 if "/a.cu.o." in cubins[0] else len(cubins)
+                        out.append({"kernel": name, "block": 256, "blocks_per_sm": blocks,
+                                    "occupancy": 0.5, "registers": 20, "cubin": cubins[-1]})
+                print(json.dumps(out))
+                """,
+            )
+            with mock.patch.dict(os.environ, {"PATH": tmp + os.pathsep + os.environ["PATH"]}):
+                doc = resources.collect(build, program)
+        self.assertNotIn("occupancy_missing", doc)
+        got = {(k["source"], k["kernel"]): k for k in doc["kernels"]}
+        self.assertEqual(got[("strategies/a.cu", "_Z4samev")]["blocks_per_sm"], 7, "each object's own answer")
+        self.assertEqual(got[("strategies/b.cu", "_Z4samev")]["blocks_per_sm"], 1)
+        self.assertEqual(
+            got[("strategies/c.cu", "_Z5childv")]["blocks_per_sm"], 2, "its object, then the device link"
+        )
+        bad = got[("strategies/a.cu", "_Z3badv")]
+        self.assertIsNone(bad["blocks_per_sm"])
+        self.assertIn("CUresult 500", bad["occupancy_error"])
+        self.assertNotIn("occupancy_error", got[("strategies/a.cu", "_Z4samev")])
 
 
 if __name__ == "__main__":
