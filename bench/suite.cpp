@@ -2,7 +2,12 @@
 // workload's knobs, beside the device-to-device copy of the same bytes (the floor), in one
 // Google Benchmark run.
 //
-//   cdl_bench [--cdl_quick] [Google Benchmark flags, e.g. --benchmark_filter=tasks/ --benchmark_out=r.json]
+//   cdl_bench [--cdl_quick] [--cdl_part=map|suite] [Google Benchmark flags, e.g. --benchmark_filter=tasks/]
+//
+// --cdl_part runs one of the suite's two parts, each a few minutes: the map workload, or the rest
+// (the other workloads, the JIT stages and the tiered streams); scripts/bench.sh runs them as two
+// phases and reports/merge.py joins their results. A part whose benchmarks the filter leaves out
+// says so and exits 0, writing nothing.
 //
 // Each benchmark first validates its configuration against the float64 CPU reference; a wrong
 // result is reported with SkipWithError and never timed, and the run's exit status is then 3.
@@ -358,13 +363,24 @@ int main(int argc, char** argv) {
   using namespace cdl::bench;
   if (int status = 0; run_jit_probe(argc, argv, status)) return status;
   bool quick = false;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--cdl_quick") == 0) {
+  std::string part;  // "": the whole suite
+  for (int i = 1; i < argc;) {
+    const std::string a = argv[i];
+    if (a == "--cdl_quick")
       quick = true;
-      std::memmove(argv + i, argv + i + 1, sizeof(char*) * std::size_t(argc - i));
-      --argc;
-      break;
+    else if (a.starts_with("--cdl_part="))
+      part = a.substr(std::strlen("--cdl_part="));
+    else {
+      ++i;
+      continue;
     }
+    std::memmove(argv + i, argv + i + 1, sizeof(char*) * std::size_t(argc - i));
+    --argc;
+  }
+  if (part != "" && part != "map" && part != "suite") {
+    std::fprintf(stderr, "cdl_bench: --cdl_part=%s: the parts are map and suite\n", part.c_str());
+    return 2;
+  }
   results_file results(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
@@ -373,18 +389,27 @@ int main(int argc, char** argv) {
     const settings s = quick ? settings{true, 3, 0.002, 3, 10, publish_environment()}
                              : settings{false, 5, 0.01, 5, 100, publish_environment()};
     benchmark::AddCustomContext("cdl_mode", quick ? "quick" : "full");
+    if (!part.empty()) benchmark::AddCustomContext("cdl_part", part);
     std::vector<std::string> names;
-    register_flush_residue(s, names);
-    register_map(s, names);
-    register_zip(s, names);
-    register_points(s, names);
-    register_image(s, names);
-    register_tasks(s, names);
-    register_objects(s, names);
-    register_matmul(s, names);
-    register_jit_stages(s.repetitions, s.quick, names);
+    if (part != "map") register_flush_residue(s, names);
+    if (part != "suite") register_map(s, names);
+    if (part != "map") {
+      register_zip(s, names);
+      register_points(s, names);
+      register_image(s, names);
+      register_tasks(s, names);
+      register_objects(s, names);
+      register_matmul(s, names);
+      register_jit_stages(s.repetitions, s.quick, names);
+    }
 
     const int selected = count_selected(names);
+    if (selected == 0 && !part.empty()) {
+      std::fprintf(
+          stderr, "cdl_bench: --benchmark_filter=%s selects none of the %s part's %zu benchmarks: none run\n",
+          benchmark::GetBenchmarkFilter().c_str(), part.c_str(), names.size());
+      return 0;
+    }
     if (selected == 0) {
       std::fprintf(stderr,
                    "cdl_bench: --benchmark_filter=%s selects none of the %zu benchmarks "

@@ -47,6 +47,7 @@ def merge(paths):
         not_reached += [n for n in parts if n not in reached]
         by_name.update(reached)  # a later part's benchmark replaces an earlier one's, whole
     context = dict(first)
+    context.pop("cdl_part", None)  # the merged file is no one part (cdl_bench --cdl_part)
     context["cdl_parts"] = json.dumps(
         [
             {
