@@ -235,6 +235,14 @@ double one_line_floor(int arch) {
   return seconds_since(start);
 }
 
+// How often a stage runs: its repetitions, and a fixed number of iterations in each (each is
+// milliseconds, some a new process) rather than a time; the quick suite runs about half as many.
+struct stage_counts {
+  int repetitions;
+  bool quick;
+  int iterations(int full) const { return quick ? std::max(2, (full + 1) / 2) : full; }
+};
+
 // Registers a host-timed stage; `once` runs one timed operation and returns its seconds (or a
 // `measured`, whose parts become counters: their means over the iterations).
 //
@@ -244,8 +252,8 @@ double one_line_floor(int arch) {
 // and within one (the JIT section's min-max columns), so a ratio of two stages' medians, measured
 // minutes apart, moves with it; two compiles a few milliseconds apart see the same host.
 template <class Once>
-void add_stage(const std::string& name, int repetitions, int iterations, std::vector<std::string>& names,
-               Once once, bool paired = false) {
+void add_stage(const std::string& name, const stage_counts& counts, int iterations,
+               std::vector<std::string>& names, Once once, bool paired = false) {
   const int arch = jit::device_arch();
   auto run = [once, paired, arch](benchmark::State& state) {
     std::map<std::string, double> parts_ms;
@@ -268,10 +276,9 @@ void add_stage(const std::string& name, int repetitions, int iterations, std::ve
       state.counters["x_floor"] = ratios / i;
     }
   };
-  // A fixed number of iterations (each is milliseconds, some a new process) rather than a time.
-  configure_repetitions(register_benchmark(name, names, run), repetitions)
+  configure_repetitions(register_benchmark(name, names, run), counts.repetitions)
       ->Unit(benchmark::kMillisecond)
-      ->Iterations(iterations);
+      ->Iterations(counts.iterations(iterations));
 }
 
 // A cache directory holding the measured program's entry, for the disk-hit stages; removed at exit.
@@ -335,6 +342,7 @@ bool run_jit_probe(int argc, char** argv, int& status) {
 }
 
 void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& names) {
+  const stage_counts counts{repetitions, quick};
   const int arch = jit::device_arch();
   const std::string a = std::to_string(arch);
   const auto& op = measured_op();
@@ -345,7 +353,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   const jit::program op_only = jit::lto_op_program(jit::workload::map, dtype::f32, op);
   const std::string suffix = "/map/op:" + op.name + "/type:f32";
 
-  add_stage("jit/first_compile_in_process/06/new_op" + suffix, repetitions, 3, names, [a] {
+  add_stage("jit/first_compile_in_process/06/new_op" + suffix, counts, 3, names, [a] {
     const jit::op_text op = next_new_op();
     return probe({"first_compile", a, op.name, op.source});
   });
@@ -353,7 +361,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
                            bool paired = false) {
     add_stage(
-        name, repetitions, iterations, names,
+        name, counts, iterations, names,
         [make, arch, kind] {
           const jit::program p = make();
           const auto start = clock::now();
@@ -381,8 +389,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       jit::code_kind::cubin);
   compile_stage(
       "jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
-  add_stage("jit/compile/one_line_kernel/new_op", repetitions, 5, names,
-            [arch] { return one_line_floor(arch); });
+  add_stage("jit/compile/one_line_kernel/new_op", counts, 5, names, [arch] { return one_line_floor(arch); });
   // The floor with the options 06 and 07 compile with.
   compile_stage(
       "jit/compile/one_line_kernel_minimal/new_op", 5,
@@ -398,7 +405,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // above.
   const std::vector<std::string> default_base = jit::compile_options(arch, jit::code_kind::cubin);
   auto phases_stage = [&](const std::string& name, auto make) {
-    add_stage(name, repetitions, 3, names,
+    add_stage(name, counts, 3, names,
               [make, arch, default_base] { return compile_phases(make(), arch, default_base); });
   };
   phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
@@ -439,7 +446,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   };
   auto part_stage = [&](const std::string& part, auto with, auto without,
                         const std::vector<std::string>& without_base) {
-    add_stage("jit/parts/" + part + "/new_op" + suffix, repetitions, 4, names,
+    add_stage("jit/parts/" + part + "/new_op" + suffix, counts, 4, names,
               [with, without, arch, default_base, without_base, turn = std::make_shared<int>(0)] {
                 measured a{0}, b{0};  // with the part, without it
                 if ((*turn)++ % 2 == 0) {
@@ -489,7 +496,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   auto link_stage = [&](const std::string& name, const jit::program& kernels, auto op, bool new_op) {
     auto k = std::make_shared<std::optional<jit::compiled>>();
     add_stage(
-        name, repetitions, 5, names,
+        name, counts, 5, names,
         [k, kernels, op, arch] {
           if (!*k) k->emplace(jit::compile(kernels, arch, jit::code_kind::ltoir));
           const jit::compiled o = jit::compile(op(), arch, jit::code_kind::ltoir);
@@ -502,7 +509,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   };
   const auto new_map_op = [op_f32] { return op_f32(next_new_op()); };
   // 08: parse and lower are inside the timed region (they are part of what a new op costs).
-  add_stage("jit/first_compile_in_process/08/new_op" + suffix, repetitions, 3, names, [a] {
+  add_stage("jit/first_compile_in_process/08/new_op" + suffix, counts, 3, names, [a] {
     const jit::op_text op = next_new_op();
     return probe({"first_compile_08", a, op.name, op.source});
   });
@@ -511,7 +518,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   for (const tier level : {tier::optimised, tier::baseline}) {
     const std::string t = level == tier::optimised ? "08" : "08_baseline";
     add_stage(
-        "jit/compile/" + t + "/new_op" + suffix, repetitions, 5, names,
+        "jit/compile/" + t + "/new_op" + suffix, counts, 5, names,
         [arch, level] {
           const jit::op_text op = next_new_op();
           const auto start = clock::now();
@@ -519,14 +526,14 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
           return seconds_since(start);
         },
         true);
-    add_stage("jit/compile/" + t + "_nvvm_to_ptx/new_op" + suffix, repetitions, 5, names, [arch, level] {
+    add_stage("jit/compile/" + t + "_nvvm_to_ptx/new_op" + suffix, counts, 5, names, [arch, level] {
       const jit::nvvm_module m = expression_08(next_new_op(), level);
       const auto start = clock::now();
       jit::compile_nvvm(m, arch);
       return seconds_since(start);
     });
     // The load's time, and within it the driver's compiler (ptxas) by its own account.
-    add_stage("jit/load/" + t + "_ptx/new_op" + suffix, repetitions, 5, names, [arch, level] {
+    add_stage("jit/load/" + t + "_ptx/new_op" + suffix, counts, 5, names, [arch, level] {
       const jit::module_image ptx =
           expression_jit::compile_uncached(expression_08(next_new_op(), level), arch);
       const auto start = clock::now();
@@ -534,7 +541,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       return measured{seconds_since(start), {{"driver_compiler_ms", compiler_ms}}};
     });
   }
-  add_stage("jit/compile/08/same_text" + suffix, repetitions, 5, names, [arch] {
+  add_stage("jit/compile/08/same_text" + suffix, counts, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);
     return seconds_since(start);
@@ -552,7 +559,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       [] { return jit::one_line_lto_op(next_new_op()); }, true);
   // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program
   // (to PTX), then ptxas and the link's end.
-  add_stage("jit/phases/07_link/new_op" + suffix, repetitions, 3, names, [kernels, arch, op_f32] {
+  add_stage("jit/phases/07_link/new_op" + suffix, counts, 3, names, [kernels, arch, op_f32] {
     static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
     const jit::compiled o = jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir);
     const jit::compiled* parts[] = {&k, &o};
@@ -562,7 +569,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     for (const jit::phase& ph : jit::read_nvjitlink_time(l.info)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
     return m;
   });
-  add_stage("jit/cache_memory_hit" + suffix, repetitions, 100, names, [whole, arch] {
+  add_stage("jit/cache_memory_hit" + suffix, counts, 100, names, [whole, arch] {
     static jit::cache c({std::nullopt, {}});
     const std::string key = jit::cache_key(whole, arch, jit::code_kind::cubin);
     c.get(key, [&] { return jit::compile(whole, arch, jit::code_kind::cubin).image; });
@@ -570,15 +577,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     c.get(key, []() -> jit::module_image { throw error("expected a memory hit"); });
     return seconds_since(start);
   });
-  add_stage("jit/cache_disk_hit" + suffix, repetitions, 20, names, [arch] {
+  add_stage("jit/cache_disk_hit" + suffix, counts, 20, names, [arch] {
     jit::cache c({primed_cache_dir(arch), {}});  // new cache object: nothing in memory
     return disk_hit(c, arch);
   });
-  add_stage("jit/cache_disk_hit_fresh_process" + suffix, repetitions, 3, names, [a, arch] {
+  add_stage("jit/cache_disk_hit_fresh_process" + suffix, counts, 3, names, [a, arch] {
     return probe({"disk_hit", a, primed_cache_dir(arch).string()});
   });
   // Loading a CUBIN: cudaLibraryLoadData, the kernel handle, and the load onto the device.
-  add_stage("jit/load/06" + suffix, repetitions, 20, names, [whole, arch] {
+  add_stage("jit/load/06" + suffix, counts, 20, names, [whole, arch] {
     static const jit::module_image image = jit::compile(whole, arch, jit::code_kind::cubin).image;
     const auto start = clock::now();
     jit::load_now(image, whole.name_expressions.back());
