@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 try:
     import numpy
@@ -37,9 +38,10 @@ SYSTEMS = {m.NAME: m for m in (cupy_peers, numba_peers, cuda_python_peers, pycud
 
 def problems(quick):
     """The problems the peers run: the C++ suite's own (bench/suite.cpp), in both of its modes, so
-    every peer has its C++ counterparts in the same results directory."""
+    every peer has its C++ counterparts in the same results directory (the quick suite's
+    memory-bound map is its dispatch sweep's k = 1, 2^24 elements: past the L2 all the same)."""
     return [
-        "map op=quadratic type=f32 n=67108864 k=1",  # memory-bound
+        f"map op=quadratic type=f32 n={2 ** 24 if quick else 2 ** 26} k=1",  # memory-bound
         f"map op=quadratic type=f64 n={2 ** 25 if quick else 2 ** 27} k=1",  # float64
         "map op=exp_sin_cos type=f32 n=4194304 k=64",  # arithmetic-bound
         "zip op=add type=f32 n=16777216",
@@ -51,16 +53,21 @@ def problems(quick):
 
 
 def make_problems(tool, work, specs):
-    dirs = []
-    for i, spec in enumerate(specs):
+    """Each problem's directory, made by cdl_problem, all at once (inputs and references are CPU work)."""
+
+    def make(numbered):
+        i, spec = numbered
         d = os.path.join(work, f"problem{i}")
-        r = subprocess.run([tool, d, *spec.split()], capture_output=True, text=True)
+        return d, spec, subprocess.run([tool, d, *spec.split()], capture_output=True, text=True)
+
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        made = list(pool.map(make, enumerate(specs)))
+    for _, spec, r in made:
         if r.returncode != 0:
             raise SystemExit(
                 f"cdl_peers: cdl_problem could not make '{spec}': {r.stderr.strip() or r.returncode}"
             )
-        dirs.append(d)
-    return dirs
+    return [d for d, _, _ in made]
 
 
 def run_child(args):
@@ -161,7 +168,7 @@ def merge(parts, quick, cpp_stages=()):
 CPP_JIT_FILTER = "^jit/(compile/(06|08|08_baseline|one_line_kernel)/new_op|link/07/new_op)/"
 
 
-def cpp_jit_stages(cdl_problem, work):
+def cpp_jit_stages(cdl_problem, work, quick):
     """cdl_bench's JIT stages for a new op (the records of its own JSON), or [] with a line saying why."""
     tool = os.path.join(os.path.dirname(os.path.abspath(cdl_problem)), "cdl_bench")
     if not os.access(tool, os.X_OK):
@@ -175,6 +182,7 @@ def cpp_jit_stages(cdl_problem, work):
     r = subprocess.run(
         [
             tool,
+            *(["--cdl_quick"] if quick else []),
             f"--benchmark_filter={CPP_JIT_FILTER}",
             f"--benchmark_out={out}",
             "--benchmark_out_format=json",
@@ -265,8 +273,14 @@ def main(argv):
 
     try:
         parts, dirs, cpp_stages = [], None, []
+        # Whether each system can run here (a process that imports it and opens the GPU): every
+        # probe at once, before anything is timed.
+        with ThreadPoolExecutor(max_workers=len(systems)) as pool:
+            probes = dict(
+                zip(systems, pool.map(lambda n: child(n, "--probe", capture_output=True, text=True), systems))
+            )
         for name in systems:
-            probe = child(name, "--probe", capture_output=True, text=True)
+            probe = probes[name]
             if probe.returncode == 3:
                 reason = probe.stdout.strip()
                 print(f"cdl_peers: {name} skipped: {reason}", file=sys.stderr, flush=True)
@@ -288,7 +302,7 @@ def main(argv):
                 if dirs is None:  # made once, and only when some system can run
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
                     if not args.filter:  # a --filter run is a part of a run
-                        cpp_stages = cpp_jit_stages(args.cdl_problem, work)
+                        cpp_stages = cpp_jit_stages(args.cdl_problem, work, args.quick)
                 part_path = os.path.join(work, f"{name}.json")
                 rc, stderr = streamed(
                     child_command(

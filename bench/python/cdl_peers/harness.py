@@ -366,17 +366,6 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     if hasattr(system, "experiments") and not case_filter:
         print(f"cdl_peers: {system.NAME}: the articles' experiments", file=sys.stderr, flush=True)
         part["experiments"] = [dict(e, system=system.NAME) for e in system.experiments(dev)]
-        for e in part["experiments"]:
-            outcome = (
-                ("runs, " + ("validated" if e["valid"] else "WRONG RESULT"))
-                if e["runs"]
-                else "fails: " + e["error"].splitlines()[0][:200]
-            )
-            print(
-                f"cdl_peers: experiment {e.get('claim', '')} '{e['name']}': {outcome}",
-                file=sys.stderr,
-                flush=True,
-            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,12 +388,23 @@ def attempt(claim, name, run, article=None):
     record = {"claim": claim, "name": name, "runs": False, "valid": False, "error": "", "figures": {}}
     if article:
         record["article"] = article
+    start = time.perf_counter()
     try:
         valid, figures = run()
         record.update(runs=True, valid=bool(valid), figures=figures or {})
     except Exception as e:  # the article's form failing is a finding, recorded, never a crash of the run
         record["error"] = str(e) if isinstance(e, ChildError) else error_text(e)
         record["raised_at"] = e.where if isinstance(e, ChildError) else raised_at(e)
+    outcome = (
+        ("runs, " + ("validated" if record["valid"] else "WRONG RESULT"))
+        if record["runs"]
+        else "fails: " + record["error"].splitlines()[0][:200]
+    )
+    print(
+        f"cdl_peers: experiment {claim} '{name}': {outcome} ({time.perf_counter() - start:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
     return record
 
 
