@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
@@ -108,10 +109,28 @@ def objects_with_reports(build_dir):
     return out
 
 
-def in_parallel(fn, items):
-    """[fn(item) for item in items], a thread per CPU: each call waits on a cuobjdump of its own."""
+def in_parallel(fn, items, what):
+    """[fn(item) for item in items], a thread per CPU (each call waits on a cuobjdump of its own),
+    and a line on stderr: how long it took, and which item took longest."""
+    start, took = time.perf_counter(), {}
+
+    def timed(item):
+        t = time.perf_counter()
+        out = fn(item)
+        took[item] = time.perf_counter() - t
+        return out
+
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        return list(pool.map(fn, items))
+        out = list(pool.map(timed, items))
+    if took:
+        slowest = max(took, key=took.get)
+        name = slowest[-1] if isinstance(slowest, tuple) else slowest
+        print(
+            f"resources: {what} of {len(took)} objects in {time.perf_counter() - start:.1f} s "
+            f"(the longest {took[slowest]:.1f} s: {os.path.basename(name)})",
+            file=sys.stderr,
+        )
+    return out
 
 
 def cuobjdump_run(args, cwd=None):
@@ -156,14 +175,18 @@ def occupancy(kernels, cuobjdump, program, build_dir):
             }
 
         objects = sorted({c for o, _ in kernels for c in candidates(o)})
-        cubins = dict(zip(objects, in_parallel(cubins_of, enumerate(objects))))
+        cubins = dict(zip(objects, in_parallel(cubins_of, list(enumerate(objects)), "CUBINs")))
         asked, lines = [], []
         for (o, name), k in kernels.items():
             paths = [cubins[c][k["arch"]] for c in candidates(o) if k["arch"] in cubins[c]]
             if paths:
                 asked.append((o, name))
                 lines.append("\t".join([name, *paths]))
+        start = time.perf_counter()
         run = subprocess.run([program], input="\n".join(lines) + "\n", capture_output=True, text=True)
+        print(
+            f"resources: {os.path.basename(program)} in {time.perf_counter() - start:.1f} s", file=sys.stderr
+        )
         if run.returncode != 0:
             return (
                 None,
@@ -189,7 +212,9 @@ def collect(build_dir, occupancy_program=None):
         dict(
             zip(
                 with_kernels,
-                in_parallel(lambda obj: parse_sass(cuobjdump_run([cuobjdump, "-sass", obj])), with_kernels),
+                in_parallel(
+                    lambda obj: parse_sass(cuobjdump_run([cuobjdump, "-sass", obj])), with_kernels, "SASS"
+                ),
             )
         )
         if cuobjdump
