@@ -391,11 +391,12 @@ def d2(d):
     e = one(d, "D2")
     if e and e["runs"] and e.get("valid"):
         f32, f64 = e["figures"]["float32"], e["figures"]["float64"]
-        blocks = (1 << 26) // 128
+        n = e["figures"].get("n", 1 << 26)  # the experiment's size: 2^26 where a file does not say
+        blocks = n // 128
         figures += (
             f". CuPy's ElementwiseKernel at its default 128 threads a block: float32 {f32['default']['frac_copy']:.2f} "
             f"of copy, float64 {f64['default']['frac_copy']:.2f}; at 256: float32 {f32['256']['frac_copy']:.2f}. "
-            f"With the same 2^26 elements, so the same {blocks} blocks, float64 moves twice the bytes in "
+            f"With the same 2^{n.bit_length() - 1} elements, so the same {blocks} blocks, float64 moves twice the bytes in "
             f"{f64['default']['ms'] / f32['default']['ms']:.2f}× the time (float32: one block per "
             f"{f32['default']['ms'] * 1e6 / blocks:.2f} ns)"
         )

@@ -42,7 +42,7 @@ def problems(quick):
     memory-bound map is its dispatch sweep's k = 1, 2^24 elements: past the L2 all the same)."""
     return [
         f"map op=quadratic type=f32 n={2 ** 24 if quick else 2 ** 26} k=1",  # memory-bound
-        f"map op=quadratic type=f64 n={2 ** 25 if quick else 2 ** 27} k=1",  # float64
+        f"map op=quadratic type=f64 n={2 ** 24 if quick else 2 ** 27} k=1",  # float64
         "map op=exp_sin_cos type=f32 n=4194304 k=64",  # arithmetic-bound
         "zip op=add type=f32 n=16777216",
         "tasks layout=uniform distinct=1 n=16777216",

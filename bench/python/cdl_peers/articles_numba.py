@@ -56,7 +56,8 @@ def versions():
     return out
 
 
-def experiments(dev):
+def experiments(dev, quick):
+    """The claims' experiments; `quick` (the quick suite) changes none of them."""
     records = function_arguments(dev)
     records.append(precompiled_function())
     records += shared_memory(dev)

@@ -109,7 +109,7 @@ def mixed_records(align, n=1 << 20):
     return recs, recs["v"] * recs["w"].astype(np.float64) + recs["tag"]
 
 
-def experiments(dev):
+def experiments(dev, quick):  # the quick suite runs them all as they are
     drv, SourceModule = dev.drv, dev.SourceModule
     n_small = 1024
     rng = np.random.default_rng(5)

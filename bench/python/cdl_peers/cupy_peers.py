@@ -145,7 +145,7 @@ def cases():
     ]
 
 
-def experiments(dev):
+def experiments(dev, quick):
     from . import articles_cupy
 
-    return articles_cupy.experiments(dev)
+    return articles_cupy.experiments(dev, quick)

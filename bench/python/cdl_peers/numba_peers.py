@@ -460,7 +460,7 @@ def cases():
 # --- The articles' claims, in Numba (articles_numba.py) ---------------------------------------
 
 
-def experiments(dev):
+def experiments(dev, quick):
     from . import articles_numba
 
-    return articles_numba.experiments(dev)
+    return articles_numba.experiments(dev, quick)

@@ -113,7 +113,7 @@ def cases():
     return [harness.Case("pycuda.SourceModule/scalar", ("map", "zip", "tasks", "image"), build_source_module)]
 
 
-def experiments(dev):
+def experiments(dev, quick):
     from . import articles_pycuda
 
-    return articles_pycuda.experiments(dev)
+    return articles_pycuda.experiments(dev, quick)
