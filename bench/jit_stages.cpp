@@ -597,7 +597,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
        {std::pair<std::size_t, int>{std::size_t(1) << 24, 1}, {std::size_t(1) << 22, 256}})
     for (int launches : {1, 10, 100, 1000, 10000})
       for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered})
-        if (!quick || launches <= 1000)
+        if (!quick || launches <= 100)
           add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
 }
 
