@@ -7,7 +7,8 @@ source scripts/deps.sh
 preset=${CDL_PRESET:-release}
 cmake --preset "$preset" -DBUILD_TESTING=ON
 cmake --build --preset "$preset"
-# A test is a process (GPU tests: a GPU context and a validation each): one per core, at least four.
+# A ctest test is a process (the GPU tests run as a shard per core: tests/CMakeLists.txt says why):
+# one per core at once, at least four.
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -ge 4 ] || jobs=4
 ctest --preset "$preset" -j "$jobs" "$@"
