@@ -124,9 +124,9 @@ def in_parallel(fn, items, what):
         out = list(pool.map(timed, items))
     if took:
         slowest = max(took, key=took.get)
-        name = slowest if isinstance(slowest, str) else slowest[0]  # an object, or (object, ...)
+        name = slowest[-1] if isinstance(slowest, tuple) else slowest
         print(
-            f"resources: {what}: {len(took)} runs in {time.perf_counter() - start:.1f} s "
+            f"resources: {what} of {len(took)} objects in {time.perf_counter() - start:.1f} s "
             f"(the longest {took[slowest]:.1f} s: {os.path.basename(name)})",
             file=sys.stderr,
         )
@@ -163,8 +163,10 @@ def occupancy(kernels, cuobjdump, program, build_dir):
 
     with tempfile.TemporaryDirectory(prefix="cdl_occupancy.") as tmp:
 
-        def cubins_of(obj):
-            where = tempfile.mkdtemp(dir=tmp)
+        def cubins_of(numbered):
+            i, obj = numbered
+            where = os.path.join(tmp, str(i))
+            os.mkdir(where)
             cuobjdump_run([cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=where)
             return {
                 c.rsplit(".", 2)[-2]: os.path.join(where, c)
@@ -173,7 +175,7 @@ def occupancy(kernels, cuobjdump, program, build_dir):
             }
 
         objects = sorted({c for o, _ in kernels for c in candidates(o)})
-        cubins = dict(zip(objects, in_parallel(cubins_of, objects, "CUBINs")))
+        cubins = dict(zip(objects, in_parallel(cubins_of, list(enumerate(objects)), "CUBINs")))
         asked, lines = [], []
         for (o, name), k in kernels.items():
             paths = [cubins[c][k["arch"]] for c in candidates(o) if k["arch"] in cubins[c]]
@@ -199,35 +201,24 @@ def occupancy(kernels, cuobjdump, program, build_dir):
     }, None
 
 
-def read_sass(cuobjdump, objects):
-    """{object: parse_sass of its kernels} for [(object, its kernels' names)]. An object of many
-    kernels is disassembled in pieces at once, each naming its kernels (cuobjdump -fun): the
-    largest object alone took a CPU a quarter of a minute."""
-    per_job = max(8, -(-sum(len(names) for _, names in objects) // (os.cpu_count() or 1)))
-    jobs = [
-        (obj, tuple(names[i : i + per_job])) for obj, names in objects for i in range(0, len(names), per_job)
-    ]
-
-    def dump(job):
-        obj, names = job
-        return parse_sass(cuobjdump_run([cuobjdump, "-sass", "-fun", ",".join(names), obj]))
-
-    out = {obj: {} for obj, _ in objects}
-    for (obj, names), counts in zip(jobs, in_parallel(dump, jobs, "SASS")):
-        if not set(names) <= set(counts):  # this cuobjdump did not take the names: the whole object
-            counts = parse_sass(cuobjdump_run([cuobjdump, "-sass", obj]))
-        out[obj].update(counts)
-    return out
-
-
 def collect(build_dir, occupancy_program=None):
     cuobjdump = shutil.which("cuobjdump")
     reports = []
     for obj, source in objects_with_reports(build_dir):
         with open(obj + ".ptxas") as fh:
             reports.append((obj, parse_ptxas(fh.read(), source)))
+    with_kernels = [obj for obj, found in reports if found]
     sass = (
-        read_sass(cuobjdump, [(obj, sorted(found)) for obj, found in reports if found]) if cuobjdump else {}
+        dict(
+            zip(
+                with_kernels,
+                in_parallel(
+                    lambda obj: parse_sass(cuobjdump_run([cuobjdump, "-sass", obj])), with_kernels, "SASS"
+                ),
+            )
+        )
+        if cuobjdump
+        else {}
     )
     kernels = {}
     for obj, found in reports:
