@@ -33,7 +33,7 @@ def write_report(results, out_dir, readme=None, others=()):
     bench = results.bench
     noise, noise_how = noise_threshold(bench, results.repeat)
     found = {"noise": noise}
-    header.add(doc, bench, noise, noise_how)
+    header.add(doc, bench, noise, noise_how, results.resources)
     found["flush"] = flush.add(doc, bench, noise)
     found["map"] = map.add(doc, bench, results.resources)
     found["dispatch"] = dispatch.add(doc, bench, noise, results.resources)

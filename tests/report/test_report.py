@@ -82,6 +82,34 @@ class ReportTest(FixtureTest):
         ):
             self.assertIn(line, text)
 
+    def test_missing_occupancy_is_said_at_the_top(self):
+        """Before the first section: none measured (and why), or the kernels without it, named."""
+
+        def top(text):
+            return text.split("\n## ")[0]
+
+        self.assertNotIn("occupancy is missing", self.report())
+
+        def one_missing(doc):
+            doc["kernels"][0].update(block=None, blocks_per_sm=None, occupancy=None)
+
+        self.edit_results(one_missing, "resources.json")
+        text = top(self.report())
+        self.assertIn(
+            "**WARNING: occupancy is missing**: `resources.json` has none for 1 of 22 kernels: `", text
+        )
+
+        def none_measured(doc):
+            doc["occupancy_missing"] = "cdl_occupancy: no usable CUDA device"
+            for k in doc["kernels"]:
+                k.update(block=None, blocks_per_sm=None, occupancy=None)
+
+        self.edit_results(none_measured, "resources.json")
+        self.assertIn(
+            "**WARNING: occupancy is missing**: `resources.json` has none (cdl_occupancy: no usable CUDA device)",
+            top(self.report()),
+        )
+
     def test_the_flush_residue_is_shown(self):
         text = self.report()
         self.assertIn(

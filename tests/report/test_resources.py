@@ -9,6 +9,7 @@ from unittest import mock
 
 import helpers  # noqa: F401  (puts reports/ on the path)
 import resources
+from cdl_report.sections import resources as section
 
 
 class ResourcesTest(unittest.TestCase):
@@ -125,6 +126,20 @@ ptxas info    : Used 38 registers, used 0 barriers
         self.assertIsNone(bad["blocks_per_sm"])
         self.assertIn("CUresult 500", bad["occupancy_error"])
         self.assertNotIn("occupancy_error", got[("strategies/a.cu", "_Z4samev")])
+
+
+class ReferenceTest(unittest.TestCase):
+    def test_every_reference_has_the_occupancy_of_every_kernel_its_report_cites(self):
+        root = os.path.join(helpers.ROOT, "reports", "reference")
+        for device in sorted(os.listdir(root)):
+            with open(os.path.join(root, device, "resources.json")) as f:
+                doc = json.load(f)
+            cited = section.cited(doc)
+            self.assertGreaterEqual(len(cited), 20, f"{device}: the report cites its strategies' map kernels")
+            without = [
+                k["name"] for k in cited if k.get("blocks_per_sm") is None or k.get("occupancy") is None
+            ]
+            self.assertEqual(without, [], f"{device}: cited kernels without occupancy")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ benchmark."""
 import os
 
 from ..document import table
+from .resources import occupancy_missing
 
 # Clock event reasons that mean the GPU slowed itself down (NVML's names, common/clocks.cpp);
 # gpu_idle and the application clocks setting are states, not slowdowns.
@@ -46,7 +47,7 @@ def clock_text(reading):
     )
 
 
-def add(doc, bench, noise, noise_how):
+def add(doc, bench, noise, noise_how, resources=None):
     dev, ctx = bench.env.get("device", {}), bench.context
     doc.add(f"# CUDA Dispatch Lab: performance report for {dev.get('name', '?')}\n")
     doc.add(
@@ -96,6 +97,12 @@ def add(doc, bench, noise, noise_how):
             "**WARNING: the clocks did not hold during this run**: "
             + "; ".join(warnings)
             + ". Figures measured late in the run may be slower for that reason alone.\n"
+        )
+    missing = occupancy_missing(resources)
+    if missing:
+        doc.add(
+            f"**WARNING: occupancy is missing**: {missing}. The occupancy columns and the explanations drawn from "
+            "them are empty where it is; `reports/resources.py --occupancy` on a GPU fills them.\n"
         )
     doc.add(
         "Times are medians over repetitions of CUDA-event-timed launches, L2 flushed before each (by a kernel that "

@@ -68,6 +68,29 @@ def short_kernel(name):
     return head
 
 
+def cited(resources):
+    """The kernels the report's tables cite by name: each strategy's float map kernel, scalar and vec."""
+    found = (map_kernel(resources, f"{lab}/{form}") for lab in MAP_INVOKER for form in ("scalar", "vec"))
+    return [k for k in found if k]
+
+
+def occupancy_missing(resources):
+    """Why the report has no occupancy, or for which kernels not, in a sentence; None when every
+    kernel has it (or there is no resources.json, which its section says)."""
+    if not resources:
+        return None
+    if resources.get("occupancy_missing"):
+        return f"`resources.json` has none ({resources['occupancy_missing']})"
+    without = [k for k in resources["kernels"] if k.get("occupancy") is None]
+    if not without:
+        return None
+    names = ", ".join(f"`{short_kernel(k['name'])}` ({k['source']})" for k in without[:5])
+    more = f" and {len(without) - 5} more" if len(without) > 5 else ""
+    return (
+        f"`resources.json` has none for {len(without)} of {len(resources['kernels'])} kernels: {names}{more}"
+    )
+
+
 def add(doc, resources):
     if not resources:
         doc.add(
@@ -84,22 +107,14 @@ def add(doc, resources):
             if sass
             else "; the SASS was not inspected (no cuobjdump where the report was collected)."
         )
-        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA runtime's "
-        "(`cudaOccupancyMaxActiveBlocksPerMultiprocessor`, `cdl_occupancy`) at the kernel's launch bound, which is "
-        "the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's threads "
-        "they fill"
-        + (
-            ""
-            if not resources.get("occupancy_missing")
-            else f" (not measured here: {resources['occupancy_missing']})"
-        )
+        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA driver's "
+        "(`cuOccupancyMaxActiveBlocksPerMultiprocessor`, asked by `cdl_occupancy`) at the kernel's launch bound, "
+        "which is the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's "
+        "threads they fill"
+        + ("" if not occupancy_missing(resources) else f" (**missing**: {occupancy_missing(resources)})")
         + ".\n"
     )
-    focus = [
-        k
-        for k in (map_kernel(resources, f"{lab}/{form}") for lab in MAP_INVOKER for form in ("scalar", "vec"))
-        if k
-    ]
+    focus = cited(resources)
 
     def cells(k):
         occupancy = (
