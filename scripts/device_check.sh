@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a lent GPU machine: build, GPU tests, demos, build facts, kernel resources, benchmarks,
 # the report (its short table last).
-#   scripts/device_check.sh [tests|bench|all] [cdl_bench flags...]   (default: all)
+#   scripts/device_check.sh [tests|bench|all] [scripts/bench.sh arguments...]   (default: all)
 # `tests` stops before the benchmarks, `bench` skips the tests (the build is incremental), so a
 # long session can be split into calls of under 10 minutes. Full logs and results go under
 # $OUT (or ./device_out when OUT is unset).
@@ -60,30 +60,13 @@ done
 fi
 [ "$phase" = tests ] && exit 0
 
-# The compiler's answers (build facts), each kernel's resources with its SASS, then the suite.
-./build/release/bench/cdl_build_facts "$OUT/build_facts.json" || echo "build facts FAILED"
-python3 reports/resources.py build/release "$OUT/resources.json" --occupancy build/release/bench/cdl_occupancy \
-  || echo "resources FAILED"
-start=$SECONDS
-./build/release/bench/cdl_bench "$@" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
-  > "$LOGS/bench.log" 2> "$LOGS/bench.err"
-echo "bench rc=$? ($((SECONDS - start))s)"; head -2 "$LOGS/bench.err"; grep -i error "$LOGS/bench.log" | head -5
-sort -t, -k2 -rn <(sed -nE 's/^\[[0-9]+\/[0-9]+, ([0-9.]+) s, [0-9]+ s in\] (.*)/\2,\1/p' "$LOGS/bench.err") | head -5
-# Run to run: some benchmarks again, in a new process, into repeat.json (the report's noise threshold);
-# the JIT stages with the compilers' driver caches off.
-REPEAT_FILTER=${REPEAT_FILTER:-'^map/(01_template_functor|03_switch|04_function_pointer.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/vec/op:(quadratic|sine)/type:f32/n:16777216/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/'}
-./build/release/bench/cdl_bench "$@" --benchmark_filter="$REPEAT_FILTER" --benchmark_out="$OUT/repeat.json" \
-  --benchmark_out_format=json > /dev/null 2> "$LOGS/repeat.err"
-echo "repeat rc=$? ($((SECONDS - start))s)"
-# (as scripts/bench.sh: every stage but jit/parts/, whose compiles are all of new texts)
-CUDA_CACHE_DISABLE=1 ./build/release/bench/cdl_bench "$@" --benchmark_filter='^jit/([^p]|p[^a])' \
-  --benchmark_out="$OUT/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null 2> "$LOGS/jit.err"
-echo "jit, caches off rc=$? ($((SECONDS - start))s)"
-# The articles' own systems from Python (CuPy, Numba, cuda-python, PyCUDA), beside the suite.
+# The benchmarks, as the README's command runs them (scripts/bench.sh: its phases, the report and the
+# comparison); the results files come back in $OUT, the logs in the archive.
 [ -z "$pycuda" ] || { wait "$pycuda"; echo "pycuda build rc=$? ($(tail -1 "$LOGS/pycuda.log"))"; }
-quick=(); for a in "$@"; do [ "$a" = --cdl_quick ] && quick=(--quick); done
-PYTHONPATH=bench/python python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out "$OUT/python.json" \
-  "${quick[@]}" > "$LOGS/peers.log" 2>&1
-echo "python peers rc=$?"; grep -E "skipped|FAILED|experiment|workaround|restored" "$LOGS/peers.log" | cut -c1-200
-# The report goes to /tmp (the results come back; regenerate it from them), its table here.
-python3 reports/report.py "$OUT" --out /tmp/report | tail -15
+start=$SECONDS
+scripts/bench.sh "$@" > "$LOGS/bench.log" 2> "$LOGS/bench.err"
+echo "bench.sh rc=$? ($((SECONDS - start))s)"; grep -E "^bench: " "$LOGS/bench.err"
+grep -E "resources:|skipped|FAILED|WRONG" "$LOGS/bench.err" | cut -c1-200 | head -20
+results=$(ls -d results/*/ | head -1)
+cp "$results"/*.json "$OUT"/ 2>/dev/null
+tail -15 "$LOGS/bench.log"
