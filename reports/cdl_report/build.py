@@ -22,7 +22,24 @@ from .sections import (
     tasks,
     tiered,
 )
+from .results import ResultsError
 from .stats import noise_threshold
+
+
+def guarded(name, section, *args):
+    """section.add(*args); a field that a results file lacks or garbles past the checks made on
+    reading it is an error of the input (exit status 2), named with the section and where it broke."""
+    try:
+        return section.add(*args)
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        where = f"{os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        raise ResultsError(
+            f"the {name} section: a results file lacks or garbles what it needs: {type(e).__name__}: {e} "
+            f"(at {where})"
+        ) from e
 
 
 def write_report(results, out_dir, readme=None, others=()):
@@ -33,24 +50,28 @@ def write_report(results, out_dir, readme=None, others=()):
     bench = results.bench
     noise, noise_how = noise_threshold(bench, results.repeat)
     found = {"noise": noise}
-    header.add(doc, bench, noise, noise_how, results.resources)
-    found["flush"] = flush.add(doc, bench, noise)
-    found["map"] = map.add(doc, bench, results.resources)
-    found["dispatch"] = dispatch.add(doc, bench, noise, results.resources)
-    found["precision"] = precision.add(doc, bench, found["dispatch"])
-    found["tasks"] = tasks.add(doc, bench)
-    found["objects"] = objects.add(doc, bench, noise, results.profile)
-    found["jit"] = jit.add(doc, bench, found["dispatch"], noise, results.jit_uncached)
-    found["tiered"] = tiered.add(doc, results.tiered or bench, noise)
-    found["image"] = image.add(doc, bench, noise)
-    found["matmul"] = matmul.add(doc, bench)
-    found["other"] = elementwise.add(doc, bench)
-    found["python"] = python_peers.add(doc, bench, results.python, found["jit"].get("costs"))
-    resources.add(doc, results.resources)
-    found["profile"] = profile.add(doc, bench, results.profile)
-    claims.add(doc, bench, results.facts, found, results.python)
-    found["devices"] = devices.add(doc, results, others)
-    repeat.add(doc, bench, results.repeat, noise)
+    guarded("head", header, doc, bench, noise, noise_how, results.resources, results.set_aside)
+    found["flush"] = guarded("flush", flush, doc, bench, noise)
+    found["map"] = guarded("map", map, doc, bench, results.resources)
+    found["dispatch"] = guarded("dispatch", dispatch, doc, bench, noise, results.resources)
+    found["precision"] = guarded("precision", precision, doc, bench, found["dispatch"])
+    found["tasks"] = guarded("tasks", tasks, doc, bench)
+    found["objects"] = guarded("objects", objects, doc, bench, noise, results.profile)
+    found["jit"] = guarded(
+        "run-time compilation", jit, doc, bench, found["dispatch"], noise, results.jit_uncached
+    )
+    found["tiered"] = guarded("tiered", tiered, doc, results.tiered or bench, noise)
+    found["image"] = guarded("image", image, doc, bench, noise)
+    found["matmul"] = guarded("matmul", matmul, doc, bench)
+    found["other"] = guarded("elementwise", elementwise, doc, bench)
+    found["python"] = guarded(
+        "Python peers", python_peers, doc, bench, results.python, found["jit"].get("costs")
+    )
+    guarded("kernel resources", resources, doc, results.resources)
+    found["profile"] = guarded("profile", profile, doc, bench, results.profile)
+    guarded("claims", claims, doc, bench, results.facts, found, results.python)
+    found["devices"] = guarded("devices", devices, doc, results, others)
+    guarded("run to run", repeat, doc, bench, results.repeat, noise)
     if bench.not_run:
         doc.add("## Not run\n")
         doc.add(

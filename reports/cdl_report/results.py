@@ -25,6 +25,17 @@ GB_SUFFIXES = ("min_time:", "repeats:", "manual_time", "real_time", "iterations:
 UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
+# The counters a workload's median must carry: the report sets every kernel beside the copy floor.
+MEDIAN_COUNTERS = {
+    w: ("GB/s", "frac_copy") for w in ("map", "zip", "points", "image", "tasks", "objects", "matmul", "copy")
+}
+# The fields every kernel of resources.json has (the occupancy's may be null: not measured there).
+KERNEL_FIELDS = ("source", "kernel", "name", "registers", "stack", "spill_stores", "spill_loads", "smem")
+OCCUPANCY_FIELDS = ("block", "blocks_per_sm", "occupancy")
+# The fields of an experiment of python.json, with their types.
+EXPERIMENT_FIELDS = {"claim": str, "name": str, "runs": bool, "valid": bool, "error": str, "figures": dict}
+
+
 class ResultsError(Exception):
     """A results file that cannot be used: missing, not JSON, or not what it claims to be."""
 
@@ -100,6 +111,8 @@ class Bench:
                 self.errors.append((name, b.get("error_message", "")))
                 continue
             agg = b.get("aggregate_name")
+            if agg is None and b.get("run_type") == "aggregate":
+                raise ResultsError(f"{path}: benchmark {name}: an aggregate without its aggregate_name")
             if agg is None and b.get("run_type") == "iteration" and "real_time" in b:
                 try:  # one repetition: the mean time of its iterations (and its counters, in rep_counters)
                     self.rows[name].setdefault("reps", []).append(
@@ -120,6 +133,9 @@ class Bench:
             row = self.rows[name]
             row[agg] = value
             if agg == "median":
+                for field in MEDIAN_COUNTERS.get(name.split("/")[0], ()):
+                    if not isinstance(b.get(field), (int, float)):
+                        raise ResultsError(f"{path}: benchmark {name}: its median has no number {field!r}")
                 row["counters"] = b
         if required and not self.rows and not self.errors:
             raise ResultsError(f"{path}: no benchmark results in the file")
@@ -175,6 +191,11 @@ class PythonPeers:
             raise ResultsError(f"{path}: not a cdl-python/1 file (bench/python writes them)")
         self.bench = Bench(path, doc, required=False)
         self.systems, self.experiments = info.get("systems", {}), info.get("experiments", [])
+        for e in self.experiments:
+            for field, kind in EXPERIMENT_FIELDS.items():
+                if not isinstance(e, dict) or not isinstance(e.get(field), kind):
+                    what = e.get("name", "?") if isinstance(e, dict) else str(e)[:60]
+                    raise ResultsError(f"{path}: experiment {what!r}: no {kind.__name__} {field!r}")
         # cdl_bench's new-op JIT stages, timed in the same run as the peers (files from before have none).
         stages = info.get("cpp_jit_stages", [])
         self.cpp_stages = (
@@ -199,27 +220,75 @@ def load_optional(path, schema):
     return doc
 
 
+def check_resources(path, doc):
+    kernels = doc.get("kernels") if doc else []
+    if doc is not None and not isinstance(kernels, list):
+        raise ResultsError(f"{path}: no 'kernels' list")
+    for k in kernels:
+        for field in KERNEL_FIELDS + OCCUPANCY_FIELDS:
+            if not isinstance(k, dict) or field not in k:
+                raise ResultsError(f"{path}: a kernel without {field!r}: {str(k)[:80]}")
+            if k[field] is None and field in KERNEL_FIELDS:
+                raise ResultsError(f"{path}: kernel {k.get('name')}: {field!r} is null")
+    return doc
+
+
 class Results:
-    """Every file of one results directory, read and checked."""
+    """Every file of one results directory, read and checked. A file of another device than
+    bench.json's, or, for those that measure the same code again (repeat.json,
+    jit_cache_disabled.json, tiered.json), of another revision, is set aside: not read, and named
+    in `set_aside` (the report's head says so)."""
 
     def __init__(self, directory):
         self.directory = directory
         self.bench = Bench(os.path.join(directory, "bench.json"))
-        self.resources = load_optional(os.path.join(directory, "resources.json"), "cdl-resources/1")
+        self.set_aside = []
+        self.resources = check_resources(
+            os.path.join(directory, "resources.json"),
+            load_optional(os.path.join(directory, "resources.json"), "cdl-resources/1"),
+        )
         self.facts = load_optional(os.path.join(directory, "build_facts.json"), "cdl-build-facts/1")
         # Nsight Compute's counters for a set of kernels (reports/profile.py, scripts/profile.sh).
         self.profile = load_optional(os.path.join(directory, "profile.json"), "cdl-profile/1")
         if self.profile is not None and not isinstance(self.profile.get("kernels"), list):
             raise ResultsError(f"{os.path.join(directory, 'profile.json')}: no 'kernels' list")
+        if self.profile is not None and not self.same(
+            "profile.json", self.profile.get("context", {}).get("device")
+        ):
+            self.profile = None
         python_path = os.path.join(directory, "python.json")
         self.python = PythonPeers(python_path) if os.path.exists(python_path) else None
+        if self.python and not self.same("python.json", self.python.bench.context.get("device")):
+            self.python = None
         if self.python:
             self.bench.errors += self.python.bench.errors
         self.repeat_path = os.path.join(directory, "repeat.json")
-        self.repeat = Bench(self.repeat_path) if os.path.exists(self.repeat_path) else None
+        self.repeat = self.rerun("repeat.json")
         # The JIT stages again with the driver's compile cache off (CUDA_CACHE_DISABLE=1).
-        uncached = os.path.join(directory, "jit_cache_disabled.json")
-        self.jit_uncached = Bench(uncached) if os.path.exists(uncached) else None
+        self.jit_uncached = self.rerun("jit_cache_disabled.json")
         # Strategy 10's streams (cdl_bench's tiered/), where they were run apart from bench.json.
-        streams = os.path.join(directory, "tiered.json")
-        self.tiered = Bench(streams) if os.path.exists(streams) else None
+        self.tiered = self.rerun("tiered.json")
+
+    def same(self, name, device, revision=None):
+        """Whether a file is of bench.json's device (and revision, when given); if not, it is set aside."""
+        mine = self.bench.env.get("device", {}).get("name")
+        why = (
+            f"of {device}, not {mine}"
+            if device != mine
+            else f"of revision {revision}, not {self.bench.context.get('git_revision')}"
+            if revision is not None and revision != self.bench.context.get("git_revision")
+            else None
+        )
+        if why:
+            self.set_aside.append((name, why))
+        return why is None
+
+    def rerun(self, name):
+        """A file that measured some of bench.json's benchmarks again: its Bench, or None when it is
+        absent or set aside."""
+        path = os.path.join(self.directory, name)
+        if not os.path.exists(path):
+            return None
+        other = Bench(path)
+        device = other.env.get("device", {}).get("name")
+        return other if self.same(name, device, other.context.get("git_revision")) else None

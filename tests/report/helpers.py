@@ -43,6 +43,11 @@ class FixtureTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir)
 
+    def fresh(self):
+        """A new copy of the fixture, for a test that edits it more than one way."""
+        self.tearDown()
+        self.setUp()
+
     def edit_results(self, edit, name="bench.json"):
         path = os.path.join(self.results, name)
         with open(path) as f:

@@ -44,6 +44,96 @@ class RefusalTest(FixtureTest):
         self.assert_refused("not a cdl-resources/1 file")
 
 
+class MalformedInputTest(FixtureTest):
+    """Each file that lacks or garbles a field is refused, naming the file and the field."""
+
+    def first_median(self, doc, workload="map/"):
+        return next(
+            b
+            for b in doc["benchmarks"]
+            if b.get("aggregate_name") == "median" and b["run_name"].startswith(workload)
+        )
+
+    def test_a_median_without_its_fraction_of_copy_or_bandwidth_is_refused(self):
+        for field in ("frac_copy", "GB/s"):
+            self.fresh()
+            self.edit_results(lambda doc: self.first_median(doc).pop(field))
+            self.assert_refused(f"bench.json: benchmark map/")
+            self.assert_refused(f"its median has no number '{field}'")
+
+    def test_an_aggregate_without_its_name_is_refused(self):
+        self.edit_results(lambda doc: self.first_median(doc).pop("aggregate_name"))
+        self.assert_refused("an aggregate without its aggregate_name")
+
+    def test_a_kernel_without_its_occupancy_field_is_refused(self):
+        self.edit_results(lambda doc: doc["kernels"][3].pop("blocks_per_sm"), "resources.json")
+        self.assert_refused("resources.json: a kernel without 'blocks_per_sm'")
+
+    def test_an_experiment_without_runs_or_figures_is_refused(self):
+        for field in ("runs", "figures"):
+            self.fresh()
+            self.edit_results(lambda doc: doc["cdl_python"]["experiments"][0].pop(field), "python.json")
+            self.assert_refused(f"python.json: experiment ")
+            self.assert_refused(f"'{field}'")
+
+    def test_a_figure_a_claim_needs_is_an_input_error_with_its_section(self):
+        def drop(doc):
+            e = next(e for e in doc["cdl_python"]["experiments"] if e["claim"] == "D2")
+            e["figures"].pop("float32")
+
+        self.edit_results(drop, "python.json")
+        self.assert_refused(
+            "the claims section: a results file lacks or garbles what it needs: KeyError: 'float32'"
+        )
+
+
+class ForeignFileTest(FixtureTest):
+    """A file of another device, or of another revision where it must measure the same code, is set
+    aside and named at the top; a missing optional file is named where its section would be."""
+
+    def head(self, text):
+        return text.split("\n## ")[0]
+
+    def test_a_repeat_run_of_another_device_or_revision_is_set_aside(self):
+        def other_device(doc):
+            env = json.loads(doc["context"]["cdl_environment"])
+            env["device"]["name"] = "NVIDIA H200"
+            doc["context"]["cdl_environment"] = json.dumps(env)
+
+        self.edit_results(other_device, "repeat.json")
+        text = self.report()
+        self.assertIn(
+            "**WARNING: `repeat.json` set aside**: it is of NVIDIA H200, not NVIDIA H100 80GB HBM3",
+            self.head(text),
+        )
+        self.assertIn("no repeat run beside the results", text)
+        self.fresh()
+        self.edit_results(
+            lambda doc: doc["context"].update(git_revision="0000000"), "jit_cache_disabled.json"
+        )
+        self.assertIn(
+            "`jit_cache_disabled.json` set aside**: it is of revision 0000000", self.head(self.report())
+        )
+
+    def test_peers_and_profile_of_another_device_are_set_aside(self):
+        self.edit_results(lambda doc: doc["context"].update(device="NVIDIA H200"), "python.json")
+        self.edit_results(lambda doc: doc["context"].update(device="NVIDIA H200"), "profile.json")
+        text = self.report()
+        for name in ("python.json", "profile.json"):
+            self.assertIn(f"**WARNING: `{name}` set aside**: it is of NVIDIA H200", self.head(text))
+        self.assertIn("No `python.json` beside the results (or it was set aside", text)
+        self.assertIn("No `profile.json` beside the results (or it was set aside", text)
+
+    def test_missing_optional_files_are_named_where_their_sections_would_be(self):
+        os.remove(os.path.join(self.results, "python.json"))
+        os.remove(os.path.join(self.results, "profile.json"))
+        text = self.report()
+        peers = text.split("## The articles' own systems")[1].split("\n## ")[0]
+        self.assertIn("No `python.json` beside the results", peers)
+        profile = text.split("## What the hardware did (Nsight Compute)")[1].split("\n## ")[0]
+        self.assertIn("No `profile.json` beside the results", profile)
+
+
 class NamingTest(unittest.TestCase):
     def test_a_benchmark_name_is_workload_entry_and_fields(self):
         self.assertEqual(

@@ -47,7 +47,7 @@ def clock_text(reading):
     )
 
 
-def add(doc, bench, noise, noise_how, resources=None):
+def add(doc, bench, noise, noise_how, resources=None, set_aside=()):
     dev, ctx = bench.env.get("device", {}), bench.context
     doc.add(f"# CUDA Dispatch Lab: performance report for {dev.get('name', '?')}\n")
     doc.add(
@@ -97,6 +97,11 @@ def add(doc, bench, noise, noise_how, resources=None):
             "**WARNING: the clocks did not hold during this run**: "
             + "; ".join(warnings)
             + ". Figures measured late in the run may be slower for that reason alone.\n"
+        )
+    for name, why in set_aside:
+        doc.add(
+            f"**WARNING: `{name}` set aside**: it is {why}, so it is not read, and the figures it would give "
+            "are missing below.\n"
         )
     missing = occupancy_missing(resources)
     if missing:

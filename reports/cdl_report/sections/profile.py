@@ -82,6 +82,11 @@ HEADER = [
 def add(doc, bench, profile):
     """The counters' sections; returns {'asked': rows of the figures the closing note asks for}."""
     if profile is None:
+        doc.add(
+            "## What the hardware did (Nsight Compute)\n\nNo `profile.json` beside the results (or it was set "
+            "aside, as the report's head says): `scripts/profile.sh` runs Nsight Compute over the suite's kernels "
+            "and writes it.\n"
+        )
         return {}
     c = profile["context"]
     copy = bench.copy_gbs

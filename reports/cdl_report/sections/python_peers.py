@@ -16,9 +16,14 @@ CPP_SAME_FORM = {
 
 def add(doc, bench, python, jit_costs=None):
     found = {"ratio": {}, "first_ms": {}}
-    if python is None:
-        return found
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
+    if python is None:
+        doc.add(
+            "No `python.json` beside the results (or it was set aside, as the report's head says): the Python "
+            "peers did not run. `scripts/bench.sh --phases peers` runs them (CuPy, Numba, cuda-python, PyCUDA, "
+            "each where it is installed); the claims below that they answer are *not measured*.\n"
+        )
+        return found
     doc.add(
         "The same problems written the ways the source articles write them (`bench/python`), on the inputs and "
         "against the reference of the C++ workloads, timed by each system's own CUDA events with the C++ suite's "
