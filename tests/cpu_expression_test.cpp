@@ -160,7 +160,11 @@ TEST(ExpressionLanguage, FuzzedInputNeverCrashesAndWhatParsesCompiles) {
       const jit::nvvm_module m = expression_jit::map_module(
           p, round % 4 == 1 ? dtype::f64 : dtype::f32, round % 3 ? map_form::vec : map_form::scalar, "fuzz");
       if (compiled < 25 && parsed % 7 == 0) {  // libNVVM takes milliseconds: a sample
-        EXPECT_NO_THROW(jit::compile_nvvm(m, 90)) << text;
+        const jit::compiled ptx = jit::compile_nvvm(m, 90);
+        const std::string code(ptx.image.code.begin(), ptx.image.code.end());
+        EXPECT_NE(code.find(".entry"), std::string::npos) << text << ": no kernel in the PTX";
+        for (const auto& [expression, mangled] : ptx.image.kernel_names)
+          EXPECT_NE(code.find(mangled), std::string::npos) << text << ": no " << expression << " in the PTX";
         ++compiled;
       }
     } catch (const expr::syntax_error&) {

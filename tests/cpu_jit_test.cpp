@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +24,22 @@ namespace cdl::jit {
 namespace {
 
 constexpr int arch = 90;  // Hopper, the architecture the project is measured on
+
+// A CUBIN holds what a launch needs: an ELF for the CUDA machine whose symbols name every kernel
+// the compile says it made (a buffer of any bytes would pass a test of its size).
+void expect_cubin_of_its_kernels(const module_image& m, const std::string& what, bool named = true) {
+  const std::string bytes(m.code.begin(), m.code.end());
+  ASSERT_GE(bytes.size(), 64u) << what;
+  EXPECT_EQ(bytes.substr(0, 4), std::string("\x7f"
+                                            "ELF"))
+      << what;
+  std::uint16_t machine = 0;
+  std::memcpy(&machine, bytes.data() + 18, sizeof machine);  // e_machine
+  EXPECT_EQ(machine, 190) << what << ": not an ELF for the CUDA machine (EM_CUDA)";
+  EXPECT_EQ(m.kernel_names.empty(), !named) << what;
+  for (const auto& [expression, mangled] : m.kernel_names)
+    EXPECT_NE(bytes.find(mangled + '\0'), std::string::npos) << what << ": no symbol for " << expression;
+}
 
 struct op_case {
   workload w;
@@ -56,7 +74,7 @@ TEST_P(JitBuiltinOp, CompilesToCubinThrough06) {
   const op_case& c = GetParam();
   const program p = whole_program(c.w, c.t, c.op);
   const compiled out = compile(p, arch, code_kind::cubin);
-  EXPECT_GT(out.image.code.size(), 0u);
+  expect_cubin_of_its_kernels(out.image, c.op.name);
   ASSERT_EQ(out.image.kernel_names.size(), p.name_expressions.size());
   for (const auto& [expression, mangled] : out.image.kernel_names)
     EXPECT_EQ(mangled.rfind("_Z", 0), 0u) << expression;
@@ -68,7 +86,7 @@ TEST_P(JitBuiltinOp, LinksToCubinThrough07) {
   const compiled op = compile(lto_op_program(c.w, c.t, c.op), arch, code_kind::ltoir);
   const compiled* parts[] = {&kernels, &op};
   const linked out = link(parts, arch);
-  EXPECT_GT(out.image.code.size(), 0u);
+  expect_cubin_of_its_kernels(out.image, c.op.name);
   EXPECT_EQ(out.image.kernel_names, kernels.image.kernel_names);
 }
 
@@ -83,7 +101,7 @@ TEST(JitPreoptimised, KernelsLinkInEveryWorkload) {
     const compiled kernels = compile(k, arch, code_kind::ltoir);
     const compiled op = compile(lto_op_program(c.w, c.t, c.op), arch, code_kind::ltoir);
     const compiled* parts[] = {&kernels, &op};
-    EXPECT_GT(link(parts, arch).image.code.size(), 0u) << to_string(c.w);
+    expect_cubin_of_its_kernels(link(parts, arch).image, std::string(to_string(c.w)));
   }
   EXPECT_EQ(done.size(), 6u);
 }
@@ -178,8 +196,8 @@ TEST(JitCompile, NvrtcsTimeTableIsReadPhaseByPhase) {
 
 TEST(JitCompile, AFunctionBodyIsAcceptedAsWellAsAnExpression) {
   const op_text body{"body", "const T y = x * x;\nreturn y + T(2) * x + T(1);"};
-  EXPECT_GT(compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image.code.size(),
-            0u);
+  expect_cubin_of_its_kernels(
+      compile(whole_program(workload::map, dtype::f64, body), arch, code_kind::cubin).image, body.name);
 }
 
 // nvJitLink's -time report, as nvJitLink writes it: the steps jit/phases/07_link records.
@@ -384,32 +402,42 @@ TEST_F(JitCache, TwoProcessesWritingTheSameEntryAtOnce) {
     };
   };
   std::filesystem::create_directories(dir_);
+  // An entry before the writers start: from then on every read must find a whole one (the old
+  // entry or a new one), never none, never a torn or corrupt file.
+  cache({dir_, [](const std::string&) {}}).write_disk(key, image('C', bytes));
   std::vector<pid_t> children;
   for (char fill : {'A', 'B'}) {
     const pid_t pid = ::fork();
     if (pid == 0) ::_exit(writer(fill)());
     children.push_back(pid);
   }
-  // Meanwhile, every read sees no entry or a whole one: never a torn or corrupt file.
   cache reader({dir_, [this](const std::string& m) { warnings_ += m; }});
-  int whole = 0;
-  for (int i = 0; i < 2000; ++i) {
+  int reads = 0, whole = 0, running = 2;
+  std::vector<int> status(children.size(), 0);
+  while (running > 0 || reads < 100) {
     if (const auto got = reader.read_disk(key)) {
       ++whole;
-      ASSERT_TRUE(got->code == image('A', bytes).code || got->code == image('B', bytes).code);
+      ASSERT_TRUE(got->code == image('A', bytes).code || got->code == image('B', bytes).code ||
+                  got->code == image('C', bytes).code)
+          << "a torn entry";
     }
+    ++reads;
+    for (std::size_t i = 0; i < children.size(); ++i)
+      if (children[i] && ::waitpid(children[i], &status[i], WNOHANG) == children[i]) {
+        children[i] = 0;
+        --running;
+      }
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed";
-  }
+  for (int st : status) EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "a writer failed";
+  EXPECT_EQ(whole, reads) << "a read found no entry while one existed throughout";
   EXPECT_EQ(reader.stats().discarded, 0) << warnings_;
-  ASSERT_TRUE(reader.read_disk(key).has_value());
+  const auto last = reader.read_disk(key);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_TRUE(last->code == image('A', bytes).code || last->code == image('B', bytes).code)
+      << "the writers' last entry is one of theirs";
   std::size_t leftovers = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir_)) leftovers += e.path().extension() == ".tmp";
   EXPECT_EQ(leftovers, 0u) << "temporary files left behind";
-  RecordProperty("whole_reads_during_writes", whole);
 }
 
 TEST(JitCacheKey, DependsOnSourceArchitectureAndKind) {
@@ -433,9 +461,16 @@ TEST(JitNewOp, EveryOpIsNewTextAndANewCacheKeyAndCompiles) {
     EXPECT_TRUE(one_line.insert(jit::one_line_program(op).source).second);
   }
   const jit::op_text op = jit::never_seen_op();
-  EXPECT_NO_THROW(
-      jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin));
-  EXPECT_NO_THROW(jit::compile(jit::one_line_program(op), 90, jit::code_kind::cubin));
+  expect_cubin_of_its_kernels(
+      jit::compile(jit::whole_program(jit::workload::map, dtype::f32, op), 90, jit::code_kind::cubin).image,
+      op.name);
+  const jit::module_image one_line_cubin =
+      jit::compile(jit::one_line_program(op), 90, jit::code_kind::cubin).image;
+  expect_cubin_of_its_kernels(one_line_cubin,
+                              op.name + " (one line: an extern \"C\" kernel, no name expression)", false);
+  EXPECT_NE(std::string(one_line_cubin.code.begin(), one_line_cubin.code.end())
+                .find(std::string("one_line") + '\0'),
+            std::string::npos);
 }
 
 // A cache keyed by machine code (nvJitLink's, for PTX or LTO-IR input) must not answer either:

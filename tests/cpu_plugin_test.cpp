@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 namespace cdl {
 namespace {
@@ -23,12 +25,27 @@ std::string temporary_file(const std::string& name, const std::string& content) 
   return path;
 }
 
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Each op's files: a fatbin (its magic number) and the op alone as LTO-IR, each its own (no two
+// ops' files alike), beside the skeleton's LTO-IR.
 TEST(Plugin, EveryMapOpHasItsFilesAndThereAreNoOthers) {
   std::size_t fatbins = 0;
+  std::set<std::string> distinct_fatbins, distinct_ltoir;
   for (const op_info& op : map_op_catalogue) {
+    const std::string fatbin = contents(plugin::fatbin_path(op.name)),
+                      ltoir = contents(plugin::op_ltoir_path(op.name));
+    EXPECT_EQ(fatbin.substr(0, 4), std::string("\x50\xed\x55\xba", 4)) << op.name << ": not a fatbin";
     EXPECT_NO_THROW(plugin::check_loadable(plugin::fatbin_path(op.name))) << op.name;
-    EXPECT_TRUE(std::filesystem::exists(plugin::op_ltoir_path(op.name))) << op.name;
+    EXPECT_GT(ltoir.size(), 64u) << op.name << ": no LTO-IR";
+    distinct_fatbins.insert(fatbin);
+    distinct_ltoir.insert(ltoir);
   }
+  EXPECT_EQ(distinct_fatbins.size(), map_op_catalogue.size()) << "two ops' fatbins are the same file";
+  EXPECT_EQ(distinct_ltoir.size(), map_op_catalogue.size()) << "two ops' LTO-IR are the same";
   EXPECT_TRUE(std::filesystem::exists(plugin::skeleton_ltoir_path()));
   for (const auto& f : std::filesystem::directory_iterator(plugin::directory()))
     fatbins += f.path().extension() == ".fatbin";

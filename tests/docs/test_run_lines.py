@@ -131,9 +131,16 @@ class CompileTimes(unittest.TestCase):
 
 class RunLinesOnTheGpu(unittest.TestCase):
     def test_each_line_runs_and_validates(self):
+        """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
+        (bench/run.cpp), and prints "(not timed)" beside a wrong result."""
         for name, args in run_lines().items():
             got = subprocess.run([CDL_RUN, *args], capture_output=True, text=True, timeout=600)
-            self.assertEqual(got.returncode, 0, f"{name}: cdl_run {' '.join(args)}\n{got.stdout}{got.stderr}")
+            said = f"{name}: cdl_run {' '.join(args)}\n{got.stdout}{got.stderr}"
+            self.assertEqual(got.returncode, 0, said)
+            self.assertNotIn("WRONG RESULT", got.stdout, said)
+            self.assertNotIn("(not timed)", got.stdout, said)
+            strategy = args[args.index("--strategy") + 1].split("/")[0].split(".")[0]
+            self.assertRegex(got.stdout, rf"(?m)^{re.escape(strategy)}\S* .* [0-9.]+ ms  \(p10 ", said)
 
 
 if __name__ == "__main__":

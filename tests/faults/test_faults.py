@@ -13,6 +13,7 @@ given to the report generator is tested with the report (tests/report/test_resul
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -134,6 +135,10 @@ class OnTheGpu(Scratch):
         r = run(CDL_RUN, "--expr", "x / 0.0f", "--strategy", "00_inline/vec", "--n", "2^20")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertNotIn("WRONG RESULT", r.stdout)
+        # Timed, so validated (cdl_run times a row only after it passed): the user's op through
+        # the run-time strategies, and the strategy asked for.
+        for row in ("06_nvrtc_jit/vec [--expr]", "00_inline/vec"):
+            self.assertRegex(r.stdout, rf"(?m)^{re.escape(row)}.* [0-9.]+ ms  \(p10 ", r.stdout)
 
     def test_a_filter_that_selects_nothing_is_refused(self):
         r = run(CDL_BENCH, "--benchmark_filter=^blur/", "--benchmark_out=" + self.path("bench.json"))

@@ -73,14 +73,9 @@ class ProfileTest(FixtureTest):
             "Why tiling pays",
         ):
             self.assertIn(heading, section)
-        with open(REFERENCE) as f:
-            ref = {k["name"]: k for k in json.load(f)["kernels"]}
-        base = ref["map/01_template_functor/vec map op=quadratic type=f32 n=16777216 k=64"]
-        self.assertIn(
-            f"| 01_template_functor/vec, k = 64 | {base['occupancy_achieved']:.2f} | "
-            f"{base['thread_instructions_per_element']:.1f} |",
-            section,
-        )
+        # The reference's counters for 01's vec kernel at k = 64: achieved occupancy 0.9497, 392
+        # thread instructions per element, written as the table writes them.
+        self.assertIn("| 01_template_functor/vec, k = 64 | 0.95 | 392.0 |", section)
         self.assertTrue(os.path.exists(os.path.join(self.out, "profile_stalls.png")))
 
     def test_a_foreign_or_malformed_profile_is_refused(self):
