@@ -272,7 +272,8 @@ def main(argv):
     if "occupancy_missing" in doc:
         occupancy_note = f", no occupancy ({doc['occupancy_missing']})"
     else:
-        occupancy_note = f", occupancy for {len(doc['kernels']) - len(skipped)} (the driver could not be asked about {len(skipped)})"
+        asked = len(doc["kernels"]) - len(skipped)
+        occupancy_note = f", occupancy for {asked} (the driver could not be asked about {len(skipped)})"
     print(f"resources: {len(doc['kernels'])} kernels {sass}{occupancy_note} -> {output}")
 
 

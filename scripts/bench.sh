@@ -39,7 +39,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 for p in "${selected[@]}"; do
-  [[ " ${all_phases[*]} " == *" $p "* ]] || { echo "bench: unknown phase '$p' (the phases: ${all_phases[*]})" >&2; exit 2; }
+  [[ " ${all_phases[*]} " == *" $p "* ]] \
+    || { echo "bench: unknown phase '$p' (the phases: ${all_phases[*]})" >&2; exit 2; }
 done
 wanted() { [[ " ${selected[*]} " == *" $1 "* ]]; }
 
@@ -54,14 +55,17 @@ phase() {
   echo "bench: [$number/$total] $name: $what" >&2
   local rc=0
   "$@" || rc=$?
-  echo "bench: [$number/$total] $name: $([ $rc -eq 0 ] && echo done || echo "exit status $rc") in $((SECONDS - start)) s" >&2
+  local ended="done"
+  [ $rc -eq 0 ] || ended="exit status $rc"
+  echo "bench: [$number/$total] $name: $ended in $((SECONDS - start)) s" >&2
   return $rc
 }
 
 source scripts/deps.sh
 build() { cmake --preset release -DBUILD_TESTING=OFF && cmake --build --preset release; }
 wanted build && phase build "configure and build the programs (release preset)" build
-[ -x build/release/bench/cdl_bench ] || { echo "bench: no build/release/bench/cdl_bench: run the build phase first" >&2; exit 2; }
+[ -x build/release/bench/cdl_bench ] \
+  || { echo "bench: no build/release/bench/cdl_bench: run the build phase first" >&2; exit 2; }
 
 python=$(sed -n 's/^CDL_PYTHON:FILEPATH=//p' build/release/CMakeCache.txt)
 [ -n "$python" ] || python=/usr/bin/python3
@@ -99,7 +103,8 @@ wanted facts && { phase facts "the compilers' answers and every kernel's resourc
 # some benchmark failed: the report lists the failures first, so the run goes on to it.
 part() {
   local rc=0
-  "$bin/cdl_bench" --cdl_part="$1" --benchmark_out="$out/bench.$1.json" --benchmark_out_format=json "${args[@]}" || rc=$?
+  "$bin/cdl_bench" --cdl_part="$1" --benchmark_out="$out/bench.$1.json" --benchmark_out_format=json \
+    "${args[@]}" || rc=$?
   [ $rc -eq 3 ] && worse 3 && rc=0
   return $rc
 }
@@ -110,10 +115,13 @@ wanted suite && phase suite "cdl_bench, the other workloads, the JIT stages and 
 # And the JIT stages with the compilers' driver caches off, beside the run's own (but for jit/parts/:
 # every compile there is of a new text, which no cache answers, and the report reads them from the run;
 # Google Benchmark's POSIX regex has no lookahead, so "not parts/" is spelled out).
+repeat_filter='^map/(01_template_functor|03_switch|04_function_pointer.symbol|05_virtual|06_nvrtc_jit|'
+repeat_filter+='08_expression_jit)/vec/op:(quadratic|sine)/type:f32/n:16777216/k:(1|16|256)/'
+repeat_filter+='|^tasks/.*/layout:random/distinct:32/'
 noise() {
   rm -f "$out/repeat.json" "$out/jit_cache_disabled.json"
   "$bin/cdl_bench" "${args[@]}" --benchmark_out="$out/repeat.json" --benchmark_out_format=json \
-    --benchmark_filter='^map/(01_template_functor|03_switch|04_function_pointer.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/vec/op:(quadratic|sine)/type:f32/n:16777216/k:(1|16|256)/|^tasks/.*/layout:random/distinct:32/' \
+    --benchmark_filter="$repeat_filter" \
     > /dev/null || echo "bench: the repeat run failed; the report falls back to a fixed noise threshold" >&2
   CUDA_CACHE_DISABLE=1 "$bin/cdl_bench" "${args[@]}" --benchmark_filter='^jit/([^p]|p[^a])' \
     --benchmark_out="$out/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null \
@@ -144,7 +152,7 @@ report() {
   if [ -n "$reference" ]; then
     echo "bench: comparing with the reference in $reference (another GPU's, if the name differs)"
     "$python" reports/compare.py "$reference" "$out" --out "$out/compare.md" \
-      || { local c=$?; [ $c -eq 1 ] || echo "bench: the comparison with the reference failed (exit status $c)" >&2; }
+      || { local c=$?; [ $c -eq 1 ] || echo "bench: the comparison with the reference failed ($c)" >&2; }
   fi
   return $rc
 }

@@ -93,7 +93,8 @@ for tool in "${tools[@]}"; do
   findings=$(sed -nE "s/$summary/"'\2\3/p' "${logs[@]}" | sum)
   printf '%-10s %7s %7s %7s %9s\n' "$tool" "$passed" "$skipped" "$failed" "$findings"
   if [ -n "${left_out[$tool]:-}" ]; then
-    names=$(GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 listed "$filter" | grep -c "${left_out[$tool]//\*/}" || true)
+    pattern=${left_out[$tool]//\*/}
+    names=$(GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 listed "$filter" | grep -c "$pattern" || true)
     echo "           $names tests left out ($(echo "${left_out[$tool]}" | tr -d '*')): $left_out_why"
   fi
   if [ "$findings" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] || [ "$finished" -ne "$shards" ]; then
