@@ -271,6 +271,8 @@ class ResultsTest(unittest.TestCase):
             if b["run_name"].startswith("map/01_template_functor/scalar/op:quadratic/type:f32/")
         )
         self.problem = self.cpp_name.split("/", 3)[3].split("/iterations:")[0]
+        # The peers ran on the C++ run's device (a file of another is set aside by the report).
+        self.device = json.loads(cpp["context"]["cdl_environment"])["device"]["name"]
 
     def tearDown(self):
         shutil.rmtree(self.dir)
@@ -280,7 +282,7 @@ class ResultsTest(unittest.TestCase):
             "system": "numba",
             "status": "ran",
             "version": "0.0 (test)",
-            "device": {"name": "test"},
+            "device": {"name": self.device},
             "copy_bandwidth_gbs": 3000.0,
             "benchmarks": benchmarks,
             "experiments": list(experiments),
