@@ -130,6 +130,30 @@ class CompileTimes(unittest.TestCase):
 
 
 class RunLinesOnTheGpu(unittest.TestCase):
+    def test_08s_compile_time_breakdown_agrees_with_its_first_launch(self):
+        """--compile-times' total for 08's vec kernel (lower, libNVVM, load) against the first launch of
+        the same route in another process, which also runs the kernel: a breakdown that counts what
+        a user's launch does not pay (a CUDA context) lands far above it."""
+        expression = "s = sin(x); s * s + 2 * x"
+        times = subprocess.run(
+            [CDL_RUN, "--expr", expression, "--compile-times"], capture_output=True, text=True, timeout=600
+        )
+        self.assertEqual(times.returncode, 0, times.stdout + times.stderr)
+        total = re.search(r"(?m)^08 libNVVM, vec kernel +([0-9.]+) ", times.stdout)
+        self.assertIsNotNone(total, times.stdout)
+        launch = subprocess.run(
+            [CDL_RUN, "--expr", expression, "--strategy", "08_expression_jit/vec", "--n", "2^20"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        self.assertEqual(launch.returncode, 0, launch.stdout + launch.stderr)
+        first = re.search(
+            r"(?m)^08_expression_jit/vec \[--expr\] .* first launch ([0-9.]+) ms", launch.stdout
+        )
+        self.assertIsNotNone(first, launch.stdout)
+        self.assertLess(float(total.group(1)), 2 * float(first.group(1)) + 20, times.stdout + launch.stdout)
+
     def test_each_line_runs_and_validates(self):
         """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
         (bench/run.cpp), and prints "(not timed)" beside a wrong result."""
