@@ -6,9 +6,14 @@ def fmt_time(us):
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
 
 
+EMPTY = ("–", "", "– / –")  # what a cell holds where the results have no figure
+
+
 def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    """A Markdown table; a column with no figure in any row is left out."""
+    keep = [i for i in range(len(header)) if not rows or any(str(r[i]) not in EMPTY for r in rows)]
+    lines = ["| " + " | ".join(header[i] for i in keep) + " |", "|" + "---|" * len(keep)]
+    lines += ["| " + " | ".join(str(r[i]) for i in keep) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 

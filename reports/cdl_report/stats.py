@@ -36,12 +36,12 @@ def quantile(values, q):
 
 
 def span(values, fmt="{:.2f}"):
-    """'a–b' over the values (one value when they are equal), '–' when there are none."""
-    return (
-        "–"
-        if not values
-        else fmt.format(min(values)) + ("" if min(values) == max(values) else "–" + fmt.format(max(values)))
-    )
+    """'a–b' over the values (one value when both ends print alike), '–' when there are none."""
+    values = list(values)
+    if not values:
+        return "–"
+    lo, hi = fmt.format(min(values)), fmt.format(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 @lru_cache(maxsize=None)

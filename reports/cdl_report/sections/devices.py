@@ -13,7 +13,7 @@ from collections import defaultdict
 from ..compare import compare_runs, timed_rows
 from ..document import pow2, table
 from ..results import parse_name
-from ..stats import median, quantile
+from ..stats import median, quantile, span
 from .dispatch import BASE
 
 SHARE_BANDWIDTH = 0.75  # at least this share of the bandwidth gain: moves with the memory
@@ -251,7 +251,7 @@ def _one(doc, a, b):
         same = (da["cpus"], da["cpu_mhz"]) == (db["cpus"], db["cpu_mhz"])
         doc.add(
             f"The {len(stages)} jit/ stages (compiles, links, loads: host work) take {median(rs):.2f} times as long on "
-            f"B at the median ({min(rs):.2f}–{max(rs):.2f}): they follow the host, not the GPU. "
+            f"B at the median ({span(rs, '{:.2f}')}): they follow the host, not the GPU. "
             + (
                 f"Both hosts report {da['cpus']} CPUs at {da['cpu_mhz']} MHz (as Google Benchmark reads them), so "
                 "what differs is the host's CPU itself, which these files do not name.\n"

@@ -3,7 +3,7 @@ it meets, and the number of elements after which a compile has paid for itself a
 strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import table
-from ..stats import compare
+from ..stats import compare, span
 from .map import DEMONSTRATION
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
@@ -18,6 +18,9 @@ ANSWERED_BY = {
 }
 # The strategies that take an op chosen at run time without a compiler: a JIT's rivals.
 RIVALS = ("03_switch/", "03_switch.hoisted/", "04_", "05_")
+
+
+HEADING = "Run-time compilation: what it costs and when it pays"
 
 
 def assembled_by_driver(stages):
@@ -92,11 +95,11 @@ def baseline(doc, c, dispatch):
         memory = [r for (_, k), r in ratios.items() if k == 1]
         slowest = max(ratios, key=ratios.get)
         text += (
-            f". Its kernels take {min(ratios.values()):.2f}–{max(ratios.values()):.2f}× the optimised tier's time "
+            f". Its kernels take {span(ratios.values(), '{:.2f}')}× the optimised tier's time "
             f"over the dispatch sweep (the most at {slowest[0]}, k = {slowest[1]})"
         )
         if memory:
-            text += f", {min(memory):.2f}–{max(memory):.2f}× at k = 1"
+            text += f", {span(memory, '{:.2f}')}× at k = 1"
     doc.add(text + ".\n")
 
 
@@ -322,7 +325,7 @@ def preoptimised(doc, bench, dispatch, c, noise):
             kernels[f"the tiled GEMM ({gemm[-1][0]}, {gemm[-1][1]})"] = gemm[-1][2]
     if map_ratios:
         text += (
-            f"; its map kernels take {min(map_ratios):.2f}–{max(map_ratios):.2f}× 07's time over the penalty "
+            f"; its map kernels take {span(map_ratios, '{:.2f}')}× 07's time over the penalty "
             f"sweep (vec forms)"
         )
     if gemm:
@@ -343,7 +346,7 @@ def preoptimised(doc, bench, dispatch, c, noise):
 def add(doc, bench, dispatch, noise, uncached=None):
     if not bench.stages:
         return {}
-    doc.add("## Run-time compilation: what it costs and when it pays\n")
+    doc.add(f"## {HEADING}\n")
     doc.add(
         "Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in every "
         "iteration (the benchmark fails if two iterations compile the same text): what a user pays for an op typed at "
@@ -390,15 +393,15 @@ def add(doc, bench, dispatch, noise, uncached=None):
     )
     if moved:
 
-        def span(i):
-            return f"{min(m[i] for m in moved):.2f}–{max(m[i] for m in moved):.2f}×"
+        def between(i):
+            return f"{span([m[i] for m in moved], '{:.2f}')}×"
 
         most = max(moved, key=lambda m: abs(m[2] - 1))
         doc.add(
             "*× floor, paired*: each iteration's time over that of a one-line kernel, new every time, compiled beside "
             "it (the floor of any NVRTC route), where the stage pairs them. A new op meets no cache in either run: "
-            f"with the caches off, the paired stages took {span(0)} their milliseconds, the floors compiled beside "
-            f"them {span(1)}, and their ratios to those floors {span(2)}"
+            f"with the caches off, the paired stages took {between(0)} their milliseconds, the floors compiled beside "
+            f"them {between(1)}, and their ratios to those floors {between(2)}"
             + (
                 ": the ratios held within 10 %, so what moved the milliseconds between the columns is the host's "
                 "speed, which the pairing cancels.\n"
@@ -483,7 +486,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         )
         if fast:
             text += (
-                f"; its kernel takes {min(fast.values()):.2f}–{max(fast.values()):.2f}× the template's time over the "
+                f"; its kernel takes {span(fast.values(), '{:.2f}')}× the template's time over the "
                 f"penalty sweep (k = {min(fast)} to {max(fast)})"
             )
         doc.add(text + ".\n")

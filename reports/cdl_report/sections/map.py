@@ -6,6 +6,7 @@ from .. import plots
 from ..document import pow2, table
 from ..results import strategy_of
 from .resources import map_kernel
+from ..stats import span
 
 COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best form should reach
 DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/one_workload.hpp), to show the cost
@@ -78,7 +79,7 @@ def explain_scalar(doc, entries, resources):
                 f"`{e}` ({k['registers']} registers, {k['occupancy']:.2f}, {f:.3f} of copy)"
                 for e, (f, k) in sorted(below.items())
             )
-            + f"; every kernel at {full:.2f} reaches {min(at_full.values()):.3f}–{max(at_full.values()):.3f}."
+            + f"; every kernel at {full:.2f} reaches {span(at_full.values(), '{:.3f}')}."
         )
     pairs = [
         (e, e.replace(".crowded/", ".symbol/") if e.startswith("04_") else e.replace(".crowded/", "/"))
@@ -96,13 +97,19 @@ def explain_scalar(doc, entries, resources):
             )
     if inlined and called:
         text.append(
-            f"At full occupancy the kernels without an indirect call reach {min(inlined):.3f}–{max(inlined):.3f} "
-            f"and those with one {min(called):.3f}–{max(called):.3f}: occupancy does not separate these, and "
+            f"At full occupancy the kernels without an indirect call reach {span(inlined, '{:.3f}')} "
+            f"and those with one {span(called, '{:.3f}')}: occupancy does not separate these, and "
             "what does (the instructions an element costs: a call, or a switch's branches) is not in the "
             "compiler's resource report."
         )
     doc.add(" ".join(text) + "\n")
     return scalar
+
+
+def heading(bench):
+    runs = bench.select("map", k=1, type="f32", op="quadratic")
+    n_max = max((int(f["n"]) for f, _ in runs), default=0)
+    return f"The memory-bound map (quadratic, float32, k = 1, n = {pow2(n_max)})"
 
 
 def add(doc, bench, resources):
@@ -111,7 +118,7 @@ def add(doc, bench, resources):
         return {}
     n_max = max(int(f["n"]) for f, _ in runs)
     entries = next(e for f, e in runs if int(f["n"]) == n_max)
-    doc.add(f"## The memory-bound map (quadratic, float32, k = 1, n = {pow2(n_max)})\n")
+    doc.add(f"## {heading(bench)}\n")
     rows = []
     for entry, row in sorted(entries.items()):
         c = row["counters"]
@@ -155,8 +162,8 @@ def add(doc, bench, resources):
     vec = [row["counters"]["frac_copy"] for e, row in entries.items() if e.endswith("/vec")]
     if scalar and vec:
         doc.add(
-            f"One element per thread (`scalar`) reaches {min(scalar):.2f}–{max(scalar):.2f} of copy; 16-byte loads "
-            f"and stores (`vec`) reach {min(vec):.2f}–{max(vec):.2f}.\n"
+            f"One element per thread (`scalar`) reaches {span(scalar, '{:.2f}')} of copy; 16-byte loads "
+            f"and stores (`vec`) reach {span(vec, '{:.2f}')}.\n"
         )
     scalar_kernels = explain_scalar(doc, entries, resources)
     by_entry = defaultdict(list)
