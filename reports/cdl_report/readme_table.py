@@ -108,105 +108,12 @@ def text(bench, found):
             if any(f"{lab}/vec" in row for lab in loop_apart for ks in sweep.values() for row in ks.values())
             else ""
         )
-        + guide(bench, found)
     )
 
 
-def guide(bench, found):
-    """Which strategy to use, by what is known when, each line's figures from the results."""
-    penalty = found["dispatch"].get("penalty", {})
-    if not penalty:
-        return ""
-    k_max = max(k for _, k in penalty)
-    k_min = min(k for _, k in penalty)
-
-    def span(col, k):
-        vals = [p[col] for (op, kk), p in penalty.items() if kk == k and col in p]
-        return f"{min(vals):.2f}–{max(vals):.2f}×" if vals else "–"
-
-    def worst(prefixes, k):
-        vals = [
-            v
-            for (op, kk), p in penalty.items()
-            if kk == k
-            for c, v in p.items()
-            if c.startswith(prefixes) and ".crowded" not in c
-        ]
-        return f"up to {max(vals):.1f}×" if vals else "–"
-
-    costs = found.get("jit", {}).get("costs", {})
-
-    def ms(key):
-        return f"{costs[key]:.0f} ms" if costs.get(key) else "–"
-
-    tasks = {
-        e: row["median"]
-        for f, es in bench.select("tasks", layout="random", distinct=32)
-        for e, row in es.items()
-    }
-    # Per element without a compiler at run time (a JIT's per-element kernel is a switch as well).
-    per_element = {
-        e: t for e, t in tasks.items() if e.endswith("/per_element") and e.startswith(("03_", "04_", "05_"))
-    }
-    grouped = {e: t for e, t in tasks.items() if "/grouped" in e}
-    rows = [
-        [
-            "known when the program is compiled",
-            "`01_template_functor` (or `02_device_lambda`)",
-            "none: the op is inlined; the baseline of every ratio here",
-        ],
-        [
-            "chosen at run time from ops built into the program, the same for the whole launch",
-            "`03_switch.hoisted` (a switch outside the loop, a kernel per op)",
-            f"{span('03_switch.hoisted/vec', k_min)} the template's time at k = {k_min}, {span('03_switch.hoisted/vec', k_max)} "
-            f"at k = {k_max}; a switch per call, function pointers or virtual calls: {worst(('03_switch/', '04_', '05_'), k_max)}",
-        ],
-        [
-            "written by a user at run time",
-            "`06_nvrtc_jit` (any C++), `08_expression_jit` (its language, map only)",
-            f"the kernel takes {span('06_nvrtc_jit/vec', k_max)} the template's time at k = {k_max}; a new op costs "
-            f"{ms('compile')} to compile through 06, {ms('08 compile')} through 08"
-            + (
-                f" ({costs['08 compile x floor']:.2f}× NVRTC's one-line floor; its `baseline` tier "
-                f"{costs['08 baseline compile x floor']:.2f}×, its kernel {span('08_expression_jit.baseline/vec', k_max)} "
-                f"the template's time at k = {k_max})"
-                if costs.get("08 compile x floor") and costs.get("08 baseline compile x floor")
-                else ""
-            )
-            + f"; a cached op {ms('disk hit (fresh process)')} in a new process",
-        ],
-        [
-            "shipped as precompiled kernels, ops linked in later",
-            "`07_jit_lto`",
-            f"the kernel takes {span('07_jit_lto/vec', k_max)} the template's time at k = {k_max}; the op's LTO-IR {ms('07 op')} and the "
-            f"link {ms('07 link')} for a new op"
-            + (
-                f" ({costs['07 link x floor']:.2f}× NVRTC's one-line floor; any LTO link "
-                f"{costs['one-line link x floor']:.2f}×)"
-                if costs.get("07 link x floor") and costs.get("one-line link x floor")
-                else ""
-            ),
-        ],
-    ]
-    if per_element and grouped:
-        best_pe, best_g = min(per_element, key=per_element.get), min(grouped, key=grouped.get)
-        rows.append(
-            [
-                "chosen per element (a task record per element)",
-                f"`{best_pe.split('/')[0]}` per element",
-                f"{per_element[best_pe]:.0f} µs for 2^24 tasks of 32 ops at random, against {grouped[best_g]:.0f} µs "
-                f"sorted into groups first (`{best_g}`)",
-            ]
-        )
-    return (
-        "\n**Which to use.** By what you know about the op, and when (figures from the results above; k = "
-        "evaluations per element, the hotter the call the larger k):\n\n"
-        + table(["the op is", "use", "what it costs"], rows)
-    )
-
-
-def update(path, generated):
-    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+def update(path, generated, block="results"):
+    """Replaces the text between the README's <!-- BLOCK:begin --> and <!-- BLOCK:end --> lines."""
+    begin, end = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
     try:
         with open(path) as f:
             doc = f.read()

@@ -18,7 +18,7 @@ FIGURE = re.compile(
     r"|\b\d+\.\d+\s?[x×](?=[\s,.;:)]|$)"
     r"|\bREG:\d+|\b\d+(-\d+)?\s+registers\b"
 )
-GENERATED = re.compile(r"<!-- results:begin -->.*?<!-- results:end -->", re.S)
+GENERATED = re.compile(r"<!-- (results|answer):begin -->.*?<!-- \1:end -->", re.S)
 SOURCES = [
     "strategies/*.cu",
     "strategies/*.hpp",

@@ -5,7 +5,7 @@ from collections import defaultdict
 from .. import plots
 from ..document import pow2, table
 from ..results import label
-from ..stats import compare, mode
+from ..stats import compare, mode, span
 from .map import DEMONSTRATION
 from .resources import map_kernel
 
@@ -17,6 +17,10 @@ BASE = "01_template_functor/vec"
 EXPRESSION = "08_expression_jit/vec"
 # Elements per block of the vec form: 256 threads x 4 vectors x 4 floats (skeletons/elementwise.cuh).
 VEC_ELEMENTS_PER_BLOCK = 256 * 4 * 4
+
+
+def heading(n):
+    return f"The dispatch penalty: time against k (map, float32, n = {pow2(n)})"
 
 
 def k_sweep(bench):
@@ -138,7 +142,7 @@ def add(doc, bench, noise, resources=None):
     n, sweep = k_sweep(bench)
     if not sweep:
         return {}
-    doc.add(f"## The dispatch penalty: time against k (map, float32, n = {pow2(n)})\n")
+    doc.add(f"## {heading(n)}\n")
     doc.add(
         "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. "
         "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a ratio "
@@ -177,11 +181,13 @@ def add(doc, bench, noise, resources=None):
         k = max(k for (o, k) in penalty if o == op)
         p = penalty[(op, k)]
         indirect = {c: v for c, v in p.items() if c.startswith(("04_", "05_"))}
-        jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_"))}
+        # A variant is its own figure, not folded into its strategy's range (06's `fast` is slower by design).
+        jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_")) and "." not in label(c)}
+        variants = {c: v for c, v in p.items() if c.startswith(("06_", "07_")) and "." in label(c)}
         text = f"- **{op}, k = {k}:** "
         if indirect:
             text += (
-                f"function pointers and virtual calls take {min(indirect.values()):.2f}–{max(indirect.values()):.2f}× "
+                f"function pointers and virtual calls take {span(indirect.values(), '{:.2f}')}× "
                 "the template's time (the call cannot be inlined, and the arguments go through the ABI)"
             )
         if "03_switch/vec" in p:
@@ -189,7 +195,9 @@ def add(doc, bench, noise, resources=None):
         if "03_switch.hoisted/vec" in p:
             text += f", hoisted out of the loop {p['03_switch.hoisted/vec']:.2f}×"
         if jit:
-            text += f"; the run-time compiled strategies {min(jit.values()):.2f}–{max(jit.values()):.2f}×"
+            text += f"; the run-time compiled strategies {span(jit.values(), '{:.2f}')}×"
+        if variants:
+            text += " (" + ", ".join(f"`{label(c)}` {v:.2f}×" for c, v in sorted(variants.items())) + ")"
         doc.add(text + ".")
     doc.add("")
     loop = expression_loop(doc, bench, n, noise)
@@ -210,7 +218,7 @@ def expression_loop(doc, bench, n, noise):
     at_top = {op: ratios[(op, k)] for op, k in ratios if k == top}
     doc.add(
         f"**08 is not in the table.** Its vec kernel (NVVM IR written by the program) makes the same 16-byte loads "
-        f"as the skeleton's: at k = 1 it takes {min(at_1):.2f}–{max(at_1):.2f}× the template's time. Beyond k = 1 it "
+        f"as the skeleton's: at k = 1 it takes {span(at_1, '{:.2f}')}× the template's time. Beyond k = 1 it "
         "runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop per value; the loads, "
         f"the op's arithmetic and the stores are the same. At k = {top} it takes "
         + ", ".join(f"{r:.2f}× ({op})" for op, (r, _) in sorted(at_top.items()))

@@ -2,13 +2,29 @@
 (divergence), and the grouping the compile-time strategies need instead."""
 from .. import plots
 from ..document import fmt_time, table
+from ..stats import span
+
+
+HEADING = "Per-element dispatch: the tasks workload (divergence)"
+
+
+def grouping_ratios(bench):
+    """{(layout, distinct ops): (the better grouping, its time / the per-element switch's)} per problem."""
+    out = {}
+    for f, es in bench.select("tasks"):
+        grouped = {e: row["median"] for e, row in es.items() if "/grouped" in e and e.startswith("01_")}
+        switch = es.get("03_switch/per_element")
+        if grouped and switch:
+            best = min(grouped, key=grouped.get)
+            out[(f["layout"], int(f["distinct"]))] = (best, grouped[best] / switch["median"])
+    return out
 
 
 def add(doc, bench):
     runs = bench.select("tasks")
     if not runs:
         return {}
-    doc.add("## Per-element dispatch: the tasks workload (divergence)\n")
+    doc.add(f"## {HEADING}\n")
     doc.add(
         "Each element's op id comes from a task record. `per_element` strategies dispatch per element "
         "(a warp whose elements hold d different ids runs d cases one after the other); the templates and "
@@ -30,19 +46,13 @@ def add(doc, bench):
     rows = [[f"`{e}`", fmt_time(uniform[e]), f"{worst.get(e, 1.0):.2f}"] for e in entries if e in uniform]
     doc.add(table(["implementation", "uniform (1 op)", "worst layout / uniform"], rows))
     # Grouping against the per-element switch, from the better of the two groupings, per problem.
-    grouping = {}
-    for f, es in runs:
-        grouped = {e: row["median"] for e, row in es.items() if "/grouped" in e and e.startswith("01_")}
-        switch = es.get("03_switch/per_element")
-        if grouped and switch:
-            best = min(grouped, key=grouped.get)
-            grouping[(f["layout"], int(f["distinct"]))] = (best, grouped[best] / switch["median"])
+    grouping = grouping_ratios(bench)
     if grouping:
         ratios = [r for _, r in grouping.values()]
         wins = sorted({b.split("/")[1] for b, _ in grouping.values()})
         doc.add(
             f"Grouping by op, the better of its two forms in each problem ({', '.join(f'`{w}`' for w in wins)} "
-            f"was the better), takes {min(ratios):.1f}–{max(ratios):.1f}× the per-element switch's time over "
+            f"was the better), takes {span(ratios, '{:.1f}')}× the per-element switch's time over "
             f"{len(grouping)} problems: the sort costs more than the divergence it removes, for ops this cheap.\n"
         )
     return {"uniform": uniform, "worst": worst, "grouping": grouping}

@@ -1,0 +1,354 @@
+"""The report's first screen: which way to hand a function to a kernel, and what each way costs on
+this device, computed from the run like everything below it.
+
+  - one line: the device, its copy floor, the run's noise;
+  - a headline: the ways that run at the template's speed, the dearest way and by how much, and
+    what an op written at run time costs once;
+  - the decision table: for each situation a reader can be in (the op known when the program is
+    built, chosen at run time once per launch, chosen per element, written by a user at run time,
+    shipped precompiled), the way that costs least at run time among those that serve it, its time
+    over the template's at k = 1 and at the sweep's largest k for its worst op, its one-time cost
+    for a new op and a cached one, and the section that shows it;
+  - one figure: time over the template's against k, a line per situation's way and the dearest;
+  - the run's three largest surprises, each found by a rule, with a link.
+"""
+import math
+
+from ..document import fmt_time, pow2, table
+from ..results import label
+from ..stats import compare
+from . import dispatch, jit, map as map_section, tasks
+
+BASE = "01_template_functor"
+# Each situation, the ways that serve it (strategy[.variant], the map's vec form measured), in the
+# order a tie goes. Per element: the map's sweep calls the op the same way for every element, so
+# these figures are the call's cost; what different ops in one warp add is the tasks section's.
+SITUATIONS = [
+    ("known when the program is built", ("01_template_functor", "02_device_lambda", "00_inline")),
+    (
+        "chosen at run time from ops built in, once per launch",
+        (
+            "03_switch.hoisted",
+            "14_graph_switch",
+            "15_device_launch",
+            "04_function_pointer.symbol",
+            "05_virtual",
+        ),
+    ),
+    (
+        "chosen per element, from ops built in",
+        ("03_switch", "04_function_pointer.table", "05_virtual"),
+    ),
+    (
+        "written by a user at run time",
+        ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit", "08_expression_jit.baseline"),
+    ),
+    ("shipped precompiled, loaded or linked later", ("13_precompiled_plugin", "13_precompiled_plugin.lto")),
+]
+# What each way is, in a few words.
+WHAT = {
+    "00_inline": "the op written into the kernel",
+    "01_template_functor": "a functor as a template parameter",
+    "02_device_lambda": "a device lambda as a template parameter",
+    "03_switch": "a switch on an op id at every call",
+    "03_switch.hoisted": "a switch on an op id, hoisted out of the loop",
+    "04_function_pointer.symbol": "a device function pointer",
+    "04_function_pointer.table": "a device table of function pointers",
+    "05_virtual": "a virtual call",
+    "06_nvrtc_jit": "the op's C++ compiled with the kernel by NVRTC",
+    "07_jit_lto": "the op's C++ compiled alone and linked into the kernel (nvJitLink LTO)",
+    "08_expression_jit": "the op in an expression language, lowered to NVVM IR by the program",
+    "08_expression_jit.baseline": "08 without libNVVM's optimiser",
+    "12_variant_visit": "a cuda::std::variant and visit",
+    "13_precompiled_plugin": "the op's kernels built ahead of time into a file, loaded",
+    "13_precompiled_plugin.lto": "the op built ahead of time as LTO-IR, linked at run time",
+    "14_graph_switch": "a CUDA graph's switch node",
+    "15_device_launch": "the op's kernel launched from a kernel",
+}
+# A new op's cost for each run-time compiled way: the stages it pays, summed (bench/jit_stages.cpp).
+NEW_OP = {
+    "06_nvrtc_jit": ("jit/compile/06/new_op", "jit/load/06/"),
+    "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
+    "08_expression_jit": ("jit/compile/08/new_op",),  # its compile and its load
+    "08_expression_jit.baseline": ("jit/compile/08_baseline/new_op",),
+}
+CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
+
+
+def anchor(heading):
+    """The link GitHub gives a Markdown heading."""
+    text = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return "#" + text.replace(" ", "-")
+
+
+def stage_ms(bench, prefix):
+    found = [row["median"] for name, row in bench.stages.items() if name.startswith(prefix)]
+    return found[0] / 1000 if found else None
+
+
+def ratios(bench, n, noise):
+    """{label: {k: {op: (time / the template's, finding?)}}} over the dispatch sweep's vec forms."""
+    out = {}
+    for f, es in bench.select("map", type="f32", n=n):
+        base = es.get(BASE + "/vec")
+        if not base or "k" not in f:
+            continue
+        for e, row in es.items():
+            if e.endswith("/vec"):
+                ratio, _, finding = compare(base, row, noise)
+                out.setdefault(label(e), {}).setdefault(int(f["k"]), {})[f["op"]] = (ratio, finding)
+    return out
+
+
+def worst(by_k, k):
+    """(op, (ratio, finding)) of the op a way costs most at k."""
+    return max(by_k.get(k, {}).items(), key=lambda kv: kv[1][0], default=(None, (None, False)))
+
+
+def times(op, value):
+    """'1.38× exp_sin_cos'; in parentheses where it is no difference (the noise, or the U test)."""
+    ratio, finding = value
+    if ratio is None:
+        return "–"
+    return f"{ratio:.2f}× {op}" if finding else f"({ratio:.2f}×) {op}"
+
+
+def choose(candidates, r, top, new_op_ms, noise):
+    """The way that costs least at run time (its worst op at the largest k); among the run-time
+    compiled ways that run at the template's speed, the one whose new op is cheapest."""
+    measured = [c for c in candidates if top in r.get(c, {})]
+    if not measured:
+        return None
+    if all(c in NEW_OP for c in measured):
+        fast = [c for c in measured if worst(r[c], top)[1][0] <= 1 + noise and new_op_ms.get(c) is not None]
+        if fast:
+            return min(fast, key=lambda c: new_op_ms[c])
+    return min(measured, key=lambda c: worst(r[c], top)[1][0])
+
+
+def surprises(bench, r, noise, headings):
+    """[(size, sentence)] of the run's surprises, the largest of each rule, largest first; size is
+    |log ratio|, so a gain and a loss of one factor weigh the same."""
+    rules = {"ways": [], "beats": [], "forms": [], "grouping": []}
+    dispatch_link = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+    # Two ways of one strategy on the same op and k: the largest ratio between them.
+    by_strategy = {}
+    for lab in r:
+        by_strategy.setdefault(lab.split(".")[0], []).append(lab)
+    for labels in by_strategy.values():
+        for k, ops in r[labels[0]].items():
+            for op in ops:
+                have = [(r[l][k][op][0], l) for l in labels if op in r[l].get(k, {})]
+                (hi, a), (lo, b) = max(have), min(have)
+                if len(have) > 1 and hi / lo > 1 + noise:
+                    rules["ways"].append(
+                        (
+                            math.log(hi / lo),
+                            f"**One strategy, two ways: {hi / lo:.2f}× apart.** `{a}` takes {hi:.2f}× the "
+                            f"template's time where `{b}` takes {lo:.2f}× ({op}, k = {k}): {dispatch_link}.",
+                        )
+                    )
+    # A way that beats the template it is measured against.
+    for lab, ks in r.items():
+        for k, ops in ks.items():
+            for op, (ratio, finding) in ops.items():
+                if lab != BASE and finding and ratio < 1:
+                    rules["beats"].append(
+                        (
+                            -math.log(ratio),
+                            f"**Faster than the template: {ratio:.2f}×.** `{lab}/vec` ({op}, k = {k}); its kernel "
+                            f"differs from the template's in more than the call: {dispatch_link}.",
+                        )
+                    )
+    # Two forms of one strategy on the memory-bound map: an element a thread against 16-byte vectors.
+    big = bench.select("map", k=1, type="f32", op="quadratic")
+    if big:
+        n_max = max(int(f["n"]) for f, _ in big)
+        es = next(e for f, e in big if int(f["n"]) == n_max)
+        for lab in {label(e) for e in es}:
+            if lab + "/vec" in es and lab + "/scalar" in es:
+                vec, scalar = (es[lab + form]["counters"]["frac_copy"] for form in ("/vec", "/scalar"))
+                rules["forms"].append(
+                    (
+                        math.log(vec / scalar),
+                        f"**An element a thread reaches {scalar:.2f} of copy.** `{lab}/scalar`, where its 16-byte "
+                        f"vectors reach {vec:.2f} (n = {pow2(n_max)}): [the memory-bound map]"
+                        f"({anchor(headings['map'])}).",
+                    )
+                )
+    # Sorting by op to run each op's template kernel, against a switch per element.
+    for (layout, distinct), (best, ratio) in tasks.grouping_ratios(bench).items():
+        if ratio > 1 + noise:
+            rules["grouping"].append(
+                (
+                    math.log(ratio),
+                    f"**Grouping by op costs {ratio:.1f}× a switch per element.** `{best}` against "
+                    f"`03_switch/per_element` ({layout}, {distinct} ops): the sort costs more than the divergence "
+                    f"it removes: [per-element dispatch]({anchor(headings['tasks'])}).",
+                )
+            )
+    return largest_per_rule(rules)
+
+
+def largest_per_rule(rules):
+    """The largest candidate of each rule, largest first."""
+    best = {}
+    for rule, candidates in rules.items():
+        if candidates:
+            best[rule] = max(candidates)
+    return sorted(best.values(), reverse=True)
+
+
+def add(doc, bench, noise):
+    """The first screen; returns what it found ({} when the run has no dispatch sweep)."""
+    dev = bench.env.get("device", {})
+    n, sweep = dispatch.k_sweep(bench)
+    doc.add(
+        f"**{dev.get('name', '?')}** · copy floor {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
+        f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
+        "(how it was measured: the last section)\n"
+    )
+    if not sweep:
+        doc.add("This run has no dispatch sweep (`map` at k > 1): no answer can be computed from it.\n")
+        return {}
+    r = ratios(bench, n, noise)
+    top = max(k for ks in r.values() for k in ks)
+    new_op_ms = {
+        lab: sum(v for v in (stage_ms(bench, s) for s in stages) if v is not None)
+        if all(stage_ms(bench, s) is not None for s in stages)
+        else None
+        for lab, stages in NEW_OP.items()
+    }
+    cached = [stage_ms(bench, s) for s in CACHED]
+    headings = {
+        "dispatch": dispatch.heading(n),
+        "map": map_section.heading(bench),
+        "tasks": tasks.HEADING,
+        "jit": jit.HEADING,
+    }
+    chosen, rows = {}, []
+    for situation, candidates in SITUATIONS:
+        way = choose(candidates, r, top, new_op_ms, noise)
+        if not way:
+            continue
+        chosen[situation] = way
+        op1, at1 = worst(r[way], 1)
+        opk, atk = worst(r[way], top)
+        if way in NEW_OP:
+            once = (
+                f"{new_op_ms[way]:.1f} ms a new op; cached "
+                + (
+                    f"{fmt_time(1000 * cached[0])} (memory), {fmt_time(1000 * cached[1])} (disk)"
+                    if None not in cached
+                    else "–"
+                )
+                if new_op_ms.get(way) is not None
+                else "–"
+            )
+            where = f"[run-time compilation]({anchor(headings['jit'])})"
+        elif way.startswith("13_"):
+            once = "the file's load (not timed in this run)"
+            where = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+        else:
+            once = "none: built with the program"
+            where = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+        rows.append(
+            [
+                situation,
+                f"`{way}`: {WHAT.get(way, '')}",
+                times(op1, at1),
+                times(opk, atk),
+                once,
+                where,
+            ]
+        )
+    # The dearest way measured, over every way the situations name.
+    every = {c for _, cs in SITUATIONS for c in cs if top in r.get(c, {})}
+    dear = max(every, key=lambda c: worst(r[c], top)[1][0])
+    dear_op, (dear_ratio, _) = worst(r[dear], top)
+    free = [s for s, w in chosen.items() if not worst(r[w], top)[1][1] or worst(r[w], top)[1][0] <= 1]
+    jit_way = chosen.get(SITUATIONS[3][0])
+    headline = (
+        "**The answer.** "
+        + (
+            f"Where the op is {', '.join(free[:-1]) + (', or ' if len(free) > 1 else '') + free[-1]}, a way "
+            "runs at the template's speed (within the noise, or faster). "
+            if free
+            else ""
+        )
+        + f"The dearest way measured, {WHAT.get(dear, dear)} (`{dear}`), takes {dear_ratio:.2f}× the template's "
+        f"time ({dear_op}, k = {top}, n = {pow2(n)} float32)."
+        + (
+            f" An op written at run time costs {new_op_ms[jit_way]:.1f} ms once (`{jit_way}`'s compile and load), "
+            f"then runs at {worst(r[jit_way], top)[1][0]:.2f}× the template's time."
+            if jit_way and new_op_ms.get(jit_way) is not None
+            else ""
+        )
+        + "\n"
+    )
+    decision = table(
+        [
+            "the op is …",
+            "use",
+            "× template, k = 1 (worst op)",
+            f"× template, k = {top} (worst op)",
+            "one-time cost",
+            "shown in",
+        ],
+        rows,
+    )
+    random = bench.select("tasks", layout="random")
+    spread = max((int(f["distinct"]) for f, _ in random), default=None)
+    at_spread = {
+        e: row["median"] for f, es in random if int(f["distinct"]) == spread for e, row in es.items()
+    }
+    grouped = {e: t for e, t in at_spread.items() if "/grouped" in e}
+    switch = at_spread.get("03_switch/per_element")
+    note = (
+        "Each way's time over the template functor's (01) on the same problem, for the op it costs most; a ratio "
+        "in parentheses is no difference (within the noise, or the repetitions not told apart). Per element: the "
+        "sweep calls the same op for every element, so these are the call's cost; different ops in one warp add "
+        f"[divergence]({anchor(headings['tasks'])})"
+        + (
+            f": with {spread} ops at random, a switch per element took {fmt_time(switch)} where sorting by op first "
+            f"and running each op's template kernel took {fmt_time(min(grouped.values()))} "
+            f"(`{min(grouped, key=grouped.get)}`)"
+            if switch and grouped
+            else ""
+        )
+        + ".\n"
+    )
+    doc.add(headline)
+    doc.add(decision)
+    doc.add(note)
+    lines = {w: r[w] for w in set(chosen.values()) | {dear}}
+    plot_op = dear_op
+    fig, ax = doc.plt.subplots(figsize=(7, 4))
+    for way, by_k in sorted(lines.items()):
+        pts = sorted((k, v[plot_op][0]) for k, v in by_k.items() if plot_op in v)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=way)
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("k (evaluations of the op per element)")
+    ax.set_ylabel("time / the template's")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    doc.figure(
+        "answer.png",
+        fig,
+        f"Time over the template's against k, {plot_op}, n = {pow2(n)} float32, vec forms: each situation's way "
+        "and the dearest",
+    )
+    found = surprises(bench, r, noise, headings)
+    if found:
+        doc.add("**The run's largest surprises** (each found by a rule over the figures):\n")
+        doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(found[:3], 1)) + "\n")
+    return {
+        "text": "\n".join([headline, decision, note]),
+        "chosen": chosen,
+        "rows": rows,
+        "dearest": (dear, dear_op, dear_ratio),
+        "top": top,
+        "surprises": found,
+    }

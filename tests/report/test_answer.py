@@ -1,0 +1,111 @@
+"""The report's first screen (cdl_report/sections/answer.py): the one-line summary, the headline,
+the decision table and the surprises, each cell traced to the fixture's figures, read here from
+bench.json on their own."""
+import json
+import os
+import re
+
+from helpers import FixtureTest
+
+
+def medians(path):
+    """{run name without its iterations suffix: median in the file's unit} of a results file."""
+    with open(path) as f:
+        doc = json.load(f)
+    return {
+        b["run_name"].split("/iterations:")[0].split("/min_time:")[0]: b["real_time"]
+        for b in doc["benchmarks"]
+        if b.get("aggregate_name") == "median"
+    }
+
+
+class AnswerTest(FixtureTest):
+    def first_screen(self, text):
+        return text.split("\n## ")[0]
+
+    def ratio(self, entry, op, k):
+        m = medians(os.path.join(self.results, "bench.json"))
+        name = f"map/{{}}/vec/op:{op}/type:f32/n:16777216/k:{k}"
+        return m[name.format(entry)] / m[name.format("01_template_functor")]
+
+    def test_the_first_screen_answers_from_the_figures(self):
+        screen = self.first_screen(self.report())
+        self.assertRegex(screen, r"\*\*NVIDIA H100 80GB HBM3\*\* · copy floor 3035 GB/s · noise 1\.0% ·")
+        rows = {
+            r.split(" | ")[0][2:]: r.split(" | ")
+            for r in screen.splitlines()
+            if r.startswith("| ") and "`" in r
+        }
+        self.assertEqual(
+            list(rows),
+            [
+                "known when the program is built",
+                "chosen at run time from ops built in, once per launch",
+                "chosen per element, from ops built in",
+                "written by a user at run time",
+            ],
+            "the situations the fixture's strategies serve (it has no plugin, 13)",
+        )
+        # Per element: the switch (04's table is not in the fixture; 05's virtual call costs more),
+        # its worst op at k = 256 and at k = 1, each the ratio of the two medians.
+        per_element = rows["chosen per element, from ops built in"]
+        self.assertTrue(per_element[1].startswith("`03_switch`"))
+        worst_256 = max(("quadratic", "exp_sin_cos"), key=lambda op: self.ratio("03_switch", op, 256))
+        self.assertEqual(per_element[3], f"{self.ratio('03_switch', worst_256, 256):.2f}× {worst_256}")
+        worst_1 = max(("quadratic", "exp_sin_cos"), key=lambda op: self.ratio("03_switch", op, 1))
+        self.assertEqual(per_element[2], f"{self.ratio('03_switch', worst_1, 1):.2f}× {worst_1}")
+        # At run time: 08, whose new op costs its compile-and-load stage's median.
+        jit = rows["written by a user at run time"]
+        self.assertTrue(jit[1].startswith("`08_expression_jit`"))
+        m = medians(os.path.join(self.results, "bench.json"))
+        new_op = next(v for n, v in m.items() if n.startswith("jit/compile/08/new_op"))
+        self.assertTrue(jit[4].startswith(f"{new_op:.1f} ms a new op"), jit[4])
+        # The template against itself: no difference, in parentheses.
+        self.assertEqual(rows["known when the program is built"][2], "(1.00×) quadratic")
+        # The headline's dearest way: the largest worst-op ratio at k = 256 of every way named.
+        dearest = max(
+            (self.ratio(e, op, 256), e, op)
+            for e in ("03_switch", "03_switch.hoisted", "04_function_pointer.symbol", "05_virtual")
+            for op in ("quadratic", "exp_sin_cos")
+        )
+        self.assertIn(
+            f"(`{dearest[1]}`), takes {dearest[0]:.2f}× the template's time ({dearest[2]}, k = 256", screen
+        )
+        self.assertIn("![Time over the template's against k", screen)
+
+    def test_the_surprises_are_the_largest_of_each_rule(self):
+        screen = self.first_screen(self.report())
+        found = re.findall(r"(?m)^\d\. \*\*(.*?)\*\*", screen)
+        self.assertEqual(len(found), 3)
+        self.assertTrue(found[0].startswith("Grouping by op costs"), found)
+        self.assertTrue(found[1].startswith("One strategy, two ways: 4.11× apart"), found)
+        self.assertTrue(found[2].startswith("An element a thread reaches 0.50 of copy"), found)
+
+        def no_tasks(doc):
+            doc["benchmarks"] = [b for b in doc["benchmarks"] if not b["run_name"].startswith("tasks/")]
+
+        self.edit_results(no_tasks)
+        found = re.findall(r"(?m)^\d\. \*\*(.*?)\*\*", self.first_screen(self.report()))
+        self.assertFalse(any(f.startswith("Grouping") for f in found), found)
+
+    def test_the_quick_suites_sweep_names_its_largest_k(self):
+        def up_to_16(doc):
+            doc["benchmarks"] = [
+                b for b in doc["benchmarks"] if not re.search(r"/k:(64|256)/", b["run_name"])
+            ]
+
+        self.edit_results(up_to_16)
+        screen = self.first_screen(self.report())
+        self.assertIn("| × template, k = 16 (worst op) |", screen)
+        self.assertIn("k = 16, n = 2^24 float32", screen)
+
+    def test_without_a_sweep_it_says_it_cannot_answer(self):
+        def no_sweep(doc):
+            doc["benchmarks"] = [
+                b
+                for b in doc["benchmarks"]
+                if not (b["run_name"].startswith("map/") and "/k:1/" not in b["run_name"])
+            ]
+
+        self.edit_results(no_sweep)
+        self.assertIn("no answer can be computed from it", self.first_screen(self.report()))
