@@ -1,4 +1,4 @@
-"""The claims of the source articles (shared/seeds/README.md), ids A1-E3, each answered from the
+"""The claims of the source articles (reports/articles.md), ids A1-E3, each answered from the
 data by a rule written beside it. A rule is a function of the figures: it returns the system the
 figures come from, the figures, and a verdict, one of
 
@@ -7,11 +7,15 @@ figures come from, the figures, and a verdict, one of
 "not measured" is itself computed: the figures the rule needs are not in the results (the article's
 own system was not run, or the experiment does not exist yet), and the row says what is missing.
 A row answered in another system than the article's says so."""
+import os
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 from .document import table
 from .stats import span
+
+# The project's page of the claims, quoted with their articles' questions and examples.
+ARTICLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "articles.md")
 
 HOLDS, FAILS, DEPENDS, UNMEASURED = "holds", "does not hold", "depends", "not measured"
 
@@ -402,7 +406,17 @@ def d2(d):
         )
         if f64["default"]["ms"] < 1.5 * f32["default"]["ms"]:
             figures += ": at 128 threads float32's time follows the number of blocks, not the bytes"
-    return "CuPy; CUDA C++", figures, direction(list(ratios.values()), d.noise, holds_if_below=False)
+    if not ratios:
+        return missing("float32 against float64 in C++ or CuPy")
+    systems = [
+        s
+        for s, used in (
+            ("CuPy", any(k.startswith("cupy") for k in ratios) or e),
+            ("CUDA C++", d.found["precision"]),
+        )
+        if used
+    ]
+    return "; ".join(systems), figures, direction(list(ratios.values()), d.noise, holds_if_below=False)
 
 
 def d3(d):
@@ -479,7 +493,10 @@ def e2(d):
         if packed and not all(packed)
         else UNMEASURED
     )
-    return "PyCUDA, Numba, CuPy", figures + ".", verdict
+    from .sections.python_peers import NAMES
+
+    systems = ", ".join(NAMES.get(s, s) for s in sorted({e.get("system", "?") for e in records}))
+    return systems, figures + ".", verdict
 
 
 def e3(d):
@@ -602,7 +619,7 @@ CLAIMS = [
         '`np.float32` "for optimal GPU performance"',
         "CuPy",
         "holds if float64 takes more time per element than float32 beyond the noise in every case measured; does not "
-        "hold if it never does",
+        "hold if it takes less beyond the noise in every case; depends otherwise",
         d2,
     ),
     Claim(
@@ -655,8 +672,10 @@ def answer_all(bench, facts, found, python):
 def add(doc, bench, facts, found, python):
     rows = answer_all(bench, facts, found, python)
     doc.add("## The articles' claims, checked\n")
+    articles = os.path.relpath(ARTICLES, os.path.abspath(doc.out_dir))
     doc.add(
-        "Each claim of `shared/seeds/README.md`, by its id, with the figures that answer it and the rule that turns "
+        f"Each claim of [the articles]({articles}) (each quoted there with its article's question and examples), by "
+        "its id, with the figures that answer it and the rule that turns "
         f"them into the verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come "
         "from; where that is not the article's own, it says so, and *not measured* means the figures the rule needs "
         "are not in these results.\n"

@@ -254,6 +254,8 @@ class RulesReachEveryVerdict(unittest.TestCase):
             DEPENDS,
         )
         self.assertEqual(verdict(claims.d2), UNMEASURED)
+        # Answered in the systems whose figures it used.
+        self.assertEqual(claims.d2(data(precision={("memory", "quadratic", 1): 2.0}))[0], "CUDA C++")
 
     def test_d3_cupy_against_the_same_form(self):
         def ratios(*values):
@@ -293,6 +295,11 @@ class RulesReachEveryVerdict(unittest.TestCase):
         aligned = exp("E2", "PyCUDA: a struct with align=True", figures={"itemsize": 24, "c_sizeof": 24})
         self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
         self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
+        self.assertEqual(
+            claims.e2(data(experiments=[dict(article, system="pycuda"), dict(packed, system="numba")]))[0],
+            "Numba, PyCUDA",
+            "answered in the systems its records came from",
+        )
         self.assertEqual(
             verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), DEPENDS
         )

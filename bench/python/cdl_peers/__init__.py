@@ -1,6 +1,6 @@
 """The source articles' own systems, measured beside the C++ strategies.
 
-The articles (shared/seeds/) hand a function to a GPU kernel from Python: with Numba, with
+The articles (reports/articles.md) hand a function to a GPU kernel from Python: with Numba, with
 CuPy, and with runtime-compiled CUDA C (PyCUDA's SourceModule). This package writes the
 suite's workloads those ways, one module per system:
 

@@ -162,12 +162,21 @@ def experiments(dev, quick):  # the quick suite runs them all as they are
         return close_to(c, x.astype(np.float64) + y), {}
 
     def points_as_written():  # article 004's example 3, its statements in the order they run
+        kernel = SourceModule(POINTS).get_function("processPoints")
         points_h = np.zeros(1024, dtype=[("x", np.float32), ("y", np.float32)])
         points_h["x"], points_h["y"] = rng.random(1024), rng.random(1024)
         data = points_h.astype(np.uint8).tobytes()  # the call's argument, evaluated first
-        points_d = drv.mem_alloc(1024 * 8)
-        drv.memcpy_htod(points_d.get_ptr(), data)
-        return False, {}
+        n = 1024
+        points_d = drv.mem_alloc(n * 8)  # struct.Struct("ff").size
+        points_d_aligned = points_d.get_ptr()
+        drv.memcpy_htod(points_d_aligned, data)
+        kernel(points_d, drv.In(n), block=(256, 1, 1), grid=((n + 255) // 256, 1))
+        result = drv.pagelocked_empty(n, dtype="V2f")
+        drv.memcpy_dtoh(result, points_d_aligned)
+        # Were it to run: the bytes it sent, as points, against what came back.
+        sent = np.frombuffer(data, dtype=points_h.dtype)
+        got = np.frombuffer(result.tobytes(), dtype=points_h.dtype)
+        return close_to(got["x"], sent["x"] * 2) and close_to(got["y"], sent["y"] + 1), {}
 
     records = [
         attempt(

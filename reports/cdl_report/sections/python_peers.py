@@ -13,6 +13,9 @@ CPP_SAME_FORM = {
     "image": "01_template_functor/global",
 }
 
+# How the report names each system of bench/python.
+NAMES = {"cupy": "CuPy", "numba": "Numba", "pycuda": "PyCUDA", "cuda_python": "cuda-python"}
+
 
 def add(doc, bench, python, jit_costs=None):
     found = {"ratio": {}, "first_ms": {}}
@@ -143,8 +146,14 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
 
     examples = [e for e in records if e.get("claim") == "example" or e.get("claim") == "A1"]
     if examples:
+        systems = python.systems if python else {}
+        versions = ", ".join(
+            f"{NAMES.get(name, name)} {s.get('version', '?')}"
+            for name, s in sorted(systems.items())
+            if s.get("status") == "ran" and name != "cuda_python"
+        )
         doc.add(
-            "Does each article's example run as written (PyCUDA 2026.1, numba-cuda, CuPy, on this machine)? "
+            f"Does each article's example run as written ({versions or 'the systems installed'}, on this machine)? "
             "Each is the article's code in its own system, validated where it runs:\n"
         )
         doc.add(
