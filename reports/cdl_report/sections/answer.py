@@ -206,7 +206,7 @@ def add(doc, bench, noise):
     doc.add(
         f"**{dev.get('name', '?')}** · copy floor {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
         f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
-        "(how it was measured: the last section)\n"
+        f"([how it was measured]({anchor('How it was measured')}), near the end)\n"
     )
     if not sweep:
         doc.add("This run has no dispatch sweep (`map` at k > 1): no answer can be computed from it.\n")
