@@ -7,11 +7,11 @@
 //   cdl_occupancy < LINES       each line: MANGLED_KERNEL_NAME <tab> CUBIN [<tab> CUBIN ...]
 //
 // reports/resources.py extracts each object's CUBINs (cuobjdump -xelf) and feeds it the kernels
-// ptxas reported, each with the CUBINs that may hold it loadable (a kernel of relocatable device
-// code is loadable only from its library's device link, which resolves the device runtime's
-// symbols; its own object's CUBIN comes after). Prints a JSON array, one object per line of
-// input: the kernel's figures and the CUBIN they came from, or, for a kernel no CUBIN could give,
-// the error, so that one kernel the driver cannot be asked about never costs the others theirs.
+// ptxas reported, each with the CUBINs that may hold it loadable, tried in turn: its own object's,
+// then its library's device link (a kernel of relocatable device code loads only from there, where
+// the device runtime's symbols are resolved). Prints a JSON array, one object per line of input:
+// the kernel's figures, or, for a kernel no CUBIN could give, the error, so that one kernel the
+// driver cannot be asked about never costs the others theirs.
 // Needs a GPU: without one it says so and exits 1. Dynamic shared memory is taken as 0 (the tiled
 // blur adds its halo tile's).
 //
@@ -108,7 +108,6 @@ int main() {
             CDL_CUDA_CHECK(
                 cudaLibraryLoadFromFile(&library, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
           answer = ask(d, library, name, max_threads_per_sm);
-          answer["cubin"] = path;
           break;
         } catch (const error& e) {
           errors += (errors.empty() ? "" : "; ") + path + ": " + e.what();

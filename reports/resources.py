@@ -193,8 +193,6 @@ def occupancy(kernels, cuobjdump, program, build_dir):
                 f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}",
             )
         answers = json.loads(run.stdout)
-    for answer in answers:
-        answer.pop("cubin", None)  # a temporary file's name
     found = dict(zip(asked, answers))  # in the order asked: a name may be in several objects
     return {
         key: found.get(key, {"error": f"no {k['arch']} CUBIN in {key[0]}"}) for key, k in kernels.items()

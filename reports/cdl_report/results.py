@@ -243,10 +243,8 @@ class Results:
         self.directory = directory
         self.bench = Bench(os.path.join(directory, "bench.json"))
         self.set_aside = []
-        self.resources = check_resources(
-            os.path.join(directory, "resources.json"),
-            load_optional(os.path.join(directory, "resources.json"), "cdl-resources/1"),
-        )
+        resources = os.path.join(directory, "resources.json")
+        self.resources = check_resources(resources, load_optional(resources, "cdl-resources/1"))
         self.facts = load_optional(os.path.join(directory, "build_facts.json"), "cdl-build-facts/1")
         # Nsight Compute's counters for a set of kernels (reports/profile.py, scripts/profile.sh).
         self.profile = load_optional(os.path.join(directory, "profile.json"), "cdl-profile/1")
@@ -262,7 +260,6 @@ class Results:
             self.python = None
         if self.python:
             self.bench.errors += self.python.bench.errors
-        self.repeat_path = os.path.join(directory, "repeat.json")
         self.repeat = self.rerun("repeat.json")
         # The JIT stages again with the driver's compile cache off (CUDA_CACHE_DISABLE=1).
         self.jit_uncached = self.rerun("jit_cache_disabled.json")

@@ -109,7 +109,7 @@ ptxas info    : Used 38 registers, used 0 barriers
                     else:
                         blocks = 7 if "/a.cu.o." in cubins[0] else len(cubins)
                         out.append({"kernel": name, "block": 256, "blocks_per_sm": blocks,
-                                    "occupancy": 0.5, "registers": 20, "cubin": cubins[-1]})
+                                    "occupancy": 0.5, "registers": 20})
                 print(json.dumps(out))
                 """,
             )

@@ -81,11 +81,6 @@ def anchor(heading):
     return "#" + text.replace(" ", "-")
 
 
-def stage_ms(bench, prefix):
-    found = [row["median"] for name, row in bench.stages.items() if name.startswith(prefix)]
-    return found[0] / 1000 if found else None
-
-
 def ratios(bench, n, noise):
     """{label: {k: {op: (time / the template's, finding?)}}} over the dispatch sweep's vec forms."""
     out = {}
@@ -213,13 +208,11 @@ def add(doc, bench, noise):
         return {}
     r = ratios(bench, n, noise)
     top = max(k for ks in r.values() for k in ks)
-    new_op_ms = {
-        lab: sum(v for v in (stage_ms(bench, s) for s in stages) if v is not None)
-        if all(stage_ms(bench, s) is not None for s in stages)
-        else None
-        for lab, stages in NEW_OP.items()
-    }
-    cached = [stage_ms(bench, s) for s in CACHED]
+    new_op_ms = {}  # a route's stages summed; None where one of them was not run
+    for lab, stages in NEW_OP.items():
+        ms = [jit.stage_ms(bench.stages, s) for s in stages]
+        new_op_ms[lab] = None if None in ms else sum(ms)
+    cached = [jit.stage_ms(bench.stages, s) for s in CACHED]
     headings = {
         "dispatch": dispatch.heading(n),
         "map": map_section.heading(bench),
