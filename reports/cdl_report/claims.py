@@ -100,6 +100,45 @@ def gain(ratios, noise):
     return HOLDS if all(faster) else FAILS if not any(faster) else DEPENDS
 
 
+# The frames where a system refuses the code an experiment tries (its typing, its dispatcher, its
+# lowering's checks, its compiler). A failure raised anywhere else (a clash of installed versions,
+# a missing compiler, a driver error) shows nothing about the feature, so it is not counted.
+REFUSED_IN = (
+    "numba/cuda/typing/",
+    "numba/core/typing/",
+    "numba/cuda/core/typeinfer.py",
+    "numba/core/typeinfer.py",
+    "numba/cuda/dispatcher.py",
+    "numba/cuda/core/base.py",
+    "pycuda/compiler.py",
+)
+WORKS, REFUSED = "works", "refused"
+
+
+def tried(e):
+    """What an experiment shows of the feature it tries: WORKS (it runs and validates), REFUSED (it
+    fails where its system refuses such code, REFUSED_IN), or None (a wrong result, or a failure
+    raised elsewhere)."""
+    if e["runs"]:
+        return WORKS if e.get("valid") else None
+    where = e.get("raised_at") or ""
+    return REFUSED if any(frame in where for frame in REFUSED_IN) else None
+
+
+def not_counted(e):
+    """The words after a failure that tried() does not count."""
+    if e["runs"] or tried(e):
+        return ""
+    return (
+        " (raised outside the system's typing, dispatch and compiler: not the feature refused, not counted)"
+    )
+
+
+def by_trial(e, if_works, if_refused):
+    """The verdict of a claim one experiment answers: if_works or if_refused, else not measured."""
+    return {WORKS: if_works, REFUSED: if_refused}.get(tried(e), UNMEASURED)
+
+
 def failed_experiment(e, claim):
     return "–", f"The experiment for {claim} failed: {outcome(e)}.", UNMEASURED
 
@@ -112,13 +151,17 @@ def a1(d):
     if not e:
         return missing("the Numba experiment (bench/python) did not run")
     v = e.get("figures", {}).get("versions", {})
-    figures = outcome(e) + (
-        f"; numba {v.get('numba')}, numba-cuda {v.get('numba-cuda')} (which requires "
-        f"{', '.join(v.get('numba-cuda requires', [])) or '?'}), numpy {v.get('numpy')}"
-        if v
-        else ""
+    figures = (
+        outcome(e)
+        + not_counted(e)
+        + (
+            f"; numba {v.get('numba')}, numba-cuda {v.get('numba-cuda')} (which requires "
+            f"{', '.join(v.get('numba-cuda requires', [])) or '?'}), numpy {v.get('numpy')}"
+            if v
+            else ""
+        )
     )
-    return "Numba", figures + ".", HOLDS if e["runs"] and e.get("valid") else FAILS
+    return "Numba", figures + ".", by_trial(e, HOLDS, FAILS)
 
 
 def a2(d):
@@ -181,9 +224,10 @@ def b1(d):
     args = [e for e in experiments(d, "A1") + experiments(d, "B1") if "argument" in e["name"]]
     if not args:
         return missing("the Numba function-as-argument experiments did not run")
-    ran = [e["name"] for e in args if e["runs"] and e.get("valid")]
-    figures = "; ".join(f"{e['name']}: {'runs' if e['runs'] else 'fails'}" for e in args)
-    return "Numba", figures + ".", FAILS if ran else HOLDS
+    trials = [tried(e) for e in args]
+    figures = "; ".join(f"{e['name']}: {outcome(e)}{not_counted(e)}" for e in args)
+    verdict = FAILS if WORKS in trials else HOLDS if REFUSED in trials else UNMEASURED
+    return "Numba", figures + ".", verdict
 
 
 def b2(d):
@@ -258,8 +302,8 @@ def b3(d):
         figures += f". Then `add_arrays` launched from the host: {outcome(after)}"
     return (
         "Numba" + ("; CUDA C++" if gg else ""),
-        figures + "." + probe,
-        HOLDS if e["runs"] and e.get("valid") else FAILS,
+        figures + not_counted(e) + "." + probe,
+        by_trial(e, HOLDS, FAILS),
     )
 
 
@@ -299,8 +343,8 @@ def b4(d):
         speed = f", {f['GB/s']:.0f} GB/s" if "GB/s" in f else ""
         return (
             "Numba" + ("; CUDA C++" if worst else ""),
-            f"Numba, the article's `generic_compute_kernel` on 2^24 " f"elements: {outcome(e)}{speed}.{cpp}",
-            HOLDS if e["runs"] and e.get("valid") else FAILS,
+            f"Numba, the article's `generic_compute_kernel` on 2^24 elements: {outcome(e)}{not_counted(e)}{speed}.{cpp}",
+            by_trial(e, HOLDS, FAILS),
         )
     if not worst:
         return missing("the article's Numba example and the tasks workload")
@@ -443,8 +487,8 @@ def e1(d):
         return (
             "PyCUDA" + ("; nvcc" if gd else ""),
             f"A SourceModule whose `__global__` function calls a `__device__` "
-            f"function: {outcome(e)}.{probe}",
-            FAILS if e["runs"] and e.get("valid") else HOLDS,
+            f"function: {outcome(e)}{not_counted(e)}.{probe}",
+            by_trial(e, FAILS, HOLDS),
         )
     if not gd:
         return missing("the PyCUDA experiment and the build probes (cdl_build_facts)")
@@ -470,33 +514,38 @@ def e2(d):
             f"{span(list(aos.values()))}×.",
             HOLDS if failed else FAILS,
         )
-    ok = {e["name"]: e["runs"] and e.get("valid") for e in records}
-    article = [ok[e["name"]] for e in records if e.get("article") == "004"]
-    packed = [ok[e["name"]] for e in records if "packed" in e["name"]]
-    figures = "; ".join(
-        f"{e['name']}: {outcome(e)}"
-        + (
-            f" (itemsize {e['figures']['itemsize']}"
-            + (f", C sizeof {e['figures']['c_sizeof']}" if "c_sizeof" in e["figures"] else "")
-            + ")"
-            if "itemsize" in e.get("figures", {})
-            else ""
-        )
-        for e in records
-    )
-    verdict = (
-        HOLDS
-        if article and not all(article)
-        else FAILS
-        if all(ok.values())
-        else DEPENDS
-        if packed and not all(packed)
-        else UNMEASURED
-    )
+
+    def described(e):
+        f = e.get("figures", {})
+        sizes = ""
+        if "itemsize" in f:
+            sizes = (
+                f" (itemsize {f['itemsize']}"
+                + (f", C sizeof {f['c_sizeof']}" if "c_sizeof" in f else "")
+                + ")"
+            )
+        return f"{e['name']}: {outcome(e)}{sizes}"
+
+    article = [e for e in records if e.get("article") == "004"]
+    wider = [e for e in records if e.get("article") != "004"]
+    figures = ""
+    if article:
+        figures = "The article's own struct: " + "; ".join(described(e) for e in article) + "."
+    if wider:
+        figures += (" Beside it, " if article else "") + "structs of mixed widths: "
+        figures += "; ".join(described(e) for e in wider) + "."
     from .sections.python_peers import NAMES
 
-    systems = ", ".join(NAMES.get(s, s) for s in sorted({e.get("system", "?") for e in records}))
-    return systems, figures + ".", verdict
+    systems = ", ".join(NAMES.get(s, s) for s in sorted({e.get("system", "?") for e in article or wider}))
+    if article:
+        # Needing handling shows as a wrong result or a refusal of the struct as it is.
+        needs = any((e["runs"] and not e.get("valid")) or tried(e) == REFUSED for e in article)
+        verdict = HOLDS if needs else FAILS if all(tried(e) == WORKS for e in article) else UNMEASURED
+        return systems, figures.strip(), verdict
+    ok = [e["runs"] and e.get("valid") for e in wider]
+    packed = [e["runs"] and e.get("valid") for e in wider if "packed" in e["name"]]
+    verdict = FAILS if all(ok) else DEPENDS if packed and not all(packed) else UNMEASURED
+    return systems + " (not the article's example)", figures.strip(), verdict
 
 
 def e3(d):
@@ -527,7 +576,8 @@ CLAIMS = [
         "we can pass a pre-compiled Numba function (`@njit`) as a kernel argument",
         "Numba",
         "holds if the article's kernel runs and validates with an `@njit` function as its argument; does not hold if "
-        "it fails (where it fails, the versions and the frame that raised say why)",
+        "Numba refuses it (raised in its typing or dispatch); not measured if it fails anywhere else (the versions "
+        "and the frame that raised say why) or gives a wrong result",
         a1,
     ),
     Claim(
@@ -554,8 +604,9 @@ CLAIMS = [
         "001",
         'passing Python functions as kernel arguments "is not supported"',
         "Numba",
-        "holds if every attempt to pass a function as a kernel argument fails; does not hold if one runs and "
-        "validates",
+        "holds if every attempt to pass a function as a kernel argument that is counted is refused by Numba (raised "
+        "in its typing or dispatch); does not hold if one runs and validates; a failure raised elsewhere is not "
+        "counted, and with none counted the claim is not measured",
         b1,
     ),
     Claim(
@@ -573,7 +624,8 @@ CLAIMS = [
         "001",
         "kernels (`@cuda.jit`) can be called from another kernel as functions",
         "Numba",
-        "holds if the article's kernel calling two kernels runs and validates; does not hold if it fails",
+        "holds if the article's kernel calling two kernels runs and validates; does not hold if Numba refuses it; "
+        "not measured if it fails elsewhere or gives a wrong result",
         b3,
     ),
     Claim(
@@ -583,7 +635,7 @@ CLAIMS = [
         'kernel"',
         "Numba",
         "holds if the article's kernel reading its op from the task record runs and validates; "
-        "does not hold if it fails",
+        "does not hold if Numba refuses it; not measured if it fails elsewhere or gives a wrong result",
         b4,
     ),
     Claim(
@@ -636,8 +688,8 @@ CLAIMS = [
         "004",
         '"Direct function calls from a global function to a device function are not permitted"',
         "PyCUDA",
-        "holds if a SourceModule whose kernel calls a `__device__` function fails; does not hold if it runs "
-        "and validates",
+        "holds if PyCUDA's compiler refuses a SourceModule whose kernel calls a `__device__` function; does not "
+        "hold if it runs and validates; not measured if it fails elsewhere or gives a wrong result",
         e1,
     ),
     Claim(
@@ -645,9 +697,10 @@ CLAIMS = [
         "004",
         'struct data "needs explicit handling for memory alignment"',
         "PyCUDA",
-        "holds if the article's own struct array needs handling to give right results; does not hold if every "
-        "structured array, packed or aligned, gives right results as it is; depends if the article's does but a "
-        "packed dtype of mixed widths does not (it needs `align=True`)",
+        "from the article's own struct array (`Point {float x, y}`) as it is: holds if it gives a wrong result or is "
+        "refused; does not hold if it runs and validates; not measured if it fails elsewhere. Structs of mixed "
+        "widths stand beside it; without the article's example they answer: does not hold if every one validates "
+        "as it is, depends if a packed one does not (it needs `align=True`)",
         e2,
     ),
     Claim(

@@ -81,12 +81,21 @@ class RulesReachEveryVerdict(unittest.TestCase):
             "an @njit function as a kernel argument (article 000)",
             figures={"versions": {"numba": "0.68"}},
         )
-        fails = dict(
-            runs, runs=False, valid=False, error="ValueError: no", raised_at="numba/core/cpu_options.py:51"
+        refused = dict(
+            runs,
+            runs=False,
+            valid=False,
+            error="ValueError: Cannot determine Numba type of <class 'function'>",
+            raised_at="numba_cuda/numba/cuda/typing/typeof.py:54 in typeof",
         )
+        clash = dict(refused, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
         self.assertEqual(verdict(claims.a1, experiments=[runs]), HOLDS)
-        self.assertEqual(verdict(claims.a1, experiments=[fails]), FAILS)
-        self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[fails]))[1])
+        self.assertEqual(verdict(claims.a1, experiments=[refused]), FAILS)
+        # A failure outside Numba's typing and dispatch (a clash of the installed versions) decides nothing.
+        self.assertEqual(verdict(claims.a1, experiments=[clash]), UNMEASURED)
+        self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[clash]))[1])
+        self.assertIn("not counted", claims.a1(data(experiments=[clash]))[1])
+        self.assertEqual(verdict(claims.a1, experiments=[dict(runs, valid=False)]), UNMEASURED)
         self.assertEqual(verdict(claims.a1), UNMEASURED)
 
     def test_a2_the_precompiled_function(self):
@@ -154,8 +163,22 @@ class RulesReachEveryVerdict(unittest.TestCase):
             self.assertEqual(verdict(rule), UNMEASURED)
 
     def test_b1_functions_as_arguments(self):
-        lam = exp("B1", "a Python lambda as a kernel argument", runs=False, valid=False)
+        lam = exp(
+            "B1",
+            "a Python lambda as a kernel argument",
+            runs=False,
+            valid=False,
+            raised_at="numba_cuda/numba/cuda/typing/typeof.py:54 in typeof",
+        )
+        elsewhere = dict(
+            lam, name="an @njit function as a kernel argument", raised_at="numba/core/cpu_options.py:51"
+        )
         self.assertEqual(verdict(claims.b1, experiments=[lam]), HOLDS)
+        self.assertEqual(
+            verdict(claims.b1, experiments=[lam, elsewhere]), HOLDS, "the refusal counts, not the clash"
+        )
+        self.assertIn("not counted", claims.b1(data(experiments=[lam, elsewhere]))[1])
+        self.assertEqual(verdict(claims.b1, experiments=[elsewhere]), UNMEASURED)
         self.assertEqual(verdict(claims.b1, experiments=[lam, dict(lam, runs=True, valid=True)]), FAILS)
         self.assertEqual(verdict(claims.b1), UNMEASURED)
 
@@ -175,8 +198,16 @@ class RulesReachEveryVerdict(unittest.TestCase):
             figures={"ptx_kernels": 1, "ptx_functions": 2, "ptx_call_instructions": 0},
         )
         self.assertEqual(verdict(claims.b3, experiments=[called]), HOLDS)
+        refused = dict(
+            called,
+            runs=False,
+            error="TypingError: x",
+            raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve_value_type",
+        )
+        self.assertEqual(verdict(claims.b3, experiments=[refused]), FAILS)
         self.assertEqual(
-            verdict(claims.b3, experiments=[dict(called, runs=False, error="AttributeError: x")]), FAILS
+            verdict(claims.b3, experiments=[dict(refused, raised_at="numba/core/cpu_options.py:51")]),
+            UNMEASURED,
         )
         self.assertIn("inlined", claims.b3(data(experiments=[called]))[1])
         # Without the Numba experiment, the C++ probes answer, and say so.
@@ -219,8 +250,21 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_e1_a_device_function_called_from_a_kernel(self):
         runs = exp("E1", "a __global__ function calling a __device__ function")
         self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
+        refused = dict(
+            runs,
+            runs=False,
+            valid=False,
+            error="CompileError: nvcc",
+            raised_at="pycuda/compiler.py:130 in compile_plain",
+        )
+        self.assertEqual(verdict(claims.e1, experiments=[refused]), HOLDS)
         self.assertEqual(
-            verdict(claims.e1, experiments=[dict(runs, runs=False, error="CompileError")]), HOLDS
+            verdict(
+                claims.e1,
+                experiments=[dict(refused, error="LogicError: cuInit", raised_at="pycuda/driver.py:1")],
+            ),
+            UNMEASURED,
+            "a driver that would not start says nothing of the compiler",
         )
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", False)), HOLDS)
         self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", True)), FAILS)
@@ -229,7 +273,18 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_b4_per_element_choice(self):
         article = exp("B4", "article 001's generic_compute_kernel", figures={"GB/s": 1000.0})
         self.assertEqual(verdict(claims.b4, experiments=[article]), HOLDS)
-        self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), FAILS)
+        refused = dict(
+            article,
+            runs=False,
+            valid=False,
+            raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve",
+        )
+        self.assertEqual(verdict(claims.b4, experiments=[refused]), FAILS)
+        self.assertEqual(
+            verdict(claims.b4, experiments=[dict(refused, raised_at="numba/core/cpu_options.py:51")]),
+            UNMEASURED,
+        )
+        self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), UNMEASURED)
         worst = {"03_switch/per_element": 3.0}
         self.assertEqual(verdict(claims.b4, tasks_worst=worst), HOLDS)
         self.assertEqual(
@@ -293,16 +348,29 @@ class RulesReachEveryVerdict(unittest.TestCase):
             "E2", "PyCUDA: a struct from a packed NumPy dtype", figures={"itemsize": 13, "c_sizeof": 24}
         )
         aligned = exp("E2", "PyCUDA: a struct with align=True", figures={"itemsize": 24, "c_sizeof": 24})
+        # The article's own struct decides; the structs of mixed widths stand beside it.
         self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
         self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
+        self.assertEqual(verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), FAILS)
+        refused = dict(
+            article, runs=False, valid=False, raised_at="numba_cuda/numba/cuda/core/base.py:1039 in x"
+        )
+        self.assertEqual(verdict(claims.e2, experiments=[refused, packed]), HOLDS)
+        self.assertEqual(
+            verdict(claims.e2, experiments=[dict(refused, raised_at="pycuda/driver.py:1"), packed]),
+            UNMEASURED,
+        )
+        answered, figures, _ = claims.e2(data(experiments=[dict(packed, valid=False), article]))
+        self.assertLess(figures.index("article 004's Point"), figures.index("packed"), "the article's first")
         self.assertEqual(
             claims.e2(data(experiments=[dict(article, system="pycuda"), dict(packed, system="numba")]))[0],
-            "Numba, PyCUDA",
-            "answered in the systems its records came from",
+            "PyCUDA",
+            "answered in the system of the article's example",
         )
-        self.assertEqual(
-            verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), DEPENDS
-        )
+        # Without the article's example, the structs of mixed widths answer, and say so.
+        self.assertEqual(verdict(claims.e2, experiments=[packed, aligned]), FAILS)
+        self.assertEqual(verdict(claims.e2, experiments=[dict(packed, valid=False), aligned]), DEPENDS)
+        self.assertIn("not the article's", claims.e2(data(experiments=[packed, aligned]))[0])
         aos = {("16", "01_template_functor"): 0.97}  # without the experiments: the C++ points workload
         self.assertEqual(verdict(claims.e2, aos=aos), FAILS)
         self.assertEqual(

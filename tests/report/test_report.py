@@ -69,7 +69,7 @@ class ReportTest(FixtureTest):
         self.assertEqual(
             verdicts,
             {
-                "A1": "does not hold",
+                "A1": "not measured",  # a clash of the installed versions, not Numba refusing the argument
                 "A2": "does not hold",
                 "A3": "does not hold",
                 "B1": "holds",
@@ -82,7 +82,7 @@ class ReportTest(FixtureTest):
                 "D2": "holds",
                 "D3": "not measured",
                 "E1": "does not hold",
-                "E2": "depends",
+                "E2": "does not hold",  # the article's own Point validates as it is
                 "E3": "depends",
             },
         )
