@@ -189,7 +189,36 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 1.0, 16: 1.0})), HOLDS)
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.5, 16: 3.0})), FAILS)
         self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.0, 16: 1.0})), DEPENDS)
+        self.assertIn("not the article's", claims.b2(data(penalty=pen({1: 1.0})))[0])
         self.assertEqual(verdict(claims.b2), UNMEASURED)
+
+    def test_b2_is_decided_in_numba_where_it_ran(self):
+        table = exp(
+            "B2",
+            "a dictionary of device functions indexed in a kernel",
+            runs=False,
+            valid=False,
+            raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve_value_type",
+        )
+        # The if/elif and one device function, each over the C++ same-form kernel.
+        ratio = {
+            (w, (("op", "quadratic"),), p): x
+            for w, p, x in (("map", "numba.op_switch.hoisted", 1.02), ("map", "numba.device_function", 1.0))
+        }
+        # C++ figures that would say the opposite stand beside and do not decide.
+        slower = hoisted_penalties({1: 2.5}, {"04_function_pointer.table/vec": 2.0})
+        d = data(experiments=[table], python_ratio=ratio, penalty=slower)
+        self.assertEqual(claims.b2(d)[2], HOLDS, "the if/elif runs where the dictionary is refused")
+        self.assertEqual(claims.b2(d)[0], "Numba; CUDA C++ beside")
+        self.assertIn("the if/elif once per thread / one device function: 1.02×", claims.b2(d)[1])
+        elsewhere = dict(table, raised_at="numba/core/cpu_options.py:51")
+        self.assertEqual(verdict(claims.b2, experiments=[elsewhere], python_ratio=ratio), UNMEASURED)
+        self.assertEqual(verdict(claims.b2, experiments=[table]), UNMEASURED, "no if/elif ran")
+        runs = dict(table, runs=True, valid=True, raised_at=None)
+        for switch_over_dictionary, expected in ((0.5, HOLDS), (1.5, FAILS), (1.0, DEPENDS)):
+            timed = dict(runs, figures={"switch_over_dictionary": switch_over_dictionary})
+            self.assertEqual(verdict(claims.b2, experiments=[timed], python_ratio=ratio), expected)
+        self.assertEqual(verdict(claims.b2, experiments=[runs], python_ratio=ratio), UNMEASURED, "untimed")
 
     def test_b3_the_article_s_kernel_calling_kernels(self):
         called = exp(
