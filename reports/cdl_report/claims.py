@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from .document import table
+from .results import label
 from .stats import span
 
 # The project's page of the claims, quoted with their articles' questions and examples.
@@ -57,6 +58,16 @@ def peer_ratios(d, peer):
         for (w, f, p), x in d.found["python"]["ratio"].items()
         if p == peer and x
     }
+
+
+def peer_over(d, peer, base):
+    """[one Python peer's time / another's] on each problem both ran, from the peers' own medians."""
+    out = []
+    for row in d.python.bench.problems.values() if d.python else ():
+        median = {label(entry): r["median"] for entry, r in row.items()}
+        if peer in median and base in median:
+            out.append(median[peer] / median[base])
+    return out
 
 
 def experiments(d, claim, start=""):
@@ -247,12 +258,10 @@ def b2(d):
     )
     # In Numba, the article's system: the if/elif against the dictionary it replaces.
     numba = ""
-    fn = peer_ratios(d, "numba.device_function")
     for peer, where in (("numba.op_switch.hoisted", "once per thread"), ("numba.op_switch", "per call")):
-        sw = peer_ratios(d, peer)
-        both = [sw[k] / fn[k] for k in sw if k in fn]
-        if both:
-            numba += f" Numba, the if/elif {where} / one device function: {span(both)}×."
+        over = peer_over(d, peer, "numba.device_function")
+        if over:
+            numba += f" Numba, the if/elif {where} / one device function: {span(over)}×."
     table = one(d, "B2", "a dictionary")
     if table:
         numba = f"Numba, a dictionary of functions in a kernel: {outcome(table)}{not_counted(table)}." + numba

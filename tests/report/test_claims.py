@@ -200,25 +200,27 @@ class RulesReachEveryVerdict(unittest.TestCase):
             valid=False,
             raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve_value_type",
         )
-        # The if/elif and one device function, each over the C++ same-form kernel.
+        # The medians of the if/elif and of one device function on one problem.
         ratio = {
-            (w, (("op", "quadratic"),), p): x
-            for w, p, x in (("map", "numba.op_switch.hoisted", 1.02), ("map", "numba.device_function", 1.0))
+            ("map", (("op", "quadratic"),)): {
+                "numba.op_switch.hoisted/scalar": {"median": 102.0},
+                "numba.device_function/scalar": {"median": 100.0},
+            }
         }
         # C++ figures that would say the opposite stand beside and do not decide.
         slower = hoisted_penalties({1: 2.5}, {"04_function_pointer.table/vec": 2.0})
-        d = data(experiments=[table], python_ratio=ratio, penalty=slower)
+        d = data(experiments=[table], python_problems=ratio, penalty=slower)
         self.assertEqual(claims.b2(d)[2], HOLDS, "the if/elif runs where the dictionary is refused")
         self.assertEqual(claims.b2(d)[0], "Numba; CUDA C++ beside")
         self.assertIn("the if/elif once per thread / one device function: 1.02×", claims.b2(d)[1])
         elsewhere = dict(table, raised_at="numba/core/cpu_options.py:51")
-        self.assertEqual(verdict(claims.b2, experiments=[elsewhere], python_ratio=ratio), UNMEASURED)
+        self.assertEqual(verdict(claims.b2, experiments=[elsewhere], python_problems=ratio), UNMEASURED)
         self.assertEqual(verdict(claims.b2, experiments=[table]), UNMEASURED, "no if/elif ran")
         runs = dict(table, runs=True, valid=True, raised_at=None)
         for switch_over_dictionary, expected in ((0.5, HOLDS), (1.5, FAILS), (1.0, DEPENDS)):
             timed = dict(runs, figures={"switch_over_dictionary": switch_over_dictionary})
-            self.assertEqual(verdict(claims.b2, experiments=[timed], python_ratio=ratio), expected)
-        self.assertEqual(verdict(claims.b2, experiments=[runs], python_ratio=ratio), UNMEASURED, "untimed")
+            self.assertEqual(verdict(claims.b2, experiments=[timed], python_problems=ratio), expected)
+        self.assertEqual(verdict(claims.b2, experiments=[runs], python_problems=ratio), UNMEASURED, "untimed")
 
     def test_b3_the_article_s_kernel_calling_kernels(self):
         called = exp(
