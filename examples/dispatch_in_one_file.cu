@@ -1,24 +1,28 @@
-// The whole question in one file: four ways to hand y = x*x + 2x + 1 to a kernel, each checked
-// against a CPU reference and timed with CUDA events beside a device-to-device copy of the same
-// bytes. The suite (strategies/, common/) does this for every op, workload and way, with the
-// controls a measurement needs (an L2 flush, repetitions, a noise threshold); this file is the
-// idea without them, to read first. Build and run it alone:
+// The whole question in one file: four ways to hand an op to a kernel, each calling it k times per
+// element, checked against a float64 CPU reference and timed with CUDA events beside a
+// device-to-device copy of the same bytes. The suite (strategies/, common/) does this for every
+// op, workload and way, with the controls a measurement needs (an L2 flush, repetitions, a noise
+// threshold); this file is the idea without them, to read first. Build and run it alone:
 //
 //   nvcc -std=c++20 -O3 -arch=native examples/dispatch_in_one_file.cu -o dispatch && ./dispatch
 //
 // (the project builds it too: build/release/examples/dispatch_in_one_file). The four ways:
-//   inline   the op written into the kernel: one kernel per op;
 //   functor  the op a type, the kernel a template over it: inlined, one instantiation per op;
-//   switch   an op id passed at run time and a switch in the kernel: every op compiled in;
-//   pointer  a __device__ function pointer read from a symbol: a call through a register.
-// The working set (two arrays of 2^26 floats, 512 MiB) is larger than any GPU's L2, so each
-// launch reads from memory without a flush.
+//   switch   an op id passed at run time and a switch at every call: every op compiled in;
+//   pointer  a __device__ function pointer read from a symbol: a call through a register;
+//   virtual  an object made on the device, its virtual function called through its vtable.
+// At k = 1 each element costs one call and the kernel waits on memory, so every way should be
+// near the copy; at k = 256 the calls are the work, and what each way costs per call shows.
+// y[i] = sum over j < k of op(x[i] + j/4096): the arguments differ so that no call can be merged
+// with another, and summed because op(op(x)) overflows within a few steps.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
+#include <thread>
 #include <vector>
 
 #define CHECK(call)                                                                                      \
@@ -30,61 +34,103 @@
     }                                                                                                    \
   } while (0)
 
-struct quadratic {  // the op, once, for host and device
+constexpr float delta = 1.0f / 4096;  // a power of two: x + j*delta rounds alike on host and device
+
+// The op, once, for host and device; the other ways call it through their mechanism.
+struct quadratic {
   __host__ __device__ float operator()(float x) const { return x * x + 2.0f * x + 1.0f; }
 };
 __device__ float quadratic_fn(float x) { return quadratic{}(x); }
-__device__ float square_fn(float x) { return x * x; }
-using op_pointer = float (*)(float);
-__device__ op_pointer quadratic_ptr = quadratic_fn;  // read by the host with cudaMemcpyFromSymbol
 
-__global__ void inline_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;
-}
-
-template <class Op>
-__global__ void functor_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, Op op) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = op(x[i]);
-}
-
-__global__ void switch_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int op_id) {
+// The skeleton every way shares: only the invoker F differs, so a difference in time is the call.
+template <class F>
+__global__ void map_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k, F f) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  switch (op_id) {
-    case 0: y[i] = quadratic_fn(x[i]); break;
-    case 1: y[i] = square_fn(x[i]); break;
-  }
+  float acc = 0.0f;
+  for (int j = 0; j < k; ++j) acc += f(x[i] + float(j) * delta);
+  y[i] = acc;
 }
 
-__global__ void pointer_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n,
-                               op_pointer f) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = f(x[i]);
-}
-
-// The four ways, as a host program launches each.
-const char* const way_names[] = {"inline", "functor", "switch", "pointer"};
-void launch(int way, const float* x, float* y, std::size_t n, op_pointer f) {
-  const unsigned block = 256, grid = unsigned((n + block - 1) / block);
-  switch (way) {
-    case 0: inline_kernel<<<grid, block>>>(x, y, n); break;
-    case 1: functor_kernel<<<grid, block>>>(x, y, n, quadratic{}); break;
-    case 2: switch_kernel<<<grid, block>>>(x, y, n, 0); break;  // op id 0: quadratic, chosen at run time
-    case 3: pointer_kernel<<<grid, block>>>(x, y, n, f); break;
-  }
-}
-
-// Every element within a few float roundings of the reference computed in double.
-bool validate(const std::vector<float>& y, const std::vector<float>& x, const char* name) {
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double ref = double(x[i]) * x[i] + 2.0 * x[i] + 1.0;
-    if (!(std::fabs(y[i] - ref) <= 4 * 1.2e-7 * std::fabs(ref))) {  // also false for NaN
-      std::printf("%-8s WRONG RESULT at %zu: %.9g, expected %.9g\n", name, i, y[i], ref);
-      return false;
+// switch: the id is a kernel argument, the switch inside the call, so it runs at every call
+// unless the compiler hoists it out of the loop (it can: the id does not change).
+struct switch_op {
+  int id;
+  __device__ float operator()(float v) const {
+    switch (id) {
+      case 0: return quadratic{}(v);
+      case 1: return v * v;
+      case 2: return sinf(v);
+      case 3: return v * v * v;
+      default: return v;
     }
   }
+};
+
+// pointer: the address of a __device__ function, which the host can only read from a symbol.
+using op_pointer = float (*)(float);
+__device__ op_pointer quadratic_ptr = quadratic_fn;
+struct pointer_op {
+  op_pointer f;
+  __device__ float operator()(float v) const { return f(v); }
+};
+
+// virtual: an object with a vtable must be constructed on the device (its vtable pointer is a
+// device address), so a one-thread kernel builds it in device memory the host allocated.
+struct op_base {
+  __device__ virtual float apply(float v) const = 0;
+};
+struct quadratic_virtual : op_base {
+  __device__ float apply(float v) const override { return quadratic{}(v); }
+};
+__global__ void make_quadratic(void* where) { new (where) quadratic_virtual; }
+struct virtual_op {
+  const op_base* o;
+  __device__ float operator()(float v) const { return o->apply(v); }
+};
+
+struct ways {
+  op_pointer f;      // read from quadratic_ptr
+  const op_base* o;  // made by make_quadratic
+};
+const char* const way_names[] = {"functor", "switch", "pointer", "virtual"};
+void launch(int way, const ways& w, const float* x, float* y, std::size_t n, int k) {
+  const unsigned block = 256, grid = unsigned((n + block - 1) / block);
+  switch (way) {
+    case 0: map_kernel<<<grid, block>>>(x, y, n, k, quadratic{}); break;
+    case 1: map_kernel<<<grid, block>>>(x, y, n, k, switch_op{0}); break;  // id 0: quadratic
+    case 2: map_kernel<<<grid, block>>>(x, y, n, k, pointer_op{w.f}); break;
+    case 3: map_kernel<<<grid, block>>>(x, y, n, k, virtual_op{w.o}); break;
+  }
+}
+
+// The float64 reference of every element, on all the host's cores (k = 256 is 2^32 calls).
+std::vector<double> reference(const std::vector<float>& x, int k) {
+  std::vector<double> ref(x.size());
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (std::size_t i = w; i < x.size(); i += workers) {
+        double acc = 0;
+        for (int j = 0; j < k; ++j) {
+          const double v = double(x[i] + float(j) * delta);  // the argument the device sees
+          acc += v * v + 2.0 * v + 1.0;
+        }
+        ref[i] = acc;
+      }
+    });
+  for (std::thread& t : pool) t.join();
+  return ref;
+}
+
+// Every element within k + 4 float roundings of the reference (k terms summed in float).
+bool validate(const std::vector<float>& y, const std::vector<double>& ref, int k, const char* name) {
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (!(std::fabs(y[i] - ref[i]) <= (k + 4) * 1.2e-7 * std::fabs(ref[i]))) {  // also false for NaN
+      std::printf("%-8s k = %3d WRONG RESULT at %zu: %.9g, expected %.9g\n", name, k, i, y[i], ref[i]);
+      return false;
+    }
   return true;
 }
 
@@ -116,33 +162,46 @@ int main() {
     std::fprintf(stderr, "no CUDA device: nothing to run\n");
     return 2;
   }
-  const std::size_t n = std::size_t(1) << 26, bytes = n * sizeof(float);
+  // Two arrays of 2^24 floats, 128 MiB: more than any GPU's L2, so each launch reads memory.
+  const std::size_t n = std::size_t(1) << 24, bytes = n * sizeof(float);
   std::vector<float> x(n), y(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = 0.25f + 1.5f * float(i % 1000003) / 1000003.0f;  // positive
   float *dx = nullptr, *dy = nullptr;
   CHECK(cudaMalloc(&dx, bytes));
   CHECK(cudaMalloc(&dy, bytes));
   CHECK(cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice));
-  op_pointer f = nullptr;
-  CHECK(cudaMemcpyFromSymbol(&f, quadratic_ptr, sizeof f));
+  ways w{};
+  CHECK(cudaMemcpyFromSymbol(&w.f, quadratic_ptr, sizeof w.f));
+  void* object = nullptr;
+  CHECK(cudaMalloc(&object, sizeof(quadratic_virtual)));
+  make_quadratic<<<1, 1>>>(object);
+  CHECK(cudaGetLastError());
+  w.o = static_cast<const op_base*>(object);
 
   const float copy_ms = time_ms([&] { CHECK(cudaMemcpyAsync(dy, dx, bytes, cudaMemcpyDeviceToDevice)); });
-  std::printf("%-8s %9s %8s %8s   (2^26 floats, an element per thread)\n",  //
-              "way", "median", "GB/s", "of copy");
-  std::printf("%-8s %6.3f ms %8.0f %8.2f\n", "copy", copy_ms, 2.0 * bytes / copy_ms / 1e6, 1.0);
+  std::printf("%-8s %5s %11s %8s %8s %11s   (2^24 floats, an element per thread)\n",  //
+              "way", "k", "median", "GB/s", "of copy", "× functor");
+  std::printf("%-8s %5s %8.3f ms %8.0f %8.2f\n", "copy", "", copy_ms, 2.0 * bytes / copy_ms / 1e6, 1.0);
   bool all_valid = true;
-  for (int way = 0; way < 4; ++way) {
-    CHECK(cudaMemset(dy, 0xff, bytes));  // NaN everywhere: an element the kernel misses fails validation
-    launch(way, dx, dy, n, f);
-    CHECK(cudaGetLastError());
-    CHECK(cudaMemcpy(y.data(), dy, bytes, cudaMemcpyDeviceToHost));
-    if (!validate(y, x, way_names[way])) {  // a wrong result is never timed
-      all_valid = false;
-      continue;
+  for (int k : {1, 256}) {
+    const std::vector<double> ref = reference(x, k);
+    float functor_ms = 0;
+    for (int way = 0; way < 4; ++way) {
+      CHECK(cudaMemset(dy, 0xff, bytes));  // NaN everywhere: an element the kernel misses fails validation
+      launch(way, w, dx, dy, n, k);
+      CHECK(cudaGetLastError());
+      CHECK(cudaMemcpy(y.data(), dy, bytes, cudaMemcpyDeviceToHost));
+      if (!validate(y, ref, k, way_names[way])) {  // a wrong result is never timed
+        all_valid = false;
+        continue;
+      }
+      const float ms = time_ms([&] { launch(way, w, dx, dy, n, k); });
+      if (way == 0) functor_ms = ms;
+      std::printf("%-8s %5d %8.3f ms %8.0f %8.2f %10.2f×\n", way_names[way], k, ms, 2.0 * bytes / ms / 1e6,
+                  copy_ms / ms, functor_ms > 0 ? ms / functor_ms : NAN);
     }
-    const float ms = time_ms([&] { launch(way, dx, dy, n, f); });
-    std::printf("%-8s %6.3f ms %8.0f %8.2f\n", way_names[way], ms, 2.0 * bytes / ms / 1e6, copy_ms / ms);
   }
+  CHECK(cudaFree(object));
   CHECK(cudaFree(dx));
   CHECK(cudaFree(dy));
   return all_valid ? 0 : 3;
