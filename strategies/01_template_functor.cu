@@ -69,7 +69,8 @@ void launch_image(const image_launch& a) {
   visit_op(a.op, [&](auto op) { skeleton::launch_image_with(a, [op](auto) { return op; }); });
 }
 void launch_matmul(const matmul_launch& a) {
-  // <true>: this strategy also builds the tiled kernel's earlier steps (09_shared_memory.cu adds their forms).
+  // <true>: this strategy also builds the tiled kernel's earlier steps (09_shared_memory.cu adds
+  // their forms).
   visit_op(a.op, [&](auto op) { skeleton::launch_matmul_with<true>(a, [op](auto) { return op; }); });
 }
 

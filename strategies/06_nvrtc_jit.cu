@@ -13,8 +13,9 @@
 // Cost.    Compile time, paid once per (op, type, architecture): for an op no cache has seen,
 //          the price of a user's new expression, tens of milliseconds (about one and a half
 //          times what NVRTC takes for a one-line kernel), the first compile of a process dearer
-//          still (it loads NVRTC: common/jit.cpp loads it at the first compile). Measured in every cache state by cdl_bench's jit/ benchmarks
-//          and set out in the report's JIT section: NVRTC 12.9+ keeps a cache of its own through
+//          still (it loads NVRTC: common/jit.cpp loads it at the first compile). Measured in
+//          every cache state by cdl_bench's jit/ benchmarks and set out in the report's JIT
+//          section: NVRTC 12.9+ keeps a cache of its own through
 //          the driver, which answers the *same* text several times faster, so a figure timed by
 //          compiling one text repeatedly is the cache, not the compiler. What a new op adds to that
 //          floor is NVVM's optimiser and ptxas on the kernel, not the headers, and the kernel's

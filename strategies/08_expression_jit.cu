@@ -74,8 +74,7 @@ void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
 }
 // The kernel as NVVM IR (LLVM 7's dialect: typed pointers), written by the program itself, as
 // it would lower a user's expression; no C++ to parse. libNVVM optimises it and emits PTX.
-const char* const quadratic_ir = R"(
-target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+const char* const quadratic_ir = R"(target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 define void @quadratic(float* %x, float* %y, i64 %n) {
 entry:
@@ -403,7 +402,8 @@ std::string lower_vec_kernel(dtype t) {
 
 }  // namespace
 
-jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name, tier level) {
+jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, const std::string& name,
+                            tier level) {
   if (form != map_form::scalar && form != map_form::vec)
     throw error("08_expression_jit has no " + std::string(to_string(form)) + " form");
   // One kernel per module: the form the launch needs, so a new op compiles one kernel, not two.
@@ -434,7 +434,8 @@ jit::nvvm_module map_module(const expr::program& p, dtype t, map_form form, cons
       "!8 = distinct !{!8, !7}\n";
   const bool libdevice = p.uses(expr::kind::sin) || p.uses(expr::kind::cos) || p.uses(expr::kind::exp) ||
                          p.uses(expr::kind::sqrt);
-  return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice, level == tier::optimised};
+  return {name + "_" + std::string(to_string(form)) + ".ll", std::move(ir), {kernel}, libdevice,
+          level == tier::optimised};
 }
 
 // clang-format on

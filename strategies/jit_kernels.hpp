@@ -114,10 +114,10 @@ void launch_map(build_fn build, const map_launch& a);
 // strategy 10 does on a host thread while the switch kernel serves the launches.
 void prepare_map(build_fn build, const map_launch& a, const op_text& op);
 // Constructs every function-local static prepare_map uses (the caches, the kernel table, the
-// compiler's header table) and loads NVRTC, without compiling. Strategy 10 calls it before it makes the static
-// that owns its tiered_maps: at exit that static is then destroyed first, and a tiered_map's
-// destructor waits for a compile still running (a process may end before its compile does) while
-// everything the compile uses is still there.
+// compiler's header table) and loads NVRTC, without compiling. Strategy 10 calls it before it makes
+// the static that owns its tiered_maps: at exit that static is then destroyed first, and a
+// tiered_map's destructor waits for a compile still running (a process may end before its compile
+// does) while everything the compile uses is still there.
 void construct_prepare_statics();
 void launch_zip(build_fn build, const zip_launch& a);
 void launch_points(build_fn build, const points_launch& a);

@@ -1,13 +1,13 @@
-// Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats;
-// for 09, whose mechanism pays only where threads share data, a 3 x 3 box blur), one kernel, one
-// launch, written as a reader would write it in their own code, at the top of the
-// strategy's file. The JIT forms (06, 07, 08, 10) call NVRTC, nvJitLink and libNVVM directly, as
-// a reader's program would, so they are built only into tests/gpu_minimal_test, which links
-// those libraries (CDL_MINIMAL_JIT): the suite's programs load the compilers at their first
-// compile instead (common/jit.cpp says why), and their forms below have no function to run. The rest of each file generalises it (an invoker the shared skeletons call,
-// for every op and workload) so that every strategy runs the same loop and a difference in time is
-// the call. tests/gpu_minimal_test.cu validates each against the float64 reference the suite's own
-// strategies are checked against.
+// Each strategy's mechanism in its smallest complete form: one op (y = x*x + 2x + 1 on floats; for
+// 09, whose mechanism pays only where threads share data, a 3 x 3 box blur), one kernel, one
+// launch, written as a reader would write it in their own code, at the top of the strategy's file.
+// The JIT forms (06, 07, 08, 10) call NVRTC, nvJitLink and libNVVM directly, as a reader's program
+// would, so they are built only into tests/gpu_minimal_test, which links those libraries
+// (CDL_MINIMAL_JIT): the suite's programs load the compilers at their first compile instead
+// (common/jit.cpp says why), and their forms below have no function to run. The rest of each file
+// generalises it (an invoker the shared skeletons call, for every op and workload) so that every
+// strategy runs the same loop and a difference in time is the call. tests/gpu_minimal_test.cu
+// validates each against the float64 reference the suite's own strategies are checked against.
 #pragma once
 
 #include <cuda_runtime.h>

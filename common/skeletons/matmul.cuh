@@ -81,8 +81,8 @@ template <int Step>
 inline constexpr int a_row = Step >= 3 ? tile_m + 4 : tile_m;
 
 template <class T, int Step>
-struct
-    matmul_slices {  // from step 1, two of each: one is computed on while the next slice is stored into the other
+// From step 1, two of each: one is computed on while the next slice is stored into the other.
+struct matmul_slices {
   static constexpr int buffers = Step >= 1 ? 2 : 1;
   alignas(16) T a[buffers][tile_k][a_row<Step>];  // A transposed: a thread's rows are contiguous
   alignas(16) T b[buffers][tile_k][tile_n];

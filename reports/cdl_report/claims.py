@@ -141,7 +141,8 @@ def not_counted(e):
     if e["runs"] or tried(e):
         return ""
     return (
-        " (raised outside the system's typing, dispatch and compiler: not the feature refused, not counted)"
+        ": not the feature refused (that frame is outside the system's typing, dispatch and compiler), "
+        "not counted"
     )
 
 

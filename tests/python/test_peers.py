@@ -348,8 +348,8 @@ class ResultsTest(unittest.TestCase):
         self.assertRegex(
             text,
             r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
-            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\)[^|]* \| [^|]* \| "
-            r"\*\*does not hold\*\* \|",
+            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\): not the feature refused[^|]* "
+            r"\| [^|]* \| \*\*not measured\*\* \|",
         )
         self.assertRegex(
             text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: "
