@@ -16,7 +16,7 @@
 //          a per-op kernel (01) is impractical: many ops, or a choice per element.
 // See it.  The kernels' SASS holds `CALL.REL.NOINC R<n>` (a call through a register) instead
 //          of the op's arithmetic, and each callee (as_device_function<...>) is a separate
-//          function ending in RET (463 calls through a register in this file on sm_90). The
+//          function ending in RET (`cuobjdump -sass` of this file's object counts them). The
 //          calling convention costs registers and a stack frame (the report's resource table
 //          gives map_vec_kernel<float, pointer_invoker> against the template's kernel).
 //          Fetch the pointer once, not per launch: cudaMemcpyFromSymbol synchronises.

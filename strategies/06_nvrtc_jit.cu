@@ -18,11 +18,10 @@
 //          section: NVRTC 12.9+ keeps a cache of its own through
 //          the driver, which answers the *same* text several times faster, so a figure timed by
 //          compiling one text repeatedly is the cache, not the compiler. What a new op adds to that
-//          floor is NVVM's optimiser and ptxas on the kernel, not the headers, and the kernel's
-//          size sets it: the map kernel's one k loop (skeletons/map.cuh) halved it, and one
-//          vector per thread with no tail code (skeletons/elementwise.cuh) cut it by a third
-//          again; a precompiled header (-pch, --use-pch) made it
-//          slower, reading the PCH file cost more than parsing the headers it replaces
+//          floor is NVVM's optimiser and ptxas on the kernel, not the headers, so the kernel's
+//          size sets it (one k loop, one vector per thread, no tail code keep it small); a
+//          precompiled header (-pch, --use-pch) does not help: reading the PCH file costs more
+//          than parsing the headers it replaces
 //          (`cdl_run --expr '...' --compile-times` shows the phases; the report's JIT section
 //          what the headers, each kernel and each option cost, each compiled beside a program
 //          without it). This project's cache

@@ -318,9 +318,8 @@ std::string lower_scalar_kernel(dtype t) {
 
 // The skeleton's map_vec_body: each thread loads vecs_per_thread 16-byte vectors, block-strided,
 // before it uses any, runs one k loop for all of its values (map_apply_fused), and stores them;
-// whole vectors only, as the geometry launches it. (The skeleton took this loop from here: it
-// ran one loop per value before, which made 08 faster than the template for cheap ops beyond
-// k = 1 and doubled 06's and 07's compile time; reports of runs from then set 08 apart.)
+// whole vectors only, as the geometry launches it: the same loop as the C++ skeleton's, so that
+// 08 and the template differ in how the op is compiled, not in the loop around it.
 std::string lower_vec_kernel(dtype t) {
   const ir_type ty = type_of(t);
   const std::string T = ty.t, V = ty.v, PV = V + " addrspace(1)*", P = T + " addrspace(1)*";
