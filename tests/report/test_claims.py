@@ -350,9 +350,27 @@ class RulesReachEveryVerdict(unittest.TestCase):
                 for i, v in enumerate(values)
             }
 
-        self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.0, 1.01)), HOLDS)
-        self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.4, 5.0)), FAILS)
-        self.assertEqual(verdict(claims.d3, python_ratio=ratios(1.0, 5.0)), DEPENDS)
+        def ways(*article_over_fastest):
+            figures = {
+                f"size{i}": {"article_ms": r, "fuse_ms": 1.0, "elementwise_ms": 1.5, "raw_ms": 1.2}
+                for i, r in enumerate(article_over_fastest)
+            }
+            return [exp("D3", "article 003's example 3 / CuPy's other ways", article="003", figures=figures)]
+
+        # The article's example in CuPy decides; the C++ ratios stand beside whatever they say.
+        cpp = ratios(5.0, 5.0)
+        self.assertEqual(verdict(claims.d3, experiments=ways(1.0, 1.01), python_ratio=cpp), HOLDS)
+        self.assertEqual(verdict(claims.d3, experiments=ways(1.4, 3.0), python_ratio=ratios(1.0)), FAILS)
+        self.assertEqual(verdict(claims.d3, experiments=ways(1.0, 3.0)), DEPENDS)
+        self.assertIn("×3.00", claims.d3(data(experiments=ways(1.0, 3.0)))[1])
+        self.assertIn(
+            "ElementwiseKernel map op0 f32 5.00×", claims.d3(data(experiments=ways(1.0), python_ratio=cpp))[1]
+        )
+        failed = dict(ways(1.0)[0], runs=False, valid=False, error="CompileError", raised_at="cupy/x.py:1")
+        self.assertEqual(verdict(claims.d3, experiments=[failed]), UNMEASURED)
+        self.assertEqual(
+            verdict(claims.d3, python_ratio=cpp), UNMEASURED, "the C++ ratios alone decide nothing"
+        )
         self.assertEqual(verdict(claims.d3), UNMEASURED)
 
     def test_d1_numpy_against_the_gpu_with_transfers(self):

@@ -4,6 +4,8 @@ CuPy's own float32 kernel (cupy_peers.experiments calls experiments(dev) here).
 
   example  article 003's CuPy examples 1 and 3, as written, on its sizes
   D1       NumPy on the host against CuPy, with the transfers to and from the GPU and without
+  D3       example 3 as the article writes it (a ufunc chain, then an ElementwiseKernel) against
+           the other ways CuPy offers for the same code: cupy.fuse, one ElementwiseKernel, a RawKernel
   D2       ElementwiseKernel's float32 and float64 map at each block size it can be launched
            with, beside the copy floor: what the outlier in the peers table comes from
   E2       a struct of mixed widths from NumPy's record arrays, packed and aligned, to a RawKernel
@@ -59,6 +61,13 @@ def experiments(dev, quick):
             article="003",
         ),
         attempt(
+            "D3",
+            "article 003's example 3 as written (a ufunc chain, then its ElementwiseKernel) / the same code "
+            "through cupy.fuse, one ElementwiseKernel and a RawKernel",
+            lambda: example_3_ways(dev),
+            article="003",
+        ),
+        attempt(
             "D2",
             "ElementwiseKernel's map (quadratic, k = 1) at each block size, float32 and float64, against copy",
             lambda: elementwise_block_sizes(dev, 1 << (24 if quick else 26)),
@@ -101,6 +110,61 @@ def example_chain(cp, x_cpu):
 def chain_reference(x):
     y = np.exp(np.sin(x.astype(np.float64)) * np.cos(x.astype(np.float64)))
     return np.where(y > 0.5, y * 2, y / 2)
+
+
+# Example 3 in one hand-written kernel, as a RawKernel takes it.
+RAW_CHAIN = r"""
+extern "C" __global__ void chain(const float* x, float* z, long long n) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float y = expf(sinf(x[i]) * cosf(x[i]));
+    z[i] = y > 0.5f ? y * 2.0f : y / 2.0f;
+  }
+}
+"""
+
+
+def example_3_ways(dev):
+    """Example 3 as the article writes it (four ufunc kernels and a temporary each, then its
+    ElementwiseKernel) against the other ways CuPy offers for the same code, each one kernel:
+    cupy.fuse of the whole function, one ElementwiseKernel holding it all, and a RawKernel. Each is
+    validated, then timed by CUDA events on data already on the GPU (one untimed call first, so no
+    compile is timed), at the article's 1000 x 1000 and at 4096 x 4096."""
+    cp = dev.cp
+    example_chain(cp, example_input(2))  # makes the article's ElementwiseKernel
+    whole = cp.ElementwiseKernel(
+        "T x", "T z", "T y = exp(sin(x) * cos(x)); z = y > 0.5 ? y * 2 : y / 2", "example_3_whole"
+    )
+    raw = cp.RawKernel(RAW_CHAIN, "chain")
+
+    @cp.fuse()
+    def fused(x):
+        y = cp.exp(cp.sin(x) * cp.cos(x))
+        return cp.where(y > 0.5, y * 2, y / 2)
+
+    def raw_call(x):
+        z = cp.empty_like(x)
+        raw(((x.size + BLOCK - 1) // BLOCK,), (BLOCK,), (x, z, np.int64(x.size)))
+        return z
+
+    ways = {
+        "article": lambda x: _conditional(cp.exp(cp.sin(x) * cp.cos(x))),
+        "fuse": fused,
+        "elementwise": whole,
+        "raw": raw_call,
+    }
+    figures, valid = {}, True
+    for size in (1000, 4096):
+        x_cpu = example_input(size)
+        x, reference = cp.asarray(x_cpu), chain_reference(x_cpu)
+        row = {}
+        for name, way in ways.items():
+            if close_to(cp.asnumpy(way(x)), reference, rtol=1e-5, atol=1e-6):
+                row[f"{name}_ms"] = gpu_median_ms(dev, lambda: way(x), repetitions=7)
+            else:
+                valid = False  # a wrong result is never timed
+        figures[f"{size}x{size}"] = row
+    return valid, figures
 
 
 def numpy_against_cupy(dev):
