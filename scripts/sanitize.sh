@@ -33,9 +33,10 @@ tests="$build/tests/cdl_gpu_tests"
 census="$build/tests/libcdl_kernel_census.so"
 LOGS=${LOGS:-sanitize_logs}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-[ -x "$sanitizer" ] || { echo "sanitize: compute-sanitizer not found (it comes with the CUDA Toolkit)" >&2; exit 2; }
-[ -x "$tests" ] || { echo "sanitize: $tests not found: build the tests first (cmake --build --preset release)" >&2; exit 2; }
-nvidia-smi -L > /dev/null 2>&1 || { echo "sanitize: no GPU visible: the sanitizer checks GPU code as it runs" >&2; exit 2; }
+missing() { echo "sanitize: $1" >&2; exit 2; }
+[ -x "$sanitizer" ] || missing "compute-sanitizer not found (it comes with the CUDA Toolkit)"
+[ -x "$tests" ] || missing "$tests not found: build the tests first (cmake --build --preset release)"
+nvidia-smi -L > /dev/null 2>&1 || missing "no GPU visible: the sanitizer checks GPU code as it runs"
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS"/*.kernels.*
 export CDL_JIT_CACHE_DIR="$build/jit-cache-sanitize"  # the JIT strategies compile under the tool too
@@ -56,13 +57,12 @@ declare -A options=(
 # memcheck and initcheck fault in the kernels of strategy 14's conditional graph nodes: memcheck
 # calls reads inside an allocation it names itself out of bounds, initcheck stops at an illegal
 # address naming no access, and the same tests pass without a tool (the README gives the run).
-declare -A pattern=(
-  [15_device_launch]='*15_device_launch*'
-  [14_conditional_graphs]='*14_graph_switch_scalar*:*14_graph_switch_vec*:*14_graph_switch_grouped*:*MinimalForm*/14_graph_switch'
-)
+graphs='*14_graph_switch_scalar*:*14_graph_switch_vec*:*14_graph_switch_grouped*'
+graphs+=':*MinimalForm*/14_graph_switch'
+declare -A pattern=([15_device_launch]='*15_device_launch*' [14_conditional_graphs]=$graphs)
 declare -A why=(
   [15_device_launch]="CUDA Dynamic Parallelism is not supported by racecheck, synccheck and initcheck"
-  [14_conditional_graphs]="memcheck and initcheck fault in conditional graph nodes' kernels (scripts/sanitize.sh says how)"
+  [14_conditional_graphs]="memcheck and initcheck fault in conditional graph nodes' kernels"
 )
 declare -A left_out=([memcheck]=14_conditional_graphs [racecheck]=15_device_launch
                      [synccheck]=15_device_launch [initcheck]="15_device_launch 14_conditional_graphs")
@@ -72,7 +72,7 @@ listed() {  # the full names of the tests a filter selects
   "$tests" --gtest_list_tests --gtest_filter="$1" | awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'
 }
 for tool in "${tools[@]}"; do
-  [ -n "${options[$tool]+known}" ] || { echo "sanitize: unknown tool '$tool' (valid: ${!options[*]})" >&2; exit 2; }
+  [ -n "${options[$tool]+known}" ] || missing "unknown tool '$tool' (valid: ${!options[*]})"
 done
 total_tests=$(GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 listed "$filter" | wc -l)
 echo "sanitize: ${tools[*]} over $tests (filter $filter, $total_tests tests), $shards shards per tool"
@@ -92,11 +92,15 @@ for ((shard = 0; shard < shards; ++shard)); do
     "$tests" --gtest_filter="$filter" > "$LOGS/census.$shard.log" 2>&1 &
 done
 # How far along, every 30 s: the tests the tools have finished.
-while sleep 30; do
+said=$SECONDS
+while sleep 2; do
   running=0
   for pid in "${pids[@]}"; do kill -0 "$pid" 2> /dev/null && running=$((running + 1)); done
   [ "$running" -gt 0 ] || break
-  finished_tests=$(cat "${tools[@]/#/$LOGS/}".*.log 2> /dev/null | grep -cE '^\[ +(OK|FAILED|SKIPPED) +\] .*\(')
+  [ $((SECONDS - said)) -ge 30 ] || continue
+  said=$SECONDS
+  finished_tests=$(cat "${tools[@]/#/$LOGS/}".*.log 2> /dev/null \
+    | grep -cE '^\[ +(OK|FAILED|SKIPPED) +\] .*\(')
   echo "sanitize: $finished_tests of about $((total_tests * ${#tools[@]})) test runs done," \
     "$running of ${#pids[@]} processes left, $((SECONDS - start)) s" >&2
 done
@@ -122,10 +126,13 @@ for tool in "${tools[@]}"; do
     count=$(GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 listed "${pattern[$name]}" | wc -l)
     echo "           $count tests left out ($name): ${why[$name]}"
   done
-  if [ "$findings" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] || [ "$finished" -ne "$shards" ]; then
+  if [ "$findings" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] \
+     || [ "$finished" -ne "$shards" ]; then
     status=1
-    [ "$finished" -ne "$shards" ] && echo "           $((shards - finished)) of $shards shards did not finish: see $LOGS/$tool.*.log"
-    grep -hE '^========= (Invalid|Race|Barrier|Uninitialized|Leaked|Host API|Program hit|Error|    at )|^\[  FAILED  \]' \
+    [ "$finished" -ne "$shards" ] \
+      && echo "           $((shards - finished)) of $shards shards did not finish: see $LOGS/$tool.*.log"
+    kinds='Invalid|Race|Barrier|Uninitialized|Leaked|Host API|Program hit|Error|    at '
+    grep -hE "^========= ($kinds)|^\[  FAILED  \]" \
       "${logs[@]}" | head -20
   fi
 done
@@ -141,7 +148,8 @@ else
   cat "${censuses[@]}" > "$LOGS/kernels.txt"
   census_passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "$LOGS"/census.*.log | sum)
   echo "kernels: $(cut -d' ' -f2- "$LOGS/kernels.txt" | sort -u | grep -c .) distinct," \
-    "$(cut -d' ' -f1 "$LOGS/kernels.txt" | sum) runs in the same tests ($census_passed passed) under a CUPTI census," \
+    "$(cut -d' ' -f1 "$LOGS/kernels.txt" | sum) runs in the same tests ($census_passed passed)" \
+    "under a CUPTI census,"
     "without a tool: $LOGS/kernels.txt"
 fi
 exit $status
