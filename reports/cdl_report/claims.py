@@ -258,16 +258,17 @@ def b2(d):
         else ""
     )
     # In Numba, the article's system: the if/elif against the dictionary it replaces.
-    numba = ""
+    numba, switch_ran = "", False
     for peer, where in (("numba.op_switch.hoisted", "once per thread"), ("numba.op_switch", "per call")):
         over = peer_over(d, peer, "numba.device_function")
         if over:
+            switch_ran = True
             numba += f" Numba, the if/elif {where} / one device function: {span(over)}×."
     table = one(d, "B2", "a dictionary")
     if table:
         numba = f"Numba, a dictionary of functions in a kernel: {outcome(table)}{not_counted(table)}." + numba
         ratio = table.get("figures", {}).get("switch_over_dictionary")
-        if tried(table) == REFUSED and "if/elif" in numba:
+        if tried(table) == REFUSED and switch_ran:
             verdict = HOLDS  # the if/elif runs where the dictionary cannot
         elif tried(table) == WORKS and ratio is not None:
             verdict = direction([ratio], d.noise)
