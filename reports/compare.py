@@ -40,8 +40,9 @@ def main(argv):
     c = compare_runs(a, b, args.threshold)
     slower, faster = write(a, b, c, args.out)
     print(
-        f"compare: {len(c['rows'])} benchmarks in both, threshold {c['threshold']:.1%}: {len(slower)} slower, "
-        f"{len(faster)} faster in B; {len(c['only_a'])} only in A, {len(c['only_b'])} only in B -> {args.out}"
+        f"compare: {len(c['rows'])} benchmarks in both, threshold {c['threshold']:.1%}: {len(slower)} slower,"
+        f" {len(faster)} faster in B; {len(c['only_a'])} only in A, {len(c['only_b'])} only in B ->"
+        f" {args.out}"
     )
     return 1 if slower or faster else 0
 

@@ -126,29 +126,29 @@ def derive(target, row):
         "thread_instructions_per_element": (get("smsp__thread_inst_executed.sum") or 0) / elements,
         "warp_instructions_per_element": (get("smsp__inst_executed.sum") or 0) / elements,
         "threads_per_warp_instruction": get("smsp__thread_inst_executed_per_inst_executed.ratio"),
-        "branch_uniform": None
-        if get("smsp__sass_average_branch_targets_threads_uniform.pct") is None
-        else get("smsp__sass_average_branch_targets_threads_uniform.pct") / 100,
+        "branch_uniform": (
+            None
+            if get("smsp__sass_average_branch_targets_threads_uniform.pct") is None
+            else get("smsp__sass_average_branch_targets_threads_uniform.pct") / 100
+        ),
         "divergent_branch_targets": get("smsp__sass_branch_targets_threads_divergent.sum"),
         "issue_active": (get("smsp__issue_active.avg.pct_of_peak_sustained_active") or 0) / 100,
         "dram_read_bytes": dram[0],
         "dram_write_bytes": dram[1],
         "dram_over_minimum": (dram[0] + dram[1]) / min_bytes if min_bytes else None,
-        "l2_hit_rate": None
-        if get("lts__t_sector_hit_rate.pct") is None
-        else get("lts__t_sector_hit_rate.pct") / 100,
+        "l2_hit_rate": (
+            None if get("lts__t_sector_hit_rate.pct") is None else get("lts__t_sector_hit_rate.pct") / 100
+        ),
         # Load instructions by a global or a generic address (LDG, LD: an object's pointer, which the
         # compiler cannot prove global, is generic), a warp's counted once for its 32 elements: a
         # warp that repeats a load on each of its divergent paths counts it once per path.
-        "loads_per_element": sum(
-            get(f"smsp__inst_executed_op_{s}_ld.sum") or 0 for s in ("global", "generic")
-        )
-        * 32
-        / elements,
+        "loads_per_element": (
+            sum(get(f"smsp__inst_executed_op_{s}_ld.sum") or 0 for s in ("global", "generic")) * 32 / elements
+        ),
         "load_sectors_per_element": (get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") or 0) / elements,
-        "l1_hit_rate": None
-        if get("l1tex__t_sector_hit_rate.pct") is None
-        else get("l1tex__t_sector_hit_rate.pct") / 100,
+        "l1_hit_rate": (
+            None if get("l1tex__t_sector_hit_rate.pct") is None else get("l1tex__t_sector_hit_rate.pct") / 100
+        ),
         "stall_cycles_per_issue": total,
         "stalls": share,
     }
@@ -178,15 +178,19 @@ def profile(build, ncu, only):
     if run.returncode != 0:
         sys.stderr.write(text[-3000:])
         raise ProfileError(
-            f"ncu or cdl_profile failed (exit status {run.returncode}); a target that failed "
-            "validation is named above",
+            (
+                f"ncu or cdl_profile failed (exit status {run.returncode}); a target that failed "
+                "validation is named above"
+            ),
             1,
         )
     rows = parse_csv(text)
     if len(rows) != len(targets):
         raise ProfileError(
-            f"ncu profiled {len(rows)} kernels for {len(targets)} targets: a target launched more or fewer than "
-            "one kernel in its profiled range",
+            (
+                f"ncu profiled {len(rows)} kernels for {len(targets)} targets: a target launched more or"
+                " fewer than one kernel in its profiled range"
+            ),
             1,
         )
     version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
@@ -237,8 +241,8 @@ def main(argv):
     for k in doc["kernels"]:
         top = next(iter(k["stalls"].items()), ("–", 0))
         print(
-            f"{k['name'][:64]:64s} {k['occupancy_achieved']:5.2f} {k['thread_instructions_per_element']:8.1f} "
-            f"{top[0] + f' {top[1]:.0%}':>24s}"
+            f"{k['name'][:64]:64s} {k['occupancy_achieved']:5.2f} "
+            f"{k['thread_instructions_per_element']:8.1f} {top[0] + f' {top[1]:.0%}':>24s}"
         )
     return 0
 

@@ -68,8 +68,10 @@ def main(argv):
     ap.add_argument(
         "--others",
         nargs="*",
-        help="other devices' results directories to compare with (default: the sibling directories of "
-        "RESULTS_DIR that hold another device's bench.json; none with an empty list)",
+        help=(
+            "other devices' results directories to compare with (default: the sibling directories of "
+            "RESULTS_DIR that hold another device's bench.json; none with an empty list)"
+        ),
     )
     args = ap.parse_args(argv[1:])
     try:

@@ -126,8 +126,10 @@ def in_parallel(fn, items, what):
         slowest = max(took, key=took.get)
         name = slowest[-1] if isinstance(slowest, tuple) else slowest
         print(
-            f"resources: {what} of {len(took)} objects in {time.perf_counter() - start:.1f} s "
-            f"(the longest {took[slowest]:.1f} s: {os.path.basename(name)})",
+            (
+                f"resources: {what} of {len(took)} objects in {time.perf_counter() - start:.1f} s "
+                f"(the longest {took[slowest]:.1f} s: {os.path.basename(name)})"
+            ),
             file=sys.stderr,
         )
     return out

@@ -78,9 +78,9 @@ def write_report(results, out_dir, readme=None, others=()):
     if bench.not_run:
         doc.add("## Not run\n")
         doc.add(
-            f"{len(bench.not_run)} benchmarks of the suite are not in these results: the part of the run that holds "
-            "them was interrupted before it reached them (`reports/merge.py` keeps no partial result), so every "
-            "section above is computed without them:\n"
+            f"{len(bench.not_run)} benchmarks of the suite are not in these results: the part of the run that"
+            " holds them was interrupted before it reached them (`reports/merge.py` keeps no partial"
+            " result), so every section above is computed without them:\n"
         )
         doc.add("\n".join(f"- `{n}`" for n in bench.not_run) + "\n")
     path = doc.write("report.md")

@@ -186,10 +186,11 @@ def a2(d):
     njit = f["njit_first_call_ms"] - f["njit_second_call_ms"]
     device = f["device_first_call_ms"] - f["device_second_call_ms"]
     figures = (
-        f"In a new process: the @njit function's host compile {f['njit_host_compile_ms']:.0f} ms, then the kernel "
-        f"calling it: first call {f['njit_first_call_ms']:.0f} ms, second {f['njit_second_call_ms']:.2f} ms; the "
-        f"same kernel with a device function made at run time: first call {f['device_first_call_ms']:.0f} ms. "
-        f"The kernel's compile with the 'pre-compiled' function is {njit / device:.2f}× the one without."
+        f"In a new process: the @njit function's host compile {f['njit_host_compile_ms']:.0f} ms, then the"
+        f" kernel calling it: first call {f['njit_first_call_ms']:.0f} ms, second"
+        f" {f['njit_second_call_ms']:.2f} ms; the same kernel with a device function made at run time: first"
+        f" call {f['device_first_call_ms']:.0f} ms. The kernel's compile with the 'pre-compiled' function is"
+        f" {njit / device:.2f}× the one without."
     )
     verdict = HOLDS if njit < 0.1 * device else FAILS if njit > 0.5 * device else DEPENDS
     return "Numba", figures, verdict if e.get("valid") else UNMEASURED
@@ -222,8 +223,10 @@ def a3(d):
         "map",
         lambda workload, op: workload == "map",
         lambda op, entry: f"{op} {entry}",
-        lambda f: f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged "
-        f"{fmt_ms(f['staged_ms'])}, global {fmt_ms(f['global_ms'])}",
+        lambda f: (
+            f"Numba, 2^{int(f['n']).bit_length() - 1} float32, {f['function']}: staged "
+            f"{fmt_ms(f['staged_ms'])}, global {fmt_ms(f['global_ms'])}"
+        ),
         "staged_over_global",
     )
 
@@ -252,8 +255,8 @@ def b2(d):
         if indirect and "03_switch/vec" in p:
             per_call.append(p["03_switch/vec"] / min(indirect))
     cpp = (
-        f"C++, the branch once per thread (the article's place) / the fastest function table or virtual call: "
-        f"{span(hoisted)}×; the branch per call: {span(per_call)}× over every op and k."
+        "C++, the branch once per thread (the article's place) / the fastest function table or virtual call:"
+        f" {span(hoisted)}×; the branch per call: {span(per_call)}× over every op and k."
         if hoisted
         else ""
     )
@@ -286,8 +289,8 @@ def b3(d):
     probe = ""
     if gg:
         probe = (
-            f" CUDA C++: nvcc {'accepts' if compiles(gg, 'nvcc') else 'refuses'} a kernel called like a function, "
-            f"NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it{sass_of_outer(gg)}."
+            f" CUDA C++: nvcc {'accepts' if compiles(gg, 'nvcc') else 'refuses'} a kernel called like a"
+            f" function, NVRTC {'accepts' if compiles(gg, 'nvrtc') else 'refuses'} it{sass_of_outer(gg)}."
         )
     launch = (fact(d.facts, "global_launches_global") or {}).get("run")
     if launch:
@@ -296,9 +299,11 @@ def b3(d):
             + (
                 f"not run ({launch.get('reason', '?')})"
                 if launch.get("runs") is None
-                else "runs on the GPU, validated"
-                if launch.get("runs") and launch.get("valid")
-                else f"fails on the GPU: `{launch.get('error') or 'WRONG RESULT'}`"
+                else (
+                    "runs on the GPU, validated"
+                    if launch.get("runs") and launch.get("valid")
+                    else f"fails on the GPU: `{launch.get('error') or 'WRONG RESULT'}`"
+                )
             )
             + "."
         )
@@ -366,7 +371,10 @@ def b4(d):
         speed = f", {f['GB/s']:.0f} GB/s" if "GB/s" in f else ""
         return (
             "Numba" + ("; CUDA C++" if worst else ""),
-            f"Numba, the article's `generic_compute_kernel` on 2^24 elements: {outcome(e)}{not_counted(e)}{speed}.{cpp}",
+            (
+                "Numba, the article's `generic_compute_kernel` on 2^24 elements:"
+                f" {outcome(e)}{not_counted(e)}{speed}.{cpp}"
+            ),
             by_trial(e, HOLDS, FAILS),
         )
     if not worst:
@@ -387,9 +395,9 @@ def c1(d):
         return missing("the dispatch sweep with 03 and 06")
     matched = [abs(h - 1) <= d.noise for h in hoisted]
     figures = (
-        f"Runtime-compiled source (06) runs at {span(jit)}× the compiled template; a switch taken once per "
-        f"thread, with no compiler at run time, at {span(hoisted)}× ({sum(matched)} of {len(hoisted)} (op, k) "
-        "within the noise), for the ops built into the program."
+        f"Runtime-compiled source (06) runs at {span(jit)}× the compiled template; a switch taken once per"
+        f" thread, with no compiler at run time, at {span(hoisted)}× ({sum(matched)} of {len(hoisted)} (op,"
+        " k) within the noise), for the ops built into the program."
     )
     sm = peer_ratios(d, "pycuda.SourceModule")
     if sm:
@@ -398,8 +406,8 @@ def c1(d):
     if e and e["runs"]:
         f = e["figures"]
         figures += (
-            f" Its compile: a new source {median_of(f['new_source_ms']):.0f} ms (nvcc), the same source again "
-            f"{median_of(f['disk_hit_ms']):.2f} ms (PyCUDA's disk cache)."
+            f" Its compile: a new source {median_of(f['new_source_ms']):.0f} ms (nvcc), the same source again"
+            f" {median_of(f['disk_hit_ms']):.2f} ms (PyCUDA's disk cache)."
         )
     return "PyCUDA; CUDA C++", figures, FAILS if all(matched) else DEPENDS if any(matched) else HOLDS
 
@@ -412,8 +420,10 @@ def c2(d):
         "vector add",
         lambda workload, op: (workload, op) == ("zip", "add"),
         lambda op, entry: entry,
-        lambda f: f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
-        f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`",
+        lambda f: (
+            f"PyCUDA, the article's `add_shared` on 2^{int(f['n']).bit_length() - 1} float32: "
+            f"{fmt_ms(f['shared_ms'])} against {fmt_ms(f['plain_ms'])} for `add`"
+        ),
         "shared_over_plain",
     )
 
@@ -465,11 +475,12 @@ def d2(d):
         n = e["figures"].get("n", 1 << 26)  # the experiment's size: 2^26 where a file does not say
         blocks = n // 128
         figures += (
-            f". CuPy's ElementwiseKernel at its default 128 threads a block: float32 {f32['default']['frac_copy']:.2f} "
-            f"of copy, float64 {f64['default']['frac_copy']:.2f}; at 256: float32 {f32['256']['frac_copy']:.2f}. "
-            f"With the same 2^{n.bit_length() - 1} elements, so the same {blocks} blocks, float64 moves twice the bytes in "
-            f"{f64['default']['ms'] / f32['default']['ms']:.2f}× the time (float32: one block per "
-            f"{f32['default']['ms'] * 1e6 / blocks:.2f} ns)"
+            ". CuPy's ElementwiseKernel at its default 128 threads a block: float32"
+            f" {f32['default']['frac_copy']:.2f} of copy, float64 {f64['default']['frac_copy']:.2f}; at 256:"
+            f" float32 {f32['256']['frac_copy']:.2f}. With the same 2^{n.bit_length() - 1} elements, so the"
+            f" same {blocks} blocks, float64 moves twice the bytes in"
+            f" {f64['default']['ms'] / f32['default']['ms']:.2f}× the time (float32: one block per"
+            f" {f32['default']['ms'] * 1e6 / blocks:.2f} ns)"
         )
         if f64["default"]["ms"] < 1.5 * f32["default"]["ms"]:
             figures += ": at 128 threads float32's time follows the number of blocks, not the bytes"
@@ -527,16 +538,20 @@ def e1(d):
     if e:
         return (
             "PyCUDA" + ("; nvcc" if gd else ""),
-            f"A SourceModule whose `__global__` function calls a `__device__` "
-            f"function: {outcome(e)}{not_counted(e)}.{probe}",
+            (
+                "A SourceModule whose `__global__` function calls a `__device__` "
+                f"function: {outcome(e)}{not_counted(e)}.{probe}"
+            ),
             by_trial(e, FAILS, HOLDS),
         )
     if not gd:
         return missing("the PyCUDA experiment and the build probes (cdl_build_facts)")
     return (
         "nvcc (the compiler PyCUDA's SourceModule runs)",
-        f"nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} a "
-        "kernel calling a device function; every kernel of this suite calls its op as one.",
+        (
+            f"nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} a "
+            "kernel calling a device function; every kernel of this suite calls its op as one."
+        ),
         FAILS if compiles(gd, "nvcc") else HOLDS,
     )
 
@@ -550,9 +565,11 @@ def e2(d):
             return missing("the structured-array experiments and the points workload")
         return (
             "CUDA C++ (not the article's PyCUDA structured arrays)",
-            f"One skeleton takes the array of structs and the struct of arrays, "
-            f"{'with ' + str(len(failed)) + ' AoS failures' if failed else 'validated'}; AoS / SoA time "
-            f"{span(list(aos.values()))}×.",
+            (
+                "One skeleton takes the array of structs and the struct of arrays, "
+                f"{'with ' + str(len(failed)) + ' AoS failures' if failed else 'validated'}; AoS / SoA time "
+                f"{span(list(aos.values()))}×."
+            ),
             HOLDS if failed else FAILS,
         )
 
@@ -600,8 +617,9 @@ def e3(d):
         mine = {
             "to the GPU": f["pinned_htod_ms"] / f["pageable_htod_ms"],
             "from the GPU": f["pinned_dtoh_ms"] / f["pageable_dtoh_ms"],
-            "allocated for the call, from the GPU (the article's form)": f["pinned_alloc_dtoh_ms"]
-            / f["pageable_alloc_dtoh_ms"],
+            "allocated for the call, from the GPU (the article's form)": (
+                f["pinned_alloc_dtoh_ms"] / f["pageable_alloc_dtoh_ms"]
+            ),
         }
         ratios += mine.values()
         kib = int(size) / 1024
@@ -616,9 +634,11 @@ CLAIMS = [
         "000",
         "we can pass a pre-compiled Numba function (`@njit`) as a kernel argument",
         "Numba",
-        "holds if the article's kernel runs and validates with an `@njit` function as its argument; does not hold if "
-        "Numba refuses it (raised in its typing or dispatch); not measured if it fails anywhere else (the versions "
-        "and the frame that raised say why) or gives a wrong result",
+        (
+            "holds if the article's kernel runs and validates with an `@njit` function as its argument; does"
+            " not hold if Numba refuses it (raised in its typing or dispatch); not measured if it fails"
+            " anywhere else (the versions and the frame that raised say why) or gives a wrong result"
+        ),
         a1,
     ),
     Claim(
@@ -626,9 +646,12 @@ CLAIMS = [
         "000",
         'a pre-compiled function avoids "the overhead of dynamic compilation"',
         "Numba",
-        "compile = first call − second call of the kernel, each in a new process: holds if the kernel calling the "
-        "`@njit` function, compiled on the host first, compiles in under 0.1× the time of the same kernel calling a "
-        "device function made at run time; does not hold above 0.5×; depends between",
+        (
+            "compile = first call − second call of the kernel, each in a new process: holds if the kernel"
+            " calling the `@njit` function, compiled on the host first, compiles in under 0.1× the time of"
+            " the same kernel calling a device function made at run time; does not hold above 0.5×; depends"
+            " between"
+        ),
         a2,
     ),
     Claim(
@@ -636,8 +659,10 @@ CLAIMS = [
         "000",
         'loading the input into shared memory first gives "improved performance" for an elementwise op',
         "Numba",
-        "holds if the article's staged kernel is faster than the same kernel reading global memory by more than "
-        "the noise; does not hold if it is not (the same within the noise, or slower)",
+        (
+            "holds if the article's staged kernel is faster than the same kernel reading global memory by"
+            " more than the noise; does not hold if it is not (the same within the noise, or slower)"
+        ),
         a3,
     ),
     Claim(
@@ -645,9 +670,11 @@ CLAIMS = [
         "001",
         'passing Python functions as kernel arguments "is not supported"',
         "Numba",
-        "holds if every attempt to pass a function as a kernel argument that is counted is refused by Numba (raised "
-        "in its typing or dispatch); does not hold if one runs and validates; a failure raised elsewhere is not "
-        "counted, and with none counted the claim is not measured",
+        (
+            "holds if every attempt to pass a function as a kernel argument that is counted is refused by"
+            " Numba (raised in its typing or dispatch); does not hold if one runs and validates; a failure"
+            " raised elsewhere is not counted, and with none counted the claim is not measured"
+        ),
         b1,
     ),
     Claim(
@@ -655,12 +682,14 @@ CLAIMS = [
         "001",
         'an `if/elif` on an integer op id "is a far more efficient and compatible solution"',
         "Numba",
-        "in Numba: holds if Numba refuses the dictionary of functions (in its typing or dispatch) and runs the "
-        "if/elif, the more compatible and the only one to time; if the dictionary runs, holds if the if/elif is "
-        "faster beyond the noise, does not hold if slower, depends between; not measured if it fails elsewhere or "
-        "its time is missing. Without Numba, from C++: holds if the branch once per thread is faster than every "
-        "function table or virtual call beyond the noise at every op and k; does not hold if slower at every one; "
-        "depends otherwise",
+        (
+            "in Numba: holds if Numba refuses the dictionary of functions (in its typing or dispatch) and"
+            " runs the if/elif, the more compatible and the only one to time; if the dictionary runs, holds"
+            " if the if/elif is faster beyond the noise, does not hold if slower, depends between; not"
+            " measured if it fails elsewhere or its time is missing. Without Numba, from C++: holds if the"
+            " branch once per thread is faster than every function table or virtual call beyond the noise at"
+            " every op and k; does not hold if slower at every one; depends otherwise"
+        ),
         b2,
     ),
     Claim(
@@ -668,18 +697,21 @@ CLAIMS = [
         "001",
         "kernels (`@cuda.jit`) can be called from another kernel as functions",
         "Numba",
-        "holds if the article's kernel calling two kernels runs and validates; does not hold if Numba refuses it; "
-        "not measured if it fails elsewhere or gives a wrong result",
+        (
+            "holds if the article's kernel calling two kernels runs and validates; does not hold if Numba"
+            " refuses it; not measured if it fails elsewhere or gives a wrong result"
+        ),
         b3,
     ),
     Claim(
         "B4",
         "001",
-        'a structured task array can pick the op per element; the lookup "must exist within the GPU '
-        'kernel"',
+        'a structured task array can pick the op per element; the lookup "must exist within the GPU kernel"',
         "Numba",
-        "holds if the article's kernel reading its op from the task record runs and validates; "
-        "does not hold if Numba refuses it; not measured if it fails elsewhere or gives a wrong result",
+        (
+            "holds if the article's kernel reading its op from the task record runs and validates; "
+            "does not hold if Numba refuses it; not measured if it fails elsewhere or gives a wrong result"
+        ),
         b4,
     ),
     Claim(
@@ -687,8 +719,10 @@ CLAIMS = [
         "002",
         "Python cannot run in a kernel, so run-time logic goes into CUDA C compiled at run time",
         "PyCUDA",
-        "holds if no strategy without a compiler at run time matches the compiled kernel's speed at any op and k; "
-        "does not hold if one matches it at every op and k; depends otherwise",
+        (
+            "holds if no strategy without a compiler at run time matches the compiled kernel's speed at any"
+            " op and k; does not hold if one matches it at every op and k; depends otherwise"
+        ),
         c1,
     ),
     Claim(
@@ -696,8 +730,10 @@ CLAIMS = [
         "002",
         '"Shared memory offers significant performance improvements" (vector add)',
         "PyCUDA",
-        "holds if the article's shared-memory vector add is faster than the plain one by more than the noise; does "
-        "not hold if it is not",
+        (
+            "holds if the article's shared-memory vector add is faster than the plain one by more than the"
+            " noise; does not hold if it is not"
+        ),
         c2,
     ),
     Claim(
@@ -705,8 +741,10 @@ CLAIMS = [
         "003",
         'CuPy and Numba give "significant speedups" over NumPy on one CPU core',
         "CuPy, Numba",
-        "holds if the GPU, transfers to and from it included, beats NumPy on the host by more than the noise in every "
-        "problem; does not hold if it does in none; depends otherwise",
+        (
+            "holds if the GPU, transfers to and from it included, beats NumPy on the host by more than the"
+            " noise in every problem; does not hold if it does in none; depends otherwise"
+        ),
         d1,
     ),
     Claim(
@@ -714,8 +752,10 @@ CLAIMS = [
         "003",
         '`np.float32` "for optimal GPU performance"',
         "CuPy",
-        "holds if float64 takes more time per element than float32 beyond the noise in every case measured; does not "
-        "hold if it takes less beyond the noise in every case; depends otherwise",
+        (
+            "holds if float64 takes more time per element than float32 beyond the noise in every case"
+            " measured; does not hold if it takes less beyond the noise in every case; depends otherwise"
+        ),
         d2,
     ),
     Claim(
@@ -723,10 +763,12 @@ CLAIMS = [
         "003",
         "CuPy's ufunc chains and `ElementwiseKernel` are the way to write the GPU code",
         "CuPy",
-        "on the article's example 3 in CuPy: holds if the article's form (a ufunc chain, then an ElementwiseKernel) "
-        "runs within the noise of the fastest of CuPy's other ways for the same code (cupy.fuse, one "
-        "ElementwiseKernel, a RawKernel) at every size; does not hold if slower beyond the noise at every size; "
-        "depends otherwise; the C++ kernels stand beside and do not decide",
+        (
+            "on the article's example 3 in CuPy: holds if the article's form (a ufunc chain, then an"
+            " ElementwiseKernel) runs within the noise of the fastest of CuPy's other ways for the same code"
+            " (cupy.fuse, one ElementwiseKernel, a RawKernel) at every size; does not hold if slower beyond"
+            " the noise at every size; depends otherwise; the C++ kernels stand beside and do not decide"
+        ),
         d3,
     ),
     Claim(
@@ -734,8 +776,11 @@ CLAIMS = [
         "004",
         '"Direct function calls from a global function to a device function are not permitted"',
         "PyCUDA",
-        "holds if PyCUDA's compiler refuses a SourceModule whose kernel calls a `__device__` function; does not "
-        "hold if it runs and validates; not measured if it fails elsewhere or gives a wrong result",
+        (
+            "holds if PyCUDA's compiler refuses a SourceModule whose kernel calls a `__device__` function;"
+            " does not hold if it runs and validates; not measured if it fails elsewhere or gives a wrong"
+            " result"
+        ),
         e1,
     ),
     Claim(
@@ -743,10 +788,13 @@ CLAIMS = [
         "004",
         'struct data "needs explicit handling for memory alignment"',
         "PyCUDA",
-        "from the article's own struct array (`Point {float x, y}`) as it is: holds if it gives a wrong result or is "
-        "refused; does not hold if it runs and validates; not measured if it fails elsewhere. Structs of mixed "
-        "widths stand beside it; without the article's example they answer: does not hold if every one validates "
-        "as it is, depends if a packed one does not (it needs `align=True`)",
+        (
+            "from the article's own struct array (`Point {float x, y}`) as it is: holds if it gives a wrong"
+            " result or is refused; does not hold if it runs and validates; not measured if it fails"
+            " elsewhere. Structs of mixed widths stand beside it; without the article's example they answer:"
+            " does not hold if every one validates as it is, depends if a packed one does not (it needs"
+            " `align=True`)"
+        ),
         e2,
     ),
     Claim(
@@ -754,9 +802,11 @@ CLAIMS = [
         "004",
         'page-locked host memory (`pagelocked_empty`) for "faster transfer"',
         "PyCUDA",
-        "holds if page-locked memory is faster than pageable by more than the noise in every copy measured (the "
-        "article's 4 KiB and 256 MiB, each way, and the article's allocate-then-copy); does not hold if in none; "
-        "depends otherwise",
+        (
+            "holds if page-locked memory is faster than pageable by more than the noise in every copy"
+            " measured (the article's 4 KiB and 256 MiB, each way, and the article's allocate-then-copy);"
+            " does not hold if in none; depends otherwise"
+        ),
         e3,
     ),
 ]
@@ -773,11 +823,11 @@ def add(doc, bench, facts, found, python):
     doc.add("## The articles' claims, checked\n")
     articles = os.path.relpath(ARTICLES, os.path.abspath(doc.out_dir))
     doc.add(
-        f"Each claim of [the articles]({articles}) (each quoted there with its article's question and examples), by "
-        "its id, with the figures that answer it and the rule that turns "
-        f"them into the verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come "
-        "from; where that is not the article's own, it says so, and *not measured* means the figures the rule needs "
-        "are not in these results.\n"
+        f"Each claim of [the articles]({articles}) (each quoted there with its article's question and"
+        " examples), by its id, with the figures that answer it and the rule that turns them into the"
+        f" verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come from;"
+        " where that is not the article's own, it says so, and *not measured* means the figures the rule"
+        " needs are not in these results.\n"
     )
     doc.add(
         table(

@@ -77,9 +77,10 @@ def write(a, b, c, out_path):
     doc.add("# CUDA Dispatch Lab: two runs compared\n")
     doc.add(table(["", ""], [["A", f"`{a.directory}`: {run_of(a)}"], ["B", f"`{b.directory}`: {run_of(b)}"]]))
     doc.add(
-        f"B's median over A's for each of the {len(rows)} benchmarks both ran. A change is a finding when it is "
-        f"beyond {t:.1%} (the larger of the two runs' noise thresholds, unless given) and a Mann-Whitney U test on "
-        "the repetitions tells the two apart (p < 0.05), where there are enough repetitions to decide.\n"
+        f"B's median over A's for each of the {len(rows)} benchmarks both ran. A change is a finding when it"
+        f" is beyond {t:.1%} (the larger of the two runs' noise thresholds, unless given) and a Mann-Whitney"
+        " U test on the repetitions tells the two apart (p < 0.05), where there are enough repetitions to"
+        " decide.\n"
     )
     doc.add(
         f"**{len(slower)} slower, {len(faster)} faster, {len(rows) - len(slower) - len(faster)} without a "
@@ -120,8 +121,8 @@ def write(a, b, c, out_path):
     if c["penalties"]:
         doc.add("## Dispatch penalties (time over the template's at the same k), A and B\n")
         doc.add(
-            "A penalty is a ratio of two times of one run, so a GPU that is faster everywhere leaves it where it was; "
-            "what moves it is the cost of a call against the cost of the op on each GPU.\n"
+            "A penalty is a ratio of two times of one run, so a GPU that is faster everywhere leaves it where"
+            " it was; what moves it is the cost of a call against the cost of the op on each GPU.\n"
         )
         doc.add(
             table(

@@ -43,8 +43,10 @@ def map_bandwidth(doc, by_entry, copy):
     doc.figure(
         "map_bandwidth.png",
         fig,
-        "Map bandwidth against n: each strategy's vec form, the library peers, "
-        "the template's scalar form (dashed) and the device-to-device copy of the same bytes",
+        (
+            "Map bandwidth against n: each strategy's vec form, the library peers, "
+            "the template's scalar form (dashed) and the device-to-device copy of the same bytes"
+        ),
     )
 
 
@@ -75,8 +77,10 @@ def dispatch_penalty(doc, sweep, cols, spread):
     doc.figure(
         "dispatch_penalty.png",
         fig,
-        "Time against k per strategy (vec forms): the slope is the cost of a call; "
-        "bars span the repetitions' min to max",
+        (
+            "Time against k per strategy (vec forms): the slope is the cost of a call; "
+            "bars span the repetitions' min to max"
+        ),
     )
 
 
@@ -130,8 +134,10 @@ def jit_breakeven(doc, breakeven):
     doc.figure(
         "jit_breakeven.png",
         fig,
-        "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
-        "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival",
+        (
+            "Elements after which a JIT compile (solid: the first in a new process; dash-dot: "
+            "a later one) or a disk-cache load (dashed) has paid for itself, against the fastest rival"
+        ),
     )
 
 

@@ -215,7 +215,8 @@ def load_optional(path, schema):
     doc = read_json(path, schema)
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         raise ResultsError(
-            f"{path}: not a {schema} file (its 'schema' field is {doc.get('schema') if isinstance(doc, dict) else None!r})"
+            f"{path}: not a {schema} file (its 'schema' field is"
+            f" {doc.get('schema') if isinstance(doc, dict) else None!r})"
         )
     return doc
 
@@ -272,9 +273,11 @@ class Results:
         why = (
             f"of {device}, not {mine}"
             if device != mine
-            else f"of revision {revision}, not {self.bench.context.get('git_revision')}"
-            if revision is not None and revision != self.bench.context.get("git_revision")
-            else None
+            else (
+                f"of revision {revision}, not {self.bench.context.get('git_revision')}"
+                if revision is not None and revision != self.bench.context.get("git_revision")
+                else None
+            )
         )
         if why:
             self.set_aside.append((name, why))

@@ -106,9 +106,12 @@ def noise_threshold(bench, repeat):
     ]
     if len(diffs) < 10:
         return NOISE, f"too few benchmarks in the repeat run ({len(diffs)}): the fallback {NOISE:.0%}"
-    return quantile(diffs, NOISE_QUANTILE), (
-        f"the {NOISE_QUANTILE:.0%} quantile of how far {len(diffs)} benchmarks' "
-        "medians moved when run again in a new process"
+    return (
+        quantile(diffs, NOISE_QUANTILE),
+        (
+            f"the {NOISE_QUANTILE:.0%} quantile of how far {len(diffs)} benchmarks' "
+            "medians moved when run again in a new process"
+        ),
     )
 
 

@@ -8,8 +8,8 @@ Each strategies/NN_*.cu opens with a header that ends in a line
 Without --gpu (CI, no GPU): each line parses, names a registered strategy and an op the
 program knows, and gets as far as the GPU check (cdl_run looks names up and reads its options
 before it looks for a device), and examples/dispatch_in_one_file.cu builds with the nvcc line its
-header gives (sm_90 for -arch=native where no GPU answers). With --gpu: each line runs to the end and validates (exit status
-0); without a GPU the script says so and exits 77, which ctest reports as skipped.
+header gives (sm_90 for -arch=native where no GPU answers). With --gpu: each line runs to the end
+and validates (exit status 0); without a GPU the script says so and exits 77, which ctest reports as skipped.
 """
 import glob
 import os

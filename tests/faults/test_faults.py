@@ -214,7 +214,8 @@ if __name__ == "__main__":
     del sys.argv[1:5]
     if gpu and not gpu_visible():
         print(
-            "no GPU visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is empty): the GPU fault tests skip"
+            "no GPU visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES is empty): the GPU fault tests"
+            " skip"
         )
         sys.exit(77)
     tests = unittest.TestSuite()

@@ -136,7 +136,9 @@ FAKE_PACKAGES = {  # each the way a real install breaks
     "cupy/__init__.py": "raise ImportError('numpy.core.multiarray failed to import')\n",
     "numba/__init__.py": "raise ImportError('Numba needs NumPy 2.3 or less. Got NumPy 2.5.')\n",
     "cuda/__init__.py": "",
-    "cuda/bindings/__init__.py": "raise ModuleNotFoundError(\"No module named 'cuda.bindings'\", name='cuda.bindings')\n",
+    "cuda/bindings/__init__.py": (
+        "raise ModuleNotFoundError(\"No module named 'cuda.bindings'\", name='cuda.bindings')\n"
+    ),
     "pycuda/__init__.py": "raise ModuleNotFoundError(\"No module named 'pycuda'\", name='pycuda')\n",
 }
 
@@ -348,7 +350,8 @@ class ResultsTest(unittest.TestCase):
         self.assertRegex(
             text,
             r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
-            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\): not the feature refused[^|]* "
+            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\): not the feature"
+            r" refused[^|]* "
             r"\| [^|]* \| \*\*not measured\*\* \|",
         )
         self.assertRegex(
@@ -393,7 +396,10 @@ class ResultsTest(unittest.TestCase):
             self.assertIn(f"08 compiles and loads a new op in 10.0 ms: {verdict}", text)
             self.assertIn(f"08's baseline tier compiles and loads a new op in 8.0 ms: {verdict}", text)
             self.assertIn(
-                "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel | 10.00 ms |",
+                (
+                    "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel |"
+                    " 10.00 ms |"
+                ),
                 text,
             )
         self.write_python([], [compile_record(1.0)])  # a file from before: the JIT section's figures

@@ -16,16 +16,19 @@ KEEP = re.compile(
         [
             r"^copy/cudaMemcpy/bytes:(262144|67108864|1073741824)/",
             r"^flush/",
-            r"^map/(01_template_functor/(scalar|vec|staged)|03_switch(\.hoisted)?/(scalar|vec)|04_function_pointer\.(symbol|crowded)/"
-            r"(scalar|vec)|05_virtual(\.crowded)?/(scalar|vec)|06_nvrtc_jit/vec|cub/DeviceTransform)/op:quadratic/type:f32/"
-            r"n:(65536|16777216|268435456)/k:1/",
-            r"^map/(01_template_functor|03_switch(\.hoisted)?|04_function_pointer\.symbol|05_virtual|06_nvrtc_jit|08_expression_jit)/"
-            r"vec/op:(quadratic|exp_sin_cos)/type:f32/n:(4194304|16777216)/k:(1|16|256)/",
+            r"^map/(01_template_functor/(scalar|vec|staged)|03_switch(\.hoisted)?/(scalar|vec)|"
+            r"04_function_pointer\.(symbol|crowded)/(scalar|vec)|05_virtual(\.crowded)?/(scalar|vec)|"
+            r"06_nvrtc_jit/vec|cub/DeviceTransform)/op:quadratic/type:f32/n:(65536|16777216|268435456)/k:1/",
+            r"^map/(01_template_functor|03_switch(\.hoisted)?|04_function_pointer\.symbol|05_virtual|"
+            r"06_nvrtc_jit|08_expression_jit)/vec/op:(quadratic|exp_sin_cos)/type:f32/n:(4194304|16777216)/"
+            r"k:(1|16|256)/",
             r"^map/01_template_functor/vec/op:(quadratic|exp_sin_cos)/type:f64/n:(16777216|134217728)/",
             r"^tasks/(01_template_functor/grouped(_device)?|03_switch/per_element|05_virtual/per_element)/"
             r"layout:(uniform|random)/distinct:(1|32)/",
-            r"^image/(01_template_functor|04_function_pointer\.symbol)/(global|tiled)/op:box_blur/3840x2160/r:(1|8)/",
-            r"^matmul/(01_template_functor/(naive|tiled)|cublas/sgemm)/semiring:plus_times/type:f32/(1024x1024x1024|4096x4096x4096)/",
+            r"^image/(01_template_functor|04_function_pointer\.symbol)/(global|tiled)/op:box_blur/3840x2160/"
+            r"r:(1|8)/",
+            r"^matmul/(01_template_functor/(naive|tiled)|cublas/sgemm)/semiring:plus_times/type:f32/"
+            r"(1024x1024x1024|4096x4096x4096)/",
             r"^zip/(01_template_functor/(scalar|staged)|00_inline/vec)/op:add/type:f32/n:268435456/",
             r"^points/01_template_functor/(aos|soa)/op:scale_shift/type:f32/n:67108864/",
             r"^jit/",

@@ -3,8 +3,8 @@ a copied number drifts from the reference it came from, and the suite would then
 for one measurement. Measured figures live in the reports and in the blocks reports/report.py
 generates (strategies/README.md's results block); prose points to them. This test finds what looks
 like a measured figure (a time, a bandwidth, a throughput, a fraction of copy or of cuBLAS, a
-decimal ratio such as 1.08x, a register count) in the comments of strategies/, common/ and bench/, and in the READMEs
-outside their generated blocks."""
+decimal ratio such as 1.08x, a register count) in the comments of strategies/, common/ and bench/,
+and in the READMEs outside their generated blocks."""
 import glob
 import os
 import re

@@ -10,7 +10,8 @@ from helpers import ROOT, FixtureTest
 
 class MergeTest(FixtureTest):
     def split(self):
-        """The fixture's bench.json as two parts: the map in one, the rest in the other, a copy benchmark in both."""
+        """The fixture's bench.json as two parts: the map in one, the rest in the other, a copy
+        benchmark in both."""
         with open(os.path.join(self.results, "bench.json")) as f:
             doc = json.load(f)
         a = dict(

@@ -12,11 +12,26 @@ sys.path.insert(0, os.path.join(ROOT, "reports"))
 import profile as ncu_profile  # noqa: E402  (reports/profile.py, not the standard library's)
 
 REFERENCE = os.path.join(ROOT, "reports", "reference", "NVIDIA_H100_80GB_HBM3", "profile.json")
-CSV = """==PROF== Connected to process
-"ID","Process ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum","smsp__thread_inst_executed.sum","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"
-"","","","Mbyte","Mbyte","usecond","inst","ratio","ratio","ratio"
-"0","1","map_kernel","64.00","64.00","50.00","1,000","3.00","0.50","0.50"
-"""
+# ncu's CSV as `ncu --csv` prints it: the columns, their units, a row per kernel.
+COLUMNS = [
+    "ID",
+    "Process ID",
+    "Kernel Name",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "gpu__time_duration.sum",
+    "smsp__thread_inst_executed.sum",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
+]
+CSV = (
+    "==PROF== Connected to process\n"
+    + ",".join(f'"{c}"' for c in COLUMNS)
+    + "\n"
+    + '"","","","Mbyte","Mbyte","usecond","inst","ratio","ratio","ratio"\n'
+    + '"0","1","map_kernel","64.00","64.00","50.00","1,000","3.00","0.50","0.50"\n'
+)
 
 
 class ProfileTest(FixtureTest):

@@ -93,13 +93,20 @@ class ReportTest(FixtureTest):
         for line in (
             "| `04_function_pointer.crowded/scalar` | 0.496 | 43 | 5 | 0.62 | 0 | 5 |",
             "| `04_function_pointer.symbol/scalar` | 0.715 | 32 | 8 | 1.00 | 0 | 5 |",
-            "(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches 0.496; "
-            "compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8 blocks, 0.715",
+            (
+                "(`04_function_pointer.crowded/scalar`) gets 43 registers and 5 blocks per SM, and reaches"
+                " 0.496; compiled for the map alone (`04_function_pointer.symbol/scalar`), 32 registers, 8"
+                " blocks, 0.715"
+            ),
             # The resource table has each kernel's occupancy at its launch bound.
-            "| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 32 | "
-            "8 × 256 (1.00) |",
-            "| `04_function_pointer.crowded.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >` | 43 | "
-            "5 × 256 (0.62) |",
+            (
+                "| `04_function_pointer.map.cu` | `map_scalar_kernel<float, pointer_invoker<float (float)> >`"
+                " | 32 | 8 × 256 (1.00) |"
+            ),
+            (
+                "| `04_function_pointer.crowded.cu` | `map_scalar_kernel<float, pointer_invoker<float"
+                " (float)> >` | 43 | 5 × 256 (0.62) |"
+            ),
         ):
             self.assertIn(line, text)
 
@@ -127,7 +134,10 @@ class ReportTest(FixtureTest):
 
         self.edit_results(none_measured, "resources.json")
         self.assertIn(
-            "**WARNING: occupancy is missing**: `resources.json` has none (cdl_occupancy: no usable CUDA device)",
+            (
+                "**WARNING: occupancy is missing**: `resources.json` has none (cdl_occupancy: no usable CUDA"
+                " device)"
+            ),
             top(self.report()),
         )
 
@@ -159,8 +169,10 @@ class ReportTest(FixtureTest):
         self.assertIn("in 5 of 6 (op, k) pairs", text)
         self.assertIn("**A new op costs** 232 ms through 06 as the first compile of a new process", text)
         self.assertIn(
-            "| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the driver, "
-            "where there is one | 23.002 |",
+            (
+                "| `jit/compile/06/same_text/map/op:quadratic/type:f32` | NVRTC's own cache, through the"
+                " driver, where there is one | 23.002 |"
+            ),
             text,
         )
 
@@ -228,8 +240,10 @@ class ReportTest(FixtureTest):
         self.edit_results(pair)
         text = self.report()
         self.assertIn(
-            "06 costs 1.80× this floor of any NVRTC route (paired: each iteration against a one-line kernel "
-            "compiled beside it, 40 ms)",
+            (
+                "06 costs 1.80× this floor of any NVRTC route (paired: each iteration against a one-line"
+                " kernel compiled beside it, 40 ms)"
+            ),
             text,
         )
         self.assertIn("12.5 ms of it in the driver's compiler by its own account", text)
@@ -268,10 +282,14 @@ class ReportTest(FixtureTest):
         text = self.report()
         self.assertRegex(
             text,
-            r"\*\*08's baseline tier\*\* \(`08_expression_jit.baseline`: [^)]*\) compiles and loads a new op in "
-            r"[0-9.]+ ms against [0-9.]+ ms \([0-9.]+ ms in libNVVM against [0-9.]+ ms\), 0.45× NVRTC's one-line "
-            r"floor \(paired: [^)]*\) against 0.60× for the optimised tier \([^)]*\)\. Its kernels take 1.00–1.10× "
-            r"the optimised tier's time over the dispatch sweep \(the most at quadratic, k = (16|256)\), 1.00× "
+            r"\*\*08's baseline tier\*\* \(`08_expression_jit.baseline`: [^)]*\) compiles and loads a new"
+            r" op in "
+            r"[0-9.]+ ms against [0-9.]+ ms \([0-9.]+ ms in libNVVM against [0-9.]+ ms\), 0.45× NVRTC's"
+            r" one-line "
+            r"floor \(paired: [^)]*\) against 0.60× for the optimised tier \([^)]*\)\. Its kernels take"
+            r" 1.00–1.10× "
+            r"the optimised tier's time over the dispatch sweep \(the most at quadratic, k = (16|256)\),"
+            r" 1.00× "
             r"at k = 1\.",
         )
         self.assertIn("| `08_expression_jit.baseline` |", text)  # a column of the dispatch penalty
@@ -304,8 +322,11 @@ class ReportTest(FixtureTest):
             text, r"\| 06: the map's vec kernel \| 8\.0 \| 30\.0 \| 20\.0 \| [0-9.]+ \| [0-9.]+ \|"
         )
         self.assertIn(
-            "06's program takes 39.0 ms more than the floor in these phases: +24.0 ms in the NVVM optimiser, "
-            "+15.0 ms in ptxas, +0.0 ms in the C++ front end. The NVVM optimiser makes 62% of the difference",
+            (
+                "06's program takes 39.0 ms more than the floor in these phases: +24.0 ms in the NVVM"
+                " optimiser, +15.0 ms in ptxas, +0.0 ms in the C++ front end. The NVVM optimiser makes 62% of"
+                " the difference"
+            ),
             text,
         )
 
@@ -349,11 +370,17 @@ class ReportTest(FixtureTest):
         # Each row: the counters' medians, and whether every repetition's difference has one sign.
         self.assertRegex(
             text,
-            r"\| the map skeleton's headers [^|]* \| 55\.0 \| 50\.0 \| \+4\.0 \| \+1\.0 \| \+0\.0 \| \+5\.0 \| yes \(5\) \|",
+            (
+                r"\| the map skeleton's headers [^|]* \| 55\.0 \| 50\.0 \| \+4\.0 \| \+1\.0 \| \+0\.0 \|"
+                r" \+5\.0 \| yes \(5\) \|"
+            ),
         )
         self.assertRegex(
             text,
-            r"\| the op and the vec kernel: 06's program [^|]* \| 90\.0 \| 50\.0 \| \+1\.0 \| \+24\.0 \| \+15\.0 \| \+40\.0 \| yes \(5\) \|",
+            (
+                r"\| the op and the vec kernel: 06's program [^|]* \| 90\.0 \| 50\.0 \| \+1\.0 \| \+24\.0 \|"
+                r" \+15\.0 \| \+40\.0 \| yes \(5\) \|"
+            ),
         )
         self.assertRegex(
             text,
@@ -365,9 +392,12 @@ class ReportTest(FixtureTest):
         )
         self.assertNotIn("the op and the scalar kernel", text)  # not measured: no row
         self.assertIn(
-            "The vec kernel and its op add 40.0 ms to a compile, the headers they are written with 5.0 ms; every "
-            "form's kernel in one program would add 81.0 ms, which is why each form's kernel is compiled at its "
-            "first launch; of the options 06 compiles with, `-minimal` by -6.0 ms beyond the noise.",
+            (
+                "The vec kernel and its op add 40.0 ms to a compile, the headers they are written with 5.0"
+                " ms; every form's kernel in one program would add 81.0 ms, which is why each form's kernel"
+                " is compiled at its first launch; of the options 06 compiles with, `-minimal` by -6.0 ms"
+                " beyond the noise."
+            ),
             text,
         )
         self.assertIn("17.5 ms in libNVVM turning the whole program", text)
@@ -408,20 +438,26 @@ class ReportTest(FixtureTest):
         )
         self.assertRegex(
             text,
-            r"with the caches off, the paired stages took [0-9.]+(–[0-9.]+)?× their milliseconds, the floors compiled "
+            r"with the caches off, the paired stages took [0-9.]+(–[0-9.]+)?× their milliseconds, the floors"
+            r" compiled "
             r"beside them 1\.60×, and their ratios to those floors 0\.94×: the ratios held within "
-            r"10 %, so what moved the milliseconds between the columns is the host's speed, which the pairing cancels\.",
+            r"10 %, so what moved the milliseconds between the columns is the host's speed, which the pairing"
+            r" cancels\.",
         )
         self.assertRegex(
             text,
-            r"The least any LTO link costs, a one-line kernel's with a new one-line op \(`jit/link/one_line_kernel/`\), "
-            r"is [0-9.]+ ms, 0\.40× NVRTC's one-line floor compiled beside it, against 0\.85× for 07's: the map's "
+            r"The least any LTO link costs, a one-line kernel's with a new one-line op"
+            r" \(`jit/link/one_line_kernel/`\), "
+            r"is [0-9.]+ ms, 0\.40× NVRTC's one-line floor compiled beside it, against 0\.85× for 07's: the"
+            r" map's "
             r"kernel makes 53% of 07's link, and the rest is what any link costs\.",
         )
         self.edit_results(paired(0.60, 48.0, least=False), "jit_cache_disabled.json")
         self.assertIn(
-            "`jit/link/07/new_op/map/op:quadratic/type:f32`'s ratio moved by 29%, more than the 10 % the pairing is "
-            "trusted to",
+            (
+                "`jit/link/07/new_op/map/op:quadratic/type:f32`'s ratio moved by 29%, more than the 10 % the"
+                " pairing is trusted to"
+            ),
             self.report(),
         )
 
@@ -449,10 +485,13 @@ class ReportTest(FixtureTest):
         text = self.report()
         self.assertRegex(
             text,
-            r"\*\*With the kernels optimised before the link\*\* \(07's variant `preoptimised`[^\n]*a new op links in "
-            r"[0-9.]+ ms, 0\.74× the floor compiled beside it against 0\.86× for 07's link \(14% less\); its map "
+            r"\*\*With the kernels optimised before the link\*\* \(07's variant `preoptimised`[^\n]*a new op"
+            r" links in "
+            r"[0-9.]+ ms, 0\.74× the floor compiled beside it against 0\.86× for 07's link \(14% less\); its"
+            r" map "
             r"kernels take 1\.00× 07's time over the penalty sweep \(vec forms\); its tiled GEMM 1\.11× 07's "
-            r"\(f32, 1024x1024x1024\): the link is shorter, and a kernel is slower for it \(the tiled GEMM \(f32, "
+            r"\(f32, 1024x1024x1024\): the link is shorter, and a kernel is slower for it \(the tiled GEMM"
+            r" \(f32, "
             r"1024x1024x1024\), by more than the [0-9.]+% noise\), which is why 07 does not pre-optimise\.",
         )
 
@@ -602,8 +641,11 @@ class ReportTest(FixtureTest):
         self.edit_results(throttled)
         text = self.report()
         self.assertIn(
-            "**WARNING: the clocks did not hold during this run**: the SM clock moved from 1980 MHz at the start "
-            "to 1500 MHz at the end; at the end the driver was slowing the GPU down (sw_power_cap)",
+            (
+                "**WARNING: the clocks did not hold during this run**: the SM clock moved from 1980 MHz at"
+                " the start to 1500 MHz at the end; at the end the driver was slowing the GPU down"
+                " (sw_power_cap)"
+            ),
             text,
         )
 

@@ -207,7 +207,8 @@ def summary(doc):
         workload, case, rest = b["run_name"].split("/", 2)
         problem = workload + "/" + rest.split("/iterations:")[0]
         print(
-            f"{case:34s} {problem:44s} {b['real_time']:8.1f} µs {b['frac_copy']:8.3f} {b['first_call_ms']:8.1f} ms"
+            f"{case:34s} {problem:44s} {b['real_time']:8.1f} µs"
+            f" {b['frac_copy']:8.3f} {b['first_call_ms']:8.1f} ms"
         )
     for name, s in doc["cdl_python"]["systems"].items():
         if s["status"] != "ran":

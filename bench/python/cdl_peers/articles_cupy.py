@@ -62,14 +62,19 @@ def experiments(dev, quick):
         ),
         attempt(
             "D3",
-            "article 003's example 3 as written (a ufunc chain, then its ElementwiseKernel) / the same code "
-            "through cupy.fuse, one ElementwiseKernel and a RawKernel",
+            (
+                "article 003's example 3 as written (a ufunc chain, then its ElementwiseKernel) / the same"
+                " code through cupy.fuse, one ElementwiseKernel and a RawKernel"
+            ),
             lambda: example_3_ways(dev),
             article="003",
         ),
         attempt(
             "D2",
-            "ElementwiseKernel's map (quadratic, k = 1) at each block size, float32 and float64, against copy",
+            (
+                "ElementwiseKernel's map (quadratic, k = 1) at each block size, float32 and float64, against"
+                " copy"
+            ),
             lambda: elementwise_block_sizes(dev, 1 << (24 if quick else 26)),
             article="003",
         ),

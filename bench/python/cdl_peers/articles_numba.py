@@ -234,8 +234,10 @@ def precompiled_function():
 
     return attempt(
         "A2",
-        "a kernel calling the article's @njit function compiled on the host first, against one calling a "
-        "device function made at run time, each in a new process",
+        (
+            "a kernel calling the article's @njit function compiled on the host first, against one calling a "
+            "device function made at run time, each in a new process"
+        ),
         run,
         article="000",
     )
@@ -305,8 +307,10 @@ def shared_memory(dev):
         as_written,
         attempt(
             "A3",
-            "article 000's shared-memory kernel (function as a global) / the same kernel "
-            "reading global memory",
+            (
+                "article 000's shared-memory kernel (function as a global) / the same kernel "
+                "reading global memory"
+            ),
             run,
             article="000",
         ),
@@ -422,7 +426,7 @@ def kernels_calling_kernels(dev):
         relaunched,
         attempt(
             "B2",
-            "a dictionary of device functions indexed in a kernel (article 001's dismissed " "alternative)",
+            "a dictionary of device functions indexed in a kernel (article 001's dismissed alternative)",
             dictionary,
             article="001",
         ),
@@ -530,8 +534,10 @@ def task_records(dev):
     return [
         attempt(
             "B4",
-            "article 001's generic_compute_kernel: the op and its parameters read per element from a "
-            "NumPy structured array",
+            (
+                "article 001's generic_compute_kernel: the op and its parameters read per element from a "
+                "NumPy structured array"
+            ),
             run,
             article="001",
         )
@@ -575,8 +581,10 @@ def numpy_against_gpu(dev):
     return [
         attempt(
             "D1",
-            "article 003's Numba example (y = x * x, to_device, kernel, copy_to_host) against NumPy on the "
-            "host",
+            (
+                "article 003's Numba example (y = x * x, to_device, kernel, copy_to_host) against NumPy on"
+                " the host"
+            ),
             run,
             article="003",
         )

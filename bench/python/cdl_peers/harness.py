@@ -152,8 +152,11 @@ def validate(got, problem):
         False,
         failures,
         max_rel,
-        f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index {first}: "
-        f"got {float(got[first]):.9g}, expected {ref['value'][first]:.9g}; max rel error {max_rel:.3g}",
+        (
+            f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index"
+            f" {first}: got {float(got[first]):.9g}, expected {ref['value'][first]:.9g}; max rel error"
+            f" {max_rel:.3g}"
+        ),
     )
 
 
@@ -356,7 +359,10 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     copy_gbs = measure_copy_gbs(dev, props["l2_bytes"])
     part["copy_bandwidth_gbs"] = copy_gbs
     print(
-        f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s; {len(work)} benchmarks",
+        (
+            f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s;"
+            f" {len(work)} benchmarks"
+        ),
         file=sys.stderr,
         flush=True,
     )

@@ -20,8 +20,8 @@ IMAGE_BLOCK = (32, 8)  # threads per block of the image kernel
 # lands in the timed call. A memset flush leaves dirty lines whose write-back is timed.
 FLUSH_NAME = "cdl_read_flush"
 FLUSH_SOURCE = """
-extern "C" __global__ void cdl_read_flush(const uint4* __restrict__ scratch, unsigned long long n, unsigned never,
-                                          unsigned* sink) {
+extern "C" __global__ void cdl_read_flush(const uint4* __restrict__ scratch, unsigned long long n,
+                                          unsigned never, unsigned* sink) {
   unsigned acc = 0;
   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
@@ -48,7 +48,8 @@ def map_source(problem):
     """y[i] = sum_{j<k} f(x[i] + j * delta): skeletons/map.cuh written out, f from the catalogue."""
     return f"""
 typedef {_ctype(problem)} T;
-extern "C" __global__ void cdl_map(const T* __restrict__ in, T* __restrict__ out, unsigned long long n, int k) {{
+extern "C" __global__ void cdl_map(const T* __restrict__ in, T* __restrict__ out, unsigned long long n,
+                                   int k) {{
   const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const T x0 = in[i];
@@ -118,9 +119,11 @@ __device__ T filter(const image_view& img, int x, int y, int r) {{
   (void)r;
   {problem.info["source"]}
 }}
-extern "C" __global__ void cdl_image(const T* __restrict__ in, T* __restrict__ out, int width, int height, int r) {{
+extern "C" __global__ void cdl_image(const T* __restrict__ in, T* __restrict__ out, int width, int height,
+                                     int r) {{
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < width && y < height) out[(unsigned long long)y * width + x] = filter(image_view{{in, width, height}}, x, y, r);
+  if (x < width && y < height)
+    out[(unsigned long long)y * width + x] = filter(image_view{{in, width, height}}, x, y, r);
 }}
 """
 

@@ -139,8 +139,11 @@ def surprises(bench, r, noise, headings):
                     rules["ways"].append(
                         (
                             math.log(hi / lo),
-                            f"**One strategy, two ways: {hi / lo:.2f}× apart.** `{a}` takes {hi:.2f}× the "
-                            f"template's time where `{b}` takes {lo:.2f}× ({op}, k = {k}): {dispatch_link}.",
+                            (
+                                f"**One strategy, two ways: {hi / lo:.2f}× apart.** `{a}` takes {hi:.2f}× the"
+                                f" template's time where `{b}` takes {lo:.2f}× ({op}, k = {k}):"
+                                f" {dispatch_link}."
+                            ),
                         )
                     )
     # A way that beats the template it is measured against.
@@ -151,8 +154,11 @@ def surprises(bench, r, noise, headings):
                     rules["beats"].append(
                         (
                             -math.log(ratio),
-                            f"**Faster than the template: {ratio:.2f}×.** `{lab}/vec` ({op}, k = {k}); its kernel "
-                            f"differs from the template's in more than the call: {dispatch_link}.",
+                            (
+                                f"**Faster than the template: {ratio:.2f}×.** `{lab}/vec` ({op}, k = {k});"
+                                " its kernel differs from the template's in more than the call:"
+                                f" {dispatch_link}."
+                            ),
                         )
                     )
     # Two forms of one strategy on the memory-bound map: an element a thread against 16-byte vectors.
@@ -166,9 +172,11 @@ def surprises(bench, r, noise, headings):
                 rules["forms"].append(
                     (
                         math.log(vec / scalar),
-                        f"**An element a thread reaches {scalar:.2f} of copy.** `{lab}/scalar`, where its 16-byte "
-                        f"vectors reach {vec:.2f} (n = {pow2(n_max)}): [the memory-bound map]"
-                        f"({anchor(headings['map'])}).",
+                        (
+                            f"**An element a thread reaches {scalar:.2f} of copy.** `{lab}/scalar`, where its"
+                            f" 16-byte vectors reach {vec:.2f} (n = {pow2(n_max)}): [the memory-bound"
+                            f" map]({anchor(headings['map'])})."
+                        ),
                     )
                 )
     # Sorting by op to run each op's template kernel, against a switch per element.
@@ -177,9 +185,11 @@ def surprises(bench, r, noise, headings):
             rules["grouping"].append(
                 (
                     math.log(ratio),
-                    f"**Grouping by op costs {ratio:.1f}× a switch per element.** `{best}` against "
-                    f"`03_switch/per_element` ({layout}, {distinct} ops): the sort costs more than the divergence "
-                    f"it removes: [per-element dispatch]({anchor(headings['tasks'])}).",
+                    (
+                        f"**Grouping by op costs {ratio:.1f}× a switch per element.** `{best}` against"
+                        f" `03_switch/per_element` ({layout}, {distinct} ops): the sort costs more than the"
+                        f" divergence it removes: [per-element dispatch]({anchor(headings['tasks'])})."
+                    ),
                 )
             )
     return largest_per_rule(rules)
@@ -269,11 +279,11 @@ def add(doc, bench, noise):
             if free
             else ""
         )
-        + f"The dearest way measured, {WHAT.get(dear, dear)} (`{dear}`), takes {dear_ratio:.2f}× the template's "
-        f"time ({dear_op}, k = {top}, n = {pow2(n)} float32)."
+        + f"The dearest way measured, {WHAT.get(dear, dear)} (`{dear}`), takes {dear_ratio:.2f}× the"
+        f" template's time ({dear_op}, k = {top}, n = {pow2(n)} float32)."
         + (
-            f" An op written at run time costs {new_op_ms[jit_way]:.1f} ms once (`{jit_way}`'s compile and load), "
-            f"then runs at {worst(r[jit_way], top)[1][0]:.2f}× the template's time."
+            f" An op written at run time costs {new_op_ms[jit_way]:.1f} ms once (`{jit_way}`'s compile and"
+            f" load), then runs at {worst(r[jit_way], top)[1][0]:.2f}× the template's time."
             if jit_way and new_op_ms.get(jit_way) is not None
             else ""
         )
@@ -298,14 +308,14 @@ def add(doc, bench, noise):
     grouped = {e: t for e, t in at_spread.items() if "/grouped" in e}
     switch = at_spread.get("03_switch/per_element")
     note = (
-        "Each way's time over the template functor's (01) on the same problem, for the op it costs most; a ratio "
-        "in parentheses is no difference (within the noise, or the repetitions not told apart). Per element: the "
-        "sweep calls the same op for every element, so these are the call's cost; different ops in one warp add "
-        f"[divergence]({anchor(headings['tasks'])})"
+        "Each way's time over the template functor's (01) on the same problem, for the op it costs most; a"
+        " ratio in parentheses is no difference (within the noise, or the repetitions not told apart). Per"
+        " element: the sweep calls the same op for every element, so these are the call's cost; different"
+        f" ops in one warp add [divergence]({anchor(headings['tasks'])})"
         + (
-            f": with {spread} ops at random, a switch per element took {fmt_time(switch)} where sorting by op first "
-            f"and running each op's template kernel took {fmt_time(min(grouped.values()))} "
-            f"(`{min(grouped, key=grouped.get)}`)"
+            f": with {spread} ops at random, a switch per element took {fmt_time(switch)} where sorting by op"
+            " first and running each op's template kernel took"
+            f" {fmt_time(min(grouped.values()))} (`{min(grouped, key=grouped.get)}`)"
             if switch and grouped
             else ""
         )
@@ -330,8 +340,10 @@ def add(doc, bench, noise):
     doc.figure(
         "answer.png",
         fig,
-        f"Time over the template's against k, {plot_op}, n = {pow2(n)} float32, vec forms: each situation's way "
-        "and the dearest",
+        (
+            f"Time over the template's against k, {plot_op}, n = {pow2(n)} float32, vec forms: each"
+            " situation's way and the dearest"
+        ),
     )
     found = surprises(bench, r, noise, headings)
     if found:

@@ -186,17 +186,21 @@ def _one(doc, a, b):
     changed = (
         (
             lambda run: run.bench.map_loop_fused,
-            lambda has, other: f"**The map's vec kernels differ between the runs.** {has}'s skeleton runs one k "
-            f"loop for all of a thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value: "
-            "beyond k = 1, and for the calls that are not inlined at every k, a map ratio below compares two "
-            "kernels, not two devices.\n",
+            lambda has, other: (
+                f"**The map's vec kernels differ between the runs.** {has}'s skeleton runs one k loop for all"
+                f" of a thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value:"
+                " beyond k = 1, and for the calls that are not inlined at every k, a map ratio below"
+                " compares two kernels, not two devices.\n"
+            ),
         ),
         (
             lambda run: run.bench.gemm_steps,
-            lambda has, other: f"**The tiled GEMMs may differ between the runs.** {has} measured the tiled kernel's "
-            f"steps (`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with an "
-            "earlier tiled kernel (the revisions above say), in which case a matmul ratio below compares two "
-            "kernels, not two devices.\n",
+            lambda has, other: (
+                f"**The tiled GEMMs may differ between the runs.** {has} measured the tiled kernel's steps"
+                f" (`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with"
+                " an earlier tiled kernel (the revisions above say), in which case a matmul ratio below"
+                " compares two kernels, not two devices.\n"
+            ),
         ),
     )
     for marked, sentence in changed:
@@ -236,10 +240,10 @@ def _one(doc, a, b):
             )
         )
     doc.add(
-        f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs "
-        f"{sm:.3f}. Per group, the median time ratio B/A, its 5th to 95th percentile, the median share of the "
-        f"bandwidth gain realised, and how many benchmarks fall in each class (with the memory: share ≥ "
-        f"{SHARE_BANDWIDTH}; with the SMs: within ±{SHARE_CLOCKS}; between; slower than either):\n"
+        f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs"
+        f" {sm:.3f}. Per group, the median time ratio B/A, its 5th to 95th percentile, the median share of"
+        " the bandwidth gain realised, and how many benchmarks fall in each class (with the memory: share ≥"
+        f" {SHARE_BANDWIDTH}; with the SMs: within ±{SHARE_CLOCKS}; between; slower than either):\n"
     )
     doc.add(table(["group", "benchmarks", "B/A", "5–95 %", "share", *CLASSES], rows))
     doc.add(
@@ -250,20 +254,23 @@ def _one(doc, a, b):
         rs = [r for _, r in stages]
         same = (da["cpus"], da["cpu_mhz"]) == (db["cpus"], db["cpu_mhz"])
         doc.add(
-            f"The {len(stages)} jit/ stages (compiles, links, loads: host work) take {median(rs):.2f} times as long on "
-            f"B at the median ({span(rs, '{:.2f}')}): they follow the host, not the GPU. "
+            f"The {len(stages)} jit/ stages (compiles, links, loads: host work) take {median(rs):.2f} times"
+            f" as long on B at the median ({span(rs, '{:.2f}')}): they follow the host, not the GPU. "
             + (
-                f"Both hosts report {da['cpus']} CPUs at {da['cpu_mhz']} MHz (as Google Benchmark reads them), so "
-                "what differs is the host's CPU itself, which these files do not name.\n"
+                f"Both hosts report {da['cpus']} CPUs at {da['cpu_mhz']} MHz (as Google Benchmark reads"
+                " them), so what differs is the host's CPU itself, which these files do not name.\n"
                 if same
-                else f"A's host: {da['cpus']} CPUs at {da['cpu_mhz']} MHz; B's: {db['cpus']} at {db['cpu_mhz']} MHz.\n"
+                else (
+                    f"A's host: {da['cpus']} CPUs at {da['cpu_mhz']} MHz; B's: {db['cpus']} at"
+                    f" {db['cpu_mhz']} MHz.\n"
+                )
             )
         )
     pen = c["penalties"]
     if pen:
         doc.add(
-            "**The dispatch penalties** (time over the template's, vec forms, the dispatch sweep) are ratios on one "
-            "device: a faster memory or clock that sped every form alike would cancel in them.\n"
+            "**The dispatch penalties** (time over the template's, vec forms, the dispatch sweep) are ratios"
+            " on one device: a faster memory or clock that sped every form alike would cancel in them.\n"
         )
         krows = []
         for k in sorted({key[1] for key in pen}):
@@ -280,8 +287,8 @@ def _one(doc, a, b):
                 ]
             )
         doc.add(
-            f"Per k: how many moved by more than the noise threshold ({c['threshold']:.1%}), by how much, and "
-            "whether the penalties at that k move with the device (more than a tenth of them moved):\n"
+            f"Per k: how many moved by more than the noise threshold ({c['threshold']:.1%}), by how much, and"
+            " whether the penalties at that k move with the device (more than a tenth of them moved):\n"
         )
         doc.add(table(["k", "moved", "median change", "largest", "move?"], krows))
         entries = [e for e in PENALTY_ENTRIES if any(key[2] == e for key in pen)]
@@ -292,9 +299,11 @@ def _one(doc, a, b):
                     prow.append(
                         [f"{op}, k = {k}"]
                         + [
-                            f"{pen[(op, k, e)][0]:.2f} → {pen[(op, k, e)][1]:.2f}"
-                            if (op, k, e) in pen
-                            else "–"
+                            (
+                                f"{pen[(op, k, e)][0]:.2f} → {pen[(op, k, e)][1]:.2f}"
+                                if (op, k, e) in pen
+                                else "–"
+                            )
                             for e in entries
                         ]
                     )
@@ -327,5 +336,8 @@ def _plot(doc, c, a, bw, sm, other):
     doc.figure(
         "devices_" + other.replace(" ", "_") + ".png",
         fig,
-        f"Each benchmark's time on {other} over its time here, against how close to the copy floor it ran here",
+        (
+            f"Each benchmark's time on {other} over its time here, against how close to the copy floor it ran"
+            " here"
+        ),
     )

@@ -87,10 +87,8 @@ def size_check(doc, bench, n, noise, resources):
     sms = bench.env.get("device", {}).get("sm_count", 0)
     sweep_p, other_p = penalties(bench, n, noise, "quadratic"), penalties(bench, other, noise, "quadratic")
     rows, moved = [], {}
-    wave = (
-        lambda e, size: "–"
-        if waves(resources, e, size, sms) is None
-        else f"{waves(resources, e, size, sms):.2f}"
+    wave = lambda e, size: (
+        "–" if waves(resources, e, size, sms) is None else f"{waves(resources, e, size, sms):.2f}"
     )
     for (op, k), ratios in sorted(other_p.items()):
         for e, (r_other, _) in sorted(ratios.items()):
@@ -111,10 +109,10 @@ def size_check(doc, bench, n, noise, resources):
         return {}
     l2 = bench.env.get("device", {}).get("l2_bytes", 0)
     doc.add(
-        f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2 "
-        f"{l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each entry's "
-        "time over the template's at the same size, and the waves of blocks its kernel runs at each (blocks over "
-        f"blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n"
+        f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2"
+        f" {l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each"
+        " entry's time over the template's at the same size, and the waves of blocks its kernel runs at each"
+        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n"
     )
     doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows))
     by_k = defaultdict(list)
@@ -132,8 +130,8 @@ def size_check(doc, bench, n, noise, resources):
             if 4 * n > l2
             else ", where the output's write-back falls outside the kernel's time. "
         )
-        + "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each size, "
-        "and kernels of different occupancy run different numbers of waves.\n"
+        + "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each"
+        " size, and kernels of different occupancy run different numbers of waves.\n"
     )
     return {"n_other": other, "moved": moved, "worst": worst}
 
@@ -144,9 +142,9 @@ def add(doc, bench, noise, resources=None):
         return {}
     doc.add(f"## {heading(n)}\n")
     doc.add(
-        "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. "
-        "The table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a ratio "
-        "in parentheses is not a difference (within the noise, or its repetitions not told apart).\n"
+        "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. The"
+        " table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a"
+        " ratio in parentheses is not a difference (within the noise, or its repetitions not told apart).\n"
     )
     cols = sorted(
         {
@@ -217,13 +215,14 @@ def expression_loop(doc, bench, n, noise):
     top = max(k for _, k in ratios)
     at_top = {op: ratios[(op, k)] for op, k in ratios if k == top}
     doc.add(
-        f"**08 is not in the table.** Its vec kernel (NVVM IR written by the program) makes the same 16-byte loads "
-        f"as the skeleton's: at k = 1 it takes {span(at_1, '{:.2f}')}× the template's time. Beyond k = 1 it "
-        "runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop per value; the loads, "
-        f"the op's arithmetic and the stores are the same. At k = {top} it takes "
+        "**08 is not in the table.** Its vec kernel (NVVM IR written by the program) makes the same 16-byte"
+        f" loads as the skeleton's: at k = 1 it takes {span(at_1, '{:.2f}')}× the template's time. Beyond k ="
+        " 1 it runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop"
+        f" per value; the loads, the op's arithmetic and the stores are the same. At k = {top} it takes "
         + ", ".join(f"{r:.2f}× ({op})" for op, (r, _) in sorted(at_top.items()))
-        + " the template's time: the cheaper the op, the larger the gain. The kernels differ in that loop alone, so the "
-        "difference measures the skeleton's loop, not a way to call the op (which of the loop's instructions it comes "
-        "from is not measured here); every penalty above is taken against a template that pays it too.\n"
+        + " the template's time: the cheaper the op, the larger the gain. The kernels differ in that loop"
+        " alone, so the difference measures the skeleton's loop, not a way to call the op (which of the"
+        " loop's instructions it comes from is not measured here); every penalty above is taken against a"
+        " template that pays it too.\n"
     )
     return {(op, k): r for (op, k), (r, _) in ratios.items()}

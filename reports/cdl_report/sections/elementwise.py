@@ -55,8 +55,8 @@ def add(doc, bench):
                 )
     if out["aos_soa"]:
         doc.add(
-            "Points (`x *= 2, y += 1`), array of structs over struct of arrays (time ratio; the same skeleton "
-            "serves both):\n"
+            "Points (`x *= 2, y += 1`), array of structs over struct of arrays (time ratio; the same skeleton"
+            " serves both):\n"
         )
         doc.add(
             table(

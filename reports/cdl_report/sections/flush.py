@@ -11,10 +11,10 @@ def add(doc, bench, noise):
         return {}
     doc.add("## What the L2 flush leaves behind\n")
     doc.add(
-        "Every timed launch follows a flush of the L2, so that a working set that fits in it is timed from memory. "
-        "The suite's flush reads a buffer twice the L2's size and writes nothing that stays; the usual idiom, a "
-        "`cudaMemset` of such a buffer, leaves the L2 full of dirty lines that the next launch must write back "
-        "while it is timed. The same launches, after each:\n"
+        "Every timed launch follows a flush of the L2, so that a working set that fits in it is timed from"
+        " memory. The suite's flush reads a buffer twice the L2's size and writes nothing that stays; the"
+        " usual idiom, a `cudaMemset` of such a buffer, leaves the L2 full of dirty lines that the next"
+        " launch must write back while it is timed. The same launches, after each:\n"
     )
     out, cells = {}, []
     for probe, what in (
@@ -48,9 +48,9 @@ def add(doc, bench, noise):
                 if c["finding"]
                 else ", within the noise"
             )
-            + f"; the empty kernel, which touches no memory, {e['memset_over_read']:.2f}×. Without any flush the "
-            f"empty kernel takes {fmt_time(e['none'])} against {fmt_time(e['read'])}: with the GPU idle when the "
-            "start event is recorded, the time until the kernel arrives from the host is timed too, which a flush "
-            "in the stream before it hides.\n"
+            + f"; the empty kernel, which touches no memory, {e['memset_over_read']:.2f}×. Without any flush"
+            f" the empty kernel takes {fmt_time(e['none'])} against {fmt_time(e['read'])}: with the GPU"
+            " idle when the start event is recorded, the time until the kernel arrives from the host is"
+            " timed too, which a flush in the stream before it hides.\n"
         )
     return out

@@ -71,8 +71,8 @@ def top(doc, bench, resources=None, set_aside=()):
     missing = occupancy_missing(resources)
     if missing:
         doc.add(
-            f"**WARNING: occupancy is missing**: {missing}. The occupancy columns and the explanations drawn from "
-            "them are empty where it is; `reports/resources.py --occupancy` on a GPU fills them.\n"
+            f"**WARNING: occupancy is missing**: {missing}. The occupancy columns and the explanations drawn"
+            " from them are empty where it is; `reports/resources.py --occupancy` on a GPU fills them.\n"
         )
     if bench.errors:
         doc.add("## ERRORS: benchmarks that failed\n")
@@ -88,8 +88,11 @@ def method(doc, bench, noise, noise_how):
     rows = [
         [
             "device",
-            f"{dev.get('name', '?')}, {dev.get('sm_count', '?')} SMs, L2 {dev.get('l2_bytes', 0) / 2**20:.0f} MiB, "
-            f"compute capability {dev.get('cc_major', '?')}.{dev.get('cc_minor', '?')}",
+            (
+                f"{dev.get('name', '?')}, {dev.get('sm_count', '?')} SMs, L2"
+                f" {dev.get('l2_bytes', 0) / 2**20:.0f} MiB, compute capability"
+                f" {dev.get('cc_major', '?')}.{dev.get('cc_minor', '?')}"
+            ),
         ],
         [
             "measured copy bandwidth (the floor)",
@@ -97,8 +100,11 @@ def method(doc, bench, noise, noise_how):
         ],
         [
             "run",
-            f"{ctx.get('date', '?')}, suite mode `{ctx.get('cdl_mode', '?')}`, revision `{ctx.get('git_revision', '?')}`, "
-            f"nvcc {bench.env.get('nvcc_version', '?')}, driver {dev.get('driver_version', '?')}",
+            (
+                f"{ctx.get('date', '?')}, suite mode `{ctx.get('cdl_mode', '?')}`, revision"
+                f" `{ctx.get('git_revision', '?')}`, nvcc {bench.env.get('nvcc_version', '?')}, driver"
+                f" {dev.get('driver_version', '?')}"
+            ),
         ],
         ["clocks at the start", clock_text(bench.clocks_start)],
         ["clocks at the end", clock_text(bench.clocks_end)],
@@ -108,7 +114,8 @@ def method(doc, bench, noise, noise_how):
             [
                 "run in parts (reports/merge.py)",
                 "; ".join(
-                    f"`{p['file']}` {p['date']}, {p['benchmarks']} benchmarks, copy {p['copy_bandwidth_gbs']:.0f} GB/s"
+                    f"`{p['file']}` {p['date']}, {p['benchmarks']} benchmarks, copy"
+                    f" {p['copy_bandwidth_gbs']:.0f} GB/s"
                     for p in bench.parts
                 ),
             ]
@@ -117,15 +124,17 @@ def method(doc, bench, noise, noise_how):
         rows.append(
             [
                 "not run",
-                f"{len(bench.not_run)} benchmarks, which the part that holds them did not reach "
-                "before it was interrupted (listed at the end of the report)",
+                (
+                    f"{len(bench.not_run)} benchmarks, which the part that holds them did not reach "
+                    "before it was interrupted (listed at the end of the report)"
+                ),
             ]
         )
     doc.add(table(["", ""], rows))
     doc.add(
-        "Times are medians over repetitions of CUDA-event-timed launches, L2 flushed before each (by a kernel that "
-        "reads twice the L2 and leaves it clean); `cv` is the coefficient of variation across repetitions. "
-        f"**Noise: {noise:.1%}**, {noise_how}. A difference is called a difference only when it exceeds the noise "
-        "and a Mann-Whitney U test on the two benchmarks' repetitions tells them apart (p < 0.05), where there are "
-        "enough repetitions for the test to decide.\n"
+        "Times are medians over repetitions of CUDA-event-timed launches, L2 flushed before each (by a"
+        " kernel that reads twice the L2 and leaves it clean); `cv` is the coefficient of variation across"
+        f" repetitions. **Noise: {noise:.1%}**, {noise_how}. A difference is called a difference only when it"
+        " exceeds the noise and a Mann-Whitney U test on the two benchmarks' repetitions tells them apart (p"
+        " < 0.05), where there are enough repetitions for the test to decide.\n"
     )

@@ -35,8 +35,14 @@ def answered_by(name, by_driver):
     state = state_of(name)
     if state == "same_text" and "/08/" in name:
         if by_driver:
-            return "the driver's own cache for the PTX it assembles at the load, where there is one (libNVVM keeps none)"
-        return "nvJitLink's own cache for the PTX step, through the driver, where there is one (libNVVM keeps none)"
+            return (
+                "the driver's own cache for the PTX it assembles at the load, where there is one (libNVVM"
+                " keeps none)"
+            )
+        return (
+            "nvJitLink's own cache for the PTX step, through the driver, where there is one (libNVVM keeps"
+            " none)"
+        )
     return ANSWERED_BY.get(state, "(its name gives no cache state)")
 
 
@@ -68,9 +74,10 @@ def baseline(doc, c, dispatch):
     if not (c["08 baseline compile"] and c["08 compile"]):
         return
     text = (
-        "**08's baseline tier** (`08_expression_jit.baseline`: libNVVM without its optimiser, `-opt=0`, on IR the "
-        "lowering writes in the form the optimiser would leave; ptxas still contracts, folds and schedules) "
-        f"compiles and loads a new op in {c['08 baseline compile']:.1f} ms against {c['08 compile']:.1f} ms"
+        "**08's baseline tier** (`08_expression_jit.baseline`: libNVVM without its optimiser, `-opt=0`, on"
+        " IR the lowering writes in the form the optimiser would leave; ptxas still contracts, folds and"
+        f" schedules) compiles and loads a new op in {c['08 baseline compile']:.1f} ms against"
+        f" {c['08 compile']:.1f} ms"
     )
     if c["08 baseline libNVVM"] and c["08 libNVVM"]:
         text += f" ({c['08 baseline libNVVM']:.1f} ms in libNVVM against {c['08 libNVVM']:.1f} ms"
@@ -83,8 +90,9 @@ def baseline(doc, c, dispatch):
         text += f", {ratio:.2f}× NVRTC's one-line floor ({how})"
         if optimised:
             text += (
-                f" against {optimised:.2f}× for the optimised tier (minutes apart the host's speed moves, so the two "
-                "tiers' milliseconds compare less well than their ratios to a floor compiled beside each)"
+                f" against {optimised:.2f}× for the optimised tier (minutes apart the host's speed moves, so"
+                " the two tiers' milliseconds compare less well than their ratios to a floor compiled beside"
+                " each)"
             )
     ratios = {
         key: p[BASELINE] / p[OPTIMISED]
@@ -111,7 +119,10 @@ def times_floor(c, route):
     if paired:
         return (
             paired,
-            f"paired: each iteration against a one-line kernel compiled beside it, {c[f'{route} floor']:.0f} ms",
+            (
+                "paired: each iteration against a one-line kernel compiled beside it,"
+                f" {c[f'{route} floor']:.0f} ms"
+            ),
         )
     if c[route] and c["one-line kernel"]:
         return c[route] / c["one-line kernel"], "the ratio of the two medians, measured apart"
@@ -142,9 +153,9 @@ def phases(doc, stages):
     if len(found) < len(PHASE_ROUTES):
         return
     doc.add(
-        "**Where a new op's compile goes**, by NVRTC's own account (`--time`: whole milliseconds a phase, the "
-        "mean of each repetition's iterations, then the median), in a stage of its own (`jit/phases/`), a new "
-        "text every iteration:\n"
+        "**Where a new op's compile goes**, by NVRTC's own account (`--time`: whole milliseconds a phase, the"
+        " mean of each repetition's iterations, then the median), in a stage of its own (`jit/phases/`), a"
+        " new text every iteration:\n"
     )
     rows = []
     for prefix, _ in PHASE_ROUTES:
@@ -183,7 +194,10 @@ SAME = "against the one-line kernel with the same headers"
 PARTS = (
     (
         "headers",
-        "the map skeleton's headers (a one-line kernel with them included, against without; both `-minimal`, as 06)",
+        (
+            "the map skeleton's headers (a one-line kernel with them included, against without; both"
+            " `-minimal`, as 06)"
+        ),
     ),
     ("scalar_kernel", f"the op and the scalar kernel ({SAME})"),
     ("vec_kernel", f"the op and the vec kernel: 06's program ({SAME})"),
@@ -215,11 +229,11 @@ def parts(doc, stages):
     if not rows:
         return
     doc.add(
-        "**What each part of 06's program costs**, by the same account: each row compiles two programs that differ "
-        "by that part alone, one beside the other in every iteration and in turns (the host's speed drifts within a "
-        "run; two compiles milliseconds apart see the same host), a new text each time. Medians over the repetitions "
-        "of each repetition's means; the part is told from the noise when every repetition's difference has the same "
-        "sign:\n"
+        "**What each part of 06's program costs**, by the same account: each row compiles two programs that"
+        " differ by that part alone, one beside the other in every iteration and in turns (the host's speed"
+        " drifts within a run; two compiles milliseconds apart see the same host), a new text each time."
+        " Medians over the repetitions of each repetition's means; the part is told from the noise when every"
+        " repetition's difference has the same sign:\n"
     )
     doc.add(
         table(
@@ -246,13 +260,13 @@ def parts(doc, stages):
 
     if cost("vec_kernel") and cost("headers"):
         text = (
-            f"The vec kernel and its op add {cost('vec_kernel')} to a compile, the headers they are written with "
-            f"{cost('headers')}"
+            f"The vec kernel and its op add {cost('vec_kernel')} to a compile, the headers they are written"
+            f" with {cost('headers')}"
         )
         if cost("all_kernels"):
             text += (
-                f"; every form's kernel in one program would add {cost('all_kernels')}, which is why each form's "
-                f"kernel is compiled at its first launch"
+                f"; every form's kernel in one program would add {cost('all_kernels')}, which is why each"
+                " form's kernel is compiled at its first launch"
             )
         options = [
             f"`{flag}` by {found[p][0]:+.1f} ms"
@@ -277,23 +291,24 @@ def link_steps(doc, stages, c):
         return
     to_ptx, after = counters["to_ptx_ms"], counters["after_ptx_ms"]
     text = (
-        f"**Where 07's link goes**, by nvJitLink's own account (`-time`, a stage of its own, "
-        f"`jit/phases/07_link/`): {to_ptx:.1f} ms in libNVVM turning the whole program (the kernels' LTO-IR "
-        f"and the op's) into PTX, then {after:.1f} ms in ptxas and the link's end, of {row['median'] / 1000:.1f} ms"
+        "**Where 07's link goes**, by nvJitLink's own account (`-time`, a stage of its own,"
+        f" `jit/phases/07_link/`): {to_ptx:.1f} ms in libNVVM turning the whole program (the kernels' LTO-IR"
+        f" and the op's) into PTX, then {after:.1f} ms in ptxas and the link's end, of"
+        f" {row['median'] / 1000:.1f} ms"
     )
     nvrtc = (stage_row(stages, "jit/phases/06/new_op") or {}).get("counters", {})
     if "optimizer_ms" in nvrtc and "ptxas_ms" in nvrtc:
         text += (
             f". NVRTC's optimiser and ptxas take {nvrtc['optimizer_ms']:.1f} and {nvrtc['ptxas_ms']:.1f} ms "
-            f"on the same kernel in 06"
+            "on the same kernel in 06"
         )
     least, link = c.get("one-line link x floor"), c.get("07 link x floor")
     if least and link:
         text += (
-            f". The least any LTO link costs, a one-line kernel's with a new one-line op "
-            f"(`jit/link/one_line_kernel/`), is {c['one-line link']:.1f} ms, {least:.2f}× NVRTC's one-line floor "
-            f"compiled beside it, against {link:.2f}× for 07's: the map's kernel makes "
-            f"{(link - least) / link:.0%} of 07's link, and the rest is what any link costs"
+            ". The least any LTO link costs, a one-line kernel's with a new one-line op"
+            f" (`jit/link/one_line_kernel/`), is {c['one-line link']:.1f} ms, {least:.2f}× NVRTC's one-line"
+            f" floor compiled beside it, against {link:.2f}× for 07's: the map's kernel makes"
+            f" {(link - least) / link:.0%} of 07's link, and the rest is what any link costs"
         )
     doc.add(text + ".\n")
 
@@ -307,10 +322,10 @@ def preoptimised(doc, bench, dispatch, c, noise):
     if not (ratio and default):
         return
     text = (
-        f"**With the kernels optimised before the link** (07's variant `preoptimised`: NVRTC's `--gen-opt-lto` "
-        f"runs the optimiser on the kernels' LTO-IR when it is made, once a process) a new op links in "
-        f"{c['07 preoptimised link']:.1f} ms, {ratio:.2f}× the floor compiled beside it against {default:.2f}× "
-        f"for 07's link ({(default - ratio) / default:.0%} less)"
+        "**With the kernels optimised before the link** (07's variant `preoptimised`: NVRTC's"
+        " `--gen-opt-lto` runs the optimiser on the kernels' LTO-IR when it is made, once a process) a new"
+        f" op links in {c['07 preoptimised link']:.1f} ms, {ratio:.2f}× the floor compiled beside it against"
+        f" {default:.2f}× for 07's link ({(default - ratio) / default:.0%} less)"
     )
     kernels = {}  # what -> its time over 07's
     for (op, k), p in (dispatch or {}).get("penalty", {}).items():
@@ -326,7 +341,7 @@ def preoptimised(doc, bench, dispatch, c, noise):
     if map_ratios:
         text += (
             f"; its map kernels take {span(map_ratios, '{:.2f}')}× 07's time over the penalty "
-            f"sweep (vec forms)"
+            "sweep (vec forms)"
         )
     if gemm:
         text += "; its tiled GEMM " + ", ".join(
@@ -335,8 +350,8 @@ def preoptimised(doc, bench, dispatch, c, noise):
     if kernels:
         slowest = max(kernels, key=kernels.get)
         text += (
-            f": the link is shorter, and a kernel is slower for it ({slowest}, by more than the {noise:.1%} noise), "
-            "which is why 07 does not pre-optimise"
+            f": the link is shorter, and a kernel is slower for it ({slowest}, by more than the"
+            f" {noise:.1%} noise), which is why 07 does not pre-optimise"
             if kernels[slowest] > 1 + noise
             else ": the link is shorter, and no kernel measured is slower for it beyond the noise"
         )
@@ -348,11 +363,11 @@ def add(doc, bench, dispatch, noise, uncached=None):
         return {}
     doc.add(f"## {HEADING}\n")
     doc.add(
-        "Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in every "
-        "iteration (the benchmark fails if two iterations compile the same text): what a user pays for an op typed at "
-        "run time. A *same text* stage compiles one text again and again, and from the second iteration on the "
-        "compiler's own cache (NVRTC 12.9+ and nvJitLink keep one through the driver) answers it, where the process "
-        "has a driver and `CUDA_CACHE_DISABLE` is unset"
+        "Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in"
+        " every iteration (the benchmark fails if two iterations compile the same text): what a user pays for"
+        " an op typed at run time. A *same text* stage compiles one text again and again, and from the second"
+        " iteration on the compiler's own cache (NVRTC 12.9+ and nvJitLink keep one through the driver)"
+        " answers it, where the process has a driver and `CUDA_CACHE_DISABLE` is unset"
         + (
             "; the last column repeats every stage with `CUDA_CACHE_DISABLE=1`, in a run of its own"
             if uncached
@@ -398,18 +413,21 @@ def add(doc, bench, dispatch, noise, uncached=None):
 
         most = max(moved, key=lambda m: abs(m[2] - 1))
         doc.add(
-            "*× floor, paired*: each iteration's time over that of a one-line kernel, new every time, compiled beside "
-            "it (the floor of any NVRTC route), where the stage pairs them. A new op meets no cache in either run: "
-            f"with the caches off, the paired stages took {between(0)} their milliseconds, the floors compiled beside "
-            f"them {between(1)}, and their ratios to those floors {between(2)}"
+            "*× floor, paired*: each iteration's time over that of a one-line kernel, new every time,"
+            " compiled beside it (the floor of any NVRTC route), where the stage pairs them. A new op meets"
+            f" no cache in either run: with the caches off, the paired stages took {between(0)} their"
+            f" milliseconds, the floors compiled beside them {between(1)}, and their ratios to those floors"
+            f" {between(2)}"
             + (
-                ": the ratios held within 10 %, so what moved the milliseconds between the columns is the host's "
-                "speed, which the pairing cancels.\n"
+                ": the ratios held within 10 %, so what moved the milliseconds between the columns is the"
+                " host's speed, which the pairing cancels.\n"
                 if abs(most[2] - 1) <= 0.1
-                else f": `{most[3]}`'s ratio moved by {abs(most[2] - 1):.0%}, more than the 10 % the pairing is "
-                "trusted to, so between the two runs the host's speed moved that compiler and the floor unevenly; "
-                "the two columns are two measurements of one uncached compile, and their spread is how well this "
-                "host measures it.\n"
+                else (
+                    f": `{most[3]}`'s ratio moved by {abs(most[2] - 1):.0%}, more than the 10 % the pairing"
+                    " is trusted to, so between the two runs the host's speed moved that compiler and the"
+                    " floor unevenly; the two columns are two measurements of one uncached compile, and"
+                    " their spread is how well this host measures it.\n"
+                )
             )
         )
     s = bench.stages
@@ -449,17 +467,20 @@ def add(doc, bench, dispatch, noise, uncached=None):
     c = costs
     if c["compile"] and c["first compile, new process"]:
         text = (
-            f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of a new "
-            f"process (from before NVRTC is loaded: the programs load it at their first compile) and "
-            f"{c['compile']:.0f} ms later in it"
+            f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of"
+            " a new process (from before NVRTC is loaded: the programs load it at their first compile) and"
+            f" {c['compile']:.0f} ms later in it"
         )
         if c["07 op"] and c["07 link"]:
-            text += f"; through 07, {c['07 op']:.0f} ms for the op's LTO-IR and {c['07 link']:.0f} ms for the link"
+            text += (
+                f"; through 07, {c['07 op']:.0f} ms for the op's LTO-IR and {c['07 link']:.0f} ms for the"
+                " link"
+            )
         ratio, how = times_floor(c, "compile")
         if ratio:
             text += (
-                f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms: 06 costs "
-                f"{ratio:.2f}× this floor of any NVRTC route ({how})"
+                f". NVRTC compiling a one-line kernel, new every time, takes {c['one-line kernel']:.0f} ms:"
+                f" 06 costs {ratio:.2f}× this floor of any NVRTC route ({how})"
             )
         link_ratio, how = times_floor(c, "07 link")
         if link_ratio:
@@ -467,8 +488,9 @@ def add(doc, bench, dispatch, noise, uncached=None):
 
         if c["compile, same text"]:
             text += (
-                f". Compiling the same text again takes {c['compile, same text']:.0f} ms, "
-                f"{c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the compiler"
+                f". Compiling the same text again takes {c['compile, same text']:.0f} ms,"
+                f" {c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the"
+                " compiler"
             )
         doc.add(text + ".\n")
     phases(doc, s)
@@ -481,8 +503,8 @@ def add(doc, bench, dispatch, noise, uncached=None):
     }
     if c["06 fast compile"] and c["compile"]:
         text = (
-            f"**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile sooner) a new "
-            f"op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms"
+            "**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile"
+            f" sooner) a new op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms"
         )
         if fast:
             text += (
@@ -493,10 +515,11 @@ def add(doc, bench, dispatch, noise, uncached=None):
     preoptimised(doc, bench, dispatch, c, noise)
     if c["08 compile"]:
         text = (
-            f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program, compiled by "
+            f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program,"
+            f" compiled by "
             + (
-                f"libNVVM, assembled by the driver's ptxas as it loads) a new op costs {c['08 compile']:.1f} ms to a "
-                f"loaded kernel"
+                "libNVVM, assembled by the driver's ptxas as it loads) a new op costs"
+                f" {c['08 compile']:.1f} ms to a loaded kernel"
                 if by_driver
                 else f"libNVVM, assembled by ptxas through nvJitLink) a new op costs {c['08 compile']:.1f} ms"
             )
@@ -511,7 +534,10 @@ def add(doc, bench, dispatch, noise, uncached=None):
             text += ")"
         if c["08 first compile, new process"]:
             loaded = "libNVVM and the driver's PTX compiler" if by_driver else "libNVVM"
-            text += f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading {loaded} included)"
+            text += (
+                f", {c['08 first compile, new process']:.1f} ms as the first of a new process (loading"
+                f" {loaded} included)"
+            )
         if c["compile"]:
             text += f": {c['compile'] / c['08 compile']:.1f}× less than 06"
         ratio, how = times_floor(c, "08 compile")
@@ -563,11 +589,12 @@ def add(doc, bench, dispatch, noise, uncached=None):
         rows.append(cells)
     if rows:
         doc.add(
-            "**When a compile pays off.** The number of elements (over any number of launches) after which the JIT "
-            "kernel (best form) has saved its compile against the fastest strategy that takes the op at run time "
-            "without a compiler (a switch per call or hoisted out of the loop, a function pointer, a virtual call; best "
-            "form). *Never* where the rival is as fast as the JIT kernel: a switch over ops built into the program "
-            "leaves a compile nothing to win, which is why a JIT is for ops the program was not built with:\n"
+            "**When a compile pays off.** The number of elements (over any number of launches) after which"
+            " the JIT kernel (best form) has saved its compile against the fastest strategy that takes the op"
+            " at run time without a compiler (a switch per call or hoisted out of the loop, a function"
+            " pointer, a virtual call; best form). *Never* where the rival is as fast as the JIT kernel: a"
+            " switch over ops built into the program leaves a compile nothing to win, which is why a JIT is"
+            " for ops the program was not built with:\n"
         )
         doc.add(
             table(
@@ -578,12 +605,15 @@ def add(doc, bench, dispatch, noise, uncached=None):
         )
         never = sum(1 for r in rows if r[4] == "never")
         doc.add(
-            f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in {never} of "
-            f"{len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid after "
-            f"{min(breakeven.values()):.1e} elements at the soonest.\n"
+            "The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in"
+            f" {never} of {len(rows)} (op, k) pairs; where the JIT kernel is faster, its compile is repaid"
+            f" after {min(breakeven.values()):.1e} elements at the soonest.\n"
             if breakeven
-            else f"The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in every one of the "
-            f"{len(rows)} (op, k) pairs: against a switch over the ops built in, a compile never pays.\n"
+            else (
+                "The rival is as fast as the JIT kernel (no difference beyond the noise), or faster, in"
+                f" every one of the {len(rows)} (op, k) pairs: against a switch over the ops built in, a"
+                " compile never pays.\n"
+            )
         )
         if breakeven:
             plots.jit_breakeven(doc, breakeven)

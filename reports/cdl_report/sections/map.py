@@ -38,8 +38,8 @@ def explain_scalar(doc, entries, resources):
     if not known:
         return scalar
     doc.add(
-        "Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime say "
-        "about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n"
+        "Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime"
+        " say about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n"
     )
     doc.add(
         table(
@@ -90,10 +90,11 @@ def explain_scalar(doc, entries, resources):
         if own in known:
             (fc, kc), (fo, ko) = known[crowded], known[own]
             text.append(
-                f"The same source compiled with every workload's tables in one module (`{crowded}`) gets "
-                f"{kc['registers']} registers and {kc['blocks_per_sm']} blocks per SM, and reaches {fc:.3f}; "
-                f"compiled for the map alone (`{own}`), {ko['registers']} registers, {ko['blocks_per_sm']} blocks, "
-                f"{fo:.3f}: the registers, and so the occupancy, were set by what else the module held."
+                f"The same source compiled with every workload's tables in one module (`{crowded}`) gets"
+                f" {kc['registers']} registers and {kc['blocks_per_sm']} blocks per SM, and reaches {fc:.3f};"
+                f" compiled for the map alone (`{own}`), {ko['registers']} registers,"
+                f" {ko['blocks_per_sm']} blocks, {fo:.3f}: the registers, and so the occupancy, were set by"
+                " what else the module held."
             )
     if inlined and called:
         text.append(

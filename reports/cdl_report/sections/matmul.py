@@ -63,8 +63,9 @@ def add(doc, bench):
         doc.add(table(["implementation", "median", "TOP/s", f"of {base_name.split('/')[1]}"], rows))
         if f["type"] == "f64":
             doc.add(
-                "cuBLAS's DGEMM on Hopper runs on the FP64 tensor cores (DMMA); the tiled kernel uses FP64 "
-                "fused multiply-adds on the SM's FP64 units, so this fraction is not a goal, only a distance.\n"
+                "cuBLAS's DGEMM on Hopper runs on the FP64 tensor cores (DMMA); the tiled kernel uses FP64"
+                " fused multiply-adds on the SM's FP64 units, so this fraction is not a goal, only a"
+                " distance.\n"
             )
     shape = dispatch_shape(fractions)
     if shape:

@@ -32,10 +32,10 @@ def why(doc, profile):
     if not kernels:
         return
     doc.add(
-        "Why, from Nsight Compute's counters (one validated launch each, `profile.json`; times under the "
-        "profiler). *Loads* are the load instructions from memory a warp executed, per element (a warp's "
-        "instruction counted once for its 32 elements, once per path where it diverged); *sectors* the 32-byte "
-        "sectors they asked L1 for; *threads / warp instruction* is 32 when a warp never diverges:\n"
+        "Why, from Nsight Compute's counters (one validated launch each, `profile.json`; times under the"
+        " profiler). *Loads* are the load instructions from memory a warp executed, per element (a warp's"
+        " instruction counted once for its 32 elements, once per path where it diverged); *sectors* the"
+        " 32-byte sectors they asked L1 for; *threads / warp instruction* is 32 when a warp never diverges:\n"
     )
     rows = [
         [
@@ -81,13 +81,13 @@ def decomposition(doc, runs):
     if not rows:
         return
     doc.add(
-        "Where COAL's time goes, each a ratio of two forms that differ in one thing (above 1: that thing costs "
-        "time): the allocation by class alone (`virtual_by_class` / `virtual`: a warp's objects spread over the "
-        "arenas of its classes), the search of the arenas' bounds (`coal` / `type_pointer`, which reads the class "
-        "from the pointer instead), and the objects not asked for before the call (`coal` / `coal_prefetched`: "
-        "a virtual call's vtable-pointer load, made by the whole warp before the call splits it by class, also "
-        "brings every element's object into L1; COAL removes that load, and each class's turn then waits for "
-        "its own objects):\n"
+        "Where COAL's time goes, each a ratio of two forms that differ in one thing (above 1: that thing"
+        " costs time): the allocation by class alone (`virtual_by_class` / `virtual`: a warp's objects spread"
+        " over the arenas of its classes), the search of the arenas' bounds (`coal` / `type_pointer`, which"
+        " reads the class from the pointer instead), and the objects not asked for before the call (`coal` /"
+        " `coal_prefetched`: a virtual call's vtable-pointer load, made by the whole warp before the call"
+        " splits it by class, also brings every element's object into L1; COAL removes that load, and each"
+        " class's turn then waits for its own objects):\n"
     )
     header = ["layout", "classes", "`coal` / `virtual`", "allocation by class", "the search"]
     doc.add(table(header + ["objects not asked for before the call"], rows))
@@ -99,18 +99,18 @@ def add(doc, bench, noise, profile=None):
         return {}
     doc.add("## Virtual calls on an object per element (COAL, strategy 11)\n")
     doc.add(
-        "The tasks workload's work written as object-oriented code: one device object per element, of one of "
-        "several classes, each element calling a virtual method of its own object. `virtual` calls it as CUDA "
-        "does (the object's vtable pointer, the vtable entry, a call through a register) on objects made in "
-        "element order; `virtual_by_class` on the same objects allocated by class; `coal` finds the class from "
-        "the object's address (each class in an arena of its own, a binary search of the arenas' bounds) and the "
-        "method from a table, and `coal_prefetched` does the same after the warp has asked for its objects; "
-        "`type_pointer` reads the class from the pointer's top bits instead (the paper's "
-        "TypePointer, in software); `coal_inlined` and `class_switch` switch on the class (from the address, or "
-        "from a number the object holds) and call the method directly, inlined; `12_variant_visit/variant` holds "
-        "the objects by value, a `cuda::std::variant` each (no vtable, no pointer), and visits it. `virtual` is given as a fraction "
-        "of the copy bandwidth (each element moves its pointer, its object, x and y); the forms as their time over "
-        "`virtual`'s (below 1: faster):\n"
+        "The tasks workload's work written as object-oriented code: one device object per element, of one of"
+        " several classes, each element calling a virtual method of its own object. `virtual` calls it as"
+        " CUDA does (the object's vtable pointer, the vtable entry, a call through a register) on objects"
+        " made in element order; `virtual_by_class` on the same objects allocated by class; `coal` finds the"
+        " class from the object's address (each class in an arena of its own, a binary search of the arenas'"
+        " bounds) and the method from a table, and `coal_prefetched` does the same after the warp has asked"
+        " for its objects; `type_pointer` reads the class from the pointer's top bits instead (the paper's"
+        " TypePointer, in software); `coal_inlined` and `class_switch` switch on the class (from the address,"
+        " or from a number the object holds) and call the method directly, inlined;"
+        " `12_variant_visit/variant` holds the objects by value, a `cuda::std::variant` each (no vtable, no"
+        " pointer), and visits it. `virtual` is given as a fraction of the copy bandwidth (each element moves"
+        " its pointer, its object, x and y); the forms as their time over `virtual`'s (below 1: faster):\n"
     )
     forms = sorted({e for _, es in runs for e in es} - {VIRTUAL})
     rows, speedups = [], {}
@@ -139,9 +139,9 @@ def add(doc, bench, noise, profile=None):
     )
     if speedups:
         doc.add(
-            f"COAL's speed-up over CUDA's virtual call (`virtual` time / `coal` time) against the paper's "
-            f"{PAPER_SPEEDUP:.1f} (rule: at least the paper's, less the noise, reproduces it; above 1 plus the noise, "
-            "pays; within the noise, no difference; below, slower):\n"
+            "COAL's speed-up over CUDA's virtual call (`virtual` time / `coal` time) against the paper's"
+            f" {PAPER_SPEEDUP:.1f} (rule: at least the paper's, less the noise, reproduces it; above 1 plus"
+            " the noise, pays; within the noise, no difference; below, slower):\n"
         )
         doc.add(
             table(

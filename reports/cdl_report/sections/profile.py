@@ -52,9 +52,11 @@ def row(label, k, copy_gbs=None):
         f"{k['dram_over_minimum']:.2f}" if k.get("dram_over_minimum") is not None else "–",
         f"{gbs:.0f}" + (f" ({gbs / copy_gbs:.2f})" if copy_gbs else ""),
         f"{k['l2_hit_rate']:.2f}" if k.get("l2_hit_rate") is not None else "–",
-        f"{k['threads_per_warp_instruction']:.1f}"
-        if k.get("threads_per_warp_instruction") is not None
-        else "–",
+        (
+            f"{k['threads_per_warp_instruction']:.1f}"
+            if k.get("threads_per_warp_instruction") is not None
+            else "–"
+        ),
         waits(k),
     ]
 
@@ -83,19 +85,20 @@ def add(doc, bench, profile):
     """The counters' sections; returns {'asked': rows of the figures the closing note asks for}."""
     if profile is None:
         doc.add(
-            "## What the hardware did (Nsight Compute)\n\nNo `profile.json` beside the results (or it was set "
-            "aside, as the report's head says): `scripts/profile.sh` runs Nsight Compute over the suite's kernels "
-            "and writes it.\n"
+            "## What the hardware did (Nsight Compute)\n\nNo `profile.json` beside the results (or it was set"
+            " aside, as the report's head says): `scripts/profile.sh` runs Nsight Compute over the suite's"
+            " kernels and writes it.\n"
         )
         return {}
     c = profile["context"]
     copy = bench.copy_gbs
     doc.add("## What the hardware did (Nsight Compute)\n")
     doc.add(
-        f"One launch of each of {len(profile['kernels'])} kernels, after a validated run of the same problem, under "
-        f"`ncu` ({c.get('ncu_version', '?')}) on the {c.get('device', '?')}, revision `{c.get('git_revision', '?')}` "
-        f"({c.get('date', '?')}); `scripts/profile.sh` makes `profile.json`. Times are under the profiler (its "
-        "replays flush the caches before each pass), so set them beside each other, not beside the benchmarks. "
+        f"One launch of each of {len(profile['kernels'])} kernels, after a validated run of the same problem,"
+        f" under `ncu` ({c.get('ncu_version', '?')}) on the {c.get('device', '?')}, revision"
+        f" `{c.get('git_revision', '?')}` ({c.get('date', '?')}); `scripts/profile.sh` makes `profile.json`."
+        " Times are under the profiler (its replays flush the caches before each pass), so set them beside"
+        " each other, not beside the benchmarks. "
         + __doc__.split("\n\n", 1)[1].replace("\n", " ")
         + " DRAM GB/s is the bytes ncu counted over the kernel's time, against this run's copy floor.\n"
     )
@@ -122,14 +125,14 @@ def add(doc, bench, profile):
                 extra = (k["thread_instructions_per_element"] - base["thread_instructions_per_element"]) / 64
                 r, s = top_wait(k)
                 lines.append(
-                    f"- `{e}`: {k['thread_instructions_per_element']:.0f} instructions per element against the "
-                    f"template's {base['thread_instructions_per_element']:.0f}, {extra:+.1f} per evaluation of the op; "
-                    f"issue slots busy {k['issue_active']:.2f} (template {base['issue_active']:.2f}); its top wait "
-                    f"`{r}` ({s:.0%})."
+                    f"- `{e}`: {k['thread_instructions_per_element']:.0f} instructions per element against"
+                    f" the template's {base['thread_instructions_per_element']:.0f}, {extra:+.1f} per"
+                    f" evaluation of the op; issue slots busy {k['issue_active']:.2f} (template"
+                    f" {base['issue_active']:.2f}); its top wait `{r}` ({s:.0%})."
                 )
             doc.add(
-                "At k = 64 the kernel is the SMs' work, not the memory's, so what a call costs is what it adds to "
-                "each evaluation:\n\n" + "\n".join(lines) + "\n"
+                "At k = 64 the kernel is the SMs' work, not the memory's, so what a call costs is what it"
+                " adds to each evaluation:\n\n" + "\n".join(lines) + "\n"
             )
         stacked = [(f"{e}, k = 64", by[(e, 64)]) for e in CALLS if (e, 64) in by]
         if stacked:
@@ -147,13 +150,13 @@ def add(doc, bench, profile):
         e, s, v = pairs[0]
         rs, ss = top_wait(s)
         doc.add(
-            f"The same bytes ({s['dram_over_minimum']:.2f} and {v['dram_over_minimum']:.2f} of the minimum) at "
-            f"{(s['dram_read_bytes'] + s['dram_write_bytes']) / (s['duration_us'] * 1e3) / copy:.2f} and "
-            f"{(v['dram_read_bytes'] + v['dram_write_bytes']) / (v['duration_us'] * 1e3) / copy:.2f} of copy for "
-            f"`{e}`: the scalar kernel's warps wait on `{rs}` ({ss:.0%} of their waiting: a load's data) with one "
-            f"4-byte load in flight per thread at {s['occupancy_achieved']:.2f} occupancy, where each of the vec "
-            f"kernel's loads brings 16 bytes (four times the bytes a load of the scalar kernel has in flight) at "
-            f"{v['occupancy_achieved']:.2f}.\n"
+            f"The same bytes ({s['dram_over_minimum']:.2f} and {v['dram_over_minimum']:.2f} of the minimum)"
+            f" at {(s['dram_read_bytes'] + s['dram_write_bytes']) / (s['duration_us'] * 1e3) / copy:.2f} and"
+            f" {(v['dram_read_bytes'] + v['dram_write_bytes']) / (v['duration_us'] * 1e3) / copy:.2f} of copy"
+            f" for `{e}`: the scalar kernel's warps wait on `{rs}` ({ss:.0%} of their waiting: a load's data)"
+            f" with one 4-byte load in flight per thread at {s['occupancy_achieved']:.2f} occupancy, where"
+            " each of the vec kernel's loads brings 16 bytes (four times the bytes a load of the scalar"
+            f" kernel has in flight) at {v['occupancy_achieved']:.2f}.\n"
         )
 
     # What divergence does in tasks.
@@ -168,13 +171,15 @@ def add(doc, bench, profile):
         doc.add(
             "Uniform (one op) against random (32 ops, each element its own): "
             + "; ".join(
-                f"`{e.split('/')[0]}` {u['threads_per_warp_instruction']:.1f} → {r['threads_per_warp_instruction']:.1f} "
-                f"threads per warp instruction, {u['thread_instructions_per_element']:.0f} → "
-                f"{r['thread_instructions_per_element']:.0f} instructions per element, top wait `{top_wait(r)[0]}` "
-                f"({top_wait(r)[1]:.0%})"
+                f"`{e.split('/')[0]}` {u['threads_per_warp_instruction']:.1f} →"
+                f" {r['threads_per_warp_instruction']:.1f} threads per warp instruction,"
+                f" {u['thread_instructions_per_element']:.0f} →"
+                f" {r['thread_instructions_per_element']:.0f} instructions per element, top wait"
+                f" `{top_wait(r)[0]}` ({top_wait(r)[1]:.0%})"
                 for e, u, r in tasks
             )
-            + ". A warp runs each distinct op among its 32 elements in turn, with the others' lanes masked off.\n"
+            + ". A warp runs each distinct op among its 32 elements in turn, with the others' lanes masked"
+            " off.\n"
         )
 
     # Why tiling pays.
@@ -195,14 +200,15 @@ def add(doc, bench, profile):
         g, t = d.get("GEMM, naive"), d.get("GEMM, tiled, 01_template_functor")
         if g and t:
             doc.add(
-                f"The naive GEMM executes {g['thread_instructions_per_element']:.0f} instructions per output element "
-                f"and waits on `{top_wait(g)[0]}` ({top_wait(g)[1]:.0%}): every step loads from global memory "
-                f"(L2 hit rate {g['l2_hit_rate']:.2f}). The tiled one executes "
-                f"{t['thread_instructions_per_element']:.0f}, reading each loaded value from shared memory and "
-                f"registers many times, and takes {t['duration_us'] / g['duration_us']:.2f} of its time. In the same "
-                "tiled loop, against the template's instructions per element: "
+                f"The naive GEMM executes {g['thread_instructions_per_element']:.0f} instructions per output"
+                f" element and waits on `{top_wait(g)[0]}` ({top_wait(g)[1]:.0%}): every step loads from"
+                f" global memory (L2 hit rate {g['l2_hit_rate']:.2f}). The tiled one executes"
+                f" {t['thread_instructions_per_element']:.0f}, reading each loaded value from shared memory"
+                f" and registers many times, and takes {t['duration_us'] / g['duration_us']:.2f} of its time."
+                " In the same tiled loop, against the template's instructions per element: "
                 + ", ".join(
-                    f"`{label.split(', ')[-1]}` {k['thread_instructions_per_element'] / t['thread_instructions_per_element']:.2f}×"
+                    f"`{label.split(', ')[-1]}`"
+                    f" {k['thread_instructions_per_element'] / t['thread_instructions_per_element']:.2f}×"
                     for label, k in tiles
                     if label.startswith("GEMM, tiled") and k is not t
                 )
@@ -253,5 +259,8 @@ def stall_bars(doc, items):
     doc.figure(
         "profile_stalls.png",
         fig,
-        "Map vec kernels at k = 64: where each warp's cycles go per issued instruction (Nsight Compute's warp states)",
+        (
+            "Map vec kernels at k = 64: where each warp's cycles go per issued instruction (Nsight Compute's"
+            " warp states)"
+        ),
     )

@@ -22,27 +22,29 @@ def add(doc, bench, python, jit_costs=None):
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
     if python is None:
         doc.add(
-            "No `python.json` beside the results (or it was set aside, as the report's head says): the Python "
-            "peers did not run. `scripts/bench.sh --phases peers` runs them (CuPy, Numba, cuda-python, PyCUDA, "
-            "each where it is installed); the claims below that they answer are *not measured*.\n"
+            "No `python.json` beside the results (or it was set aside, as the report's head says): the Python"
+            " peers did not run. `scripts/bench.sh --phases peers` runs them (CuPy, Numba, cuda-python,"
+            " PyCUDA, each where it is installed); the claims below that they answer are *not measured*.\n"
         )
         return found
     doc.add(
-        "The same problems written the ways the source articles write them (`bench/python`), on the inputs and "
-        "against the reference of the C++ workloads, timed by each system's own CUDA events with the C++ suite's "
-        "protocol. Events open before each call, so a system's per-call host time is in its figure wherever the "
-        "GPU waits for it. *First call* is the host time from defining the kernel to the end of its first run, "
-        "compile included (CuPy's disk cache starts empty). Fractions of copy use this report's copy floor "
-        f"({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`: {python.bench.context.get('date', '?')[:16]}, "
-        f"revision `{python.bench.context.get('git_revision', '?')}`, mode `{python.bench.context.get('cdl_mode', '?')}`, "
-        f"Python {python.bench.env.get('python', '?')}, numpy {python.bench.env.get('numpy', '?')}.\n"
+        "The same problems written the ways the source articles write them (`bench/python`), on the inputs"
+        " and against the reference of the C++ workloads, timed by each system's own CUDA events with the"
+        " C++ suite's protocol. Events open before each call, so a system's per-call host time is in its"
+        " figure wherever the GPU waits for it. *First call* is the host time from defining the kernel to"
+        " the end of its first run, compile included (CuPy's disk cache starts empty). Fractions of copy use"
+        f" this report's copy floor ({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`:"
+        f" {python.bench.context.get('date', '?')[:16]}, revision"
+        f" `{python.bench.context.get('git_revision', '?')}`, mode"
+        f" `{python.bench.context.get('cdl_mode', '?')}`, Python {python.bench.env.get('python', '?')}, numpy"
+        f" {python.bench.env.get('numpy', '?')}.\n"
     )
     py_rev, cpp_rev = python.bench.context.get("git_revision", "?"), bench.context.get("git_revision", "?")
     if py_rev[:7] != cpp_rev[:7]:
         doc.add(
-            f"**The Python peers ran at revision `{py_rev}`, the C++ suite at `{cpp_rev}`**: each ratio below sets "
-            "a peer beside the C++ kernel of another build, and a peer's problem that the C++ results do not have "
-            "gets no ratio and no part in a verdict.\n"
+            f"**The Python peers ran at revision `{py_rev}`, the C++ suite at `{cpp_rev}`**: each ratio below"
+            " sets a peer beside the C++ kernel of another build, and a peer's problem that the C++ results"
+            " do not have gets no ratio and no part in a verdict.\n"
         )
     rows = []
     for name, sysinfo in python.systems.items():
@@ -153,8 +155,8 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             if s.get("status") == "ran" and name != "cuda_python"
         )
         doc.add(
-            f"Does each article's example run as written ({versions or 'the systems installed'}, on this machine)? "
-            "Each is the article's code in its own system, validated where it runs:\n"
+            f"Does each article's example run as written ({versions or 'the systems installed'}, on this"
+            " machine)? Each is the article's code in its own system, validated where it runs:\n"
         )
         doc.add(
             table(
@@ -168,8 +170,8 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
     compiles = [e for e in records if e.get("claim") in ("compile", "C1") and e["runs"]]
     if compiles:
         doc.add(
-            "What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first call "
-            "included where the system compiles at the first call; medians of three):\n"
+            "What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first"
+            " call included where the system compiles at the first call; medians of three):\n"
         )
         states = ("new_source_ms", "disk_hit_ms", "memory_hit_ms")
         rows = []
@@ -202,8 +204,8 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
                 **{f"{k}'s new source": v for k, v in peers.items()},
             }
             text = (
-                "All of these ran in one run (cdl_peers times the C++ suite's new-op stages with cdl_bench before the "
-                "peers)."
+                "All of these ran in one run (cdl_peers times the C++ suite's new-op stages with cdl_bench"
+                " before the peers)."
             )
             for key, name in tiers:
                 unbeaten = [f"{rival} ({ms:.1f} ms)" for rival, ms in rivals.items() if ms <= cpp[key]]
@@ -218,16 +220,20 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             fresh = all("constant" in e["figures"] for e in jit_peers)
             doc.add(
                 (
-                    "CuPy's and Numba's new sources each have a constant no cache has seen, which reaches the machine "
-                    "code (a new comment alone is answered by NVRTC's cache, which keys on what its front end makes). "
+                    "CuPy's and Numba's new sources each have a constant no cache has seen, which reaches the"
+                    " machine code (a new comment alone is answered by NVRTC's cache, which keys on what its"
+                    " front end makes). "
                     if fresh
-                    else "**These peers' new sources differ by a comment only** (a run from before they had new "
-                    "constants): NVRTC's cache, which keys on what its front end makes, may have answered them. "
+                    else (
+                        "**These peers' new sources differ by a comment only** (a run from before they had"
+                        " new constants): NVRTC's cache, which keys on what its front end makes, may have"
+                        " answered them. "
+                    )
                 )
-                + "The C++ rows are "
-                f"this report's JIT section's new-op medians, measured at {bench.context.get('date', '?')[:16]}, the "
-                f"peers at {python.bench.context.get('date', '?')[:16]}: this host's speed moves by tens of per cent "
-                "between runs, so a difference smaller than that is not a finding.\n"
+                + "The C++ rows are this report's JIT section's new-op medians, measured at"
+                f" {bench.context.get('date', '?')[:16]}, the peers at"
+                f" {python.bench.context.get('date', '?')[:16]}: this host's speed moves by tens of per"
+                " cent between runs, so a difference smaller than that is not a finding.\n"
             )
     doc.add(
         "Every experiment of the articles' claims, by claim (the claims table below reads its figures):\n"

@@ -22,8 +22,8 @@ def add(doc, bench, repeat, noise):
     over = [(d, n) for d, n in diffs if d > noise]
     doc.add("## Run to run\n")
     doc.add(
-        f"{len(common)} GPU benchmarks were run again in a second process (`{os.path.basename(repeat.path)}`). "
-        f"Their medians differ by {median(d for d, _ in diffs):.2%} at the median and {diffs[-1][0]:.2%} "
-        f"at most (`{diffs[-1][1].split('/iterations')[0]}`); {len(over)} differ by more than the noise threshold "
-        f"({noise:.1%}) this gives.\n"
+        f"{len(common)} GPU benchmarks were run again in a second process"
+        f" (`{os.path.basename(repeat.path)}`). Their medians differ by {median(d for d, _ in diffs):.2%} at"
+        f" the median and {diffs[-1][0]:.2%} at most (`{diffs[-1][1].split('/iterations')[0]}`);"
+        f" {len(over)} differ by more than the noise threshold ({noise:.1%}) this gives.\n"
     )

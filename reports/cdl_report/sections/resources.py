@@ -52,7 +52,8 @@ def map_kernel(resources, entry):
 
 
 def short_kernel(name):
-    """'void cdl::skeleton::map_vec_kernel<float, X>(args)' -> 'map_vec_kernel<float, X>' without namespaces."""
+    """'void cdl::skeleton::map_vec_kernel<float, X>(args)' -> 'map_vec_kernel<float, X>', without
+    namespaces."""
     head = name.replace("(anonymous namespace)", "{anon}")
     head = head[5:] if head.startswith("void ") else head
     depth, cut = 0, len(head)
@@ -94,7 +95,8 @@ def occupancy_missing(resources):
 def add(doc, resources):
     if not resources:
         doc.add(
-            "## Kernel resources\n\nNo `resources.json` beside the results: run `reports/resources.py` on the build.\n"
+            "## Kernel resources\n\nNo `resources.json` beside the results: run `reports/resources.py` on the"
+            " build.\n"
         )
         return
     kernels = resources["kernels"]
@@ -103,14 +105,15 @@ def add(doc, resources):
     doc.add(
         "From ptxas's resource report for every kernel in the build (`-Xptxas -v`)"
         + (
-            ", and the SASS (`cuobjdump -sass`): calls through a register (indirect CALL) and indirect branches (BRX)."
+            ", and the SASS (`cuobjdump -sass`): calls through a register (indirect CALL) and indirect"
+            " branches (BRX)."
             if sass
             else "; the SASS was not inspected (no cuobjdump where the report was collected)."
         )
-        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA driver's "
-        "(`cuOccupancyMaxActiveBlocksPerMultiprocessor`, asked by `cdl_occupancy`) at the kernel's launch bound, "
-        "which is the block size the suite launches it with: resident blocks per SM, and the fraction of the SM's "
-        "threads they fill"
+        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA driver's"
+        " (`cuOccupancyMaxActiveBlocksPerMultiprocessor`, asked by `cdl_occupancy`) at the kernel's launch"
+        " bound, which is the block size the suite launches it with: resident blocks per SM, and the"
+        " fraction of the SM's threads they fill"
         + ("" if not occupancy_missing(resources) else f" (**missing**: {occupancy_missing(resources)})")
         + ".\n"
     )
@@ -146,7 +149,8 @@ def add(doc, resources):
         "BRX",
     ]
     doc.add(
-        "The float map kernel of each strategy, scalar and vec forms, with the quadratic op where the kernel is per op:\n"
+        "The float map kernel of each strategy, scalar and vec forms, with the quadratic op where the kernel"
+        " is per op:\n"
     )
     doc.add(table(header, [cells(k) for k in focus]))
     per_source = defaultdict(list)

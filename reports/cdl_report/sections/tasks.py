@@ -26,13 +26,13 @@ def add(doc, bench):
         return {}
     doc.add(f"## {HEADING}\n")
     doc.add(
-        "Each element's op id comes from a task record. `per_element` strategies dispatch per element "
-        "(a warp whose elements hold d different ids runs d cases one after the other); the templates and "
-        "lambdas cannot, and group the elements by op first, the grouping timed with them: a sort by op id, then "
-        "`grouped` copies the group sizes to the host (a synchronising round trip) and launches a kernel per op "
-        "present, while `grouped_device` leaves them on the device: 01 and 02 launch a kernel for every op id, "
-        "each reading its own range; 14's graph runs only the ops present (an IF node per op id, set on the GPU), "
-        "and 15's kernel launches them from the device, each with a grid sized to its group.\n"
+        "Each element's op id comes from a task record. `per_element` strategies dispatch per element (a warp"
+        " whose elements hold d different ids runs d cases one after the other); the templates and lambdas"
+        " cannot, and group the elements by op first, the grouping timed with them: a sort by op id, then"
+        " `grouped` copies the group sizes to the host (a synchronising round trip) and launches a kernel per"
+        " op present, while `grouped_device` leaves them on the device: 01 and 02 launch a kernel for every"
+        " op id, each reading its own range; 14's graph runs only the ops present (an IF node per op id, set"
+        " on the GPU), and 15's kernel launches them from the device, each with a grid sized to its group.\n"
     )
     uniform = {e: row["median"] for f, es in runs if f["layout"] == "uniform" for e, row in es.items()}
     layouts = sorted({f["layout"] for f, _ in runs if f["layout"] != "uniform"})
@@ -51,8 +51,9 @@ def add(doc, bench):
         ratios = [r for _, r in grouping.values()]
         wins = sorted({b.split("/")[1] for b, _ in grouping.values()})
         doc.add(
-            f"Grouping by op, the better of its two forms in each problem ({', '.join(f'`{w}`' for w in wins)} "
-            f"was the better), takes {span(ratios, '{:.1f}')}× the per-element switch's time over "
-            f"{len(grouping)} problems: the sort costs more than the divergence it removes, for ops this cheap.\n"
+            "Grouping by op, the better of its two forms in each problem"
+            f" ({', '.join(f'`{w}`' for w in wins)} was the better), takes {span(ratios, '{:.1f}')}× the"
+            f" per-element switch's time over {len(grouping)} problems: the sort costs more than the"
+            " divergence it removes, for ops this cheap.\n"
         )
     return {"uniform": uniform, "worst": worst, "grouping": grouping}

@@ -15,11 +15,12 @@ def add(doc, bench, noise):
         return {}
     doc.add("## Tiered dispatch: a new op's stream of launches (strategy 10)\n")
     doc.add(
-        "Each stream launches a new text of the quadratic op (new to every compile cache) L times: with the switch "
-        "kernel alone (`03_switch`), with the JIT alone (`06_nvrtc_jit`: its compile, then its kernel), and tiered "
-        "(`10_tiered_dispatch`: the switch kernel while the JIT compiles on a host thread, then the JIT's kernel). "
-        "Host wall clock from the first launch to the end of the last, median of the repetitions; the stream is "
-        "validated by one more launch of the kernel it ended on (the GPU tests validate every launch of the move).\n"
+        "Each stream launches a new text of the quadratic op (new to every compile cache) L times: with the"
+        " switch kernel alone (`03_switch`), with the JIT alone (`06_nvrtc_jit`: its compile, then its"
+        " kernel), and tiered (`10_tiered_dispatch`: the switch kernel while the JIT compiles on a host"
+        " thread, then the JIT's kernel). Host wall clock from the first launch to the end of the last,"
+        " median of the repetitions; the stream is validated by one more launch of the kernel it ended on"
+        " (the GPU tests validate every launch of the move).\n"
     )
     found = {}
     for (n, k), by_launches in sorted(streams.items()):
@@ -78,8 +79,9 @@ def add(doc, bench, noise):
             + " launches, less than both at "
             + (", ".join(better) or "none")
             + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
-            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs tiered {start_us:.0f} µs more "
-            "than the switch alone: starting the compile's thread, the only work it adds before the move.\n"
+            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs tiered {start_us:.0f} µs"
+            " more than the switch alone: starting the compile's thread, the only work it adds before the"
+            " move.\n"
         )
         found[(n, k)] = {"break_even": break_even, "tiered_over_best": dict(tiered_best)}
     if found:
