@@ -69,7 +69,8 @@ wanted build && phase build "configure and build the programs (release preset)" 
 
 python=$(sed -n 's/^CDL_PYTHON:FILEPATH=//p' build/release/CMakeCache.txt)
 [ -n "$python" ] || python=/usr/bin/python3
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9_.\n-' '_' || true)
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
+  | tr -c 'A-Za-z0-9_.\n-' '_' || true)
 if [ -z "$device" ]; then
   echo "bench: no GPU found (nvidia-smi lists none): nothing to measure on this machine." >&2
   echo "bench: regenerating the reports of the committed reference results instead." >&2

@@ -35,4 +35,5 @@ fi
 if ! command -v nvcc >/dev/null; then
   for d in /usr/local/cuda/bin /opt/cuda/bin; do [ -x "$d/nvcc" ] && export PATH="$PATH:$d"; done
 fi
-command -v nvcc >/dev/null || { echo "deps: nvcc not found: install the CUDA Toolkit (13.0 or newer)" >&2; exit 1; }
+command -v nvcc >/dev/null \
+  || { echo "deps: nvcc not found: install the CUDA Toolkit (13.0 or newer)" >&2; exit 1; }

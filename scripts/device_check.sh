@@ -28,19 +28,22 @@ if [ -x .pycuda/tools/pycuda-on-gpu-machine.sh ]; then
   pycuda=$!
 fi
 
-{ cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } > "$LOGS/build.log" 2>&1 \
+{ cmake --preset release -DBUILD_TESTING=ON && cmake --build --preset release -j 16; } \
+  > "$LOGS/build.log" 2>&1 \
   || { tail -40 "$LOGS/build.log"; exit 1; }
 echo "build ok (${SECONDS}s)"
 
 if [ "$phase" != bench ]; then
 ctest --preset release -j 16 --output-on-failure > "$OUT/ctest.log" 2>&1
 echo "ctest rc=$? (${SECONDS}s)"; grep -E "tests passed|tests failed|Skipped" "$OUT/ctest.log" | tail -3
-echo "slowest tests:"; sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$OUT/ctest.log" | sort -rn | head -8
+echo "slowest tests:"
+sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$OUT/ctest.log" | sort -rn | head -8
 
 grep -E "fault_tests" "$OUT/ctest.log"  # the faults (tests/faults) on this machine
 
 # The demo.
-./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" > /tmp/run.txt 2>&1
+./build/release/bench/cdl_run --strategy all --op sine --n 2^24 --k 16 --json "$OUT/run_records.json" \
+  > /tmp/run.txt 2>&1
 echo "cdl_run rc=$?"; cat /tmp/run.txt
 
 # A user's op through 06 and 07, beside the built-in strategies; then ops that must be refused.
@@ -50,10 +53,12 @@ for k in 1 16; do
 done
 # A program of 08's language through 06, 07 and 08, and the SASS of 08's vec kernel: the same
 # 16-byte loads through the non-coherent cache (LDG.E.128.CONSTANT) as strategy 01's kernel.
-./build/release/bench/cdl_run --expr 's = sin(x); x > 0.5 ? s * s : 2 * x' --n 2^26 --k 16 --strategy 01_template_functor/vec \
+./build/release/bench/cdl_run --expr 's = sin(x); x > 0.5 ? s * s : 2 * x' --n 2^26 --k 16 \
+  --strategy 01_template_functor/vec \
   > /tmp/lang.txt 2>&1; echo "cdl_run --expr (language) rc=$?"; cat /tmp/lang.txt
 ./build/release/bench/cdl_run --expr 'x * x + 2 * x + 1' --ptx /tmp/08.ptx \
-  && ptxas -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .) /tmp/08.ptx -o /tmp/08.cubin \
+  && ptxas -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d .) /tmp/08.ptx \
+       -o /tmp/08.cubin \
   && cuobjdump -sass /tmp/08.cubin | grep -E "Function|LDG|STG" | sort | uniq -c
 ./build/release/bench/cdl_run --expr 'x * nope(x)' --n 2^20; echo "bad expr rc=$?"
 ./build/release/bench/cdl_run --expr 'x; } __global__ void evil() {' --n 2^20; echo "injected expr rc=$?"

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release > /dev/null
 cmake --build --preset release --target cdl_profile
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9_.\n-' '_' || true)
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
+  | tr -c 'A-Za-z0-9_.\n-' '_' || true)
 if [ -z "$device" ]; then
   echo "profile: no GPU found (nvidia-smi lists none): nothing to profile on this machine." >&2
   exit 2
