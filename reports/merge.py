@@ -80,10 +80,8 @@ def main(argv):
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
     os.replace(tmp, argv[1])
-    print(
-        f"merge: {len({b['run_name'] for b in doc['benchmarks']})} benchmarks from {len(argv) - 2} parts ->"
-        f" {argv[1]}"
-    )
+    count = len({b["run_name"] for b in doc["benchmarks"]})
+    print(f"merge: {count} benchmarks from {len(argv) - 2} parts -> {argv[1]}")
     return 0
 
 

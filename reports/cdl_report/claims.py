@@ -369,14 +369,9 @@ def b4(d):
     if e:
         f = e.get("figures", {})
         speed = f", {f['GB/s']:.0f} GB/s" if "GB/s" in f else ""
-        return (
-            "Numba" + ("; CUDA C++" if worst else ""),
-            (
-                "Numba, the article's `generic_compute_kernel` on 2^24 elements:"
-                f" {outcome(e)}{not_counted(e)}{speed}.{cpp}"
-            ),
-            by_trial(e, HOLDS, FAILS),
-        )
+        ran = f"{outcome(e)}{not_counted(e)}{speed}"
+        article = f"Numba, the article's `generic_compute_kernel` on 2^24 elements: {ran}.{cpp}"
+        return "Numba" + ("; CUDA C++" if worst else ""), article, by_trial(e, HOLDS, FAILS)
     if not worst:
         return missing("the article's Numba example and the tasks workload")
     return "CUDA C++ (not the article's Numba)", cpp.strip(), FAILS if failed else HOLDS
@@ -536,14 +531,9 @@ def e1(d):
     gd = fact(d.facts, "global_calls_device")
     probe = f" nvcc {'compiles' if compiles(gd, 'nvcc') else 'refuses'} the same in C++." if gd else ""
     if e:
-        return (
-            "PyCUDA" + ("; nvcc" if gd else ""),
-            (
-                "A SourceModule whose `__global__` function calls a `__device__` "
-                f"function: {outcome(e)}{not_counted(e)}.{probe}"
-            ),
-            by_trial(e, FAILS, HOLDS),
-        )
+        ran = f"{outcome(e)}{not_counted(e)}"
+        figures = f"A SourceModule whose `__global__` function calls a `__device__` function: {ran}.{probe}"
+        return "PyCUDA" + ("; nvcc" if gd else ""), figures, by_trial(e, FAILS, HOLDS)
     if not gd:
         return missing("the PyCUDA experiment and the build probes (cdl_build_facts)")
     return (
