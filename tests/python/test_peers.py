@@ -170,6 +170,7 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         lines = [l for l in run.stderr.splitlines() if "skipped" in l]
         self.assertEqual(len(lines), 4, run.stderr)
+        self.assertRegex(run.stderr, r"cdl_peers: 4 systems probed in \d+\.\d s", "the phase and its time")
         with open(out) as f:
             doc = json.load(f)
         systems = doc["cdl_python"]["systems"]

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 try:
@@ -272,15 +273,20 @@ def main(argv):
     def child(name, *extra, **kw):
         return subprocess.run(child_command(name, *extra), env=env, **kw)
 
+    def took(start):
+        return f"{time.perf_counter() - start:.1f} s"
+
     try:
         parts, dirs, cpp_stages = [], None, []
         # Whether each system can run here (a process that imports it and opens the GPU): every
         # probe at once, before anything is timed.
+        start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=len(systems)) as pool:
             probes = dict(
                 zip(systems, pool.map(lambda n: child(n, "--probe", capture_output=True, text=True), systems))
             )
-        for name in systems:
+        print(f"cdl_peers: {len(systems)} systems probed in {took(start)}", file=sys.stderr, flush=True)
+        for number, name in enumerate(systems, 1):
             probe = probes[name]
             if probe.returncode == 3:
                 reason = probe.stdout.strip()
@@ -301,9 +307,15 @@ def main(argv):
                 failure = harness.failure_reason(probe.stderr, probe.returncode)
             else:
                 if dirs is None:  # made once, and only when some system can run
+                    start = time.perf_counter()
                     dirs = make_problems(args.cdl_problem, work, problems(args.quick))
+                    print(f"cdl_peers: {len(dirs)} problems made in {took(start)}", file=sys.stderr)
                     if not args.filter:  # a --filter run is a part of a run
+                        start = time.perf_counter()
                         cpp_stages = cpp_jit_stages(args.cdl_problem, work, args.quick)
+                        print(f"cdl_peers: the C++ compiles timed in {took(start)}", file=sys.stderr)
+                print(f"cdl_peers: [{number}/{len(systems)}] {name}", file=sys.stderr, flush=True)
+                start = time.perf_counter()
                 part_path = os.path.join(work, f"{name}.json")
                 rc, stderr = streamed(
                     child_command(
@@ -321,6 +333,7 @@ def main(argv):
                 )
                 if rc != 0 or not os.path.exists(part_path):
                     failure = harness.failure_reason(stderr, rc)
+                print(f"cdl_peers: [{number}/{len(systems)}] {name} done in {took(start)}", file=sys.stderr)
             if failure:
                 print(f"cdl_peers: {name} FAILED: {failure}", file=sys.stderr, flush=True)
                 parts.append(
