@@ -22,23 +22,14 @@
 
 namespace cdl::minimal {
 
-void inline_op(const float* x, float* y, std::size_t n, cudaStream_t stream);              // 00
-void functor(const float* x, float* y, std::size_t n, cudaStream_t stream);                // 01
-void device_lambda(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 02
-void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 03
-void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream);       // 04
-void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 05
-void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream);  // 09
-void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 11
-void variant_visit(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 12
-void precompiled_plugin(const float* x, float* y, std::size_t n, cudaStream_t stream);     // 13
-void graph_switch(const float* x, float* y, std::size_t n, cudaStream_t stream);           // 14
-void device_launch(const float* x, float* y, std::size_t n, cudaStream_t stream);          // 15
+// Each form's entry point: y = op(x) for n elements, launched on `stream`.
+using map_form_fn = void(const float* x, float* y, std::size_t n, cudaStream_t stream);
+map_form_fn inline_op, functor, device_lambda, switch_on_id, function_pointer, virtual_call;    // 00-05
+map_form_fn type_from_address, variant_visit, precompiled_plugin, graph_switch, device_launch;  // 11-15
+void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream);       // 09
 // Built with CDL_MINIMAL_JIT only:
-void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 06
-void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream);    // 07
-void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream);   // 08
-int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream);      // 10
+map_form_fn nvrtc_jit, jit_lto, nvvm_jit;                                  // 06-08
+int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream);  // 10
 #if CDL_MINIMAL_JIT
 // The steps the JIT forms share, written once in 06's block.
 // A compiler's or linker's log: NVRTC, nvJitLink and libNVVM each give its size, then its text.
@@ -62,7 +53,7 @@ void launch_quadratic(cudaKernel_t kernel, const float* x, float* y, std::size_t
 // One of run (the map's op) and run_image (the blur) is set, or neither for a JIT form.
 struct form {
   const char* strategy;
-  void (*run)(const float* x, float* y, std::size_t n, cudaStream_t stream);
+  map_form_fn* run;
   void (*run_image)(const float* in, float* out, int width, int height, cudaStream_t stream);
   const char* file;
   int line;
