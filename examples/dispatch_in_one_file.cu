@@ -52,12 +52,16 @@ __global__ void map_kernel(const float* __restrict__ x, float* __restrict__ y, s
   y[i] = acc;
 }
 
-// switch: the id is a kernel argument, the switch inside the call, so it runs at every call
-// unless the compiler hoists it out of the loop (it can: the id does not change).
+// switch: the id is a kernel argument and the switch is inside the call. The id does not change,
+// so the compiler may hoist the switch out of the k loop (here it does, for id 0) and pay it once
+// per thread; the empty asm hides the id's value from it, so that this way pays a switch at every
+// call. Strategy 03 measures both, the switch as the compiler leaves it and hoisted by hand.
 struct switch_op {
   int id;
   __device__ float operator()(float v) const {
-    switch (id) {
+    int op = id;
+    asm volatile("" : "+r"(op));
+    switch (op) {
       case 0: return quadratic{}(v);
       case 1: return v * v;
       case 2: return sinf(v);
