@@ -36,9 +36,13 @@
 
 constexpr float delta = 1.0f / 4096;  // a power of two: x + j*delta rounds alike on host and device
 
-// The op, once, for host and device; the other ways call it through their mechanism.
+// The op, once, for host and device, in float on the GPU and in double for the reference; the
+// other ways call it through their mechanism.
 struct quadratic {
-  __host__ __device__ float operator()(float x) const { return x * x + 2.0f * x + 1.0f; }
+  template <class T>
+  __host__ __device__ T operator()(T x) const {
+    return x * x + T(2) * x + T(1);
+  }
 };
 __device__ float quadratic_fn(float x) { return quadratic{}(x); }
 
@@ -117,10 +121,7 @@ std::vector<double> reference(const std::vector<float>& x, int k) {
     pool.emplace_back([&, w] {
       for (std::size_t i = w; i < x.size(); i += workers) {
         double acc = 0;
-        for (int j = 0; j < k; ++j) {
-          const double v = double(x[i] + float(j) * delta);  // the argument the device sees
-          acc += v * v + 2.0 * v + 1.0;
-        }
+        for (int j = 0; j < k; ++j) acc += quadratic{}(double(x[i] + float(j) * delta));  // as on the device
         ref[i] = acc;
       }
     });
