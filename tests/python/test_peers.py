@@ -140,6 +140,8 @@ FAKE_PACKAGES = {  # each the way a real install breaks
         "raise ModuleNotFoundError(\"No module named 'cuda.bindings'\", name='cuda.bindings')\n"
     ),
     "pycuda/__init__.py": "raise ModuleNotFoundError(\"No module named 'pycuda'\", name='pycuda')\n",
+    "torch/__init__.py": "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n",
+    "jax/__init__.py": "raise ImportError('jaxlib version 0.4.30 is older than jax requires (0.11.2)')\n",
 }
 
 
@@ -169,8 +171,8 @@ class RunnerTest(unittest.TestCase):
         run = self.run_peers("--out", out, "--quick")
         self.assertEqual(run.returncode, 0, run.stderr)
         lines = [l for l in run.stderr.splitlines() if "skipped" in l]
-        self.assertEqual(len(lines), 4, run.stderr)
-        self.assertRegex(run.stderr, r"cdl_peers: 4 systems probed in \d+\.\d s", "the phase and its time")
+        self.assertEqual(len(lines), 7, run.stderr)
+        self.assertRegex(run.stderr, r"cdl_peers: 7 systems probed in \d+\.\d s", "the phase and its time")
         with open(out) as f:
             doc = json.load(f)
         systems = doc["cdl_python"]["systems"]
@@ -181,6 +183,12 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("fails to import against numpy", systems["cupy"]["reason"])
         self.assertIn("not installed", systems["pycuda"]["reason"])
         self.assertIn("not installed", systems["cuda_python"]["reason"])
+        self.assertRegex(systems["torch"]["reason"], r"^torch is not installed for ")
+        self.assertRegex(systems["triton"]["reason"], r"^torch is not installed for .* \(Triton's tensors are torch's\)$")
+        self.assertEqual(
+            systems["jax"]["reason"],
+            "jax fails to import (ImportError: jaxlib version 0.4.30 is older than jax requires (0.11.2))",
+        )
         self.assertEqual(doc["benchmarks"], [])
         self.assertFalse([n for n in os.listdir(self.dir) if ".tmp" in n], "temporary files left behind")
 

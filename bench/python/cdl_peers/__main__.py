@@ -1,7 +1,8 @@
 """python3 -m cdl_peers: run the Python peers and write their results beside cdl_bench's.
 
     python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out results/python.json [--quick]
-                         [--systems cupy,numba,cuda_python,pycuda] [--filter TEXT] [--experiments-only]
+                         [--systems cupy,numba,cuda_python,pycuda,triton,torch,jax] [--filter TEXT]
+                         [--experiments-only]
                          [--work DIR]
 
 Makes each problem's inputs and reference with cdl_problem, then runs each system in a process
@@ -32,9 +33,23 @@ except ImportError:
     )
     sys.exit(0)
 
-from . import cuda_python_peers, cupy_peers, harness, numba_peers, pycuda_peers
+from . import (
+    cuda_python_peers,
+    cupy_peers,
+    harness,
+    jax_peers,
+    numba_peers,
+    pycuda_peers,
+    torch_peers,
+    triton_peers,
+)
 
-SYSTEMS = {m.NAME: m for m in (cupy_peers, numba_peers, cuda_python_peers, pycuda_peers)}
+# The articles' systems, then what a Python programmer picks today (no module imports its system
+# before it runs: each system's process does).
+SYSTEMS = {
+    m.NAME: m
+    for m in (cupy_peers, numba_peers, cuda_python_peers, pycuda_peers, triton_peers, torch_peers, jax_peers)
+}
 
 
 def problems(quick):
@@ -51,6 +66,14 @@ def problems(quick):
         "image op=box_blur 3840x2160 r=8",
         "image op=sobel 3840x2160 r=1",
     ]
+
+
+def catalogue_problems(quick):
+    """The map over the catalogue's ops at the dispatch sweep's ends (bench/suite.cpp: 2^24 elements,
+    k = 1 and the sweep's largest k; the quick sweep's two ops at its k = 64), for the systems that
+    write a user's own function (CATALOGUE in their module)."""
+    ops = ("quadratic", "exp_sin_cos") if quick else ("quadratic", "square", "sine", "exp_sin_cos", "threshold")
+    return [f"map op={op} type=f32 n={2 ** 24} k={k}" for op in ops for k in ((64,) if quick else (1, 256))]
 
 
 def make_problems(tool, work, specs):
@@ -265,7 +288,10 @@ def main(argv):
             [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]
         ),
         CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"),
-    )  # an empty cache: CuPy's first call compiles
+        TRITON_CACHE_DIR=os.path.join(work, "triton_cache"),
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor_cache"),
+        XLA_PYTHON_CLIENT_PREALLOCATE="false",  # JAX takes memory as it needs it, not 75 % at its start
+    )  # empty caches: each system's first call compiles
 
     def child_command(name, *extra):
         return [sys.executable, "-m", "cdl_peers", "--system", name, *extra]
@@ -308,7 +334,11 @@ def main(argv):
             else:
                 if dirs is None:  # made once, and only when some system can run
                     start = time.perf_counter()
-                    dirs = make_problems(args.cdl_problem, work, problems(args.quick))
+                    base = problems(args.quick)
+                    catalogue = catalogue_problems(args.quick) if any(
+                        getattr(SYSTEMS[s], "CATALOGUE", False) for s in systems
+                    ) else []
+                    dirs = make_problems(args.cdl_problem, work, base + catalogue)
                     print(f"cdl_peers: {len(dirs)} problems made in {took(start)}", file=sys.stderr)
                     if not args.filter:  # a --filter run is a part of a run
                         start = time.perf_counter()
@@ -325,7 +355,7 @@ def main(argv):
                         "--filter",
                         args.filter,
                         "--problems",
-                        *dirs,
+                        *(dirs if getattr(SYSTEMS[name], "CATALOGUE", False) else dirs[: len(base)]),
                         *(["--quick"] if args.quick else []),
                         *(["--experiments-only"] if args.experiments_only else []),
                     ),

@@ -291,8 +291,11 @@ def measure_copy_gbs(dev, l2_bytes, repetitions=20, batch=8):
     return 2 * n * 4 / (statistics.median(times) * 1e-3) / 1e9
 
 
-def run_case(dev, case, problem, settings, copy_gbs):
-    """Builds, calls once (timed, validated), then times; returns result entries."""
+def run_case(dev, case, problem, settings, copy_gbs, keep):
+    """Builds, calls once (timed, validated), then times; returns result entries. The first result
+    is appended to `keep`, which the caller holds for the problem's every case: a system that
+    returns a new array each call (torch.compile, JAX) can then never be handed memory where an
+    earlier case left the right answer, which would pass for a result it did not write."""
     run_prefix = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
     inputs = {k: dev.upload(np.ascontiguousarray(a)) for k, a in problem.inputs.items()}
     out = dev.empty_like(np.empty(problem.size, dtype=problem.dtype))
@@ -303,6 +306,7 @@ def run_case(dev, case, problem, settings, copy_gbs):
     result = launch()
     dev.synchronize()
     first_call_ms = (time.perf_counter() - t0) * 1e3
+    keep.append(result)
     v = validate(dev.download(result), problem)
     iterations = settings.iterations_for(problem.info["min_bytes"], copy_gbs)
     run_name = f"{run_prefix}/iterations:{iterations}/repeats:{settings.repetitions}/manual_time"
@@ -366,10 +370,13 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
         file=sys.stderr,
         flush=True,
     )
+    keep, kept_for = [], None
     for i, (case, problem) in enumerate(work, 1):
         label = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
+        if problem is not kept_for:
+            keep, kept_for = [], problem
         try:
-            entries, v = run_case(dev, case, problem, settings, copy_gbs)
+            entries, v = run_case(dev, case, problem, settings, copy_gbs, keep)
             status = v.summary if v.passed else "FAILED " + v.summary
         except Exception as e:  # a compile error or a crash in the peer's library is a failure, loudly
             entries = [error_entry(label, error_text(e))]

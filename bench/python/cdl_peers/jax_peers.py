@@ -1,0 +1,275 @@
+"""JAX: the op as a plain Python function of arrays, through jax.jit.
+
+  jax.jit          the function traced by jax.jit; XLA fuses the expression into one kernel. The
+                   op's loop over k is a Python loop, unrolled by the trace (a lax.fori_loop
+                   would make each step a pass over the whole array). Tasks: jnp.select over the
+                   32 ops (each op computed for every element); the blur as lax.reduce_window over
+                   an edge-padded image, Sobel as shifted slices of it
+  jax.vmap_switch  tasks: lax.switch on the element's op id under jax.vmap, the way JAX writes a
+                   branch per element; vmap turns it into a select over every branch's result, so
+                   it computes what jnp.select does
+
+float64 needs jax_enable_x64, which this module turns on (Python scalars stay weak, so float32
+stays float32). A new function is a new trace and compile; jit keeps the result in memory, and on
+disk only where the persistent compilation cache is turned on (off here but for newop.py's
+disk-cache state).
+
+**Timing.** JAX exposes no CUDA events: each call is timed on the host clock, from the call to its
+block_until_ready, after an L2 flush that has finished. The figure includes JAX's dispatch and the
+wait for the result; the note of the system's record gives what that costs on a call that does
+almost nothing. XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
+to poison, and the harness keeps every earlier result of a problem alive, so a new result can never
+sit in memory an earlier case already filled with the answer.
+
+To see the machine code: jax.jit(f).lower(x).compile().as_text() gives the optimised HLO (the
+fusions); XLA_FLAGS=--xla_dump_to=DIR writes the PTX.
+"""
+import ctypes
+import os
+import statistics
+import time
+
+import numpy as np
+
+from . import harness, newop
+
+NAME = "jax"
+CATALOGUE = True  # runs the map over every op of the catalogue at the sweep's k (cdl_peers's problems)
+jax = jnp = lax = None  # once connect() has imported them
+CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+
+
+def import_jax():
+    global jax, jnp, lax
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # take memory as it is used
+    try:
+        import jax as j
+        import jax.numpy as jn
+        from jax import lax as jl
+    except Exception as e:
+        raise harness.Unavailable(harness.import_failure("jax", e))
+    jax, jnp, lax = j, jn, jl
+    jax.config.update("jax_enable_x64", True)
+    cache = os.environ.get("CDL_JAX_CACHE_DIR")
+    if cache:  # newop.py's disk-cache state: every compile cached, however small or quick
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError as e:
+        raise harness.Unavailable(f"jax {jax.__version__} finds no GPU ({harness.error_text(e, 1)})")
+    return gpus[0]
+
+
+def connect():
+    gpu = import_jax()
+    return jax.__version__, JaxDevice(gpu)
+
+
+def l2_bytes():
+    """The L2's size from the driver (JAX does not say), or None."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        value = ctypes.c_int()
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGetAttribute(
+            ctypes.byref(value), CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0
+        ) == 0:
+            return value.value
+    except OSError:
+        pass
+    return None
+
+
+class Result:
+    """Where `copy` leaves its result: JAX arrays are immutable, so there is no buffer to copy into."""
+
+    value = None
+
+
+class JaxDevice(harness.Device):
+    def __init__(self, gpu):
+        l2 = l2_bytes()
+        self.notes = []
+        if l2 is None:
+            l2 = 128 << 20
+            self.notes.append("the L2's size unknown (no libcuda.so.1): the flush reads 256 MiB")
+        cc = getattr(gpu, "compute_capability", "?")
+        self.props = {"name": gpu.device_kind, "l2_bytes": l2, "cc": str(cc)}
+        self.scratch = jax.device_put(np.zeros(2 * l2 // 4, dtype=np.int32))
+        self.flush = jax.jit(jnp.max)
+        self.identity = jax.jit(lambda a: a)  # XLA copies a parameter it returns: a device copy
+        self.last = None
+        one = jax.device_put(np.ones(1, dtype=np.float32))
+        tiny = jax.jit(lambda a: a + 1)
+        floor = [self.time_ms(lambda: tiny(one)) for _ in range(50)]
+        self.notes.append(
+            "timed on the host clock, each call to its block_until_ready (JAX has no CUDA events):"
+            f" a jitted call on one element takes {statistics.median(floor) * 1e3:.1f} µs that way"
+        )
+
+    def upload(self, array):
+        if array.dtype.names:
+            return {name: self.upload(np.ascontiguousarray(array[name])) for name in array.dtype.names}
+        return jax.device_put(np.ascontiguousarray(array))
+
+    def empty_like(self, array):
+        return Result()
+
+    def download(self, buffer):
+        return np.asarray(buffer.value if isinstance(buffer, Result) else buffer)
+
+    def poison(self, buffer):
+        pass  # nothing to poison: every call writes a new array (the module's docstring)
+
+    def flush_l2(self):
+        self.flush(self.scratch).block_until_ready()
+
+    def time_ms(self, call):
+        t0 = time.perf_counter()
+        r = call()
+        jax.block_until_ready(self.last if r is None else r)
+        return (time.perf_counter() - t0) * 1e3
+
+    def copy(self, dst, src):
+        dst.value = self.last = self.identity(src)
+
+    def synchronize(self):
+        if self.last is not None:
+            jax.block_until_ready(self.last)
+
+    def properties(self):
+        return self.props
+
+
+# The catalogue's ops (common/ops.cuh) as a JAX user writes them.
+OPS = {
+    "quadratic": lambda x: x * x + 2 * x + 1,
+    "square": lambda x: x * x,
+    "sine": lambda x: jnp.sin(x),
+    "exp_sin_cos": lambda x: jnp.exp(jnp.sin(x) * jnp.cos(x)),
+    "threshold": lambda x: jnp.where(x > 0.5, 2 * x, x / 2),
+}
+ZIP_OPS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y}
+
+
+def map_function(problem):
+    op, k, delta = OPS[problem.info["op"]], problem.info["k"], problem.info["map_delta"]
+
+    def f(x0):
+        acc = op(x0)
+        for j in range(1, k):
+            acc = acc + op(x0 + j * delta)
+        return acc
+
+    return f
+
+
+def task_op(i):
+    def op(x, p1, p2):
+        acc = x
+        for _ in range(i % 4 + 1):
+            acc = acc * p1 + p2
+        return acc + i * 0.125
+
+    return op
+
+
+def select_tasks(count):
+    ops = [task_op(i) for i in range(count)]
+
+    def f(x, op, p1, p2):
+        return jnp.select([op == i for i in range(count)], [g(x, p1, p2) for g in ops], x)
+
+    return f
+
+
+def switch_tasks(count):
+    ops = [task_op(i) for i in range(count)]
+    return jax.vmap(lambda op, x, p1, p2: lax.switch(op, ops, x, p1, p2), in_axes=(0, 0, 0, 0))
+
+
+def image_function(problem):
+    h, w, r = problem.info["height"], problem.info["width"], problem.info["r"]
+    if problem.info["op"] == "box_blur":
+        side = 2 * r + 1
+
+        def f(img):
+            padded = jnp.pad(img.reshape(h, w), r, mode="edge")
+            s = lax.reduce_window(padded, np.float32(0), lax.add, (side, side), (1, 1), "VALID")
+            return s / (side * side)
+
+        return f
+
+    def f(img):
+        p = jnp.pad(img.reshape(h, w), 1, mode="edge")
+
+        def at(dy, dx):
+            return p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+
+        gx = at(-1, 1) + 2 * at(0, 1) + at(1, 1) - (at(-1, -1) + 2 * at(0, -1) + at(1, -1))
+        gy = at(1, -1) + 2 * at(1, 0) + at(1, 1) - (at(-1, -1) + 2 * at(-1, 0) + at(-1, 1))
+        return jnp.sqrt(gx * gx + gy * gy)
+
+    return f
+
+
+def build_jit(dev, problem, inputs, out):
+    w = problem.workload
+    if w == "map":
+        f, args = map_function(problem), (inputs["x"],)
+    elif w == "zip":
+        f, args = ZIP_OPS[problem.info["op"]], (inputs["x"], inputs["y"])
+    elif w == "tasks":
+        t = inputs["tasks"]
+        f, args = select_tasks(problem.info["task_op_count"]), (inputs["x"], t["op"], t["p1"], t["p2"])
+    else:
+        f, args = image_function(problem), (inputs["in"],)
+    f = jax.jit(f)
+    return lambda: f(*args)
+
+
+def build_switch(dev, problem, inputs, out):
+    t = inputs["tasks"]
+    f = jax.jit(switch_tasks(problem.info["task_op_count"]))
+    args = (t["op"], inputs["x"], t["p1"], t["p2"])
+    return lambda: f(*args)
+
+
+IMAGE_OPS = ("box_blur", "sobel")
+
+
+def cases():
+    return [
+        harness.Case(
+            "jax.jit/array",
+            ("map", "zip", "tasks", "image"),
+            build_jit,
+            lambda p: p.workload != "image" or p.info["op"] in IMAGE_OPS,
+        ),
+        harness.Case("jax.vmap_switch/array", ("tasks",), build_switch),
+    ]
+
+
+def new_op_session():
+    """newop.py's session: a new lambda with the constant in it, jitted."""
+    import_jax()
+    x = jax.device_put(newop.new_op_input())
+    x.block_until_ready()
+    made = {}
+
+    def run(constant):
+        t0 = time.perf_counter()
+        if constant not in made:
+            c = float(constant)
+            made[constant] = jax.jit(lambda v: v * v + c)
+        y = made[constant](x)
+        y.block_until_ready()
+        ms = (time.perf_counter() - t0) * 1e3
+        return newop.valid(np.asarray(y), constant), ms
+
+    return run
+
+
+def experiments(dev, quick):
+    return [newop.compile_states(NAME, "JAX: a new lambda with the constant in it, jax.jit")]

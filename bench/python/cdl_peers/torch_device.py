@@ -1,0 +1,66 @@
+"""PyTorch's memory and events as the harness's Device: what the Triton and torch.compile peers run on
+(a Triton kernel takes torch tensors and launches on torch's current stream, and so does the code
+Inductor writes), so that both are timed by the same events on the stream they launch on.
+
+A tasks input (cdl_problem's array of {op, p1, p2} records) is uploaded as three tensors, one per
+field: these systems index tensors of one type, and a PyTorch user holds the records that way.
+"""
+import numpy as np
+
+from . import harness
+
+
+def import_torch(needed_by=""):
+    """torch with a usable GPU, or Unavailable saying why in one line."""
+    try:
+        import torch
+    except Exception as e:
+        raise harness.Unavailable(harness.import_failure("torch", e) + needed_by)
+    if not torch.cuda.is_available():
+        raise harness.Unavailable(f"torch {torch.__version__} sees no CUDA device")
+    return torch
+
+
+class TorchDevice(harness.Device):
+    def __init__(self, torch):
+        self.torch = torch
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        self.props = {"name": p.name, "l2_bytes": int(p.L2_cache_size), "cc": f"{p.major}.{p.minor}"}
+        # The L2 flush: a max over twice the L2, read once, one word written (the suite's read
+        # flush in spirit: no dirty line of the flush is left for the timed call to write back).
+        self.scratch = torch.zeros(2 * self.props["l2_bytes"] // 4, dtype=torch.int32, device="cuda")
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+
+    def upload(self, array):
+        if array.dtype.names:
+            return {name: self.upload(np.ascontiguousarray(array[name])) for name in array.dtype.names}
+        return self.torch.from_numpy(np.ascontiguousarray(array)).to("cuda")
+
+    def empty_like(self, array):
+        return self.torch.empty(array.shape, dtype=getattr(self.torch, array.dtype.name), device="cuda")
+
+    def download(self, buffer):
+        return buffer.cpu().numpy()
+
+    def poison(self, buffer):
+        buffer.view(self.torch.uint8).fill_(0xFF)
+
+    def flush_l2(self):
+        self.torch.amax(self.scratch)
+
+    def time_ms(self, call):
+        self.start.record()
+        call()
+        self.stop.record()
+        self.stop.synchronize()
+        return self.start.elapsed_time(self.stop)
+
+    def copy(self, dst, src):
+        dst.copy_(src)
+
+    def synchronize(self):
+        self.torch.cuda.synchronize()
+
+    def properties(self):
+        return self.props
