@@ -101,6 +101,61 @@ class ProblemTest(unittest.TestCase):
         with self.assertRaises(harness.ProblemError):
             harness.Problem.load(os.path.join(self.dir, "bad", "map"))
 
+    def test_today_s_systems_write_the_catalogue_s_ops(self):
+        # torch.compile's and JAX's functions are plain array code: run here on NumPy in their place,
+        # each must give the workload's reference (the GPU runs the same text through its compiler).
+        from cdl_peers import jax_peers, torch_peers
+
+        class Tensor(np.ndarray):  # what the texts ask of a tensor beyond NumPy's
+            device = "cpu"
+
+            def sum(self, dim=None, axis=None, **kw):
+                return np.ndarray.sum(self, axis=dim if axis is None else axis, **kw)
+
+        class Torch:
+            sin, cos, exp, sqrt = np.sin, np.cos, np.exp, np.sqrt
+
+            @staticmethod
+            def where(c, a, b):
+                return np.where(c, a, b).view(Tensor)
+
+            @staticmethod
+            def arange(k, device=None, dtype=None):
+                return np.arange(k, dtype=dtype)
+
+        jax_peers.jnp, torch_peers.torch = np, Torch
+        try:
+            for op in ("quadratic", "square", "sine", "exp_sin_cos", "threshold"):
+                for k in (1, 4):
+                    path, run = make_problem("map", f"op={op} type=f32 n=999 k={k}", self.dir + "/ops")
+                    self.assertEqual(run.returncode, 0, run.stderr)
+                    m = harness.Problem.load(path)
+                    x = np.array(m.inputs["x"]).view(Tensor)
+                    for system, f in (
+                        ("jax", jax_peers.map_function(m)),
+                        ("torch", torch_peers.the_function(m)[0]),
+                    ):
+                        v = harness.validate(np.asarray(f(x)), m)
+                        self.assertTrue(v.passed, f"{system} {op} k={k}: {v.summary}")
+            z = self.problems["zip"]
+            self.assertTrue(harness.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed)
+            f, _ = torch_peers.the_function(z)
+            self.assertTrue(harness.validate(f(z.inputs["x"], z.inputs["y"]), z).passed)
+            t = self.problems["tasks"]
+            args = (t.inputs["x"], *(t.inputs["tasks"][n] for n in ("op", "p1", "p2")))
+            count = t.info["task_op_count"]
+            for system, f in (
+                ("jax", jax_peers.select_tasks(count)),
+                ("torch", torch_peers.the_function(t)[0]),
+            ):
+                v = harness.validate(f(*args), t)
+                self.assertTrue(v.passed, f"{system} tasks: {v.summary}")
+            image = self.problems["image"]
+            v = harness.validate(jax_peers.image_function(image)(image.inputs["in"]), image)
+            self.assertTrue(v.passed, f"jax sobel: {v.summary}")
+        finally:
+            jax_peers.jnp = torch_peers.torch = None
+
     @unittest.skipUnless(
         shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "no nvcc to compile with"
     )
@@ -168,7 +223,7 @@ class RunnerTest(unittest.TestCase):
 
     def test_systems_that_cannot_run_are_skipped_with_one_line_each(self):
         out = os.path.join(self.dir, "python.json")
-        run = self.run_peers("--out", out, "--quick")
+        run = self.run_peers("--out", out)
         self.assertEqual(run.returncode, 0, run.stderr)
         lines = [l for l in run.stderr.splitlines() if "skipped" in l]
         self.assertEqual(len(lines), 7, run.stderr)
@@ -191,6 +246,77 @@ class RunnerTest(unittest.TestCase):
         )
         self.assertEqual(doc["benchmarks"], [])
         self.assertFalse([n for n in os.listdir(self.dir) if ".tmp" in n], "temporary files left behind")
+
+    def test_the_quick_mode_leaves_today_s_systems_out_unless_named(self):
+        out = os.path.join(self.dir, "python.json")
+        run = self.run_peers("--out", out, "--quick")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertRegex(run.stderr, r"cdl_peers: 4 systems probed in \d+\.\d s")
+        with open(out) as f:
+            systems = json.load(f)["cdl_python"]["systems"]
+        for name in runner.NOT_QUICK:
+            self.assertEqual(systems[name]["status"], "skipped")
+            self.assertEqual(
+                systems[name]["reason"],
+                "not run in the quick mode: `python3 -m cdl_peers` without --quick runs it",
+            )
+        run = self.run_peers("--out", out, "--quick", "--systems", "jax")
+        with open(out) as f:
+            systems = json.load(f)["cdl_python"]["systems"]
+        self.assertEqual(list(systems), ["jax"])
+        self.assertIn("jax fails to import", systems["jax"]["reason"], "named, it runs (here: is probed)")
+
+    def test_a_new_op_is_timed_in_each_cache_state_through_new_processes(self):
+        # A system whose session answers from a file in TRITON_CACHE_DIR (set for each new process)
+        # or from its memory: the record must show the fresh process missing both, the second
+        # process finding the first's file, and the warm process's repeat finding its memory.
+        os.makedirs(os.path.join(self.fake, "fakepeer"))
+        open(os.path.join(self.fake, "fakepeer", "__init__.py"), "w").close()
+        with open(os.path.join(self.fake, "fakepeer", "session.py"), "w") as f:
+            f.write(
+                "import os\n"
+                "from cdl_peers import newop\n"
+                "def new_op_session():\n"
+                "    made = set()\n"
+                "    cache = os.environ.get('TRITON_CACHE_DIR')\n"
+                "    def run(c):\n"
+                "        marker = cache and os.path.join(cache, str(c))\n"
+                "        ms = 0.5 if c in made else 1.0 if marker and os.path.exists(marker) else 50.0\n"
+                "        made.add(c)\n"
+                "        if marker:\n"
+                "            os.makedirs(cache, exist_ok=True)\n"
+                "            open(marker, 'w').close()\n"
+                "        x = newop.new_op_input().astype('float64')\n"
+                "        return newop.valid(x * x + c, c), ms\n"
+                "    return run\n"
+            )
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([self.fake, PEERS])
+        sys.path.insert(0, self.fake)
+        try:
+            from cdl_peers import newop
+
+            record = newop.compile_states("fakepeer.session", "Fake")
+        finally:
+            sys.path.remove(self.fake)
+            if old is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = old
+        self.assertEqual((record["claim"], record["runs"], record["valid"]), ("compile", True, True), record)
+        f = record["figures"]
+        self.assertEqual((f["fresh_process_ms"], f["disk_hit_ms"]), (50.0, 1.0))
+        self.assertEqual((f["new_source_ms"], f["memory_hit_ms"]), ([50.0] * 3, [0.5] * 3))
+        self.assertGreaterEqual(f["import_ms"], 0.0)
+        self.assertIsInstance(f["constant"], int)
+
+    def test_a_new_op_that_cannot_run_is_recorded_with_its_error(self):
+        from cdl_peers import newop
+
+        record = newop.compile_states("nosuch.module", "Missing")
+        self.assertFalse(record["runs"])
+        self.assertIn("ModuleNotFoundError: No module named 'nosuch'", record["error"])
+        self.assertEqual(record["raised_at"], "python3 -m cdl_peers.newop nosuch.module")
 
     def test_a_system_that_dies_with_a_banner_is_reported_by_its_message(self):
         # PyCUDA's exit banner when a context is left pushed: its last line is a rule of dashes.

@@ -186,6 +186,11 @@ def merge(parts, quick, cpp_stages=()):
     }
 
 
+# Left out of the quick mode unless named: between them they compile for minutes (torch.compile's
+# first function alone takes over ten seconds), more than the quick mode's whole peers phase.
+NOT_QUICK = ("triton", "torch", "jax")
+
+
 # The C++ suite's new-op compiles, timed by cdl_bench in the same run as the peers' own (before the
 # first system that can run): a host's speed moves by tens of per cent between runs, so compile
 # times set side by side come from one.
@@ -248,7 +253,13 @@ def main(argv):
     ap.add_argument("--cdl-problem", help="the cdl_problem executable (build/release/bench/cdl_problem)")
     ap.add_argument("--out", help="results file to write (cdl_bench's schema)")
     ap.add_argument("--quick", action="store_true", help="the quick suite's repetitions and sizes")
-    ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of: {', '.join(SYSTEMS)}")
+    ap.add_argument(
+        "--systems",
+        help=(
+            f"comma-separated, of: {', '.join(SYSTEMS)} (default: all; with --quick, all but"
+            f" {', '.join(NOT_QUICK)})"
+        ),
+    )
     ap.add_argument("--filter", default="", help="run only benchmarks whose workload/peer contains this text")
     ap.add_argument(
         "--experiments-only",
@@ -265,7 +276,12 @@ def main(argv):
     args = ap.parse_args(argv)
     if args.system:
         return run_child(args)
-    systems = [s for s in args.systems.split(",") if s]
+    left_out = []  # systems the quick mode leaves out unless named
+    if args.systems is None:
+        systems = [s for s in SYSTEMS if not (args.quick and s in NOT_QUICK)]
+        left_out = [s for s in SYSTEMS if s not in systems]
+    else:
+        systems = [s for s in args.systems.split(",") if s]
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown or not systems:
         print(
@@ -304,6 +320,12 @@ def main(argv):
 
     try:
         parts, dirs, cpp_stages = [], None, []
+        for name in left_out:
+            reason = "not run in the quick mode: `python3 -m cdl_peers` without --quick runs it"
+            print(f"cdl_peers: {name} skipped: {reason}", file=sys.stderr, flush=True)
+            parts.append(
+                {"system": name, "status": "skipped", "reason": reason, "benchmarks": [], "experiments": []}
+            )
         # Whether each system can run here (a process that imports it and opens the GPU): every
         # probe at once, before anything is timed.
         start = time.perf_counter()

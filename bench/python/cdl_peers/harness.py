@@ -188,6 +188,14 @@ class Device:
     def time_ms(self, call):  # events around call() on the stream the peer launches on
         raise NotImplementedError
 
+    def time_calls_ms(self, call, iterations):
+        """One repetition: the mean time of `iterations` calls, each after an L2 flush."""
+        total = 0.0
+        for _ in range(iterations):
+            self.flush_l2()
+            total += self.time_ms(call)
+        return total / iterations
+
     def copy(self, dst, src):
         raise NotImplementedError
 
@@ -313,13 +321,7 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
     if not v.passed:
         return [error_entry(run_name, "validation failed: " + v.summary)], v
     launch()  # warm-up beyond the first call
-    rep_ms = []
-    for _ in range(settings.repetitions):
-        total = 0.0
-        for _ in range(iterations):
-            dev.flush_l2()
-            total += dev.time_ms(launch)
-        rep_ms.append(total / iterations)
+    rep_ms = [dev.time_calls_ms(launch, iterations) for _ in range(settings.repetitions)]
     gbs = problem.info["min_bytes"] / (statistics.median(rep_ms) * 1e-3) / 1e9
     counters = {
         "GB/s": gbs,

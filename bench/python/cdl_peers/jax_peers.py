@@ -1,8 +1,8 @@
 """JAX: the op as a plain Python function of arrays, through jax.jit.
 
   jax.jit          the function traced by jax.jit; XLA fuses the expression into one kernel. The
-                   op's loop over k is a Python loop, unrolled by the trace (a lax.fori_loop
-                   would make each step a pass over the whole array). Tasks: jnp.select over the
+                   op's loop over k is a dimension of its own, summed (map_function says why).
+                   Tasks: jnp.select over the
                    32 ops (each op computed for every element); the blur as lax.reduce_window over
                    an edge-padded image, Sobel as shifted slices of it
   jax.vmap_switch  tasks: lax.switch on the element's op id under jax.vmap, the way JAX writes a
@@ -14,10 +14,12 @@ stays float32). A new function is a new trace and compile; jit keeps the result 
 disk only where the persistent compilation cache is turned on (off here but for newop.py's
 disk-cache state).
 
-**Timing.** JAX exposes no CUDA events: each call is timed on the host clock, from the call to its
-block_until_ready, after an L2 flush that has finished. The figure includes JAX's dispatch and the
-wait for the result; the note of the system's record gives what that costs on a call that does
-almost nothing. XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
+**Timing.** JAX exposes no CUDA events, and a call timed alone on the host clock, to its
+block_until_ready, carries JAX's dispatch and the wait for the result (the system's note gives what
+that costs a call that does almost nothing: more than the memory-bound map's kernel). So a
+repetition dispatches `iterations` pairs of (L2 flush, call) back to back, which the GPU runs in
+order while the host dispatches the next, and takes the host time to the last result less that of
+the same number of flushes alone, over `iterations` (time_calls_ms). XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
 to poison, and the harness keeps every earlier result of a problem alive, so a new result can never
 sit in memory an earlier case already filled with the answer.
 
@@ -104,8 +106,9 @@ class JaxDevice(harness.Device):
         tiny = jax.jit(lambda a: a + 1)
         floor = [self.time_ms(lambda: tiny(one)) for _ in range(50)]
         self.notes.append(
-            "timed on the host clock, each call to its block_until_ready (JAX has no CUDA events):"
-            f" a jitted call on one element takes {statistics.median(floor) * 1e3:.1f} µs that way"
+            "timed on the host clock (JAX has no CUDA events), calls dispatched back to back less the"
+            " flushes between them; a jitted call on one element, timed alone to its block_until_ready,"
+            f" takes {statistics.median(floor) * 1e3:.1f} µs"
         )
 
     def upload(self, array):
@@ -131,6 +134,23 @@ class JaxDevice(harness.Device):
         jax.block_until_ready(self.last if r is None else r)
         return (time.perf_counter() - t0) * 1e3
 
+    def time_calls_ms(self, call, iterations):
+        """One repetition's time per call (the module's docstring says how)."""
+
+        def batch(with_call):
+            t0 = time.perf_counter()
+            last = None
+            for _ in range(iterations):
+                last = self.flush(self.scratch)
+                if with_call:
+                    last = call()
+            jax.block_until_ready(last)
+            return time.perf_counter() - t0
+
+        batch(True)  # the first batch's dispatch warms the host's path
+        both, flushes = batch(True), batch(False)
+        return max(both - flushes, 0.0) * 1e3 / iterations
+
     def copy(self, dst, src):
         dst.value = self.last = self.identity(src)
 
@@ -154,15 +174,13 @@ ZIP_OPS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y}
 
 
 def map_function(problem):
+    """y = sum over j < k of op(x + j * delta), the loop a dimension of its own: XLA fuses the op into
+    the reduction over it, one kernel. (A Python loop is unrolled by the trace into k terms; a
+    lax.fori_loop makes each step a pass over the whole array.)"""
     op, k, delta = OPS[problem.info["op"]], problem.info["k"], problem.info["map_delta"]
-
-    def f(x0):
-        acc = op(x0)
-        for j in range(1, k):
-            acc = acc + op(x0 + j * delta)
-        return acc
-
-    return f
+    if k == 1:
+        return op
+    return lambda x0: jnp.sum(op(x0[:, None] + jnp.arange(k, dtype=x0.dtype) * delta), axis=1)
 
 
 def task_op(i):

@@ -51,12 +51,15 @@ def cache_env(cache):
 
 
 def session_of(system):
-    return importlib.import_module(f"cdl_peers.{system}_peers").new_op_session()
+    """A system's session: cdl_peers.<system>_peers's, or a module named in full (the tests')."""
+    return importlib.import_module(system if "." in system else f"cdl_peers.{system}_peers").new_op_session()
 
 
 def in_child(system, constant, cache):
     """One new process over `cache`: {import_ms, first_ms, valid}."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, **cache_env(cache))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
     r = subprocess.run(
         [sys.executable, "-m", "cdl_peers.newop", system, str(constant)],
         env=env,

@@ -4,14 +4,16 @@
                    and its own temporary, like CuPy's ufunc chain
   torch.compile    the same function through torch.compile (default mode): Dynamo traces it,
                    Inductor fuses the whole expression into one Triton kernel. The op's loop over
-                   k is a Python loop, unrolled by the trace into one fused expression of k terms.
+                   k is a dimension of its own, summed: one kernel that reduces over it.
                    Tasks: the op per element as a chain of torch.where over the 32 ops (each op
                    computed for every element, fused into one kernel); the blur and Sobel filters
                    on a replicate-padded image (avg_pool2d; shifted slices)
 
 Each function is made from its own text (exec), so that each is a code object of its own: Dynamo
-keeps its compiled graphs per code object, guarded on the values the code reads, and after
-`recompile_limit` recompiles of one code object it runs the function eagerly without a word.
+keeps its compiled graphs per code object, guarded on the values the code reads. torch.compile
+wraps every function in one code object of its own as well, and after `recompile_limit` (8)
+compiles of one code object Dynamo runs the function eagerly with only a warning: the limit is
+raised here, so that every function this run compiles is compiled.
 
 Inductor compiles at the first call and keeps what it made in memory and on disk
 (TORCHINDUCTOR_CACHE_DIR, and Triton's TRITON_CACHE_DIR beneath it, which the peers' runner points
@@ -31,13 +33,20 @@ CATALOGUE = True  # runs the map over every op of the catalogue at the sweep's k
 torch = None  # once connect() has imported it
 
 
-def connect():
+def import_compiler():
     global torch
     torch = torch_device.import_torch()
     try:
-        torch.compile  # noqa: B018 (present since 2.0)
-    except AttributeError:
-        raise harness.Unavailable(f"torch {torch.__version__} has no torch.compile")
+        import torch._dynamo
+    except Exception as e:
+        raise harness.Unavailable(f"torch {torch.__version__} has no torch.compile ({harness.error_text(e, 1)})")
+    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 1 << 16)
+
+
+def connect():
+    import_compiler()
     return torch.__version__, torch_device.TorchDevice(torch)
 
 
@@ -55,23 +64,25 @@ ZIP_OPS = {"add": "x + y", "multiply": "x * y"}
 
 def function(text, **scope):
     """`def f(...)` made from its text: a code object of its own (the module's docstring says why)."""
-    names = dict(scope, torch=torch, F=torch.nn.functional)
+    names = dict(scope, torch=torch, F=getattr(getattr(torch, "nn", None), "functional", None))
     exec(compile(text, "<cdl_peers.torch_peers>", "exec"), names)
     return names["f"]
 
 
 def map_text(problem):
-    """y = sum over j < k of op(x + j * delta), the loop unrolled by the trace."""
-    op = OPS[problem.info["op"]]
-    return (
-        "def op(x):\n"
-        f"    return {op}\n"
-        "def f(x0):\n"
-        "    acc = op(x0)\n"
-        f"    for j in range(1, {problem.info['k']}):\n"
-        f"        acc = acc + op(x0 + j * {problem.info['map_delta']!r})\n"
-        "    return acc\n"
+    """y = sum over j < k of op(x + j * delta), the loop a dimension of its own: Inductor makes one
+    kernel that reduces over it. (A Python loop would be unrolled by the trace into k terms, which
+    Inductor splits into several kernels past its fusion limit, each writing its part to memory.)"""
+    op, k = OPS[problem.info["op"]], problem.info["k"]
+    body = (
+        "    return op(x0)\n"
+        if k == 1
+        else (
+            f"    j = torch.arange({k}, device=x0.device, dtype=x0.dtype) * {problem.info['map_delta']!r}\n"
+            "    return op(x0[:, None] + j).sum(dim=1)\n"
+        )
     )
+    return f"def op(x):\n    return {op}\ndef f(x0):\n{body}"
 
 
 def tasks_text(count):
@@ -165,8 +176,7 @@ def cases():
 
 def new_op_session():
     """newop.py's session: a new function with the constant written in it, compiled."""
-    global torch
-    torch = torch_device.import_torch()
+    import_compiler()
     x = torch.from_numpy(newop.new_op_input()).to("cuda")
     torch.cuda.synchronize()
     made = {}
