@@ -12,6 +12,8 @@
 #   peers   python.json, the articles' own systems from Python (bench/python: CuPy, Numba,
 #           cuda-python, PyCUDA), each skipped with a line where it cannot run ($CDL_PEERS_PYTHON,
 #           default python3)
+#   today   what a Python user picks today (Triton, torch.compile, JAX), added to python.json;
+#           not in the quick mode, whose python.json names them as not run
 #   report  bench.json (the two parts merged), report.md with its plots, and compare.md (this run
 #           against the committed reference)
 #
@@ -24,7 +26,7 @@
 # reference results (reports/reference/<device>/) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_phases=(build facts map suite noise peers report)
+all_phases=(build facts map suite noise peers today report)
 selected=("${all_phases[@]}")
 quick=()
 args=()
@@ -130,12 +132,25 @@ noise() {
 }
 wanted noise && phase noise "a slice of the suite again, and the JIT stages with the caches off" noise
 
+cdl_peers() {
+  PYTHONPATH=bench/python "${CDL_PEERS_PYTHON:-python3}" -m cdl_peers --cdl-problem "$bin/cdl_problem" \
+    --out "$out/python.json" "${quick[@]}" "$@"
+}
 peers() {
   rm -f "$out/python.json"  # never report an earlier run's peers beside this one
-  PYTHONPATH=bench/python "${CDL_PEERS_PYTHON:-python3}" -m cdl_peers --cdl-problem "$bin/cdl_problem" \
-    --out "$out/python.json" "${quick[@]}"
+  # The quick mode's default names today's systems as not run; the full mode runs them in `today`.
+  if [ ${#quick[@]} -gt 0 ]; then cdl_peers; else cdl_peers --systems cupy,numba,cuda_python,pycuda; fi
 }
 wanted peers && { phase peers "the articles' own systems from Python" peers || worse $?; }
+today() {
+  if [ ${#quick[@]} -gt 0 ]; then
+    echo "bench: today: not in the quick mode (python.json names the systems as not run)" >&2
+    return 0
+  fi
+  [ -f "$out/python.json" ] || { echo "bench: today: no python.json: run the peers phase first" >&2; return 2; }
+  cdl_peers --systems triton,torch,jax --add
+}
+wanted today && { phase today "Triton, torch.compile and JAX, added to python.json" today || worse $?; }
 
 report() {
   local parts=()

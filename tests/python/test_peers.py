@@ -212,8 +212,8 @@ class RunnerTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir)
 
-    def run_peers(self, *args):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.fake, PEERS]))
+    def run_peers(self, *args, env=None):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.fake, PEERS]), **(env or {}))
         return subprocess.run(
             [sys.executable, "-m", "cdl_peers", "--cdl-problem", CDL_PROBLEM, *args],
             capture_output=True,
@@ -265,6 +265,26 @@ class RunnerTest(unittest.TestCase):
             systems = json.load(f)["cdl_python"]["systems"]
         self.assertEqual(list(systems), ["jax"])
         self.assertIn("jax fails to import", systems["jax"]["reason"], "named, it runs (here: is probed)")
+
+    def test_a_run_in_two_calls_adds_the_second_s_systems_to_the_first_s_file(self):
+        out = os.path.join(self.dir, "python.json")
+        first = self.run_peers("--out", out, "--systems", "cupy,numba", env={"CDL_GIT_REVISION": "abc"})
+        self.assertEqual(first.returncode, 0, first.stderr)
+        second = self.run_peers("--out", out, "--systems", "jax", "--add", env={"CDL_GIT_REVISION": "abc"})
+        self.assertEqual(second.returncode, 0, second.stderr)
+        with open(out) as f:
+            self.assertEqual(list(json.load(f)["cdl_python"]["systems"]), ["cupy", "numba", "jax"])
+        other = self.run_peers("--out", out, "--systems", "torch", "--add", env={"CDL_GIT_REVISION": "def"})
+        self.assertEqual(other.returncode, 2)
+        self.assertIn("has git_revision 'abc', this run 'def'", other.stderr)
+        with open(out) as f:
+            self.assertNotIn("torch", json.load(f)["cdl_python"]["systems"], "a refused run changes nothing")
+        garbled = os.path.join(self.dir, "garbled.json")
+        with open(garbled, "w") as f:
+            f.write("{")
+        run = self.run_peers("--out", garbled, "--systems", "jax", "--add")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("is not a python.json to add to", run.stderr)
 
     def test_a_new_op_is_timed_in_each_cache_state_through_new_processes(self):
         # A system whose session answers from a file in TRITON_CACHE_DIR (set for each new process)

@@ -229,6 +229,41 @@ def cpp_jit_stages(cdl_problem, work, quick):
         return json.load(f)["benchmarks"]
 
 
+def refuse(message):
+    print(f"cdl_peers: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def added(earlier_path, doc):
+    """doc's systems added to the results file at earlier_path (--add: a run in two calls), or exit
+    status 2 saying why they cannot be: the two must come from one device, revision and mode."""
+    try:
+        with open(earlier_path) as f:
+            earlier = json.load(f)
+        schema = earlier["cdl_python"]["schema"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        refuse(f"--add: {earlier_path} is not a python.json to add to ({e})")
+    if schema != harness.PYTHON_SCHEMA:
+        refuse(f"--add: {earlier_path} is a {schema} file, not {harness.PYTHON_SCHEMA}")
+    for key in ("device", "git_revision", "cdl_mode"):
+        if earlier["context"].get(key) != doc["context"].get(key) and doc["context"].get(key) != "none":
+            refuse(
+                f"--add: {earlier_path} has {key} {earlier['context'].get(key)!r}, this run"
+                f" {doc['context'].get(key)!r}: results of two runs are not set side by side"
+            )
+    mine = set(doc["cdl_python"]["systems"])
+    ours = earlier["cdl_python"]
+    earlier["benchmarks"] = [
+        b for b in earlier["benchmarks"] if b["run_name"].split("/")[1].split(".")[0] not in mine
+    ] + doc["benchmarks"]
+    ours["systems"] = {**{k: v for k, v in ours["systems"].items() if k not in mine}, **doc["cdl_python"]["systems"]}
+    ours["experiments"] = [e for e in ours["experiments"] if e.get("system") not in mine] + doc["cdl_python"][
+        "experiments"
+    ]
+    ours["cpp_jit_stages"] = ours.get("cpp_jit_stages") or doc["cdl_python"]["cpp_jit_stages"]
+    return earlier
+
+
 def summary(doc):
     rows = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"]
     print(f"\n{'python peer':34s} {'problem':44s} {'median':>10s} {'of copy':>8s} {'first call':>11s}")
@@ -265,6 +300,11 @@ def main(argv):
         "--experiments-only",
         action="store_true",
         help="run only the articles' experiments (articles_*.py), no benchmarks",
+    )
+    ap.add_argument(
+        "--add",
+        action="store_true",
+        help="add these systems to the --out file of an earlier call (same device, revision and mode)",
     )
     ap.add_argument(
         "--work", help="directory for the problems' files (default: a temporary one, removed after)"
@@ -362,7 +402,7 @@ def main(argv):
                     ) else []
                     dirs = make_problems(args.cdl_problem, work, base + catalogue)
                     print(f"cdl_peers: {len(dirs)} problems made in {took(start)}", file=sys.stderr)
-                    if not args.filter:  # a --filter run is a part of a run
+                    if not args.filter and not args.add:  # a part of a run: the C++ stages are the first part's
                         start = time.perf_counter()
                         cpp_stages = cpp_jit_stages(args.cdl_problem, work, args.quick)
                         print(f"cdl_peers: the C++ compiles timed in {took(start)}", file=sys.stderr)
@@ -401,7 +441,7 @@ def main(argv):
             with open(part_path) as f:
                 parts.append(json.load(f))
         doc = merge(parts, args.quick, cpp_stages)
-        harness.write_json_atomic(args.out, doc)
+        harness.write_json_atomic(args.out, added(args.out, doc) if args.add else doc)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
