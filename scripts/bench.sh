@@ -147,7 +147,8 @@ today() {
     echo "bench: today: not in the quick mode (python.json names the systems as not run)" >&2
     return 0
   fi
-  [ -f "$out/python.json" ] || { echo "bench: today: no python.json: run the peers phase first" >&2; return 2; }
+  [ -f "$out/python.json" ] \
+    || { echo "bench: today: no python.json: run the peers phase first" >&2; return 2; }
   cdl_peers --systems triton,torch,jax --add
 }
 wanted today && { phase today "Triton, torch.compile and JAX, added to python.json" today || worse $?; }

@@ -52,7 +52,7 @@ def write_report(results, out_dir, readme=None, others=()):
     noise, noise_how = noise_threshold(bench, results.repeat)
     found = {"noise": noise}
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
-    found["answer"] = guarded("answer", answer.add, doc, bench, noise)
+    found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python)
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.add, doc, bench, noise, results.resources)
     found["precision"] = guarded("precision", precision.add, doc, bench, found["dispatch"])

@@ -138,7 +138,9 @@ class ProblemTest(unittest.TestCase):
                         v = harness.validate(np.asarray(f(x)), m)
                         self.assertTrue(v.passed, f"{system} {op} k={k}: {v.summary}")
             z = self.problems["zip"]
-            self.assertTrue(harness.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed)
+            self.assertTrue(
+                harness.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed
+            )
             f, _ = torch_peers.the_function(z)
             self.assertTrue(harness.validate(f(z.inputs["x"], z.inputs["y"]), z).passed)
             t = self.problems["tasks"]
@@ -239,7 +241,9 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("not installed", systems["pycuda"]["reason"])
         self.assertIn("not installed", systems["cuda_python"]["reason"])
         self.assertRegex(systems["torch"]["reason"], r"^torch is not installed for ")
-        self.assertRegex(systems["triton"]["reason"], r"^torch is not installed for .* \(Triton's tensors are torch's\)$")
+        self.assertRegex(
+            systems["triton"]["reason"], r"^torch is not installed for .* \(Triton's tensors are torch's\)$"
+        )
         self.assertEqual(
             systems["jax"]["reason"],
             "jax fails to import (ImportError: jaxlib version 0.4.30 is older than jax requires (0.11.2))",
@@ -562,6 +566,52 @@ class ResultsTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertNotIn("All of these ran in one run", text)
         self.assertIn("The C++ rows are this report's JIT section's new-op medians", text)
+
+    def test_today_s_systems_get_the_own_function_table_with_a_computed_verdict(self):
+        with open(os.path.join(self.results, "bench.json")) as f:
+            cpp = json.load(f)
+        base = next(
+            b
+            for b in cpp["benchmarks"]
+            if b.get("aggregate_name") == "median"
+            and b["run_name"].startswith("map/01_template_functor/vec/")
+            and b["run_name"].split("/iterations:")[0].endswith(self.problem)
+        )
+        run_name = f"map/triton.constexpr_fn/block/{self.problem}/iterations:3/repeats:3/manual_time"
+        time_us = 1.5 * base["real_time"]
+        entries = harness.result_entries(
+            run_name,
+            [time_us / 1e3] * 3,
+            {"GB/s": 1500.0, "frac_copy": 0.5, "max_rel_err": 1e-7, "first_call_ms": 900.0},
+            3,
+            3,
+        )
+        compile_record = {
+            "claim": "compile",
+            "name": "Triton: a new op",
+            "runs": True,
+            "valid": True,
+            "error": "",
+            "system": "triton",
+            "figures": {
+                "new_source_ms": [120.0, 100.0, 110.0],
+                "fresh_process_ms": 1200.0,
+                "import_ms": 3500.0,
+            },
+        }
+        self.write_python(entries, [compile_record])
+        with open(os.path.join(self.results, "python.json")) as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:  # the part is written as numba's: make it Triton's
+            b["run_name"] = b["name"] = b["name"].replace("numba", "triton")
+        harness.write_json_atomic(os.path.join(self.results, "python.json"), doc)
+        run, text = self.report()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        section = text.split("### From Python, my own elementwise function")[1].split("\n\n", 3)
+        self.assertIn("| Triton | `triton.constexpr_fn` | ", section[1])
+        self.assertIn(", 1.50× (n = ", section[1])
+        self.assertIn("| 110.0 ms | 1200 ms |", section[1])
+        self.assertIn("Cheapest new op: Triton's, 110.0 ms in a warm process.", section[2])
 
     def test_a_wrong_python_result_fails_the_report(self):
         run_name = f"map/numba.inline/scalar/{self.problem}"

@@ -72,7 +72,9 @@ def catalogue_problems(quick):
     """The map over the catalogue's ops at the dispatch sweep's ends (bench/suite.cpp: 2^24 elements,
     k = 1 and the sweep's largest k; the quick sweep's two ops at its k = 64), for the systems that
     write a user's own function (CATALOGUE in their module)."""
-    ops = ("quadratic", "exp_sin_cos") if quick else ("quadratic", "square", "sine", "exp_sin_cos", "threshold")
+    ops = (
+        ("quadratic", "exp_sin_cos") if quick else ("quadratic", "square", "sine", "exp_sin_cos", "threshold")
+    )
     return [f"map op={op} type=f32 n={2 ** 24} k={k}" for op in ops for k in ((64,) if quick else (1, 256))]
 
 
@@ -256,7 +258,10 @@ def added(earlier_path, doc):
     earlier["benchmarks"] = [
         b for b in earlier["benchmarks"] if b["run_name"].split("/")[1].split(".")[0] not in mine
     ] + doc["benchmarks"]
-    ours["systems"] = {**{k: v for k, v in ours["systems"].items() if k not in mine}, **doc["cdl_python"]["systems"]}
+    ours["systems"] = {
+        **{k: v for k, v in ours["systems"].items() if k not in mine},
+        **doc["cdl_python"]["systems"],
+    }
     ours["experiments"] = [e for e in ours["experiments"] if e.get("system") not in mine] + doc["cdl_python"][
         "experiments"
     ]
@@ -397,12 +402,16 @@ def main(argv):
                 if dirs is None:  # made once, and only when some system can run
                     start = time.perf_counter()
                     base = problems(args.quick)
-                    catalogue = catalogue_problems(args.quick) if any(
-                        getattr(SYSTEMS[s], "CATALOGUE", False) for s in systems
-                    ) else []
+                    catalogue = (
+                        catalogue_problems(args.quick)
+                        if any(getattr(SYSTEMS[s], "CATALOGUE", False) for s in systems)
+                        else []
+                    )
                     dirs = make_problems(args.cdl_problem, work, base + catalogue)
                     print(f"cdl_peers: {len(dirs)} problems made in {took(start)}", file=sys.stderr)
-                    if not args.filter and not args.add:  # a part of a run: the C++ stages are the first part's
+                    if (
+                        not args.filter and not args.add
+                    ):  # a part of a run: the C++ stages are the first part's
                         start = time.perf_counter()
                         cpp_stages = cpp_jit_stages(args.cdl_problem, work, args.quick)
                         print(f"cdl_peers: the C++ compiles timed in {took(start)}", file=sys.stderr)

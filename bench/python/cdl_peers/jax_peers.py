@@ -19,7 +19,9 @@ block_until_ready, carries JAX's dispatch and the wait for the result (the syste
 that costs a call that does almost nothing: more than the memory-bound map's kernel). So a
 repetition dispatches `iterations` pairs of (L2 flush, call) back to back, which the GPU runs in
 order while the host dispatches the next, and takes the host time to the last result less that of
-the same number of flushes alone, over `iterations` (time_calls_ms). XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
+the same number of flushes alone, over `iterations` (time_calls_ms).
+
+XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
 to poison, and the harness keeps every earlier result of a problem alive, so a new result can never
 sit in memory an earlier case already filled with the answer.
 
@@ -74,9 +76,10 @@ def l2_bytes():
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         value = ctypes.c_int()
-        if cuda.cuInit(0) == 0 and cuda.cuDeviceGetAttribute(
-            ctypes.byref(value), CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0
-        ) == 0:
+        if (
+            cuda.cuInit(0) == 0
+            and cuda.cuDeviceGetAttribute(ctypes.byref(value), CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0) == 0
+        ):
             return value.value
     except OSError:
         pass

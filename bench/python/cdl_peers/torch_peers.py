@@ -39,7 +39,9 @@ def import_compiler():
     try:
         import torch._dynamo
     except Exception as e:
-        raise harness.Unavailable(f"torch {torch.__version__} has no torch.compile ({harness.error_text(e, 1)})")
+        raise harness.Unavailable(
+            f"torch {torch.__version__} has no torch.compile ({harness.error_text(e, 1)})"
+        )
     for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, 1 << 16)

@@ -17,7 +17,7 @@ import math
 from ..document import fmt_time, pow2, table
 from ..results import label
 from ..stats import compare
-from . import dispatch, jit, map as map_section, tasks
+from . import dispatch, jit, map as map_section, python_peers, tasks
 
 BASE = "01_template_functor"
 # Each situation, the ways that serve it (strategy[.variant], the map's vec form measured), in the
@@ -204,7 +204,7 @@ def largest_per_rule(rules):
     return sorted(best.values(), reverse=True)
 
 
-def add(doc, bench, noise):
+def add(doc, bench, noise, python=None):
     """The first screen; returns what it found ({} when the run has no dispatch sweep)."""
     dev = bench.env.get("device", {})
     n, sweep = dispatch.k_sweep(bench)
@@ -263,6 +263,23 @@ def add(doc, bench, noise):
                 times(opk, atk),
                 once,
                 where,
+            ]
+        )
+    # From Python: the system whose own function runs fastest at this sweep's largest k.
+    own, own_top = python_peers.own_function(bench, python)
+    steady = {sy: r for sy, r in own.items() if r["top"] and own_top == top}
+    if steady:
+        sy = min(steady, key=lambda name: steady[name]["top"][0])
+        py = steady[sy]
+        rows.append(
+            [
+                "your own elementwise function, from Python",
+                f"{python_peers.NAMES.get(sy, sy)}: `{py['way']}`",
+                f"{py['k1'][0]:.2f}× quadratic" if py["k1"] else "–",
+                f"{py['top'][0]:.2f}× {py['top'][1]}",
+                (f"{py['new_ms']:.1f} ms a new op" if py["new_ms"] is not None else "–")
+                + (f"; a new process's first {py['fresh_ms']:.0f} ms" if py["fresh_ms"] is not None else ""),
+                f"[from Python]({anchor(python_peers.OWN_HEADING)})",
             ]
         )
     # The dearest way measured, over every way the situations name.

@@ -1,5 +1,7 @@
 """The articles' own systems (CuPy, Numba, runtime-compiled source from Python) beside the C++
 strategies, problem by problem."""
+import math
+
 from ..document import fmt_time, pow2, table
 from ..results import label
 from .jit import stage_ms
@@ -14,7 +16,15 @@ CPP_SAME_FORM = {
 }
 
 # How the report names each system of bench/python.
-NAMES = {"cupy": "CuPy", "numba": "Numba", "pycuda": "PyCUDA", "cuda_python": "cuda-python"}
+NAMES = {
+    "cupy": "CuPy",
+    "numba": "Numba",
+    "pycuda": "PyCUDA",
+    "cuda_python": "cuda-python",
+    "triton": "Triton",
+    "torch": "PyTorch",
+    "jax": "JAX",
+}
 
 
 def add(doc, bench, python, jit_costs=None):
@@ -105,8 +115,111 @@ def add(doc, bench, python, jit_costs=None):
                 rows,
             )
         )
+    found["own"] = own_function_table(
+        doc, bench, python, stage_ms(python.cpp_stages, "jit/compile/08/new_op")
+    )
     experiments(doc, python.experiments, jit_costs, bench, python)
     return found
+
+
+OWN_HEADING = "From Python, my own elementwise function"
+
+
+def own_function(bench, python):
+    """Each Python system that ran the map with a C++ template beside it: its fastest way, as a
+    fraction of copy and × the template (01's vec form) on the memory-bound map (quadratic, k = 1,
+    the largest n) and, for the worst op of the catalogue, at the largest k it ran; and a new op's
+    cost (a warm process, and a new process's first op). {system: {...}}, and the largest k."""
+    if python is None:
+        return {}, None
+    compiles = {e.get("system"): e for e in python.experiments if e.get("claim") == "compile" and e["runs"]}
+    per = {}
+    for (workload, fields), entries in python.bench.problems.items():
+        f = dict(fields)
+        base = bench.problems.get((workload, fields), {}).get("01_template_functor/vec")
+        if workload != "map" or f.get("type") != "f32" or not base:
+            continue
+        by_system = {}
+        for entry, row in entries.items():
+            by_system.setdefault(label(entry).split(".")[0], []).append((row["median"], label(entry), row))
+        for system, ways in by_system.items():
+            median, way, row = min(ways, key=lambda w: w[0])
+            per.setdefault(system, []).append((f, median / base["median"], way, row))
+    if not per:
+        return {}, None
+    top = max(int(f["k"]) for found in per.values() for f, *_ in found)
+    out = {}
+    for system, found in per.items():
+        memory = [x for x in found if x[0]["k"] == "1" and x[0]["op"] == "quadratic"]
+        at_top = [x for x in found if int(x[0]["k"]) == top]
+        e = compiles.get(system)
+        first = memory and max(memory, key=lambda x: int(x[0]["n"]))
+        worst = max(at_top, key=lambda x: x[1]) if at_top else None
+        out[system] = {
+            "way": (worst or first)[2],
+            "k1": first
+            and (first[1], first[3]["counters"].get("GB/s", float("nan")) / bench.copy_gbs, first[0]["n"]),
+            "top": worst and (worst[1], worst[0]["op"]),
+            "new_ms": e and state_ms(e, "new_source_ms"),
+            "fresh_ms": e and state_ms(e, "fresh_process_ms"),
+        }
+    return out, top
+
+
+def own_function_table(doc, bench, python, jit_new_op_ms=None):
+    """The table a reader of the first article wants, and its verdict, computed: the fastest steady
+    way from Python, the cheapest new op, and where this suite's own JIT (08) stands among them."""
+    rows, top = own_function(bench, python)
+    if not rows:
+        return None
+    doc.add(f"### {OWN_HEADING}\n")
+    cells = []
+    for system, r in sorted(rows.items(), key=lambda kv: (kv[1]["top"] or (math.inf,))[0]):
+        k1 = r["k1"]
+        cells.append(
+            [
+                NAMES.get(system, system),
+                f"`{r['way']}`",
+                f"{k1[1]:.2f} of copy, {k1[0]:.2f}× (n = {pow2(k1[2])})" if k1 else "–",
+                f"{r['top'][0]:.2f}× {r['top'][1]}" if r["top"] else "–",
+                f"{r['new_ms']:.1f} ms" if r["new_ms"] is not None else "–",
+                f"{r['fresh_ms']:.0f} ms" if r["fresh_ms"] is not None else "–",
+            ]
+        )
+    doc.add(
+        table(
+            [
+                "system",
+                "its fastest way",
+                "k = 1, quadratic: × the template",
+                f"k = {top}: × the template (worst op)",
+                "a new op, warm process",
+                "a new process's first op",
+            ],
+            cells,
+        )
+    )
+    steady = {s: r["top"][0] for s, r in rows.items() if r["top"]}
+    new = {s: r["new_ms"] for s, r in rows.items() if r["new_ms"] is not None}
+    text = "Times over the C++ template functor's vec form on the same problem (`01_template_functor/vec`)."
+    if steady:
+        fast = min(steady, key=steady.get)
+        text += (
+            f" Fastest steady from Python: {NAMES.get(fast, fast)} (`{rows[fast]['way']}`),"
+            f" {steady[fast]:.2f}× the template for its worst op at k = {top}."
+        )
+    if new:
+        cheap = min(new, key=new.get)
+        text += f" Cheapest new op: {NAMES.get(cheap, cheap)}'s, {new[cheap]:.1f} ms in a warm process."
+        if jit_new_op_ms is not None:
+            beaten = sorted(NAMES.get(s, s) for s, ms in new.items() if jit_new_op_ms < ms)
+            text += (
+                f" This suite's 08 compiles and loads a new op in {jit_new_op_ms:.1f} ms: cheaper than "
+                + (", ".join(beaten) if beaten else "none of them")
+                + f" ({len(beaten)} of {len(new)})."
+            )
+    doc.add(text + "\n")
+    return {"rows": rows, "top": top}
 
 
 # This suite's routes for a new op (sections/jit.py's costs), set beside the peers' new sources.
@@ -173,13 +286,15 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             "What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first"
             " call included where the system compiles at the first call; medians of three):\n"
         )
-        states = ("new_source_ms", "disk_hit_ms", "memory_hit_ms")
+        states = ("fresh_process_ms", "new_source_ms", "disk_hit_ms", "memory_hit_ms")
         rows = []
         for e in compiles:
             cells = []
             for state in states:
                 v, ms = e["figures"].get(state), state_ms(e, state)
                 cells.append(v if isinstance(v, str) else "–" if ms is None else f"{ms:.2f} ms")
+            if isinstance(e["figures"].get("import_ms"), (int, float)):
+                cells[0] += f" (after {e['figures']['import_ms']:.0f} ms of import and context)"
             rows.append([e.get("system", "?"), e["name"], *cells])
         # The C++ compiles timed in the peers' run where it has them, else the JIT section's (another run).
         same_run = python is not None and bool(python.cpp_stages)
@@ -190,8 +305,20 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
         )
         for key, _, how in CPP_NEW_OP:
             if cpp.get(key):
-                rows.append(["this suite (C++)", how, f"{cpp[key]:.2f} ms", "–", "–"])
-        doc.add(table(["system", "how", "new source", "its disk cache", "its memory cache"], rows))
+                rows.append(["this suite (C++)", how, "–", f"{cpp[key]:.2f} ms", "–", "–"])
+        doc.add(
+            table(
+                [
+                    "system",
+                    "how",
+                    "first op of a new process",
+                    "new source",
+                    "its disk cache",
+                    "its memory cache",
+                ],
+                rows,
+            )
+        )
         peers = {
             e.get("system"): state_ms(e, "new_source_ms")
             for e in compiles
