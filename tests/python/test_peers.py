@@ -334,6 +334,22 @@ class RunnerTest(unittest.TestCase):
         self.assertGreaterEqual(f["import_ms"], 0.0)
         self.assertIsInstance(f["constant"], int)
 
+    def test_a_session_makes_each_op_once_and_validates_what_it_returns(self):
+        from cdl_peers import newop
+
+        made, synced = [], []
+
+        def make(c):
+            made.append(c)
+            return lambda: newop.new_op_input().astype(np.float64) ** 2 + c
+
+        run = newop.session(make, synced.append, np.asarray)
+        self.assertTrue(run(7)[0])
+        self.assertTrue(run(7)[0])
+        self.assertEqual((made, len(synced)), ([7], 2), "the same op again is the memory cache's")
+        wrong = newop.session(lambda c: lambda: newop.new_op_input(), lambda _: None, np.asarray)
+        self.assertFalse(wrong(7)[0])
+
     def test_a_new_op_that_cannot_run_is_recorded_with_its_error(self):
         from cdl_peers import newop
 

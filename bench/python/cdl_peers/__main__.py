@@ -409,9 +409,8 @@ def main(argv):
                     )
                     dirs = make_problems(args.cdl_problem, work, base + catalogue)
                     print(f"cdl_peers: {len(dirs)} problems made in {took(start)}", file=sys.stderr)
-                    if (
-                        not args.filter and not args.add
-                    ):  # a part of a run: the C++ stages are the first part's
+                    # A --filter or --add run is a part of a run: the C++ stages are the whole run's.
+                    if not args.filter and not args.add:
                         start = time.perf_counter()
                         cpp_stages = cpp_jit_stages(args.cdl_problem, work, args.quick)
                         print(f"cdl_peers: the C++ compiles timed in {took(start)}", file=sys.stderr)

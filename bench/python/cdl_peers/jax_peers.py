@@ -2,9 +2,8 @@
 
   jax.jit          the function traced by jax.jit; XLA fuses the expression into one kernel. The
                    op's loop over k is a dimension of its own, summed (map_function says why).
-                   Tasks: jnp.select over the
-                   32 ops (each op computed for every element); the blur as lax.reduce_window over
-                   an edge-padded image, Sobel as shifted slices of it
+                   Tasks: jnp.select over the 32 ops (each op computed for every element); the
+                   blur as lax.reduce_window over an edge-padded image, Sobel as shifted slices
   jax.vmap_switch  tasks: lax.switch on the element's op id under jax.vmap, the way JAX writes a
                    branch per element; vmap turns it into a select over every branch's result, so
                    it computes what jnp.select does
@@ -21,9 +20,9 @@ repetition dispatches `iterations` pairs of (L2 flush, call) back to back, which
 order while the host dispatches the next, and takes the host time to the last result less that of
 the same number of flushes alone, over `iterations` (time_calls_ms).
 
-XLA allocates a new output each call (JAX arrays are immutable): there is no buffer
-to poison, and the harness keeps every earlier result of a problem alive, so a new result can never
-sit in memory an earlier case already filled with the answer.
+XLA allocates a new output each call (JAX arrays are immutable): there is no buffer to poison, and
+the harness keeps every earlier result of a problem alive, so a new result can never sit in memory
+an earlier case already filled with the answer.
 
 To see the machine code: jax.jit(f).lower(x).compile().as_text() gives the optimised HLO (the
 fusions); XLA_FLAGS=--xla_dump_to=DIR writes the PTX.
@@ -277,19 +276,13 @@ def new_op_session():
     import_jax()
     x = jax.device_put(newop.new_op_input())
     x.block_until_ready()
-    made = {}
 
-    def run(constant):
-        t0 = time.perf_counter()
-        if constant not in made:
-            c = float(constant)
-            made[constant] = jax.jit(lambda v: v * v + c)
-        y = made[constant](x)
-        y.block_until_ready()
-        ms = (time.perf_counter() - t0) * 1e3
-        return newop.valid(np.asarray(y), constant), ms
+    def make(constant):
+        c = float(constant)
+        f = jax.jit(lambda v: v * v + c)
+        return lambda: f(x)
 
-    return run
+    return newop.session(make, jax.block_until_ready, np.asarray)
 
 
 def experiments(dev, quick):

@@ -11,8 +11,8 @@ JAX), in each cache state, the way a user meets them:
   memory cache   the same op again in the process that compiled it
 
 Each system's module gives new_op_session(): it imports the system, puts a small input on the GPU
-(the context) and returns run(constant) -> (valid, milliseconds from defining the op to its first
-result, synchronised), the op being y = x * x + constant.
+(the context) and returns session(...) of this module: run(constant) -> (valid, milliseconds from
+defining the op to its first result, synchronised), the op being y = x * x + constant.
 
     python3 -m cdl_peers.newop SYSTEM CONSTANT   (a child: prints one JSON line)
 """
@@ -39,6 +39,24 @@ def new_op_input():
 def valid(got, constant):
     x = new_op_input().astype(np.float64)
     return harness.close_to(np.asarray(got), x * x + constant)
+
+
+def session(make, synchronize, download):
+    """run(constant) for new_op_session(): make(constant) defines the op the system's way and returns
+    its call (kept, so the same constant again is the system's memory cache), timed with the first
+    call to its synchronised end; the result is validated outside that time."""
+    made = {}
+
+    def run(constant):
+        t0 = time.perf_counter()
+        if constant not in made:
+            made[constant] = make(constant)
+        y = made[constant]()
+        synchronize(y)
+        ms = (time.perf_counter() - t0) * 1e3
+        return valid(download(y), constant), ms
+
+    return run
 
 
 def cache_env(cache):

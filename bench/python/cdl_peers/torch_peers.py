@@ -24,8 +24,6 @@ alive, so a new result can never sit in memory an earlier case already filled wi
 To see the machine code: TORCH_LOGS=output_code prints the Triton kernel Inductor writes; its
 cubin is in the cache directories (cuobjdump -sass).
 """
-import time
-
 from . import harness, newop, torch_device
 
 NAME = "torch"
@@ -181,18 +179,12 @@ def new_op_session():
     import_compiler()
     x = torch.from_numpy(newop.new_op_input()).to("cuda")
     torch.cuda.synchronize()
-    made = {}
 
-    def run(constant):
-        t0 = time.perf_counter()
-        if constant not in made:
-            made[constant] = torch.compile(function(f"def f(x):\n    return x * x + {constant}.0\n"))
-        y = made[constant](x)
-        torch.cuda.synchronize()
-        ms = (time.perf_counter() - t0) * 1e3
-        return newop.valid(y.cpu().numpy(), constant), ms
+    def make(constant):
+        f = torch.compile(function(f"def f(x):\n    return x * x + {constant}.0\n"))
+        return lambda: f(x)
 
-    return run
+    return newop.session(make, lambda _: torch.cuda.synchronize(), lambda r: r.cpu().numpy())
 
 
 def experiments(dev, quick):

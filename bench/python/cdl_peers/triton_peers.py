@@ -16,8 +16,6 @@ launches on.
 To see the machine code: the compiled kernel's .asm["ptx"] and .asm["sass"] (kernel.warmup(...)
 or the handle a launch returns), or the cubin in TRITON_CACHE_DIR with cuobjdump -sass.
 """
-import time
-
 from . import harness, newop, torch_device
 
 NAME = "triton"
@@ -94,15 +92,12 @@ def new_op_session():
     x = torch.from_numpy(newop.new_op_input()).to("cuda")
     y = torch.empty_like(x)
     torch.cuda.synchronize()
-
-    def run(constant):
-        t0 = time.perf_counter()
-        triton_kernels.new_op_kernel[_blocks(x.numel())](x, y, x.numel(), C=constant, BLOCK=BLOCK)
-        torch.cuda.synchronize()
-        ms = (time.perf_counter() - t0) * 1e3
-        return newop.valid(y.cpu().numpy(), constant), ms
-
-    return run
+    n, blocks = x.numel(), _blocks(x.numel())
+    return newop.session(
+        lambda c: lambda: (triton_kernels.new_op_kernel[blocks](x, y, n, C=c, BLOCK=BLOCK), y)[1],
+        lambda _: torch.cuda.synchronize(),
+        lambda r: r.cpu().numpy(),
+    )
 
 
 def experiments(dev, quick):

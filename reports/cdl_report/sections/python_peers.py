@@ -1,7 +1,5 @@
 """The articles' own systems (CuPy, Numba, runtime-compiled source from Python) beside the C++
 strategies, problem by problem."""
-import math
-
 from ..document import fmt_time, pow2, table
 from ..results import label
 from .jit import stage_ms
@@ -128,8 +126,9 @@ OWN_HEADING = "From Python, my own elementwise function"
 def own_function(bench, python):
     """Each Python system that ran the map with a C++ template beside it: its fastest way, as a
     fraction of copy and × the template (01's vec form) on the memory-bound map (quadratic, k = 1,
-    the largest n) and, for the worst op of the catalogue, at the largest k it ran; and a new op's
-    cost (a warm process, and a new process's first op). {system: {...}}, and the largest k."""
+    the largest n) and, for the worst op of the catalogue, at the largest k > 1 run; and a new op's
+    cost (a warm process, and a new process's first op). {system: {...}}, and that k (None where no
+    system ran the map at k > 1 beside a C++ template)."""
     if python is None:
         return {}, None
     compiles = {e.get("system"): e for e in python.experiments if e.get("claim") == "compile" and e["runs"]}
@@ -145,16 +144,17 @@ def own_function(bench, python):
         for system, ways in by_system.items():
             median, way, row = min(ways, key=lambda w: w[0])
             per.setdefault(system, []).append((f, median / base["median"], way, row))
-    if not per:
-        return {}, None
-    top = max(int(f["k"]) for found in per.values() for f, *_ in found)
+    ks = [int(f["k"]) for found in per.values() for f, *_ in found if int(f["k"]) > 1]
+    top = max(ks) if ks else None
     out = {}
     for system, found in per.items():
         memory = [x for x in found if x[0]["k"] == "1" and x[0]["op"] == "quadratic"]
-        at_top = [x for x in found if int(x[0]["k"]) == top]
-        e = compiles.get(system)
-        first = memory and max(memory, key=lambda x: int(x[0]["n"]))
+        at_top = [x for x in found if top is not None and int(x[0]["k"]) == top]
+        first = max(memory, key=lambda x: int(x[0]["n"])) if memory else None
         worst = max(at_top, key=lambda x: x[1]) if at_top else None
+        if first is None and worst is None:
+            continue
+        e = compiles.get(system)
         out[system] = {
             "way": (worst or first)[2],
             "k1": first
@@ -174,7 +174,8 @@ def own_function_table(doc, bench, python, jit_new_op_ms=None):
         return None
     doc.add(f"### {OWN_HEADING}\n")
     cells = []
-    for system, r in sorted(rows.items(), key=lambda kv: (kv[1]["top"] or (math.inf,))[0]):
+    order = sorted(rows.items(), key=lambda kv: (not kv[1]["top"], (kv[1]["top"] or kv[1]["k1"])[0]))
+    for system, r in order:
         k1 = r["k1"]
         cells.append(
             [
@@ -192,21 +193,24 @@ def own_function_table(doc, bench, python, jit_new_op_ms=None):
                 "system",
                 "its fastest way",
                 "k = 1, quadratic: × the template",
-                f"k = {top}: × the template (worst op)",
+                f"k = {top}: × the template (worst op)" if top else "k > 1",
                 "a new op, warm process",
                 "a new process's first op",
             ],
             cells,
         )
     )
-    steady = {s: r["top"][0] for s, r in rows.items() if r["top"]}
+    # The steady verdict at the largest k where any system has it, else on the memory-bound map.
+    at = "top" if any(r["top"] for r in rows.values()) else "k1"
+    steady = {s: r[at][0] for s, r in rows.items() if r[at]}
     new = {s: r["new_ms"] for s, r in rows.items() if r["new_ms"] is not None}
     text = "Times over the C++ template functor's vec form on the same problem (`01_template_functor/vec`)."
     if steady:
         fast = min(steady, key=steady.get)
         text += (
             f" Fastest steady from Python: {NAMES.get(fast, fast)} (`{rows[fast]['way']}`),"
-            f" {steady[fast]:.2f}× the template for its worst op at k = {top}."
+            f" {steady[fast]:.2f}× the template "
+            + (f"for its worst op at k = {top}." if at == "top" else "on the memory-bound map (k = 1).")
         )
     if new:
         cheap = min(new, key=new.get)
