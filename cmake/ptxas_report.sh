@@ -4,6 +4,11 @@
 # report (registers, stack frame, spill stores and loads, shared memory per kernel) is what
 # reports/resources.py collects for the performance report. Everything else the compiler
 # prints still reaches the console, and its exit status is returned.
+#
+# With CDL_KEEP_SASS=1 in the build's environment (scripts/bench.sh sets it) and cuobjdump on
+# PATH, the object's SASS is written beside it too, in <object>.sass, while the rest of the build
+# runs: the largest object takes cuobjdump tens of seconds, which the facts phase would otherwise
+# wait for after the build. The variable is not on the command line, so setting it rebuilds nothing.
 obj=""
 prev=""
 for a in "$@"; do
@@ -16,4 +21,9 @@ log="$obj.ptxas"
 rc=$?
 grep -v -e '^ptxas info' -e '^ *[0-9]* bytes stack frame' "$log.tmp" >&2
 mv -f "$log.tmp" "$log"
+rm -f "$obj.sass"  # never an earlier object's SASS beside this one
+if [ $rc -eq 0 ] && [ "${CDL_KEEP_SASS:-}" = 1 ] && command -v cuobjdump > /dev/null; then
+  cuobjdump -sass "$obj" > "$obj.sass.tmp" && mv -f "$obj.sass.tmp" "$obj.sass"
+  rm -f "$obj.sass.tmp"
+fi
 exit $rc

@@ -7,8 +7,9 @@ The build leaves ptxas's report (-Xptxas=-v) beside each CUDA object as <object>
 (cmake/ptxas_report.sh). For every kernel this records registers, stack frame, spill stores and
 loads and shared memory. When cuobjdump is on PATH it also reads each object's SASS and counts,
 per kernel, calls through a register (an indirect CALL: function pointers, virtual functions)
-and indirect branches (BRX: a switch's jump table). Without cuobjdump those counts are null
-and the report says so. The kernels compiled at run time (06, 07) are not in the build.
+and indirect branches (BRX: a switch's jump table), from the <object>.sass the build wrote
+beside the object (CDL_KEEP_SASS=1: cmake/ptxas_report.sh) where it is there and no older than
+the object, else from cuobjdump now. Without either those counts are null and the report says so. The kernels compiled at run time (06, 07) are not in the build.
 
 With --occupancy (the build's bench/cdl_occupancy) and cuobjdump, each object's CUBIN is
 extracted (in parallel, as the SASS is read) and the program asks the CUDA driver for every
@@ -201,6 +202,15 @@ def occupancy(kernels, cuobjdump, program, build_dir):
     }, None
 
 
+def object_sass(cuobjdump, obj):
+    """The object's SASS: what the build kept beside it, when no older than the object, else cuobjdump's."""
+    kept = obj + ".sass"
+    if os.path.exists(kept) and os.path.getmtime(kept) >= os.path.getmtime(obj):
+        with open(kept) as f:
+            return f.read()
+    return cuobjdump_run([cuobjdump, "-sass", obj])
+
+
 def collect(build_dir, occupancy_program=None):
     cuobjdump = shutil.which("cuobjdump")
     reports = []
@@ -213,7 +223,7 @@ def collect(build_dir, occupancy_program=None):
             zip(
                 with_kernels,
                 in_parallel(
-                    lambda obj: parse_sass(cuobjdump_run([cuobjdump, "-sass", obj])), with_kernels, "SASS"
+                    lambda obj: parse_sass(object_sass(cuobjdump, obj)), with_kernels, "SASS"
                 ),
             )
         )

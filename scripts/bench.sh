@@ -64,7 +64,8 @@ phase() {
 }
 
 source scripts/deps.sh
-build() { cmake --preset release -DBUILD_TESTING=OFF && cmake --build --preset release; }
+# Each object's SASS is written beside it as the build goes (cmake/ptxas_report.sh), for the facts.
+build() { cmake --preset release -DBUILD_TESTING=OFF && CDL_KEEP_SASS=1 cmake --build --preset release; }
 wanted build && phase build "configure and build the programs (release preset)" build
 [ -x build/release/bench/cdl_bench ] \
   || { echo "bench: no build/release/bench/cdl_bench: run the build phase first" >&2; exit 2; }
@@ -80,6 +81,9 @@ if [ -z "$device" ]; then
   exit 0
 fi
 out="results/$device"
+# The float64 references of the largest maps, computed once and shared by the phases and the tests
+# (common/reference_cache.hpp; the tests' own cache, in the build tree).
+export CDL_REFERENCE_CACHE="$PWD/build/release/reference-cache"
 mkdir -p "$out"
 if [ "${#selected[@]}" -eq "${#all_phases[@]}" ]; then
   (cd "$out" && rm -f bench.json bench.map.json bench.suite.json build_facts.json resources.json repeat.json \
@@ -92,9 +96,12 @@ worse() { [ "$1" -le "$status" ] || status=$1; }
 # The compiler's answers and the kernels' resources at once: one runs nvcc, the other cuobjdump.
 facts() {
   local rc=0
-  "$bin/cdl_build_facts" "$out/build_facts.json" > "$out/build_facts.log" 2>&1 &
+  local start=$SECONDS
+  { "$bin/cdl_build_facts" "$out/build_facts.json" > "$out/build_facts.log" 2>&1 \
+      && echo "bench: facts: the compilers' answers in $((SECONDS - start)) s" >&2; } &
   local facts_pid=$!
   "$python" reports/resources.py build/release "$out/resources.json" --occupancy "$bin/cdl_occupancy" || rc=$?
+  echo "bench: facts: the kernels' resources in $((SECONDS - start)) s" >&2
   wait "$facts_pid" || { rc=$?; cat "$out/build_facts.log" >&2; }
   rm -f "$out/build_facts.log"
   return $rc

@@ -149,7 +149,7 @@ else
   census_passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "$LOGS"/census.*.log | sum)
   echo "kernels: $(cut -d' ' -f2- "$LOGS/kernels.txt" | sort -u | grep -c .) distinct," \
     "$(cut -d' ' -f1 "$LOGS/kernels.txt" | sum) runs in the same tests ($census_passed passed)" \
-    "under a CUPTI census,"
+    "under a CUPTI census," \
     "without a tool: $LOGS/kernels.txt"
 fi
 exit $status
