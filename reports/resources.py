@@ -222,9 +222,7 @@ def collect(build_dir, occupancy_program=None):
         dict(
             zip(
                 with_kernels,
-                in_parallel(
-                    lambda obj: parse_sass(object_sass(cuobjdump, obj)), with_kernels, "SASS"
-                ),
+                in_parallel(lambda obj: parse_sass(object_sass(cuobjdump, obj)), with_kernels, "SASS"),
             )
         )
         if cuobjdump
