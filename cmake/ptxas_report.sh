@@ -6,9 +6,11 @@
 # prints still reaches the console, and its exit status is returned.
 #
 # With CDL_KEEP_SASS=1 in the build's environment (scripts/bench.sh sets it) and cuobjdump on
-# PATH, the object's SASS is written beside it too, in <object>.sass, while the rest of the build
-# runs: the largest object takes cuobjdump tens of seconds, which the facts phase would otherwise
-# wait for after the build. The variable is not on the command line, so setting it rebuilds nothing.
+# PATH, the lines of the object's SASS that resources.py reads (each function's name, its calls
+# and its indirect branches) are written beside it too, in <object>.sass, while the rest of the
+# build runs: the crowded objects' SASS runs to tens of megabytes, which the facts phase would
+# otherwise disassemble and read after the build. The variable is not on the command line, so
+# setting it rebuilds nothing.
 obj=""
 prev=""
 for a in "$@"; do
@@ -23,7 +25,10 @@ grep -v -e '^ptxas info' -e '^ *[0-9]* bytes stack frame' "$log.tmp" >&2
 mv -f "$log.tmp" "$log"
 rm -f "$obj.sass"  # never an earlier object's SASS beside this one
 if [ $rc -eq 0 ] && [ "${CDL_KEEP_SASS:-}" = 1 ] && command -v cuobjdump > /dev/null; then
-  cuobjdump -sass "$obj" > "$obj.sass.tmp" && mv -f "$obj.sass.tmp" "$obj.sass"
+  cuobjdump -sass "$obj" > "$obj.sass.all" \
+    && { grep -E 'Function : |CALL\.|BRX' "$obj.sass.all" > "$obj.sass.tmp"; [ $? -le 1 ]; } \
+    && mv -f "$obj.sass.tmp" "$obj.sass"
+  rm -f "$obj.sass.all"
   rm -f "$obj.sass.tmp"
 fi
 exit $rc

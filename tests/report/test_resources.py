@@ -2,6 +2,7 @@
 import json
 import os
 import stat
+import subprocess
 import tempfile
 import textwrap
 import unittest
@@ -54,6 +55,32 @@ ptxas info    : Used 38 registers, used 0 barriers
         counts = resources.parse_sass(self.SASS)
         self.assertEqual(counts["_Z1kPf"], [1, 1])
         self.assertEqual(counts["_Z1gPf"], [0, 0])
+
+    def test_the_build_keeps_the_sass_lines_the_counts_need_and_they_are_read_while_fresh(self):
+        """cmake/ptxas_report.sh as the build runs it (CDL_KEEP_SASS=1, a fake compiler and
+        cuobjdump): its <object>.sass gives the counts the whole SASS gives; an older one is not read."""
+        with tempfile.TemporaryDirectory() as tmp:
+            whole = os.path.join(tmp, "whole.sass")
+            with open(whole, "w") as f:
+                f.write(self.SASS)
+            for name, body in (("cuobjdump", f'cat "{whole}"'), ("fake_nvcc", 'touch "$2"')):
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(f"#!/bin/sh\n{body}\n")
+                os.chmod(os.path.join(tmp, name), 0o755)
+            obj = os.path.join(tmp, "k.cu.o")
+            launcher = os.path.join(helpers.ROOT, "cmake", "ptxas_report.sh")
+            env = dict(os.environ, PATH=tmp + os.pathsep + os.environ["PATH"])
+            subprocess.run([launcher, "fake_nvcc", "-o", obj], env=env, check=True)
+            self.assertFalse(os.path.exists(obj + ".sass"), "kept only when asked for")
+            subprocess.run([launcher, "fake_nvcc", "-o", obj], env=dict(env, CDL_KEEP_SASS="1"), check=True)
+            with open(obj + ".sass") as f:
+                kept = f.read()
+            self.assertLess(len(kept.splitlines()), len(self.SASS.splitlines()))
+            self.assertEqual(resources.parse_sass(kept), resources.parse_sass(self.SASS))
+            with mock.patch.object(resources, "cuobjdump_run", return_value="asked cuobjdump"):
+                self.assertEqual(resources.object_sass("cuobjdump", obj), kept)
+                os.utime(obj + ".sass", (0, 0))  # older than the object: not this object's
+                self.assertEqual(resources.object_sass("cuobjdump", obj), "asked cuobjdump")
 
     def test_occupancy_per_kernel_an_error_named_and_the_others_kept(self):
         """A fake build: two objects defining the same kernel name, one of relocatable device code
