@@ -7,9 +7,9 @@ The build leaves ptxas's report (-Xptxas=-v) beside each CUDA object as <object>
 (cmake/ptxas_report.sh). For every kernel this records registers, stack frame, spill stores and
 loads and shared memory. When cuobjdump is on PATH it also reads each object's SASS and counts,
 per kernel, calls through a register (an indirect CALL: function pointers, virtual functions)
-and indirect branches (BRX: a switch's jump table), from the SASS lines that name them, which the
-build wrote beside the object as <object>.sass (CDL_KEEP_SASS=1: cmake/ptxas_report.sh), where
-that is there and no older than the object, else from cuobjdump now. Without either those counts are null and the report says
+and indirect branches (BRX: a switch's jump table), from the SASS lines that name them, which
+the build wrote beside the object as <object>.sass (CDL_KEEP_SASS=1: cmake/ptxas_report.sh),
+where that is there and no older than the object, else from cuobjdump now. Without either those counts are null and the report says
 so. The kernels compiled at run time (06, 07) are not in the build.
 
 With --occupancy (the build's bench/cdl_occupancy) and cuobjdump, each object's CUBIN is
