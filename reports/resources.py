@@ -9,8 +9,8 @@ loads and shared memory. When cuobjdump is on PATH it also reads each object's S
 per kernel, calls through a register (an indirect CALL: function pointers, virtual functions)
 and indirect branches (BRX: a switch's jump table), from the SASS lines that name them, which
 the build wrote beside the object as <object>.sass (CDL_KEEP_SASS=1: cmake/ptxas_report.sh),
-where that is there and no older than the object, else from cuobjdump now. Without either those counts are null and the report says
-so. The kernels compiled at run time (06, 07) are not in the build.
+where that is there and no older than the object, else from cuobjdump now. Without either those
+counts are null and the report says so. The kernels compiled at run time (06, 07) are not in the build.
 
 With --occupancy (the build's bench/cdl_occupancy) and cuobjdump, each object's CUBIN is
 extracted (in parallel, as the SASS is read) and the program asks the CUDA driver for every
