@@ -9,6 +9,10 @@
 #
 #   scripts/sanitize.sh [BUILD_DIR] [GTEST_FILTER]    (defaults: build/release, every test)
 #   TOOLS="racecheck" SHARDS=8 scripts/sanitize.sh    (some tools; the suite in 8 parallel pieces)
+#   TOOLS=racecheck SHARDS=45 SHARD_RANGE=0-14 scripts/sanitize.sh
+#                                          (pieces 0 to 14 of 45 only: racecheck over the whole suite
+#                                          takes longer than one call of a lent GPU machine, so it
+#                                          runs as three such calls, 0-14, 15-29 and 30-44)
 #
 # A tool slows the tests 10 to 100 times, mostly on the host, so each tool runs the suite in
 # SHARDS pieces at once (GoogleTest's sharding; default: about 16 processes in all, one per core
@@ -29,6 +33,11 @@ tools=(${TOOLS:-memcheck racecheck synccheck initcheck})
 # An odd number of shards: GoogleTest deals tests out in turn, and the heaviest ones (the 1080p
 # blur of each image strategy) come every fourth test; four shards would give them all to one.
 shards=${SHARDS:-$(( 16 / ${#tools[@]} | 1 ))}
+range=${SHARD_RANGE:-0-$((shards - 1))}
+first=${range%-*} last=${range#*-}
+[[ "$first" =~ ^[0-9]+$ && "$last" =~ ^[0-9]+$ && $first -le $last && $last -lt $shards ]] \
+  || { echo "sanitize: SHARD_RANGE=$range is not FIRST-LAST within the $shards shards" >&2; exit 2; }
+run_shards=$((last - first + 1))
 tests="$build/tests/cdl_gpu_tests"
 census="$build/tests/libcdl_kernel_census.so"
 LOGS=${LOGS:-sanitize_logs}
@@ -75,10 +84,12 @@ for tool in "${tools[@]}"; do
   [ -n "${options[$tool]+known}" ] || missing "unknown tool '$tool' (valid: ${!options[*]})"
 done
 total_tests=$(GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 listed "$filter" | wc -l)
-echo "sanitize: ${tools[*]} over $tests (filter $filter, $total_tests tests), $shards shards per tool"
+echo "sanitize: ${tools[*]} over $tests (filter $filter, $total_tests tests), $shards shards per tool" \
+  "$([ "$run_shards" -eq "$shards" ] || echo "(shards $range of them here)")"
+[ "$run_shards" -eq "$shards" ] || total_tests=$(( (total_tests * run_shards + shards - 1) / shards ))
 pids=()
 start=$SECONDS
-for ((shard = 0; shard < shards; ++shard)); do
+for ((shard = first; shard <= last; ++shard)); do
   export GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard
   for tool in "${tools[@]}"; do
     tool_filter=$filter
@@ -127,10 +138,10 @@ for tool in "${tools[@]}"; do
     echo "           $count tests left out ($name): ${why[$name]}"
   done
   if [ "$findings" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] \
-     || [ "$finished" -ne "$shards" ]; then
+     || [ "$finished" -ne "$run_shards" ]; then
     status=1
-    [ "$finished" -ne "$shards" ] \
-      && echo "           $((shards - finished)) of $shards shards did not finish: see $LOGS/$tool.*.log"
+    [ "$finished" -ne "$run_shards" ] \
+      && echo "           $((run_shards - finished)) of $run_shards shards did not finish: see $LOGS/$tool.*.log"
     kinds='Invalid|Race|Barrier|Uninitialized|Leaked|Host API|Program hit|Error|    at '
     grep -hE "^========= ($kinds)|^\[  FAILED  \]" \
       "${logs[@]}" | head -20

@@ -123,7 +123,14 @@ class ProblemTest(unittest.TestCase):
             def arange(k, device=None, dtype=None):
                 return np.arange(k, dtype=dtype)
 
-        jax_peers.jnp, torch_peers.torch = np, Torch
+        class Lax:
+            @staticmethod
+            def fori_loop(lower, upper, body, value):  # jax.lax.fori_loop's meaning, in Python
+                for j in range(lower, upper):
+                    value = body(np.int32(j), value)
+                return value
+
+        jax_peers.jnp, jax_peers.lax, torch_peers.torch = np, Lax, Torch
         try:
             for op in ("quadratic", "square", "sine", "exp_sin_cos", "threshold"):
                 for k in (1, 4):
@@ -156,7 +163,7 @@ class ProblemTest(unittest.TestCase):
             v = harness.validate(jax_peers.image_function(image)(image.inputs["in"]), image)
             self.assertTrue(v.passed, f"jax sobel: {v.summary}")
         finally:
-            jax_peers.jnp = torch_peers.torch = None
+            jax_peers.jnp = jax_peers.lax = torch_peers.torch = None
 
     @unittest.skipUnless(
         shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "no nvcc to compile with"

@@ -1,7 +1,7 @@
 """JAX: the op as a plain Python function of arrays, through jax.jit.
 
   jax.jit          the function traced by jax.jit; XLA fuses the expression into one kernel. The
-                   op's loop over k is a dimension of its own, summed (map_function says why).
+                   op's loop over k is lax.fori_loop, JAX's loop (map_function says what it costs).
                    Tasks: jnp.select over the 32 ops (each op computed for every element); the
                    blur as lax.reduce_window over an edge-padded image, Sobel as shifted slices
   jax.vmap_switch  tasks: lax.switch on the element's op id under jax.vmap, the way JAX writes a
@@ -176,13 +176,20 @@ ZIP_OPS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y}
 
 
 def map_function(problem):
-    """y = sum over j < k of op(x + j * delta), the loop a dimension of its own: XLA fuses the op into
-    the reduction over it, one kernel. (A Python loop is unrolled by the trace into k terms; a
-    lax.fori_loop makes each step a pass over the whole array.)"""
+    """y = sum over j < k of op(x + j * delta), the loop a lax.fori_loop, the loop JAX's documentation
+    gives for a carried value: it compiles in a fraction of a second, and XLA keeps it a while loop
+    whose body is one fused kernel over the whole array, so each step reads and writes the array
+    (the optimised HLO shows the while). Its other forms compile for longer: a Python loop is
+    unrolled by the trace into k terms, fori_loop's `unroll` does the same in part, and the loop as
+    a dimension of its own, summed, fuses into one kernel, whose compile XLA takes far longer over."""
     op, k, delta = OPS[problem.info["op"]], problem.info["k"], problem.info["map_delta"]
     if k == 1:
         return op
-    return lambda x0: jnp.sum(op(x0[:, None] + jnp.arange(k, dtype=x0.dtype) * delta), axis=1)
+
+    def looped(x0):
+        return lax.fori_loop(0, k, lambda j, y: y + op(x0 + j.astype(x0.dtype) * delta), jnp.zeros_like(x0))
+
+    return looped
 
 
 def task_op(i):
