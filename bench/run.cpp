@@ -375,7 +375,7 @@ int run(const options& o) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
     std::printf("the mechanism alone, in its smallest form (strategies/minimal.hpp):\n");
     for (const minimal::form* f : minimal::all)
-      std::printf("  %-22s strategies/%s:%d\n", f->strategy,
+      std::printf("  %-22s strategies/suite/%s:%d\n", f->strategy,
                   std::filesystem::path(f->file).filename().c_str(), f->line);
     std::printf("ops:");
     for (const op_info& op : map_op_catalogue) std::printf(" %s", std::string(op.name).c_str());

@@ -141,7 +141,8 @@ for tool in "${tools[@]}"; do
      || [ "$finished" -ne "$run_shards" ]; then
     status=1
     [ "$finished" -ne "$run_shards" ] \
-      && echo "           $((run_shards - finished)) of $run_shards shards did not finish: see $LOGS/$tool.*.log"
+      && echo "           $((run_shards - finished)) of $run_shards shards did not finish:" \
+              "see $LOGS/$tool.*.log"
     kinds='Invalid|Race|Barrier|Uninitialized|Leaked|Host API|Program hit|Error|    at '
     grep -hE "^========= ($kinds)|^\[  FAILED  \]" \
       "${logs[@]}" | head -20

@@ -1,9 +1,10 @@
 """Every strategy header's "Run it." line works as written, so it cannot go stale; and the other
-commands the documentation gives: the one-file example's nvcc line, cdl_run --compile-times.
+commands the documentation gives: the one-file example's and each lesson's nvcc line (built alone
+without a GPU, run and validated with --gpu), cdl_run --compile-times.
 
     test_run_lines.py [--gpu] CDL_RUN [unittest arguments]
 
-Each strategies/NN_*.cu opens with a header that ends in a line
+Each strategies/suite/NN_*.cu (the suite's form of a strategy) opens with a header that ends in a line
     // Run it.  `cdl_run ...`
 Without --gpu (CI, no GPU): each line parses, names a registered strategy and an op the
 program knows, and gets as far as the GPU check (cdl_run looks names up and reads its options
@@ -32,7 +33,7 @@ RUN_IT = re.compile(r"^// Run it\.\s+`(cdl_run [^`]+)`", re.M)
 def run_lines():
     """{strategy file: the arguments of its Run it. line}."""
     lines = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "strategies", "[0-9][0-9]_*.cu"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "strategies", "suite", "[0-9][0-9]_*.cu"))):
         with open(path) as f:
             found = RUN_IT.findall(f.read())
         lines[os.path.basename(path)] = shlex.split(found[0])[1:] if len(found) == 1 else found
@@ -54,13 +55,15 @@ class RunLines(unittest.TestCase):
         # and its launch, in the first 80 lines of the strategy's own file.
         listed = subprocess.run([CDL_RUN, "--list"], capture_output=True, text=True, timeout=60)
         self.assertEqual(listed.returncode, 0, listed.stderr)
-        forms = dict(re.findall(r"^\s+(\d\d_\w+)\s+strategies/\d\d_\w+\.cu:(\d+)$", listed.stdout, re.M))
+        forms = dict(
+            re.findall(r"^\s+(\d\d_\w+)\s+strategies/suite/\d\d_\w+\.cu:(\d+)$", listed.stdout, re.M)
+        )
         kernel = re.compile(r"__global__|^define void @|switch_on_id\(", re.M)
         launch = re.compile(r"<<<|cudaLaunchKernel|cudaGraphLaunch|launch_quadratic\(")
         for name in run_lines():
             strategy = name[: -len(".cu")]
             self.assertIn(strategy, forms, f"cdl_run --list names no minimal form for {name}")
-            with open(os.path.join(ROOT, "strategies", name)) as f:
+            with open(os.path.join(ROOT, "strategies", "suite", name)) as f:
                 first = "".join(f.readlines()[:80])
             self.assertLessEqual(int(forms[strategy]), 80, name)
             self.assertRegex(first, kernel, f"{name}: no kernel in its first 80 lines")
@@ -77,23 +80,71 @@ class RunLines(unittest.TestCase):
             self.assertIn("no usable CUDA device", got.stderr, f"{name}: it stopped before the GPU check")
 
 
+def lessons():
+    """{lesson file: [(nvcc command, the run that follows it or None), ...]}: each `// Build.` line of
+    a strategies/NN_<name>.cu (a line ending in a backslash goes on in the next comment line; a
+    command may end in `&& ./program ARGS`, how to run what the last line built)."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "strategies", "[0-9][0-9]_*.cu"))):
+        with open(path) as f:
+            found = re.findall(r"^// Build\.\s+(nvcc (?:.*\\\n//)*.*)$", f.read(), re.M)
+        commands = []
+        for line in found:
+            build, _, run = re.sub(r"\\\n//", " ", line).partition("&&")
+            commands.append((shlex.split(build), shlex.split(run) or None))
+        out[os.path.basename(path)] = commands
+    return out
+
+
+def build_alone(test, args, out_dir):
+    """Builds with an nvcc command a file gives, from the project's root, its output into out_dir
+    under the name the command gives it; returns the output's path."""
+    nvcc, root = os.environ.get("CDL_NVCC"), os.environ.get("CDL_SOURCE_DIR", ROOT)
+    if not nvcc:
+        test.skipTest("CDL_NVCC is not set (ctest sets it to the project's CUDA compiler)")
+    if not gpu_visible():  # -arch=native needs a GPU to ask; sm_90 is what the suite measures on
+        args = ["-arch=sm_90" if a == "-arch=native" else a for a in args]
+    args = [nvcc] + args[1:]
+    output = os.path.join(out_dir, os.path.basename(args[args.index("-o") + 1]))
+    args[args.index("-o") + 1] = output
+    got = subprocess.run(args, capture_output=True, text=True, cwd=root, timeout=600)
+    test.assertEqual(got.returncode, 0, f"{' '.join(args)}\n{got.stdout}{got.stderr}")
+    return output
+
+
+def build_lesson(test, name, commands, out_dir):
+    """Builds a lesson with its header's commands; returns how to run it (argv, in out_dir)."""
+    test.assertTrue(commands, f"{name}: no `// Build.   nvcc ...` line in its header")
+    program = None
+    for args, run in commands:
+        test.assertEqual(args[0], "nvcc", name)
+        test.assertIn(f"strategies/{name}", args)
+        program = build_alone(test, args, out_dir)
+    return [program, *(run[1:] if run else [])]
+
+
 class OneFileExample(unittest.TestCase):
     def test_it_builds_alone_with_the_command_its_header_gives(self):
-        nvcc, root = os.environ.get("CDL_NVCC"), os.environ.get("CDL_SOURCE_DIR", ROOT)
-        if not nvcc:
-            self.skipTest("CDL_NVCC is not set (ctest sets it to the project's CUDA compiler)")
-        with open(os.path.join(root, "examples", "dispatch_in_one_file.cu")) as f:
+        with open(os.path.join(ROOT, "examples", "dispatch_in_one_file.cu")) as f:
             line = next(l for l in f if l.startswith("//   nvcc "))
         args = shlex.split(line[2:].split("&&")[0])
         self.assertIn("examples/dispatch_in_one_file.cu", args)
-        if not gpu_visible():  # -arch=native needs a GPU to ask; sm_90 is what the suite measures on
-            args = ["-arch=sm_90" if a == "-arch=native" else a for a in args]
         out = tempfile.mkdtemp(prefix="cdl_example.")
         try:
-            args = [nvcc] + args[1:]
-            args[args.index("-o") + 1] = os.path.join(out, "dispatch")
-            got = subprocess.run(args, capture_output=True, text=True, cwd=root, timeout=600)
-            self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+            build_alone(self, args, out)
+        finally:
+            shutil.rmtree(out)
+
+
+class Lessons(unittest.TestCase):
+    def test_each_lesson_builds_alone_with_the_command_its_header_gives(self):
+        found = lessons()
+        self.assertGreaterEqual(len(found), 5)
+        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        try:
+            for name, commands in found.items():
+                with self.subTest(lesson=name):
+                    build_lesson(self, name, commands, out)
         finally:
             shutil.rmtree(out)
 
@@ -154,6 +205,27 @@ class RunLinesOnTheGpu(unittest.TestCase):
         self.assertIsNotNone(first, launch.stdout)
         self.assertLess(float(total.group(1)), 2 * float(first.group(1)) + 20, times.stdout + launch.stdout)
 
+    def test_each_lesson_runs_validates_and_times_both_ends_of_k(self):
+        """A lesson exits 0 only when every result validated (strategies/lesson.cuh), and prints the
+        template's and its own ways' times at k = 1 and k = 256."""
+        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        try:
+            for name, commands in lessons().items():
+                with self.subTest(lesson=name):
+                    run = build_lesson(self, name, commands, out)
+                    got = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
+                    said = f"{name}\n{got.stdout}{got.stderr}"
+                    self.assertEqual(got.returncode, 0, said)
+                    self.assertNotIn("WRONG RESULT", got.stdout, said)
+                    for k in (1, 256):
+                        rows = re.findall(
+                            rf"(?m)^(\S+) +{k} +[0-9.]+ ms +[0-9]+ +[0-9.]+ +([0-9.]+)×$", got.stdout
+                        )
+                        self.assertEqual(rows[0], ("template", "1.00"), said)
+                        self.assertGreaterEqual(len(rows), 2, said)
+        finally:
+            shutil.rmtree(out)
+
     def test_each_line_runs_and_validates(self):
         """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
         (bench/run.cpp), and prints "(not timed)" beside a wrong result."""
@@ -177,5 +249,5 @@ if __name__ == "__main__":
     if gpu and not gpu_visible():
         print("no GPU visible: the run lines are not run (skipped)")
         sys.exit(77)
-    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample", "CompileTimes"]
+    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample", "Lessons", "CompileTimes"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])

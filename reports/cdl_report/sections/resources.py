@@ -39,14 +39,20 @@ def map_kernel(resources, entry):
         if strategy in ("04_function_pointer", "05_virtual")
         else None
     )
-    source = f"strategies/{strategy}.{part}.cu" if part else f"strategies/{strategy}.cu"
+    # The suite's form of a strategy is strategies/suite/NN_<name>.cu (strategies/NN_<name>.cu before
+    # the lessons took that name: older results say so).
+    sources = (
+        {f"strategies/{strategy}.{part}.cu"}
+        if part
+        else {f"strategies/suite/{strategy}.cu", f"strategies/{strategy}.cu"}
+    )
     names = {
         "00_inline": f"map_quadratic_{form}<float>",
         "03_switch.hoisted": f"map_hoisted_kernel<float, (cdl::map_form){0 if form == 'scalar' else 1}>",
     }
     want = names.get(lab, f"map_{form}_kernel<float")
     for k in resources["kernels"]:
-        if k["source"] == source and want in k["name"] and MAP_INVOKER[lab] in k["name"]:
+        if k["source"] in sources and want in k["name"] and MAP_INVOKER[lab] in k["name"]:
             return k
     return None
 

@@ -38,7 +38,7 @@
 // entry keeps one tiered_map per (op, type, form) for the process, built on its first launch from
 // the catalogue's text, so the tests validate every launch, before and after the move; the
 // `tiered/` benchmarks build one per stream of launches from a text no cache has seen.
-#include "tiered_dispatch.hpp"
+#include "strategies/tiered_dispatch.hpp"
 
 #include "common/check.hpp"
 #include "strategies/minimal.hpp"
