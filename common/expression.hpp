@@ -17,7 +17,7 @@
 // op serves every strategy. min and max are ops.cuh's (min(a, b) = b < a ? b : a), and the
 // functions are libdevice's, as C++ code gets them from NVRTC.
 //
-// A program is parsed into a tree that the lowering (strategies/08_expression_jit.cu), the C++
+// A program is parsed into a tree that the lowering (strategies/suite/08_expression_jit.cu), the C++
 // printer and the float64 interpreter below read; nothing of the input text but its numbers
 // reaches a compiler. Errors name the offset and column of the offending character.
 #pragma once

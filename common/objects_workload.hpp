@@ -7,7 +7,7 @@
 //   in element order - as `new` in a loop over the elements would place them: the classes
 //                      interleave as the layout does;
 //   by class         - each class in an arena of its own, the arenas one after the other (the
-//                      allocation of COAL, strategies/11_type_from_address.cu): an object's class
+//                      allocation of COAL, strategies/suite/11_type_from_address.cu): an object's class
 //                      follows from which arena its address falls in.
 // and once more by value, on the host: a cuda::std::variant per element, no vtable, no pointer
 // (12_variant_visit.cu). The strategies (11 and 12) differ in how they find the method.

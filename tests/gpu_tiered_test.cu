@@ -1,4 +1,4 @@
-// Strategy 10's tiered dispatch (strategies/10_tiered_dispatch.cu): every launch of a stream is
+// Strategy 10's tiered dispatch (strategies/suite/10_tiered_dispatch.cu): every launch of a stream is
 // validated against the float64 reference, before the move to the op's own kernel, at the launch
 // that moves, and after it; the op's text is new to every cache, so the compile is a real one.
 #include "common/inputs.hpp"
