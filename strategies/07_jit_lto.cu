@@ -19,18 +19,11 @@
 
 #include "strategies/lesson_jit.cuh"
 
-#define NVJITLINK_CHECK(call, link)                                                                \
-  do {                                                                                             \
-    const nvJitLinkResult r = (call);                                                              \
-    if (r != NVJITLINK_SUCCESS) {                                                                  \
-      std::size_t size = 0;                                                                        \
-      nvJitLinkGetErrorLogSize(link, &size);                                                       \
-      std::string log(size, '\0');                                                                 \
-      nvJitLinkGetErrorLog(link, log.data());                                                      \
-      std::fprintf(stderr, "%s failed: error %d (%s:%d)\n%s\n", #call, int(r), __FILE__, __LINE__, \
-                   log.c_str());                                                                   \
-      std::exit(1);                                                                                \
-    }                                                                                              \
+#define NVJITLINK_CHECK(call, link)                                                           \
+  do {                                                                                        \
+    const nvJitLinkResult r = (call);                                                         \
+    lesson::jit_check(r == NVJITLINK_SUCCESS, #call, "error " + std::to_string(int(r)), link, \
+                      nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog, __FILE__, __LINE__);    \
   } while (0)
 
 // Source -> LTO-IR (-dlto, relocatable: the op may stay undefined until the link).

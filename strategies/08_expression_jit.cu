@@ -21,18 +21,11 @@
 
 #include "strategies/lesson_jit.cuh"
 
-#define NVVM_CHECK(call, program)                                                                           \
-  do {                                                                                                      \
-    const nvvmResult r = (call);                                                                            \
-    if (r != NVVM_SUCCESS) {                                                                                \
-      std::size_t size = 0;                                                                                 \
-      nvvmGetProgramLogSize(program, &size);                                                                \
-      std::string log(size, '\0');                                                                          \
-      nvvmGetProgramLog(program, log.data());                                                               \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n%s\n", #call, nvvmGetErrorString(r), __FILE__, __LINE__, \
-                   log.c_str());                                                                            \
-      std::exit(1);                                                                                         \
-    }                                                                                                       \
+#define NVVM_CHECK(call, program)                                                                      \
+  do {                                                                                                 \
+    const nvvmResult r = (call);                                                                       \
+    lesson::jit_check(r == NVVM_SUCCESS, #call, nvvmGetErrorString(r), program, nvvmGetProgramLogSize, \
+                      nvvmGetProgramLog, __FILE__, __LINE__);                                          \
   } while (0)
 
 // lesson::map_kernel's loop in NVVM IR (LLVM 7's dialect, typed pointers), around the op's

@@ -8,18 +8,29 @@
 
 #include "strategies/lesson.cuh"
 
-#define NVRTC_CHECK(call, program)                                                                           \
-  do {                                                                                                       \
-    const nvrtcResult r = (call);                                                                            \
-    if (r != NVRTC_SUCCESS) {                                                                                \
-      std::size_t size = 0;                                                                                  \
-      nvrtcGetProgramLogSize(program, &size);                                                                \
-      std::string log(size, '\0');                                                                           \
-      nvrtcGetProgramLog(program, log.data());                                                               \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n%s\n", #call, nvrtcGetErrorString(r), __FILE__, __LINE__, \
-                   log.c_str());                                                                             \
-      std::exit(1);                                                                                          \
-    }                                                                                                        \
+namespace lesson {
+
+// A call of NVRTC, nvJitLink or libNVVM that failed: the call, its error and the compiler's log
+// (each library's own pair of functions reads it), then exit. The macros below pass each library's.
+template <class Handle, class LogSize, class Log>
+void jit_check(bool ok, const char* call, const std::string& error, Handle handle, LogSize log_size, Log log,
+               const char* file, int line) {
+  if (ok) return;
+  std::size_t size = 0;
+  log_size(handle, &size);
+  std::string text(size, '\0');
+  log(handle, text.data());
+  std::fprintf(stderr, "%s failed: %s (%s:%d)\n%s\n", call, error.c_str(), file, line, text.c_str());
+  std::exit(1);
+}
+
+}  // namespace lesson
+
+#define NVRTC_CHECK(call, program)                                                                        \
+  do {                                                                                                    \
+    const nvrtcResult r = (call);                                                                         \
+    lesson::jit_check(r == NVRTC_SUCCESS, #call, nvrtcGetErrorString(r), program, nvrtcGetProgramLogSize, \
+                      nvrtcGetProgramLog, __FILE__, __LINE__);                                            \
   } while (0)
 
 namespace lesson {
