@@ -16,13 +16,14 @@
 #include <utility>
 #include <vector>
 
-#define CHECK(call)                                                                                      \
-  do {                                                                                                   \
-    const cudaError_t e = (call);                                                                        \
-    if (e != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, __LINE__); \
-      std::exit(1);                                                                                      \
-    }                                                                                                    \
+#define CHECK(call)                                                                                     \
+  do {                                                                                                  \
+    const cudaError_t check_error = (call);                                                             \
+    if (check_error != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(check_error), __FILE__, \
+                   __LINE__);                                                                           \
+      std::exit(1);                                                                                     \
+    }                                                                                                   \
   } while (0)
 
 namespace lesson {
