@@ -229,6 +229,63 @@ class RunLinesOnTheGpu(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
+    # Each map lesson's ways, as the suite registers the same kernel in its scalar form (an element
+    # per thread, as the lessons' map_kernel runs).
+    SUITE_FORM = {
+        "00_inline.cu": {"inline": "00_inline"},
+        "01_template_functor.cu": {"functor": "01_template_functor"},
+        "02_device_lambda.cu": {"lambda": "02_device_lambda"},
+        "03_switch.cu": {"switch": "03_switch", "hoisted": "03_switch.hoisted"},
+        "04_function_pointer.cu": {"pointer": "04_function_pointer.symbol"},
+        "05_virtual.cu": {"virtual": "05_virtual"},
+        "06_nvrtc_jit.cu": {"nvrtc": "06_nvrtc_jit"},
+        "07_jit_lto.cu": {"jit_lto": "07_jit_lto"},
+        "08_expression_jit.cu": {"nvvm": "08_expression_jit"},
+        "12_variant_visit.cu": {"variant": "12_variant_visit"},
+        "13_precompiled_plugin.cu": {"plugin": "13_precompiled_plugin"},
+        "14_graph_switch.cu": {"graph": "14_graph_switch"},
+        "15_device_launch.cu": {"device": "15_device_launch"},
+    }
+
+    def test_each_map_lesson_costs_what_the_suite_measures_for_its_kernel(self):
+        """A lesson that drifts from the measured code is a wrong lesson: at k = 256, where the call
+        is the work, each map lesson's way over the template must be within 10 % of the suite's
+        same strategy over its template in the scalar form (cdl_run, in this same test). Ratios, so
+        that the two runs' clocks cancel; 10 %, because the lesson times without the suite's L2
+        flush and repetitions."""
+        suite = subprocess.run(
+            [CDL_RUN, "--strategy", "all", "--op", "quadratic", "--n", "2^24", "--k", "256"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        self.assertEqual(suite.returncode, 0, suite.stdout + suite.stderr)
+        medians = {
+            name: float(ms)
+            for name, ms in re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", suite.stdout)
+        }
+        self.assertIn("01_template_functor", medians, suite.stdout)
+        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        try:
+            found = lessons()
+            for name, ways in self.SUITE_FORM.items():
+                with self.subTest(lesson=name):
+                    run = build_lesson(self, name, found[name], out)
+                    got = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
+                    self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+                    at_256 = dict(re.findall(r"(?m)^(\S+) +256 +[0-9.]+ ms .* ([0-9.]+)×$", got.stdout))
+                    for way, strategy in ways.items():
+                        lesson = float(at_256[way])
+                        measured = medians[strategy] / medians["01_template_functor"]
+                        self.assertLess(
+                            abs(lesson / measured - 1),
+                            0.10,
+                            f"{name}: {way} {lesson:.2f}× the template, the suite's {strategy}/scalar"
+                            f" {measured:.2f}×\n{got.stdout}",
+                        )
+        finally:
+            shutil.rmtree(out)
+
     def test_each_line_runs_and_validates(self):
         """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
         (bench/run.cpp), and prints "(not timed)" beside a wrong result."""
