@@ -28,7 +28,6 @@ if [ $rc -eq 0 ] && [ "${CDL_KEEP_SASS:-}" = 1 ] && command -v cuobjdump > /dev/
   cuobjdump -sass "$obj" > "$obj.sass.all" \
     && { grep -E 'Function : |CALL\.|BRX' "$obj.sass.all" > "$obj.sass.tmp"; [ $? -le 1 ]; } \
     && mv -f "$obj.sass.tmp" "$obj.sass"
-  rm -f "$obj.sass.all"
-  rm -f "$obj.sass.tmp"
+  rm -f "$obj.sass.all" "$obj.sass.tmp"
 fi
 exit $rc
