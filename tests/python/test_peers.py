@@ -101,6 +101,17 @@ class ProblemTest(unittest.TestCase):
         with self.assertRaises(harness.ProblemError):
             harness.Problem.load(os.path.join(self.dir, "bad", "map"))
 
+    def test_every_case_s_form_is_described_where_its_module_says_what_it_is(self):
+        # The report names each form from its module's docstring (harness.forms_of).
+        from cdl_peers.__main__ import SYSTEMS
+
+        for name, module in SYSTEMS.items():
+            forms = harness.forms_of(module.__doc__)
+            for case in module.cases():
+                technique = case.name.split("/")[0]
+                self.assertIn(technique, forms, f"{name}: {case.name} is not in its module's docstring")
+                self.assertGreater(len(forms[technique]), 20, f"{name}: {technique}: {forms[technique]!r}")
+
     def test_today_s_systems_write_the_catalogue_s_ops(self):
         # torch.compile's and JAX's functions are plain array code: run here on NumPy in their place,
         # each must give the workload's reference (the GPU runs the same text through its compiler).

@@ -124,6 +124,14 @@ class ForeignFileTest(FixtureTest):
         self.assertIn("No `python.json` beside the results (or it was set aside", text)
         self.assertIn("No `profile.json` beside the results (or it was set aside", text)
 
+    def test_each_peer_form_is_named_as_its_module_describes_it(self):
+        def describe(doc):
+            doc["cdl_python"]["systems"]["cupy"]["forms"] = {"cupy.RawKernel": "the whole kernel as CUDA C"}
+
+        self.edit_results(describe, "python.json")
+        peers = self.report().split("## The articles' own systems")[1].split("\n## ")[0]
+        self.assertIn("- `cupy.RawKernel` (CuPy): the whole kernel as CUDA C", peers)
+
     def test_missing_optional_files_are_named_where_their_sections_would_be(self):
         os.remove(os.path.join(self.results, "python.json"))
         os.remove(os.path.join(self.results, "profile.json"))

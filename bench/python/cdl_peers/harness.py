@@ -349,9 +349,35 @@ def run_system(system, problem_dirs, settings, case_filter="", experiments_only=
     return part
 
 
+FORM_LINE = re.compile(r"^  (\S+)(?: {2,}(\S.*))?$")
+
+
+def forms_of(doc):
+    """{technique: what it is}, from a peer module's docstring: the block after its first line where
+    each technique's name is indented two spaces and its description follows (on the same line after
+    two spaces or more, or on the lines below, indented further). The report names each form so."""
+    forms, name = {}, None
+    for line in (doc or "").splitlines()[1:]:
+        m = FORM_LINE.match(line)
+        if m:
+            name = m.group(1)
+            forms[name] = m.group(2) or ""
+        elif name and line.startswith("    "):
+            forms[name] = f"{forms[name]} {line.strip()}".strip()
+        elif forms:
+            break
+    return forms
+
+
 def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     props = dev.properties()
-    part.update(status="ran", version=version, device=props, notes=getattr(dev, "notes", []))
+    part.update(
+        status="ran",
+        version=version,
+        device=props,
+        notes=getattr(dev, "notes", []),
+        forms=forms_of(system.__doc__),
+    )
     for note in part["notes"]:
         print(f"cdl_peers: {system.NAME}: {note}", file=sys.stderr, flush=True)
     problems = [Problem.load(d) for d in problem_dirs]

@@ -61,6 +61,16 @@ def add(doc, bench, python, jit_costs=None):
         notes = "; ".join(sysinfo.get("notes", []))
         rows.append([f"`{name}`", status, detail + (f" ({notes})" if notes else "")])
     doc.add(table(["system", "status", "version, or why not"], rows))
+    forms = [
+        f"- `{technique}` ({NAMES.get(name, name)}): {text}"
+        for name, sysinfo in python.systems.items()
+        for technique, text in sysinfo.get("forms", {}).items()
+    ]
+    if forms:
+        doc.add(
+            "Each system's forms, as its module (`bench/python/cdl_peers/`) writes them; a row's name below"
+            " is the form's, then the threads' layout:\n\n" + "\n".join(forms) + "\n"
+        )
     for (workload, fields), entries in sorted(python.bench.problems.items()):
         cpp = bench.problems.get((workload, fields), {})
         f = dict(fields)
