@@ -1,0 +1,185 @@
+// The encoder of common/bytecode.hpp. Read the header first.
+#include "bytecode.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace cdl::bytecode {
+namespace {
+
+using expr::kind;
+
+op op_of(kind k) {
+  switch (k) {
+    case kind::add: return op::add;
+    case kind::subtract: return op::subtract;
+    case kind::multiply: return op::multiply;
+    case kind::divide: return op::divide;
+    case kind::negate: return op::negate;
+    case kind::less: return op::less;
+    case kind::less_equal: return op::less_equal;
+    case kind::greater: return op::greater;
+    case kind::greater_equal: return op::greater_equal;
+    case kind::equal: return op::equal;
+    case kind::not_equal: return op::not_equal;
+    case kind::select: return op::select;
+    case kind::sin: return op::sin;
+    case kind::cos: return op::cos;
+    case kind::exp: return op::exp;
+    case kind::sqrt: return op::sqrt;
+    case kind::min: return op::min;
+    default: return op::max;
+  }
+}
+
+// A step before registers are given: an op on values named by node index (or a leaf's operand).
+struct step {
+  op code;
+  int node;  // the value it makes
+  int a = -1, b = -1, c = -1;
+};
+
+class encoder {
+ public:
+  explicit encoder(const expr::program& p) : p_(p), uses_(p.nodes.size(), 0) {}
+
+  program run() {
+    const int result = resolve(p_.result);
+    count_uses(result);
+    emit(result);
+    std::vector<int> last(p_.nodes.size(), -1);  // the step that reads a value last
+    for (int s = 0; s < int(steps_.size()); ++s)
+      for (int v : {steps_[std::size_t(s)].a, steps_[std::size_t(s)].b, steps_[std::size_t(s)].c})
+        if (v >= 0) last[std::size_t(v)] = s;
+    std::map<int, std::uint8_t> reg;  // a computed value's register
+    std::vector<bool> busy(max_registers, false);
+    busy[0] = true;  // x, for the whole program
+    for (int s = 0; s < int(steps_.size()); ++s) {
+      const step& st = steps_[std::size_t(s)];
+      instruction in{st.code, 0, operand(st.a, reg), operand(st.b, reg), operand(st.c, reg)};
+      for (int v : {st.a, st.b, st.c})  // read before the write: a freed register may take the result
+        if (v >= 0 && last[std::size_t(v)] == s && reg.count(v)) busy[reg[v]] = false;
+      const auto free = std::find(busy.begin(), busy.end(), false);
+      if (free == busy.end())
+        throw error("the program holds more than " + std::to_string(max_registers - 1) +
+                    " values at once, more than the interpreter's registers");
+      *free = true;
+      in.dst = std::uint8_t(free - busy.begin());
+      reg[st.node] = in.dst;
+      out_.registers = std::max(out_.registers, int(in.dst) + 1);
+      out_.code.push_back(in);
+    }
+    if (out_.code.size() > std::size_t(max_instructions))
+      throw error("the program is " + std::to_string(out_.code.size()) + " instructions, more than the " +
+                  std::to_string(max_instructions) + " the interpreter holds");
+    out_.result = operand(result, reg);
+    return out_;
+  }
+
+ private:
+  // A temporary is the value it names.
+  int resolve(int n) const {
+    while (p_.nodes[std::size_t(n)].op == kind::temporary)
+      n = p_.bindings[std::size_t(p_.nodes[std::size_t(n)].value)].value;
+    return n;
+  }
+  bool leaf(int n) const {
+    const kind k = p_.nodes[std::size_t(n)].op;
+    return k == kind::number || k == kind::x;
+  }
+  std::vector<int> operands(int n) const {
+    const expr::node& e = p_.nodes[std::size_t(n)];
+    std::vector<int> out;
+    for (int o : {e.a, e.b, e.c})
+      if (o >= 0) out.push_back(resolve(o));
+    return out;
+  }
+  void count_uses(int n) {
+    if (uses_[std::size_t(n)]++ > 0 || leaf(n)) return;  // a value's operands are counted once
+    for (int o : operands(n)) count_uses(o);
+  }
+  // Steps in an order where every operand comes first; a product read only by an addition is
+  // folded into it as a fused multiply-add.
+  void emit(int n) {
+    if (leaf(n) || done_.count(n)) return;
+    done_[n] = true;
+    const expr::node& e = p_.nodes[std::size_t(n)];
+    std::vector<int> o = operands(n);
+    if (e.op == kind::add) {
+      for (int side = 0; side < 2; ++side) {
+        const int m = o[std::size_t(side)];
+        if (p_.nodes[std::size_t(m)].op == kind::multiply && uses_[std::size_t(m)] == 1 && !done_.count(m)) {
+          const std::vector<int> f = operands(m);
+          done_[m] = true;
+          for (int v : {f[0], f[1], o[std::size_t(1 - side)]}) emit(v);
+          steps_.push_back({op::fma, n, f[0], f[1], o[std::size_t(1 - side)]});
+          return;
+        }
+      }
+    }
+    for (int v : o) emit(v);
+    step st{op_of(e.op), n};
+    if (o.size() > 0) st.a = o[0];
+    if (o.size() > 1) st.b = o[1];
+    if (o.size() > 2) st.c = o[2];
+    steps_.push_back(st);
+  }
+  std::uint8_t operand(int n, const std::map<int, std::uint8_t>& reg) {
+    if (n < 0) return 0;
+    const expr::node& e = p_.nodes[std::size_t(n)];
+    if (e.op == kind::x) return 0;
+    if (e.op != kind::number) return reg.at(n);
+    auto& c = out_.constants;
+    auto at = std::find(c.begin(), c.end(), e.value);
+    if (at == c.end()) {
+      if (c.size() == std::size_t(max_constants))
+        throw error("the program has more than " + std::to_string(max_constants) +
+                    " different numbers, more than the interpreter holds");
+      at = c.insert(c.end(), e.value);
+    }
+    return std::uint8_t(constant_bit | (at - c.begin()));
+  }
+
+  const expr::program& p_;
+  std::vector<int> uses_;
+  std::map<int, bool> done_;
+  std::vector<step> steps_;
+  program out_;
+};
+
+const char* const names[] = {"add",    "subtract",  "multiply",   "divide",  "fma",
+                             "negate", "less",      "less_equal", "greater", "greater_equal",
+                             "equal",  "not_equal", "select",     "sin",     "cos",
+                             "exp",    "sqrt",      "min",        "max"};
+static_assert(sizeof names / sizeof *names == std::size_t(op::count_));
+
+}  // namespace
+
+program encode(const expr::program& p) { return encoder(p).run(); }
+
+bool valid(const program& p) {
+  if (p.registers < 1 || p.registers > max_registers || p.constants.size() > std::size_t(max_constants) ||
+      p.code.size() > std::size_t(max_instructions))
+    return false;
+  const auto inside = [&](std::uint8_t o) {
+    return o & constant_bit ? std::size_t(o & ~constant_bit) < p.constants.size() : o < p.registers;
+  };
+  for (const instruction& in : p.code)
+    if (std::uint8_t(in.code) >= std::uint8_t(op::count_) || in.dst == 0 || in.dst >= p.registers ||
+        !inside(in.a) || !inside(in.b) || !inside(in.c))
+      return false;
+  return inside(p.result);
+}
+
+std::string to_string(const program& p) {
+  const auto name = [&](std::uint8_t o) {
+    return o & constant_bit ? std::to_string(p.constants.at(o & ~constant_bit)) : "r" + std::to_string(o);
+  };
+  std::string out;
+  for (const instruction& in : p.code)
+    out += "r" + std::to_string(in.dst) + " = " + names[int(in.code)] + " " + name(in.a) + " " + name(in.b) +
+           " " + name(in.c) + "\n";
+  return out + "result " + name(p.result) + " (" + std::to_string(p.registers) + " registers)\n";
+}
+
+}  // namespace cdl::bytecode

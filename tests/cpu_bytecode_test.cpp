@@ -1,0 +1,178 @@
+// The expression language encoded as data (common/bytecode.hpp): every construct, the catalogue's
+// ops, the encoder's limits, and a fuzz run of programs through parser, encoder and interpreter
+// against the language's float64 interpreter, and of mutated encodings through the guard.
+#include "common/bytecode.hpp"
+#include "common/expression.hpp"
+#include "common/ops.cuh"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace cdl {
+namespace {
+
+// The encoded program against the language's interpreter, in double: equal within a few roundings
+// (a fused multiply-add rounds once where the interpreter rounds twice).
+void expect_same(const std::string& text, double x) {
+  const expr::program p = expr::parse(text);
+  const bytecode::program b = bytecode::encode(p);
+  ASSERT_TRUE(bytecode::valid(b)) << text << "\n" << bytecode::to_string(b);
+  const double want = expr::evaluate(p, x), got = bytecode::run(b, x);
+  if (std::isnan(want) || std::isinf(want)) {
+    EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << text << " at " << x;
+    return;
+  }
+  EXPECT_NEAR(got, want, 1e-9 * (1 + std::fabs(want))) << text << " at " << x << "\n"
+                                                       << bytecode::to_string(b);
+}
+
+TEST(Bytecode, EveryConstructRunsAsTheLanguageDefinesIt) {
+  for (const char* text : {"x",
+                           "2",
+                           "-x",
+                           "x + 1",
+                           "x - 1",
+                           "x * 3",
+                           "x / 4",
+                           "x * x + 2 * x + 1",
+                           "1 + x * x",
+                           "x < 1 ? 2 : 3",
+                           "x <= 1 ? x : -x",
+                           "x > 1 ? 1 : 0",
+                           "x >= 0.5 ? sin(x) : cos(x)",
+                           "x == 1 ? 5 : x",
+                           "x != 1 ? 5 : x",
+                           "exp(x)",
+                           "sqrt(x)",
+                           "min(x, 0.7)",
+                           "max(x, 0.7)",
+                           "s = sin(x); c = cos(x); exp(s * c)",
+                           "a = x * x; b = a * a; b * b + a",
+                           "unused = sin(x); x * 2",
+                           "T(2) * x"})
+    for (const double x : {0.0, 0.25, 0.5, 1.0, 3.0}) expect_same(text, x);
+}
+
+TEST(Bytecode, TheCataloguesOpsEncodeAndRunInBothTypes) {
+  for (std::size_t i = 0; i < map_op_catalogue.size(); ++i) {
+    const op_info& o = map_op_catalogue[i];
+    const bytecode::program b = bytecode::encode(expr::parse(std::string(o.source)));
+    for (const double x : {0.1, 0.5, 0.75, 1.0, 3.0}) {
+      expect_same(std::string(o.source), x);
+      const float f = bytecode::run(b, float(x));
+      const float want = visit_op(map_op(i), [x](auto op) { return op(float(x)); });
+      EXPECT_NEAR(f, want, 4e-7 * (1 + std::fabs(want))) << o.name << " at " << x;
+    }
+  }
+}
+
+TEST(Bytecode, ValuesAreNotInstructionsAndRegistersAreReused) {
+  // x * x + 2 * x + 1: one product (x * x) fused into the addition of 2 * x, then + 1; the numbers
+  // are operands, x is register 0, and no more than two other registers are live.
+  const bytecode::program b = bytecode::encode(expr::parse("x * x + 2 * x + 1"));
+  EXPECT_EQ(b.code.size(), 3u) << bytecode::to_string(b);
+  EXPECT_EQ(b.code[1].code, bytecode::op::fma) << bytecode::to_string(b);
+  EXPECT_EQ(b.constants.size(), 2u);
+  EXPECT_LE(b.registers, 3);
+  // A chain of twenty additions needs one register beside x, not twenty.
+  std::string chain = "x";
+  for (int i = 0; i < 20; ++i) chain = "(" + chain + " + " + std::to_string(i) + ")";
+  const bytecode::program c = bytecode::encode(expr::parse(chain));
+  EXPECT_EQ(c.registers, 2) << bytecode::to_string(c);
+  EXPECT_EQ(c.code.size(), 20u);
+}
+
+void expect_refused(const std::string& text, const std::string& words) {
+  try {
+    const bytecode::program b = bytecode::encode(expr::parse(text));
+    ADD_FAILURE() << text << " encoded:\n" << bytecode::to_string(b);
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(Bytecode, WhatTheInterpreterCannotHoldIsRefusedSayingWhy) {
+  // Eight values alive at once beside a sum: each vi is read by the sum and again by the product.
+  std::string text, sum = "v1", product = "v1";
+  for (int i = 1; i <= 8; ++i) text += "v" + std::to_string(i) + " = sin(x * " + std::to_string(i) + "); ";
+  for (int i = 2; i <= 8; ++i) {
+    sum = "(" + sum + " + v" + std::to_string(i) + ")";
+    product = "(" + product + " * v" + std::to_string(i) + ")";
+  }
+  expect_refused(text + sum + " * " + product, "registers");
+  std::string longer = "x";
+  for (int i = 0; i <= bytecode::max_instructions; ++i) longer = "sin(" + longer + ")";
+  expect_refused(longer, "instructions");
+  std::string numbers = "x";
+  for (int i = 0; i <= bytecode::max_constants; ++i) numbers += " + " + std::to_string(i + 2);
+  expect_refused(numbers, "numbers");
+}
+
+std::uint64_t next(std::uint64_t& state) {
+  state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+  return state;
+}
+
+// A random value of the language: nested operations over x, numbers and the temporary t.
+std::string random_value(std::uint64_t& s, int depth, bool t_defined = true) {
+  if (depth == 0 || next(s) % 5 == 0) {
+    switch (next(s) % 4) {
+      case 0: return std::to_string(double(next(s) % 1000) / 100.0);
+      case 1: return t_defined ? "t" : "x";
+      default: return "x";
+    }
+  }
+  const std::string a = random_value(s, depth - 1, t_defined), b = random_value(s, depth - 1, t_defined);
+  switch (next(s) % 11) {
+    case 0: return "(" + a + " + " + b + ")";
+    case 1: return "(" + a + " - " + b + ")";
+    case 2: return "(" + a + " * " + b + ")";
+    case 3: return "(" + a + " / " + b + ")";
+    case 4: return "-" + a;
+    case 5: return "sin(" + a + ")";
+    case 6: return "exp(" + a + " / 8)";
+    case 7: return "sqrt(" + a + " * " + a + ")";
+    case 8: return "min(" + a + ", " + b + ")";
+    case 9: return "max(" + a + ", " + b + ")";
+    default: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+  }
+}
+
+TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuarded) {
+  std::uint64_t state = 0x2545f4914f6cdd1dull;
+  int encoded = 0, refused = 0, mutated_valid = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::string text =
+        "t = " + random_value(state, 3, false) + "; " + random_value(state, 1 + round % 5);
+    const expr::program p = expr::parse(text);
+    bytecode::program b;
+    try {
+      b = bytecode::encode(p);
+      ++encoded;
+    } catch (const error&) {
+      ++refused;
+      continue;
+    }
+    for (const double x : {0.3, 1.7}) expect_same(text, x);
+    // The bytes changed at random: the guard refuses what would read or write outside the
+    // program's registers and constants, and what it lets through runs to a number or NaN.
+    for (int m = 0; m < 4; ++m) {
+      bytecode::program bad = b;
+      if (bad.code.empty()) break;
+      auto* bytes = reinterpret_cast<unsigned char*>(bad.code.data());
+      bytes[next(state) % (bad.code.size() * sizeof(bytecode::instruction))] = (unsigned char)next(state);
+      if (!bytecode::valid(bad)) continue;
+      ++mutated_valid;
+      (void)bytecode::run(bad, 0.5);  // under the sanitizers: no read or write outside
+    }
+  }
+  EXPECT_GT(encoded, 2000);
+  EXPECT_GT(mutated_valid, 100);  // mutations the guard lets through, run
+  RecordProperty("refused", refused);
+}
+
+}  // namespace
+}  // namespace cdl
