@@ -1,4 +1,4 @@
-// What the lessons that compile at run time (06, 07, 08) share beside strategies/lesson.cuh:
+// What the lessons that compile at run time (06, 07, 08, 10) share beside strategies/lesson.cuh:
 // NVRTC's check, which prints the compiler's log; this GPU's architecture; the map loop as source
 // text around an op's text; and the launch of a loaded kernel (each lesson's `map`).
 #pragma once
