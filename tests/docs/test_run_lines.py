@@ -123,6 +123,21 @@ def build_lesson(test, name, commands, out_dir):
     return [program, *(run[1:] if run else [])]
 
 
+_lesson_runs = {}  # lesson file -> its run's CompletedProcess, once per process (two tests read it)
+
+
+def lesson_run(test, name, commands):
+    """The lesson built with its header's commands and run, once per process."""
+    if name not in _lesson_runs:
+        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        try:
+            run = build_lesson(test, name, commands, out)
+            _lesson_runs[name] = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
+        finally:
+            shutil.rmtree(out)
+    return _lesson_runs[name]
+
+
 class OneFileExample(unittest.TestCase):
     def test_it_builds_alone_with_the_command_its_header_gives(self):
         with open(os.path.join(ROOT, "examples", "dispatch_in_one_file.cu")) as f:
@@ -210,24 +225,19 @@ class RunLinesOnTheGpu(unittest.TestCase):
         least two timed rows. A map lesson prints the template's and its own ways' times at k = 1
         and k = 256; the others time their own knob (09 the blur's radius, 10 the number of
         launches, 11 the objects' layout)."""
-        out = tempfile.mkdtemp(prefix="cdl_lessons.")
-        try:
-            for name, commands in lessons().items():
-                with self.subTest(lesson=name):
-                    run = build_lesson(self, name, commands, out)
-                    got = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
-                    said = f"{name}\n{got.stdout}{got.stderr}"
-                    self.assertEqual(got.returncode, 0, said)
-                    self.assertNotIn("WRONG RESULT", got.stdout, said)
-                    self.assertGreaterEqual(len(re.findall(r"(?m)^.*\b[0-9.]+ ms\b", got.stdout)), 2, said)
-                    rows = re.findall(r"(?m)^(\S+) +([0-9]+) +[0-9.]+ ms .* ([0-9.]+|inf)×$", got.stdout)
-                    if "× template" in got.stdout:
-                        for k in ("1", "256"):
-                            at_k = [(way, ratio) for way, kk, ratio in rows if kk == k]
-                            self.assertEqual(at_k[0], ("template", "1.00"), said)
-                            self.assertGreaterEqual(len(at_k), 2, said)
-        finally:
-            shutil.rmtree(out)
+        for name, commands in lessons().items():
+            with self.subTest(lesson=name):
+                got = lesson_run(self, name, commands)
+                said = f"{name}\n{got.stdout}{got.stderr}"
+                self.assertEqual(got.returncode, 0, said)
+                self.assertNotIn("WRONG RESULT", got.stdout, said)
+                self.assertGreaterEqual(len(re.findall(r"(?m)^.*\b[0-9.]+ ms\b", got.stdout)), 2, said)
+                rows = re.findall(r"(?m)^(\S+) +([0-9]+) +[0-9.]+ ms .* ([0-9.]+|inf)×$", got.stdout)
+                if "× template" in got.stdout:
+                    for k in ("1", "256"):
+                        at_k = [(way, ratio) for way, kk, ratio in rows if kk == k]
+                        self.assertEqual(at_k[0], ("template", "1.00"), said)
+                        self.assertGreaterEqual(len(at_k), 2, said)
 
     # Each map lesson's ways, as the suite registers the same kernel in its scalar form (an element
     # per thread, as the lessons' map_kernel runs).
@@ -265,26 +275,21 @@ class RunLinesOnTheGpu(unittest.TestCase):
             for name, ms in re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", suite.stdout)
         }
         self.assertIn("01_template_functor", medians, suite.stdout)
-        out = tempfile.mkdtemp(prefix="cdl_lessons.")
-        try:
-            found = lessons()
-            for name, ways in self.SUITE_FORM.items():
-                with self.subTest(lesson=name):
-                    run = build_lesson(self, name, found[name], out)
-                    got = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
-                    self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
-                    at_256 = dict(re.findall(r"(?m)^(\S+) +256 +[0-9.]+ ms .* ([0-9.]+)×$", got.stdout))
-                    for way, strategy in ways.items():
-                        lesson = float(at_256[way])
-                        measured = medians[strategy] / medians["01_template_functor"]
-                        self.assertLess(
-                            abs(lesson / measured - 1),
-                            0.10,
-                            f"{name}: {way} {lesson:.2f}× the template, the suite's {strategy}/scalar"
-                            f" {measured:.2f}×\n{got.stdout}",
-                        )
-        finally:
-            shutil.rmtree(out)
+        found = lessons()
+        for name, ways in self.SUITE_FORM.items():
+            with self.subTest(lesson=name):
+                got = lesson_run(self, name, found[name])
+                self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+                at_256 = dict(re.findall(r"(?m)^(\S+) +256 +[0-9.]+ ms .* ([0-9.]+)×$", got.stdout))
+                for way, strategy in ways.items():
+                    lesson = float(at_256[way])
+                    measured = medians[strategy] / medians["01_template_functor"]
+                    self.assertLess(
+                        abs(lesson / measured - 1),
+                        0.10,
+                        f"{name}: {way} {lesson:.2f}× the template, the suite's {strategy}/scalar"
+                        f" {measured:.2f}×\n{got.stdout}",
+                    )
 
     def test_each_line_runs_and_validates(self):
         """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
