@@ -41,7 +41,7 @@ struct step {
 
 class encoder {
  public:
-  explicit encoder(const expr::program& p) : p_(p), uses_(p.nodes.size(), 0) {}
+  explicit encoder(const expr::program& p) : p_(p), uses_(p.nodes.size(), 0), done_(p.nodes.size(), false) {}
 
   program run() {
     const int result = resolve(p_.result);
@@ -101,16 +101,17 @@ class encoder {
   // Steps in an order where every operand comes first; a product read only by an addition is
   // folded into it as a fused multiply-add.
   void emit(int n) {
-    if (leaf(n) || done_.count(n)) return;
-    done_[n] = true;
+    if (leaf(n) || done_[std::size_t(n)]) return;
+    done_[std::size_t(n)] = true;
     const expr::node& e = p_.nodes[std::size_t(n)];
     std::vector<int> o = operands(n);
     if (e.op == kind::add) {
       for (int side = 0; side < 2; ++side) {
         const int m = o[std::size_t(side)];
-        if (p_.nodes[std::size_t(m)].op == kind::multiply && uses_[std::size_t(m)] == 1 && !done_.count(m)) {
+        if (p_.nodes[std::size_t(m)].op == kind::multiply && uses_[std::size_t(m)] == 1 &&
+            !done_[std::size_t(m)]) {
           const std::vector<int> f = operands(m);
-          done_[m] = true;
+          done_[std::size_t(m)] = true;
           for (int v : {f[0], f[1], o[std::size_t(1 - side)]}) emit(v);
           steps_.push_back({op::fma, n, f[0], f[1], o[std::size_t(1 - side)]});
           return;
@@ -142,7 +143,7 @@ class encoder {
 
   const expr::program& p_;
   std::vector<int> uses_;
-  std::map<int, bool> done_;
+  std::vector<bool> done_;  // emitted, or folded into the fma that reads it
   std::vector<step> steps_;
   program out_;
 };
