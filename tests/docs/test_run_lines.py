@@ -12,6 +12,8 @@ before it looks for a device), and examples/dispatch_in_one_file.cu builds with 
 header gives (sm_90 for -arch=native where no GPU answers). With --gpu: each line runs to the end
 and validates (exit status 0); without a GPU the script says so and exits 77, which ctest reports as skipped.
 """
+import atexit
+import concurrent.futures
 import glob
 import os
 import re
@@ -123,19 +125,32 @@ def build_lesson(test, name, commands, out_dir):
     return [program, *(run[1:] if run else [])]
 
 
-_lesson_runs = {}  # lesson file -> its run's CompletedProcess, once per process (two tests read it)
+def build_lessons(test, out_dir):
+    """Builds every lesson with its header's commands into out_dir, one nvcc per lesson on each of the
+    machine's cores; returns {lesson file: a future of how to run it} (result() raises what failed)."""
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        return {
+            name: pool.submit(build_lesson, test, name, commands, out_dir)
+            for name, commands in lessons().items()
+        }
 
 
-def lesson_run(test, name, commands):
-    """The lesson built with its header's commands and run, once per process."""
-    if name not in _lesson_runs:
+_lessons = {}  # "built": the build_lessons futures; lesson file -> its run, once per process
+
+
+def lesson_run(test, name):
+    """The lesson built with its header's commands (all of them at once, the first time) and run,
+    once per process: two tests read each run."""
+    if "built" not in _lessons:
         out = tempfile.mkdtemp(prefix="cdl_lessons.")
-        try:
-            run = build_lesson(test, name, commands, out)
-            _lesson_runs[name] = subprocess.run(run, capture_output=True, text=True, cwd=out, timeout=600)
-        finally:
-            shutil.rmtree(out)
-    return _lesson_runs[name]
+        atexit.register(shutil.rmtree, out, True)
+        _lessons["built"] = build_lessons(test, out)
+    if name not in _lessons:
+        run = _lessons["built"][name].result()
+        _lessons[name] = subprocess.run(
+            run, capture_output=True, text=True, cwd=os.path.dirname(run[0]), timeout=600
+        )
+    return _lessons[name]
 
 
 class OneFileExample(unittest.TestCase):
@@ -153,13 +168,13 @@ class OneFileExample(unittest.TestCase):
 
 class Lessons(unittest.TestCase):
     def test_each_lesson_builds_alone_with_the_command_its_header_gives(self):
-        found = lessons()
-        self.assertGreaterEqual(len(found), 5)
         out = tempfile.mkdtemp(prefix="cdl_lessons.")
         try:
-            for name, commands in found.items():
+            built = build_lessons(self, out)
+            self.assertGreaterEqual(len(built), 5)
+            for name, program in built.items():
                 with self.subTest(lesson=name):
-                    build_lesson(self, name, commands, out)
+                    program.result()
         finally:
             shutil.rmtree(out)
 
@@ -225,9 +240,9 @@ class RunLinesOnTheGpu(unittest.TestCase):
         least two timed rows. A map lesson prints the template's and its own ways' times at k = 1
         and k = 256; the others time their own knob (09 the blur's radius, 10 the number of
         launches, 11 the objects' layout)."""
-        for name, commands in lessons().items():
+        for name in lessons():
             with self.subTest(lesson=name):
-                got = lesson_run(self, name, commands)
+                got = lesson_run(self, name)
                 said = f"{name}\n{got.stdout}{got.stderr}"
                 self.assertEqual(got.returncode, 0, said)
                 self.assertNotIn("WRONG RESULT", got.stdout, said)
@@ -275,10 +290,9 @@ class RunLinesOnTheGpu(unittest.TestCase):
             for name, ms in re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", suite.stdout)
         }
         self.assertIn("01_template_functor", medians, suite.stdout)
-        found = lessons()
         for name, ways in self.SUITE_FORM.items():
             with self.subTest(lesson=name):
-                got = lesson_run(self, name, found[name])
+                got = lesson_run(self, name)
                 self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
                 at_256 = dict(re.findall(r"(?m)^(\S+) +256 +[0-9.]+ ms .* ([0-9.]+)×$", got.stdout))
                 for way, strategy in ways.items():
