@@ -29,7 +29,12 @@
   } while (0)
 
 // lesson::map_kernel's loop in NVVM IR (LLVM 7's dialect, typed pointers), around the op's
-// instructions, which read %v and leave the result in %r: what a lowering writes for the op.
+// instructions, which read %v and leave the result in %r: what a lowering writes for the op. The
+// loop is marked not to be unrolled, as the suite's lowering marks it: unrolling a loop whose trip
+// count arrives at run time copies the op per step and adds a remainder loop, which lengthens
+// libNVVM's and ptxas's work for every new op. The price is this one-element-a-thread form's speed
+// when the op is cheap and k large (the report's dispatch figure, 08's scalar row); the suite's vec
+// form, with several elements in one loop, does not pay it.
 std::string map_ir(const std::string& op) {
   return R"(target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -59,7 +64,7 @@ loop:
   %acc.next = fadd float %acc, %r
   %j.next = add i32 %j, 1
   %more = icmp slt i32 %j.next, %k
-  br i1 %more, label %loop, label %done
+  br i1 %more, label %loop, label %done, !llvm.loop !2
 done:
   %sum = phi float [ 0.0, %start ], [ %acc.next, %loop ]
   %py = getelementptr float, float* %y, i64 %i
@@ -75,6 +80,8 @@ declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
 !0 = !{void (float*, float*, i64, i32)* @map, !"kernel", i32 1}
 !nvvmir.version = !{!1}
 !1 = !{i32 2, i32 0}
+!2 = distinct !{!2, !3}
+!3 = !{!"llvm.loop.unroll.disable"}
 )";
 }
 
