@@ -16,7 +16,8 @@
 // one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route). Strategy 08
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
 // loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
-// assembles the PTX), and libNVVM and the load apart. NVRTC's own account of where a compile goes
+// assembles the PTX), and libNVVM and the load apart. Strategy 16 (no compiler): a new op's first
+// result, from its text to a map's output ready. NVRTC's own account of where a compile goes
 // (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel, and
 // what each part of 06's program costs (jit/parts/: the headers, a kernel, an option, each against
 // a program without it, compiled beside it); nvJitLink's (its -time) for 07's link.
@@ -37,6 +38,7 @@
 #include "common/jit_cache.hpp"
 #include "common/registry.hpp"
 #include "strategies/expression_jit.hpp"
+#include "strategies/interpreter.hpp"
 #include "strategies/jit_kernels.hpp"
 #include "strategies/tiered_dispatch.hpp"
 
@@ -541,6 +543,24 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       return measured{seconds_since(start), {{"driver_compiler_ms", compiler_ms}}};
     });
   }
+  // 16: a new op's first result with no compiler: its text parsed and encoded, the interpreter
+  // launched on 2^20 elements (the encoded program goes with the launch), the result ready. The
+  // output is validated after the clock stops, against the language's float64 interpreter.
+  add_stage("jit/first_result/16/new_op/map/n:1048576/type:f32", counts, 10, names, [] {
+    const jit::op_text op = next_new_op();
+    const expr::program language = expr::parse(op.source);  // the reference's, outside the time
+    const map_fixture f({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 1}, default_seed,
+                        custom_map_op{[&](double x) { return expr::evaluate(language, x); }, 16});
+    const auto launch = [&op](const map_launch& a) { interpreter::launch_map(a, op); };
+    CDL_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto start = clock::now();
+    f.launch(launch, map_form::vec, nullptr);
+    CDL_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    const double seconds = seconds_since(start);
+    const validation_result v = f.run_and_validate(launch, map_form::vec);
+    if (!v.passed) throw error("16's first result for " + op.source + ": " + v.summary());
+    return seconds;
+  });
   add_stage("jit/compile/08/same_text" + suffix, counts, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);

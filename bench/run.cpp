@@ -9,7 +9,8 @@
 //
 // With --expr, the op is the user's, compiled at run time and timed beside every built-in
 // strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
-// runs through 08, and through 06 and 07 as the C++ it prints, all validated against the
+// runs through 08, through 16's interpreter (no compiler: its first launch is the op's first
+// result), and through 06 and 07 as the C++ it prints, all validated against the
 // language's float64 interpreter. Any other text is taken as C++ (an expression in x of type T,
 // or a function body with `return`) for 06 and 07 alone, validated against the same text
 // compiled for the host; the table says why 08 did not run, naming the position.
@@ -28,6 +29,7 @@
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
 #include "strategies/expression_jit.hpp"
+#include "strategies/interpreter.hpp"
 #include "strategies/plugin.hpp"
 #include "strategies/minimal.hpp"
 #include "strategies/user_op.hpp"
@@ -463,6 +465,9 @@ int run(const options& o) {
                            }});
       launchers.push_back({"08_expression_jit.baseline", [&user_expression](const map_launch& a) {
                              expression_jit::launch_map(a, user_expression, expression_jit::tier::baseline);
+                           }});
+      launchers.push_back({"16_interpreter", [&user_expression](const map_launch& a) {
+                             interpreter::launch_map(a, user_expression);
                            }});
     }
     for (const auto& [strategy, launch] : launchers)

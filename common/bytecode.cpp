@@ -2,6 +2,7 @@
 #include "bytecode.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace cdl::bytecode {
@@ -57,6 +58,7 @@ class encoder {
     for (int s = 0; s < int(steps_.size()); ++s) {
       const step& st = steps_[std::size_t(s)];
       instruction in{st.code, 0, operand(st.a, reg), operand(st.b, reg), operand(st.c, reg)};
+      canonical(in);
       for (int v : {st.a, st.b, st.c})  // read before the write: a freed register may take the result
         if (v >= 0 && last[std::size_t(v)] == s && reg.count(v)) busy[reg[v]] = false;
       const auto free = std::find(busy.begin(), busy.end(), false);
@@ -125,20 +127,39 @@ class encoder {
     if (o.size() > 2) st.c = o[2];
     steps_.push_back(st);
   }
+  // Two rewrites that change no result and spare the interpreter work: a number goes to operand b
+  // of an addition, a product or an fma's product, where the kernel reads it once for all of its
+  // values (both are commutative in IEEE arithmetic); and a division by a power of two becomes the
+  // product with its inverse, which is exact (as nvcc compiles x / 2.0f), where a division is a
+  // dozen instructions and a branch.
+  void canonical(instruction& in) {
+    const bool commutes = in.code == op::add || in.code == op::multiply || in.code == op::fma;
+    if (commutes && (in.a & constant_bit) && !(in.b & constant_bit)) std::swap(in.a, in.b);
+    if (in.code != op::divide || !(in.b & constant_bit)) return;
+    const double d = out_.constants[in.b & ~constant_bit];
+    int exponent = 0;
+    // A power of two whose inverse a float holds too (no subnormal, no infinity).
+    if (std::frexp(d, &exponent) != 0.5 || exponent < -124 || exponent > 126) return;
+    in.code = op::multiply;
+    in.b = constant(1.0 / d);
+  }
+  std::uint8_t constant(double value) {
+    auto& c = out_.constants;
+    auto at = std::find(c.begin(), c.end(), value);
+    if (at == c.end()) {
+      if (c.size() == std::size_t(max_constants))
+        throw error("the program has more than " + std::to_string(max_constants) +
+                    " different numbers, more than the interpreter holds");
+      at = c.insert(c.end(), value);
+    }
+    return std::uint8_t(constant_bit | (at - c.begin()));
+  }
   std::uint8_t operand(int n, const std::map<int, std::uint8_t>& reg) {
     if (n < 0) return 0;
     const expr::node& e = p_.nodes[std::size_t(n)];
     if (e.op == kind::x) return 0;
     if (e.op != kind::number) return reg.at(n);
-    auto& c = out_.constants;
-    auto at = std::find(c.begin(), c.end(), e.value);
-    if (at == c.end()) {
-      if (c.size() == std::size_t(max_constants))
-        throw error("the program has more than " + std::to_string(max_constants) +
-                    " different numbers, more than the interpreter holds");
-      at = c.insert(c.end(), e.value);
-    }
-    return std::uint8_t(constant_bit | (at - c.begin()));
+    return constant(e.value);
   }
 
   const expr::program& p_;

@@ -7,7 +7,9 @@
 //     its last reader has run, so a program needs as few registers as it holds values at once;
 //   - a number is an operand of its own (a constant index), never an instruction;
 //   - a product added to something, and read nowhere else, is one fused multiply-add (as nvcc
-//     contracts a * b + c in the other strategies' kernels).
+//     contracts a * b + c in the other strategies' kernels);
+//   - a number goes to operand b where the op commutes (the kernel reads it once for every value),
+//     and a division by a power of two is the exact product with its inverse.
 // The encoder refuses a program the interpreter cannot hold (more registers, instructions or
 // constants than the limits below), with a message saying which. `valid` is the interpreter's
 // guard: whatever the bytes say, a program it accepts reads and writes inside its registers and

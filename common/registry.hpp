@@ -106,5 +106,6 @@ void register_12_variant_visit(registry&);       // every workload but tasks (it
 void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)
 void register_14_graph_switch(registry&);        // the map and the tasks groups (nodes choose kernels)
 void register_15_device_launch(registry&);       // the map and the tasks groups (a kernel launches them)
+void register_16_interpreter(registry&);         // the map (08's language, run as data)
 
 }  // namespace cdl

@@ -64,6 +64,7 @@ const registry& get_registry() {
     register_13_precompiled_plugin(built);
     register_14_graph_switch(built);
     register_15_device_launch(built);
+    register_16_interpreter(built);
     register_09_shared_memory(built);  // last: it adds its forms to every strategy's entries
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {

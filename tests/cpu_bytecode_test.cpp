@@ -4,6 +4,7 @@
 #include "common/bytecode.hpp"
 #include "common/expression.hpp"
 #include "common/ops.cuh"
+#include "random_programs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,29 +31,7 @@ void expect_same(const std::string& text, double x) {
 }
 
 TEST(Bytecode, EveryConstructRunsAsTheLanguageDefinesIt) {
-  for (const char* text : {"x",
-                           "2",
-                           "-x",
-                           "x + 1",
-                           "x - 1",
-                           "x * 3",
-                           "x / 4",
-                           "x * x + 2 * x + 1",
-                           "1 + x * x",
-                           "x < 1 ? 2 : 3",
-                           "x <= 1 ? x : -x",
-                           "x > 1 ? 1 : 0",
-                           "x >= 0.5 ? sin(x) : cos(x)",
-                           "x == 1 ? 5 : x",
-                           "x != 1 ? 5 : x",
-                           "exp(x)",
-                           "sqrt(x)",
-                           "min(x, 0.7)",
-                           "max(x, 0.7)",
-                           "s = sin(x); c = cos(x); exp(s * c)",
-                           "a = x * x; b = a * a; b * b + a",
-                           "unused = sin(x); x * 2",
-                           "T(2) * x"})
+  for (const char* text : test::language_constructs)
     for (const double x : {0.0, 0.25, 0.5, 1.0, 3.0}) expect_same(text, x);
 }
 
@@ -85,6 +64,22 @@ TEST(Bytecode, ValuesAreNotInstructionsAndRegistersAreReused) {
   EXPECT_EQ(c.code.size(), 20u);
 }
 
+// The kernel reads a number in operand b once for all of its lanes, and a division is long: a
+// number moves to b where the op commutes, and a division by a power of two becomes a product.
+TEST(Bytecode, NumbersGoWhereTheKernelReadsThemOnceAndExactDivisionsBecomeProducts) {
+  for (const char* text : {"2 * x", "2 + x", "x * x + 2 * x + 1"}) {
+    const bytecode::program b = bytecode::encode(expr::parse(text));
+    for (const bytecode::instruction& in : b.code)
+      EXPECT_FALSE(in.a & bytecode::constant_bit) << text << "\n" << bytecode::to_string(b);
+  }
+  const bytecode::program quarter = bytecode::encode(expr::parse("x / 4"));
+  ASSERT_EQ(quarter.code.size(), 1u);
+  EXPECT_EQ(quarter.code[0].code, bytecode::op::multiply) << bytecode::to_string(quarter);
+  EXPECT_EQ(quarter.constants.at(quarter.code[0].b & ~bytecode::constant_bit), 0.25);
+  for (const char* inexact : {"x / 3", "x / 0.3", "4 / x"})
+    EXPECT_EQ(bytecode::encode(expr::parse(inexact)).code[0].code, bytecode::op::divide) << inexact;
+}
+
 void expect_refused(const std::string& text, const std::string& words) {
   try {
     const bytecode::program b = bytecode::encode(expr::parse(text));
@@ -111,42 +106,12 @@ TEST(Bytecode, WhatTheInterpreterCannotHoldIsRefusedSayingWhy) {
   expect_refused(numbers, "numbers");
 }
 
-std::uint64_t next(std::uint64_t& state) {
-  state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-  return state;
-}
-
-// A random value of the language: nested operations over x, numbers and the temporary t.
-std::string random_value(std::uint64_t& s, int depth, bool t_defined = true) {
-  if (depth == 0 || next(s) % 5 == 0) {
-    switch (next(s) % 4) {
-      case 0: return std::to_string(double(next(s) % 1000) / 100.0);
-      case 1: return t_defined ? "t" : "x";
-      default: return "x";
-    }
-  }
-  const std::string a = random_value(s, depth - 1, t_defined), b = random_value(s, depth - 1, t_defined);
-  switch (next(s) % 11) {
-    case 0: return "(" + a + " + " + b + ")";
-    case 1: return "(" + a + " - " + b + ")";
-    case 2: return "(" + a + " * " + b + ")";
-    case 3: return "(" + a + " / " + b + ")";
-    case 4: return "-" + a;
-    case 5: return "sin(" + a + ")";
-    case 6: return "exp(" + a + " / 8)";
-    case 7: return "sqrt(" + a + " * " + a + ")";
-    case 8: return "min(" + a + ", " + b + ")";
-    case 9: return "max(" + a + ", " + b + ")";
-    default: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";
-  }
-}
-
 TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuarded) {
   std::uint64_t state = 0x2545f4914f6cdd1dull;
   int encoded = 0, refused = 0, mutated_valid = 0;
   for (int round = 0; round < 3000; ++round) {
     const std::string text =
-        "t = " + random_value(state, 3, false) + "; " + random_value(state, 1 + round % 5);
+        "t = " + test::random_value(state, 3, false) + "; " + test::random_value(state, 1 + round % 5);
     const expr::program p = expr::parse(text);
     bytecode::program b;
     try {
@@ -163,7 +128,8 @@ TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuar
       bytecode::program bad = b;
       if (bad.code.empty()) break;
       auto* bytes = reinterpret_cast<unsigned char*>(bad.code.data());
-      bytes[next(state) % (bad.code.size() * sizeof(bytecode::instruction))] = (unsigned char)next(state);
+      bytes[test::next(state) % (bad.code.size() * sizeof(bytecode::instruction))] =
+          (unsigned char)test::next(state);
       if (!bytecode::valid(bad)) continue;
       ++mutated_valid;
       (void)bytecode::run(bad, 0.5);  // under the sanitizers: no read or write outside

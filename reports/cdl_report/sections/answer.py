@@ -41,7 +41,7 @@ SITUATIONS = [
     ),
     (
         "written by a user at run time",
-        ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit", "08_expression_jit.baseline"),
+        ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit", "08_expression_jit.baseline", "16_interpreter"),
     ),
     ("shipped precompiled, loaded or linked later", ("13_precompiled_plugin", "13_precompiled_plugin.lto")),
 ]
@@ -64,6 +64,7 @@ WHAT = {
     "13_precompiled_plugin.lto": "the op built ahead of time as LTO-IR, linked at run time",
     "14_graph_switch": "a CUDA graph's switch node",
     "15_device_launch": "the op's kernel launched from a kernel",
+    "16_interpreter": "the op in 08's language as data, run by a precompiled interpreter kernel",
 }
 # A new op's cost for each run-time compiled way: the stages it pays, summed (bench/jit_stages.cpp).
 NEW_OP = {
@@ -71,6 +72,7 @@ NEW_OP = {
     "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
     "08_expression_jit": ("jit/compile/08/new_op",),  # its compile and its load
     "08_expression_jit.baseline": ("jit/compile/08_baseline/new_op",),
+    "16_interpreter": ("jit/first_result/16/new_op",),  # no compile: its text to a map's result
 }
 CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
 
