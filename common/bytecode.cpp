@@ -2,6 +2,7 @@
 #include "bytecode.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -33,8 +34,8 @@ op op_of(kind k) {
   }
 }
 
-// A step before registers are given: an op on values named by node index (or a leaf's operand).
-struct step {
+// An instruction before registers are given: an op on values named by node index (or a leaf's operand).
+struct pending {
   op code;
   int node;  // the value it makes
   int a = -1, b = -1, c = -1;
@@ -56,7 +57,7 @@ class encoder {
     std::vector<bool> busy(max_registers, false);
     busy[0] = true;  // x, for the whole program
     for (int s = 0; s < int(steps_.size()); ++s) {
-      const step& st = steps_[std::size_t(s)];
+      const pending& st = steps_[std::size_t(s)];
       instruction in{st.code, 0, operand(st.a, reg), operand(st.b, reg), operand(st.c, reg)};
       canonical(in);
       for (int v : {st.a, st.b, st.c})  // read before the write: a freed register may take the result
@@ -121,7 +122,7 @@ class encoder {
       }
     }
     for (int v : o) emit(v);
-    step st{op_of(e.op), n};
+    pending st{op_of(e.op), n};
     if (o.size() > 0) st.a = o[0];
     if (o.size() > 1) st.b = o[1];
     if (o.size() > 2) st.c = o[2];
@@ -165,7 +166,7 @@ class encoder {
   const expr::program& p_;
   std::vector<int> uses_;
   std::vector<bool> done_;  // emitted, or folded into the fma that reads it
-  std::vector<step> steps_;
+  std::vector<pending> steps_;
   program out_;
 };
 
@@ -191,6 +192,136 @@ bool valid(const program& p) {
         !inside(in.a) || !inside(in.b) || !inside(in.c))
       return false;
   return inside(p.result);
+}
+
+namespace {
+// The operands an instruction reads.
+std::vector<std::uint8_t> reads(const instruction& in) {
+  if (in.code == op::fma || in.code == op::select) return {in.a, in.b, in.c};
+  const bool unary = in.code == op::negate || in.code == op::sin || in.code == op::cos ||
+                     in.code == op::exp || in.code == op::sqrt;
+  return unary ? std::vector<std::uint8_t>{in.a} : std::vector<std::uint8_t>{in.a, in.b};
+}
+bool is_register(std::uint8_t o) { return !(o & constant_bit); }
+}  // namespace
+
+steps lower(const program& p) {
+  if (!valid(p)) throw error("lower: not a valid program:\n" + to_string(p));
+  if (p.registers > max_slots + 1)
+    throw error("the program holds " + std::to_string(p.registers - 1) + " values at once, more than the " +
+                std::to_string(max_slots) + " slots beside the interpreter kernel's accumulator");
+  steps out{{}, p.constants};
+  const std::size_t n = p.code.size();
+  // live_after[i][r]: register r's value after instruction i is read later, or is the result.
+  std::vector<std::array<bool, max_registers>> live_after(n);
+  std::array<bool, max_registers> live{};
+  if (is_register(p.result)) live[p.result] = true;
+  for (std::size_t i = n; i-- > 0;) {
+    live_after[i] = live;
+    live[p.code[i].dst] = false;
+    for (std::uint8_t o : reads(p.code[i]))
+      if (is_register(o)) live[o] = true;
+  }
+  // Every live value is in the accumulator, or in its register's slot (x is always source 0).
+  int acc = -1;  // the register whose value the accumulator holds, or 256 + a number's operand; -1, none
+  const auto id = [](std::uint8_t o) { return is_register(o) ? int(o) : 256 + o; };
+  const auto holds = [&](std::uint8_t o) { return acc == id(o); };
+  std::array<bool, max_registers> saved{};
+  saved[0] = true;
+  const auto emit = [&](form f, op code = op::add, std::uint8_t b = 0, std::uint8_t c = 0) {
+    out.code.push_back({f, code, b, c});
+  };
+  // x and numbers are read where they are; a register's value from the accumulator, else its slot.
+  const auto source = [&](std::uint8_t o) -> std::uint8_t {
+    return is_register(o) && o != 0 && holds(o) ? acc_source : o;
+  };
+  // Before the accumulator is overwritten: its value into its register's slot, if it is read later.
+  const auto keep = [&](bool read_later) {
+    if (acc > 0 && acc < 256 && !saved[std::size_t(acc)] && read_later) {
+      emit(form::save, op::add, std::uint8_t(acc));
+      saved[std::size_t(acc)] = true;
+    }
+  };
+  const auto register_held = [&] { return acc > 0 && acc < 256; };
+  for (std::size_t i = 0; i < n; ++i) {
+    const instruction& in = p.code[i];
+    form f = form::load;
+    std::uint8_t sb = 0, sc = 0;
+    const auto plan = [&] {  // the form and its sources, given what the accumulator holds
+      if (in.code == op::fma) {
+        if (holds(in.c))
+          f = form::fma_last, sb = source(in.a), sc = source(in.b);
+        else if (holds(in.a))
+          f = form::fma_first, sb = source(in.b), sc = source(in.c);
+        else if (holds(in.b))
+          f = form::fma_first, sb = source(in.a), sc = source(in.c);
+        else
+          return false;
+      } else if (in.code == op::select) {
+        if (holds(in.a))
+          f = form::select_if, sb = source(in.b), sc = source(in.c);
+        else if (holds(in.c))
+          f = form::select_else, sb = source(in.a), sc = source(in.b);
+        else
+          return false;
+      } else if (reads(in).size() == 1) {
+        if (holds(in.a))
+          f = form::unary;
+        else if (in.a == 0)
+          f = form::unary_x;
+        else
+          return false;
+      } else {
+        if (holds(in.a))
+          f = form::binary, sb = source(in.b);
+        else if (in.a == 0)
+          f = form::binary_x, sb = source(in.b);
+        else if (holds(in.b))
+          f = form::reversed, sb = source(in.a);
+        else
+          return false;
+      }
+      return true;
+    };
+    if (!plan()) {  // the accumulator first takes the operand the form reads there
+      bool read = register_held() && live_after[i][std::size_t(acc)];
+      for (std::uint8_t r : reads(in)) read = read || holds(r);
+      keep(read);
+      const std::uint8_t o = in.code == op::fma ? in.c : in.a;
+      emit(form::load, op::add, source(o));
+      acc = id(o);
+      plan();
+    }
+    keep(register_held() && acc != int(in.dst) && live_after[i][std::size_t(acc)]);
+    emit(f, in.code, sb, sc);
+    acc = in.dst;
+    saved[in.dst] = false;
+  }
+  if (!holds(p.result)) emit(form::load, op::add, source(p.result));
+  if (out.code.size() > std::size_t(max_steps))
+    throw error("the program is " + std::to_string(out.code.size()) +
+                " steps for the interpreter kernel, more than " + std::to_string(max_steps));
+  return out;
+}
+
+std::string to_string(const steps& s) {
+  static const char* const forms[] = {"load",    "save",      "binary",   "binary_x",  "reversed",   "unary",
+                                      "unary_x", "fma_first", "fma_last", "select_if", "select_else"};
+  static_assert(sizeof forms / sizeof *forms == std::size_t(form::count_));
+  const auto name = [&](std::uint8_t o) -> std::string {
+    if (o & constant_bit) return std::to_string(s.constants.at(o & ~constant_bit));
+    return o == 0 ? "x" : o == acc_source ? "acc" : "s" + std::to_string(o);
+  };
+  std::string out;
+  for (const step& st : s.code) {
+    out += forms[int(st.f)];
+    if (st.f != form::load && st.f != form::save && st.f < form::fma_first)
+      out += std::string(" ") + names[int(st.code)];
+    if (st.f != form::unary && st.f != form::unary_x) out += " " + name(st.b);
+    if (st.f >= form::fma_first) out += " " + name(st.c);
+    out += "\n";
+  }
+  return out;
 }
 
 std::string to_string(const program& p) {

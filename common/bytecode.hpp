@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -76,40 +77,88 @@ program encode(const expr::program& p);
 bool valid(const program& p);
 std::string to_string(const program& p);  // one instruction a line, for a reader and a failing test
 
-// The interpreter, for host and device: p's code on one element, in T. A program must be valid.
+// What each op computes, for host and device: one definition, which both interpreters below use.
+template <op O, class T>
+CDL_HD inline T apply(T a, T b, T c) {
+  using std::cos, std::exp, std::sin, std::sqrt;  // float's own overloads for T = float
+  if constexpr (O == op::add)
+    return a + b;
+  else if constexpr (O == op::subtract)
+    return a - b;
+  else if constexpr (O == op::multiply)
+    return a * b;
+  else if constexpr (O == op::divide)
+    return a / b;
+  else if constexpr (O == op::fma)
+    return a * b + c;
+  else if constexpr (O == op::negate)
+    return -a;
+  else if constexpr (O == op::less)
+    return a < b;
+  else if constexpr (O == op::less_equal)
+    return a <= b;
+  else if constexpr (O == op::greater)
+    return a > b;
+  else if constexpr (O == op::greater_equal)
+    return a >= b;
+  else if constexpr (O == op::equal)
+    return a == b;
+  else if constexpr (O == op::not_equal)
+    return a != b;
+  else if constexpr (O == op::select)
+    return a != T(0) ? b : c;
+  else if constexpr (O == op::sin)
+    return sin(a);
+  else if constexpr (O == op::cos)
+    return cos(a);
+  else if constexpr (O == op::exp)
+    return exp(a);
+  else if constexpr (O == op::sqrt)
+    return sqrt(a);
+  else if constexpr (O == op::min)
+    return b < a ? b : a;
+  else
+    return a < b ? b : a;  // max
+}
+
+// Calls f(std::integral_constant<op, code>) for the op code names: a switch whose every case knows
+// its op when it is compiled. Unary and binary apart, so that a caller instantiates only its own
+// kind (sin's code is long). A byte that names no op of the kind calls nothing and returns false.
+template <class F>
+CDL_HD inline bool with_unary(op code, F&& f) {
+#define CDL_OP(o) \
+  case op::o: f(std::integral_constant<op, op::o>{}); return true;
+  switch (code) { CDL_OP(negate) CDL_OP(sin) CDL_OP(cos) CDL_OP(exp) CDL_OP(sqrt) default : return false; }
+}
+template <class F>
+CDL_HD inline bool with_binary(op code, F&& f) {
+  switch (code) {
+    CDL_OP(add)
+    CDL_OP(subtract) CDL_OP(multiply) CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater)
+        CDL_OP(greater_equal) CDL_OP(equal) CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
+  }
+#undef CDL_OP
+}
+
+// The register machine's interpreter, for host and device: p's code on one element, in T. A program
+// must be valid. The reference the kernel's form below is tested against.
 template <class T, class Code, class Constant>
 CDL_HD inline T run(const Code* code, int length, const Constant* constants, std::uint8_t result, T x) {
-  using std::cos, std::exp, std::sin, std::sqrt;  // float's own overloads for T = float
   T r[max_registers] = {x};
   const auto get = [&](std::uint8_t operand) -> T {
     return operand & constant_bit ? T(constants[operand & ~constant_bit]) : r[operand];
   };
   for (int i = 0; i < length; ++i) {
     const auto& in = code[i];
-    const T a = get(in.a), b = get(in.b);
-    T v;
-    switch (in.code) {
-      case op::add: v = a + b; break;
-      case op::subtract: v = a - b; break;
-      case op::multiply: v = a * b; break;
-      case op::divide: v = a / b; break;
-      case op::fma: v = a * b + get(in.c); break;
-      case op::negate: v = -a; break;
-      case op::less: v = a < b; break;
-      case op::less_equal: v = a <= b; break;
-      case op::greater: v = a > b; break;
-      case op::greater_equal: v = a >= b; break;
-      case op::equal: v = a == b; break;
-      case op::not_equal: v = a != b; break;
-      case op::select: v = a != T(0) ? b : get(in.c); break;
-      case op::sin: v = sin(a); break;
-      case op::cos: v = cos(a); break;
-      case op::exp: v = exp(a); break;
-      case op::sqrt: v = sqrt(a); break;
-      case op::min: v = b < a ? b : a; break;
-      case op::max: v = a < b ? b : a; break;
-      default: v = a; break;
-    }
+    const T a = get(in.a), b = get(in.b), c = get(in.c);
+    T v = a;
+    const auto one = [&](auto o) { v = apply<decltype(o)::value>(a, b, c); };
+    if (in.code == op::fma)
+      one(std::integral_constant<op, op::fma>{});
+    else if (in.code == op::select)
+      one(std::integral_constant<op, op::select>{});
+    else if (!with_unary(in.code, one))
+      with_binary(in.code, one);
     r[in.dst] = v;
   }
   return get(result);
@@ -118,6 +167,160 @@ CDL_HD inline T run(const Code* code, int length, const Constant* constants, std
 template <class T>
 T run(const program& p, T x) {
   return run<T>(p.code.data(), int(p.code.size()), p.constants.data(), p.result, x);
+}
+
+// ---- The interpreter kernel's form (strategy 16) ---------------------------------------------------
+// A kernel cannot index its registers with a number it reads (they would live in local memory), so
+// it names each register in a case of a switch. Read through a switch per operand, a register
+// machine pays a copy of the operand's values and a chain of branches per operand; so the kernel
+// runs steps that each write one accumulator, each step one case whose code names what it reads: the
+// accumulator, x, a slot, or a number. `lower` turns a program into such steps.
+enum class form : std::uint8_t {
+  load,         // acc = B
+  save,         // slot B = acc
+  binary,       // acc = acc op B
+  binary_x,     // acc = x op B
+  reversed,     // acc = B op acc
+  unary,        // acc = op(acc)
+  unary_x,      // acc = op(x)
+  fma_first,    // acc = acc * B + C
+  fma_last,     // acc = B * C + acc
+  select_if,    // acc = acc != 0 ? B : C
+  select_else,  // acc = B != 0 ? C : acc
+  count_
+};
+inline constexpr int max_slots = 4;
+inline constexpr int max_steps = 3 * max_instructions;  // a load and a save around each instruction, at most
+// A source B or C: x (0), a slot (1 .. max_slots), the accumulator as it was before the step
+// (acc_source), or a number (constant_bit | its index). Any other byte reads x.
+inline constexpr std::uint8_t acc_source = max_slots + 1;
+
+struct step {
+  form f;
+  op code;  // the op of the binary and unary forms
+  std::uint8_t b, c;
+};
+static_assert(sizeof(step) == 4);
+
+struct steps {
+  std::vector<step> code;  // after the last, the accumulator holds the result
+  std::vector<double> constants;
+};
+
+// p's code as steps (its numbers kept), or cdl::error when p holds more values at once than the
+// accumulator and the slots.
+steps lower(const program& p);
+std::string to_string(const steps& s);
+
+// Operand b on lane l: a number is one value for every lane.
+template <class T, int L>
+CDL_HD inline T lane(const T (&b)[L], int l) {
+  return b[l];
+}
+template <class T>
+CDL_HD inline T lane(const T& b, int) {
+  return b;
+}
+
+// Calls f with source o: an array of L lanes, named by a constant in each case, or one number.
+// Whatever the byte, the read stays inside the lanes and the numbers.
+template <class T, int L, class Constant, class F>
+CDL_HD inline void with_source(std::uint8_t o, const Constant* constants, const T (&x)[L], const T (&acc)[L],
+                               const T (&slot)[max_slots][L], F&& f) {
+  if (o & constant_bit) return f(T(constants[o & (max_constants - 1)]));
+  switch (o) {
+    case 1: return f(slot[0]);
+    case 2: return f(slot[1]);
+    case 3: return f(slot[2]);
+    case 4: return f(slot[3]);
+    case acc_source: return f(acc);
+    default: return f(x);
+  }
+}
+
+// The steps on L lanes (the kernel's values at once; one on the host). A case that only moves values
+// holds an empty asm statement: left empty, its block is merged away and its copies are made on the
+// way to every case after it.
+template <class T, int L, class Constant>
+CDL_HD inline void run_steps(const step* code, int length, const Constant* constants, const T (&x)[L],
+                             T (&acc)[L], T (&slot)[max_slots][L]) {
+#if defined(__CUDA_ARCH__)
+#define CDL_KEEP_BLOCK() asm volatile("")
+#else
+#define CDL_KEEP_BLOCK()
+#endif
+#define CDL_LANES(e) \
+  for (int l = 0; l < L; ++l) acc[l] = (e)
+  for (int i = 0; i < length; ++i) {
+    const step st = code[i];
+    const auto source = [&](std::uint8_t o, auto&& f) { with_source<T, L>(o, constants, x, acc, slot, f); };
+    switch (st.f) {
+      case form::load:
+        source(st.b, [&](const auto& B) {
+          CDL_KEEP_BLOCK();
+          CDL_LANES(lane(B, l));
+        });
+        break;
+      case form::save:
+        for (int s = 0; s < max_slots; ++s)
+          if (st.b == s + 1) {
+            CDL_KEEP_BLOCK();
+            for (int l = 0; l < L; ++l) slot[s][l] = acc[l];
+          }
+        break;
+      case form::binary:
+        source(st.b, [&](const auto& B) {
+          with_binary(st.code,
+                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(acc[l], lane(B, l), T(0)))); });
+        });
+        break;
+      case form::binary_x:
+        source(st.b, [&](const auto& B) {
+          with_binary(st.code,
+                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], lane(B, l), T(0)))); });
+        });
+        break;
+      case form::reversed:
+        source(st.b, [&](const auto& B) {
+          with_binary(st.code,
+                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(lane(B, l), acc[l], T(0)))); });
+        });
+        break;
+      case form::unary:
+        with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(acc[l], T(0), T(0)))); });
+        break;
+      case form::unary_x:
+        with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], T(0), T(0)))); });
+        break;
+      case form::fma_first:
+        source(st.b, [&](const auto& B) {
+          source(st.c,
+                 [&](const auto& C) { CDL_LANES((apply<op::fma, T>(acc[l], lane(B, l), lane(C, l)))); });
+        });
+        break;
+      case form::fma_last:
+        source(st.b, [&](const auto& B) {
+          source(st.c,
+                 [&](const auto& C) { CDL_LANES((apply<op::fma, T>(lane(B, l), lane(C, l), acc[l]))); });
+        });
+        break;
+      case form::select_if:
+        source(st.b, [&](const auto& B) {
+          source(st.c,
+                 [&](const auto& C) { CDL_LANES((apply<op::select, T>(acc[l], lane(B, l), lane(C, l)))); });
+        });
+        break;
+      case form::select_else:
+        source(st.b, [&](const auto& B) {
+          source(st.c,
+                 [&](const auto& C) { CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l]))); });
+        });
+        break;
+      default: break;
+    }
+  }
+#undef CDL_LANES
+#undef CDL_KEEP_BLOCK
 }
 
 }  // namespace cdl::bytecode

@@ -15,19 +15,37 @@
 namespace cdl {
 namespace {
 
-// The encoded program against the language's interpreter, in double: equal within a few roundings
-// (a fused multiply-add rounds once where the interpreter rounds twice).
-void expect_same(const std::string& text, double x) {
-  const expr::program p = expr::parse(text);
-  const bytecode::program b = bytecode::encode(p);
-  ASSERT_TRUE(bytecode::valid(b)) << text << "\n" << bytecode::to_string(b);
-  const double want = expr::evaluate(p, x), got = bytecode::run(b, x);
+// The interpreter kernel's steps on one lane, on the host.
+double run_lowered(const bytecode::steps& s, double x) {
+  const double lanes[1] = {x};
+  double acc[1] = {0}, slot[bytecode::max_slots][1] = {};
+  bytecode::run_steps<double, 1>(s.code.data(), int(s.code.size()), s.constants.data(), lanes, acc, slot);
+  return acc[0];
+}
+
+void expect_near(double got, double want, const std::string& what) {
   if (std::isnan(want) || std::isinf(want)) {
-    EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << text << " at " << x;
+    EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << what;
     return;
   }
-  EXPECT_NEAR(got, want, 1e-9 * (1 + std::fabs(want))) << text << " at " << x << "\n"
-                                                       << bytecode::to_string(b);
+  EXPECT_NEAR(got, want, 1e-9 * (1 + std::fabs(want))) << what;
+}
+
+// The encoded program, and its steps where it fits the kernel's slots, against the language's
+// interpreter, in double: equal within a few roundings (a fused multiply-add rounds once where the
+// interpreter rounds twice). Returns whether the steps ran.
+bool expect_same(const std::string& text, double x) {
+  const expr::program p = expr::parse(text);
+  const bytecode::program b = bytecode::encode(p);
+  EXPECT_TRUE(bytecode::valid(b)) << text << "\n" << bytecode::to_string(b);
+  const double want = expr::evaluate(p, x);
+  expect_near(bytecode::run(b, x), want, text + " at " + std::to_string(x) + "\n" + bytecode::to_string(b));
+  if (b.registers > bytecode::max_slots + 1) return false;
+  const bytecode::steps s = bytecode::lower(b);
+  expect_near(
+      run_lowered(s, x), want,
+      text + " at " + std::to_string(x) + ", as steps:\n" + bytecode::to_string(s) + bytecode::to_string(b));
+  return true;
 }
 
 TEST(Bytecode, EveryConstructRunsAsTheLanguageDefinesIt) {
@@ -40,7 +58,7 @@ TEST(Bytecode, TheCataloguesOpsEncodeAndRunInBothTypes) {
     const op_info& o = map_op_catalogue[i];
     const bytecode::program b = bytecode::encode(expr::parse(std::string(o.source)));
     for (const double x : {0.1, 0.5, 0.75, 1.0, 3.0}) {
-      expect_same(std::string(o.source), x);
+      EXPECT_TRUE(expect_same(std::string(o.source), x)) << o.name << ": fits the kernel's slots";
       const float f = bytecode::run(b, float(x));
       const float want = visit_op(map_op(i), [x](auto op) { return op(float(x)); });
       EXPECT_NEAR(f, want, 4e-7 * (1 + std::fabs(want))) << o.name << " at " << x;
@@ -80,6 +98,26 @@ TEST(Bytecode, NumbersGoWhereTheKernelReadsThemOnceAndExactDivisionsBecomeProduc
     EXPECT_EQ(bytecode::encode(expr::parse(inexact)).code[0].code, bytecode::op::divide) << inexact;
 }
 
+// The kernel's steps: the op's work, with a load or a save only where a value must wait.
+TEST(Bytecode, StepsReadXAndNumbersInPlaceAndSaveOnlyWhatWaits) {
+  const auto lowered = [](const char* text) { return bytecode::lower(bytecode::encode(expr::parse(text))); };
+  const bytecode::steps quadratic = lowered("x * x + 2 * x + 1");
+  EXPECT_EQ(quadratic.code.size(), 3u) << bytecode::to_string(quadratic);
+  for (const bytecode::step& st : quadratic.code)
+    EXPECT_TRUE(st.f != bytecode::form::load && st.f != bytecode::form::save)
+        << bytecode::to_string(quadratic);
+  const bytecode::steps sine = lowered("sin(x)");
+  ASSERT_EQ(sine.code.size(), 1u);
+  EXPECT_EQ(sine.code[0].f, bytecode::form::unary_x);
+  // sin(x) waits in a slot while cos(x) is computed: one save, no load.
+  const bytecode::steps both = lowered("exp(sin(x) * cos(x))");
+  EXPECT_EQ(both.code.size(), 5u) << bytecode::to_string(both);
+  EXPECT_EQ(lowered("x").code.size(), 1u);  // the result is x: loaded
+  EXPECT_EQ(lowered("2").code[0].f, bytecode::form::load);
+  EXPECT_THROW(lowered("a = sin(x); b = cos(x); c = exp(x); d = sqrt(x); e = x * 3; a * b + c * d + e * a"),
+               error);
+}
+
 void expect_refused(const std::string& text, const std::string& words) {
   try {
     const bytecode::program b = bytecode::encode(expr::parse(text));
@@ -108,7 +146,7 @@ TEST(Bytecode, WhatTheInterpreterCannotHoldIsRefusedSayingWhy) {
 
 TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuarded) {
   std::uint64_t state = 0x2545f4914f6cdd1dull;
-  int encoded = 0, refused = 0, mutated_valid = 0;
+  int encoded = 0, refused = 0, mutated_valid = 0, lowered = 0;
   for (int round = 0; round < 3000; ++round) {
     const std::string text =
         "t = " + test::random_value(state, 3, false) + "; " + test::random_value(state, 1 + round % 5);
@@ -121,7 +159,7 @@ TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuar
       ++refused;
       continue;
     }
-    for (const double x : {0.3, 1.7}) expect_same(text, x);
+    for (const double x : {0.3, 1.7}) lowered += expect_same(text, x);
     // The bytes changed at random: the guard refuses what would read or write outside the
     // program's registers and constants, and what it lets through runs to a number or NaN.
     for (int m = 0; m < 4; ++m) {
@@ -137,6 +175,7 @@ TEST(Bytecode, FuzzedProgramsRunAsTheInterpreterOrAreRefusedAndMutatedCodeIsGuar
   }
   EXPECT_GT(encoded, 2000);
   EXPECT_GT(mutated_valid, 100);  // mutations the guard lets through, run
+  EXPECT_GT(lowered, 2000);       // programs run as the kernel's steps too (two points each)
   RecordProperty("refused", refused);
 }
 

@@ -38,9 +38,10 @@ TEST_F(Interpreter, EveryConstructMatchesTheLanguagesInterpreter) {
 // million; k = 1 (one step a pass), 16 (whole passes of several steps) and 11 (a last pass that
 // is partly past k).
 TEST_F(Interpreter, AProgramOfEveryConstructMatchesAtEdgeSizesAndPartialPasses) {
+  // Every kind of step: x's and the accumulator's ops, a number on either side, an fma, a select of
+  // two saved values, within the four slots.
   const std::string text =
-      "s = sin(x); c = cos(x); q = exp(-x) / 3;\n"
-      "x > 0.5 ? min(s, c * c) * 3 + q : (x <= 0.25 ? max(s * c, 0.125) + sqrt(x) : -s * -c + q)";
+      "x > 0.5 ? min(sin(x), x * x) * 3 + exp(-x) / 3 : max(sin(x) * cos(x), 0.125) + sqrt(x)";
   for (dtype t : {dtype::f32, dtype::f64})
     for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(36), std::size_t(1000004)})
       for (int k : {1, 11, 16}) expect_matches(text, {map_op::quadratic, t, n, k});
@@ -71,9 +72,9 @@ TEST_F(Interpreter, FuzzedProgramsMatchTheLanguagesInterpreter) {
   for (int round = 0; round < 400; ++round) {
     const std::string text =
         "t = " + test::random_value(state, 3, false) + "; " + test::random_value(state, 1 + round % 5);
-    bytecode::program b;
+    bytecode::steps b;
     try {
-      b = bytecode::encode(expr::parse(text));
+      b = bytecode::lower(bytecode::encode(expr::parse(text)));
     } catch (const error&) {
       continue;  // past the interpreter's limits: the CPU test checks the refusal
     }
@@ -98,8 +99,8 @@ TEST_F(Interpreter, FuzzedProgramsMatchTheLanguagesInterpreter) {
   EXPECT_GT(ran, 300);
 }
 
-// Bytes at random in every field, launched past the host's guard: the kernel's own guards keep
-// every read and write inside the program and the registers (compute-sanitizer's memcheck checks
+// Bytes at random in every field of every step: the kernel's own guards keep every read and write
+// inside the steps, the numbers and the lanes (compute-sanitizer's memcheck checks
 // this test too), every element is written, and nothing past the output is.
 TEST_F(Interpreter, RandomBytesRunWithoutAFaultAndWriteOnlyTheOutput) {
   std::uint64_t state = 0x243f6a8885a308d3ull;
@@ -108,19 +109,17 @@ TEST_F(Interpreter, RandomBytesRunWithoutAFaultAndWriteOnlyTheOutput) {
   device_buffer<float> dx(n), dy(n + guard);
   dx.copy_from(x);
   for (int round = 0; round < 200; ++round) {
-    bytecode::program b;
-    b.code.resize(1 + test::next(state) % bytecode::max_instructions);
-    for (bytecode::instruction& in : b.code)
-      for (std::size_t byte = 0; byte < sizeof in; ++byte)
-        reinterpret_cast<unsigned char*>(&in)[byte] = (unsigned char)test::next(state);
+    bytecode::steps b;
+    b.code.resize(1 + test::next(state) % bytecode::max_steps);
+    for (bytecode::step& st : b.code)
+      for (std::size_t byte = 0; byte < sizeof st; ++byte)
+        reinterpret_cast<unsigned char*>(&st)[byte] = (unsigned char)test::next(state);
     b.constants.resize(test::next(state) % (bytecode::max_constants + 1), 1.5);
-    b.result = std::uint8_t(test::next(state));
-    b.registers = bytecode::max_registers;
     CDL_CUDA_CHECK(cudaMemset(dy.data(), 0xfe, dy.bytes()));  // a value no program here computes
     for (map_form form : {map_form::scalar, map_form::vec}) {
-      interpreter::launch_map_unguarded({map_op::quadratic, dtype::f32, form, dx.data(), dy.data(), n,
-                                         int(1 + test::next(state) % 12), nullptr},
-                                        b);
+      interpreter::launch_map({map_op::quadratic, dtype::f32, form, dx.data(), dy.data(), n,
+                               int(1 + test::next(state) % 12), nullptr},
+                              b);
       CDL_CUDA_CHECK(cudaDeviceSynchronize());
     }
     dy.copy_to(y);

@@ -37,154 +37,41 @@ namespace bc = bytecode;
 static_assert(bc::max_registers == 8, "the register switch below names eight registers");
 static_assert((bc::max_constants & (bc::max_constants - 1)) == 0, "a number's index is masked");
 
-// The program as the kernel's argument: in the constant bank, where a warp reads each instruction
-// once for all of its threads, and sent with the launch (no copy of its own). __grid_constant__
-// lets the kernel index it without a copy in local memory.
+// The program as the kernel's argument: in the constant bank, where a warp reads each step once for
+// all of its threads, and sent with the launch (no copy of its own). __grid_constant__ lets the kernel
+// index it without a copy in local memory.
 template <class T>
 struct kernel_program {
-  bc::instruction code[bc::max_instructions];
+  bc::step code[bc::max_steps];
   T constants[bc::max_constants];  // in the element type, converted once on the host
   int length;
-  std::uint8_t result;
 };
-
-// Operand o on every lane. Each case names its register with a constant; a number is one value
-// for every lane. Whatever the byte says, the read stays inside the file and the numbers.
-template <class T, int L>
-__device__ __forceinline__ void fetch(const kernel_program<T>& p, const T (&r)[8][L], std::uint8_t o,
-                                      T (&out)[L]) {
-  if (o & bc::constant_bit) {
-    const T c = p.constants[o & (bc::max_constants - 1)];
-#pragma unroll
-    for (int l = 0; l < L; ++l) out[l] = c;
-    return;
-  }
-#define CDL_REGISTER(i) \
-  case i: _Pragma("unroll") for (int l = 0; l < L; ++l) out[l] = r[i][l]; return;
-  switch (o) {
-    CDL_REGISTER(0)
-    CDL_REGISTER(1)
-    CDL_REGISTER(2)
-    CDL_REGISTER(3)
-    CDL_REGISTER(4)
-    CDL_REGISTER(5)
-    CDL_REGISTER(6)
-    CDL_REGISTER(7)
-  }
-#undef CDL_REGISTER
-#pragma unroll
-  for (int l = 0; l < L; ++l) out[l] = T(0);
-}
-
-// The result into register d; a byte past the file writes nothing.
-template <class T, int L>
-__device__ __forceinline__ void store(T (&r)[8][L], std::uint8_t d, const T (&v)[L]) {
-#define CDL_REGISTER(i) \
-  case i: _Pragma("unroll") for (int l = 0; l < L; ++l) r[i][l] = v[l]; return;
-  switch (d) {
-    CDL_REGISTER(0)
-    CDL_REGISTER(1)
-    CDL_REGISTER(2)
-    CDL_REGISTER(3)
-    CDL_REGISTER(4)
-    CDL_REGISTER(5)
-    CDL_REGISTER(6)
-    CDL_REGISTER(7)
-  }
-#undef CDL_REGISTER
-}
-
-// Operand b's value on lane l: its own, or the one number.
-template <class T, int L>
-__device__ __forceinline__ T lane(const T (&b)[L], int l) {
-  return b[l];
-}
-template <class T>
-__device__ __forceinline__ T lane(const T& b, int) {
-  return b;
-}
-
-// An op of two or three operands on every lane; b is the lanes of a register or one number (the
-// encoder puts a number in b where the op commutes). c is fetched by the ops that read it.
-#define CDL_LANES(expression)                                        \
-  _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = (expression); \
-  return;
-template <int L, class T, class B>
-__device__ __forceinline__ void binary(const kernel_program<T>& p, const T (&r)[8][L], bc::instruction in,
-                                       const T (&a)[L], const B& b, T (&v)[L]) {
-  T c[L];
-  switch (in.code) {
-    case bc::op::add: CDL_LANES(a[l] + lane(b, l))
-    case bc::op::subtract: CDL_LANES(a[l] - lane(b, l))
-    case bc::op::multiply: CDL_LANES(a[l] * lane(b, l))
-    case bc::op::divide: CDL_LANES(a[l] / lane(b, l))
-    case bc::op::fma: fetch(p, r, in.c, c); CDL_LANES(a[l] * lane(b, l) + c[l])
-    case bc::op::less: CDL_LANES(T(a[l] < lane(b, l)))
-    case bc::op::less_equal: CDL_LANES(T(a[l] <= lane(b, l)))
-    case bc::op::greater: CDL_LANES(T(a[l] > lane(b, l)))
-    case bc::op::greater_equal: CDL_LANES(T(a[l] >= lane(b, l)))
-    case bc::op::equal: CDL_LANES(T(a[l] == lane(b, l)))
-    case bc::op::not_equal: CDL_LANES(T(a[l] != lane(b, l)))
-    case bc::op::select: fetch(p, r, in.c, c); CDL_LANES(a[l] != T(0) ? lane(b, l) : c[l])
-    case bc::op::min: CDL_LANES(lane(b, l) < a[l] ? lane(b, l) : a[l])
-    case bc::op::max: CDL_LANES(a[l] < lane(b, l) ? lane(b, l) : a[l])
-    default: CDL_LANES(a[l])
-  }
-}
-
-// One instruction on every lane. The ops of one operand are apart, so that their code (sin's is
-// long) is not compiled twice.
-template <class T, int L>
-__device__ __forceinline__ void execute(const kernel_program<T>& p, T (&r)[8][L], bc::instruction in) {
-  T a[L], v[L];
-  fetch(p, r, in.a, a);
-  switch (in.code) {
-    case bc::op::negate: _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = -a[l]; break;
-    case bc::op::sin: _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = sin(a[l]); break;
-    case bc::op::cos: _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = cos(a[l]); break;
-    case bc::op::exp: _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = exp(a[l]); break;
-    case bc::op::sqrt: _Pragma("unroll") for (int l = 0; l < L; ++l) v[l] = sqrt(a[l]); break;
-    default:
-      if (in.b & bc::constant_bit) {
-        binary<L>(p, r, in, a, p.constants[in.b & (bc::max_constants - 1)], v);
-      } else {
-        T b[L];
-        fetch(p, r, in.b, b);
-        binary<L>(p, r, in, a, b, v);
-      }
-  }
-  store(r, in.dst, v);
-}
-#undef CDL_LANES
 
 // map_apply (skeletons/map.cuh) for E values, S steps of the k loop at a time: lane s * E + e is
 // element e at step j + s. The sums are added in map_apply's order, so the result is what it
 // computes with the op compiled.
 template <int E, int S, class T>
 __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p, const T (&x)[E],
-                                                      T (&acc)[E], int k) {
+                                                      T (&sum)[E], int k) {
   constexpr int L = E * S;
-  T r[8][L] = {};
-  const int length = p.length < 0 ? 0 : p.length > bc::max_instructions ? bc::max_instructions : p.length;
+  T v[L], acc[L] = {}, slot[bc::max_slots][L] = {};
+  const int length = p.length < 0 ? 0 : p.length > bc::max_steps ? bc::max_steps : p.length;
 #pragma unroll
-  for (int e = 0; e < E; ++e) acc[e] = T(0);
+  for (int e = 0; e < E; ++e) sum[e] = T(0);
 #pragma unroll 1
   for (int j = 0; j < k; j += S) {
 #pragma unroll
     for (int s = 0; s < S; ++s) {
       const T offset = T(j + s) * T(map_delta);
 #pragma unroll
-      for (int e = 0; e < E; ++e) r[0][s * E + e] = x[e] + offset;
+      for (int e = 0; e < E; ++e) v[s * E + e] = x[e] + offset;
     }
-#pragma unroll 1
-    for (int i = 0; i < length; ++i) execute(p, r, p.code[i]);
-    T out[L];
-    fetch(p, r, p.result, out);
+    bc::run_steps<T, L>(p.code, length, p.constants, v, acc, slot);
 #pragma unroll
     for (int s = 0; s < S; ++s)
       if (j + s < k)
 #pragma unroll
-        for (int e = 0; e < E; ++e) acc[e] += out[s * E + e];
+        for (int e = 0; e < E; ++e) sum[e] += acc[s * E + e];
   }
 }
 
@@ -215,24 +102,21 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
   reinterpret_cast<V*>(y)[i] = skeleton::from_lanes(acc);
 }
 
-// Lanes a thread computes at once when k allows: eight floats or four doubles (the register file
-// is eight registers of that many lanes). Fewer steps a pass when k is smaller.
+// Lanes a thread computes at once when k allows: sixteen floats or eight doubles (the accumulator, x
+// and the slots have that many each; a step's dispatch is paid once for all of them). When k is
+// smaller, a pass runs one step of it.
 template <class T>
-constexpr int most_lanes = sizeof(T) == 4 ? 8 : 4;
+constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
 
 template <class T>
-void launch(const map_launch& a, const bc::program& program, bool guarded) {
-  if (guarded && !bc::valid(program))
-    throw error("16_interpreter: the program is not one the interpreter runs:\n" + bc::to_string(program));
+void launch(const map_launch& a, const bc::steps& program) {
   kernel_program<T> p{};
-  const std::size_t length = std::min(program.code.size(), std::size_t(bc::max_instructions));
+  const std::size_t length = std::min(program.code.size(), std::size_t(bc::max_steps));
   std::copy_n(program.code.begin(), length, p.code);
-  std::transform(
-      program.constants.begin(),
-      program.constants.begin() + std::min(program.constants.size(), std::size_t(bc::max_constants)),
-      p.constants, [](double c) { return T(c); });
+  const std::size_t numbers = std::min(program.constants.size(), std::size_t(bc::max_constants));
+  std::transform(program.constants.begin(), program.constants.begin() + numbers, p.constants,
+                 [](double c) { return T(c); });
   p.length = int(length);
-  p.result = program.result;
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
   constexpr int vec_lanes = int(sizeof(typename skeleton::vec16<T>::type) / sizeof(T));
@@ -248,25 +132,21 @@ void launch(const map_launch& a, const bc::program& program, bool guarded) {
 
 }  // namespace
 
-void launch_map(const map_launch& a, const bc::program& p) {
+void launch_map(const map_launch& a, const bc::steps& p) {
   if (a.n == 0) return;
-  visit_dtype(a.type, [&](auto t) { launch<decltype(t)>(a, p, true); });
-}
-
-void launch_map_unguarded(const map_launch& a, const bc::program& p) {
-  if (a.n == 0) return;
-  visit_dtype(a.type, [&](auto t) { launch<decltype(t)>(a, p, false); });
+  visit_dtype(a.type, [&](auto t) { launch<decltype(t)>(a, p); });
 }
 
 void launch_map(const map_launch& a, const jit::op_text& op) {
   // Encoded on the first launch of a text, found by it on every later one (a map lookup, as 08's).
-  static std::map<std::string, bc::program> encoded;
+  static std::map<std::string, bc::steps> encoded;
   static std::mutex mutex;
-  const bc::program* p = nullptr;
+  const bc::steps* p = nullptr;
   {
     const std::lock_guard lock(mutex);
     auto found = encoded.find(op.source);
-    if (found == encoded.end()) found = encoded.emplace(op.source, bc::encode(expr::parse(op.source))).first;
+    if (found == encoded.end())
+      found = encoded.emplace(op.source, bc::lower(bc::encode(expr::parse(op.source)))).first;
     p = &found->second;  // std::map's elements stay where they are
   }
   launch_map(a, *p);
