@@ -102,11 +102,13 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
   reinterpret_cast<V*>(y)[i] = skeleton::from_lanes(acc);
 }
 
-// Lanes a thread computes at once when k allows: sixteen floats or eight doubles (the accumulator, x
-// and the slots have that many each; a step's dispatch is paid once for all of them). When k is
-// smaller, a pass runs one step of it.
+// Lanes a thread computes at once when k allows: eight floats or four doubles, a step's dispatch
+// paid once for all of them. More lanes ran slower on the H100 (change the lesson's count to see
+// it): each lane's accumulator, x and slots take registers, so fewer warps fit an SM, and each op's
+// code is copied per lane, a longer path through the instruction cache. When k is smaller, a pass
+// runs one step of it.
 template <class T>
-constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
+constexpr int most_lanes = sizeof(T) == 4 ? 8 : 4;
 
 template <class T>
 void launch(const map_launch& a, const bc::steps& program) {
