@@ -134,8 +134,9 @@ template <class F>
 CDL_HD inline bool with_binary(op code, F&& f) {
   switch (code) {
     CDL_OP(add)
-    CDL_OP(subtract) CDL_OP(multiply) CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater)
-        CDL_OP(greater_equal) CDL_OP(equal) CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
+    CDL_OP(subtract)
+    CDL_OP(multiply) CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal)
+        CDL_OP(equal) CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
   }
 #undef CDL_OP
 }
@@ -238,35 +239,34 @@ CDL_HD inline void with_source(std::uint8_t o, const Constant* constants, const 
   }
 }
 
-// The steps on L lanes (the kernel's values at once; one on the host). A case that only moves values
-// holds an empty asm statement: left empty, its block is merged away and its copies are made on the
-// way to every case after it.
+// The steps on L lanes (the kernel's values at once; one on the host). x's lanes are made opaque at
+// every step (an empty asm statement that claims to change them): otherwise the optimiser sees that
+// a case reading only x and numbers computes the same values at every step, and computes every such
+// case (x / x, sin(x), ...) before the loop, for every lane, whichever ones the program runs.
 template <class T, int L, class Constant>
-CDL_HD inline void run_steps(const step* code, int length, const Constant* constants, const T (&x)[L],
+CDL_HD inline void run_steps(const step* code, int length, const Constant* constants, const T (&x_in)[L],
                              T (&acc)[L], T (&slot)[max_slots][L]) {
-#if defined(__CUDA_ARCH__)
-#define CDL_KEEP_BLOCK() asm volatile("")
-#else
-#define CDL_KEEP_BLOCK()
-#endif
+  T x[L];
+  for (int l = 0; l < L; ++l) x[l] = x_in[l];
 #define CDL_LANES(e) \
   for (int l = 0; l < L; ++l) acc[l] = (e)
   for (int i = 0; i < length; ++i) {
+#if defined(__CUDA_ARCH__)
+    for (int l = 0; l < L; ++l) {
+      if constexpr (sizeof(T) == 4)
+        asm volatile("" : "+f"(x[l]));
+      else
+        asm volatile("" : "+d"(x[l]));
+    }
+#endif
     const step st = code[i];
     const auto source = [&](std::uint8_t o, auto&& f) { with_source<T, L>(o, constants, x, acc, slot, f); };
     switch (st.f) {
-      case form::load:
-        source(st.b, [&](const auto& B) {
-          CDL_KEEP_BLOCK();
-          CDL_LANES(lane(B, l));
-        });
-        break;
+      case form::load: source(st.b, [&](const auto& B) { CDL_LANES(lane(B, l)); }); break;
       case form::save:
         for (int s = 0; s < max_slots; ++s)
-          if (st.b == s + 1) {
-            CDL_KEEP_BLOCK();
+          if (st.b == s + 1)
             for (int l = 0; l < L; ++l) slot[s][l] = acc[l];
-          }
         break;
       case form::binary:
         source(st.b, [&](const auto& B) {
@@ -320,7 +320,6 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
     }
   }
 #undef CDL_LANES
-#undef CDL_KEEP_BLOCK
 }
 
 }  // namespace cdl::bytecode

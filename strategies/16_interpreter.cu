@@ -5,7 +5,7 @@
 //          kernel built with the program. A kernel cannot index registers with a number it reads
 //          (they would live in local memory), so each step writes one accumulator and is one case
 //          of a switch whose code names what it reads: the accumulator, x, a slot or a number
-//          (bytecode::run_steps). A step is decoded once for eight lanes, eight steps of k.
+//          (bytecode::run_steps). A step is decoded once for sixteen lanes, sixteen steps of k.
 // Cost.    No compile: the encoding takes microseconds, a new op's first result is one launch.
 //          Each call pays a step's fetch and branches and numbers read from memory: a few times
 //          the template at k = 256, near it at k = 1 (the report's dispatch figure).
@@ -61,8 +61,8 @@ int main() {
               std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count(),
               bc::to_string(steps).c_str());
   return lesson::compare(p, {{"interpreter", [&](int k) {
-                                // Eight steps a pass where k has them; at k = 1, one.
-                                const auto kernel = k >= 8 ? interpreter_kernel<8> : interpreter_kernel<1>;
+                                // Sixteen steps a pass where k has them; at k = 1, one.
+                                const auto kernel = k >= 16 ? interpreter_kernel<16> : interpreter_kernel<1>;
                                 kernel<<<lesson::grid(p.n), lesson::block>>>(p.dx, p.dy, p.n, k, device);
                               }}});
 }

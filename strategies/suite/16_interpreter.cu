@@ -75,8 +75,8 @@ __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p
   }
 }
 
-// The map skeleton's two forms (an element a thread; a 16-byte vector a thread, whole vectors
-// only), with the interpreter in place of the op.
+// The map skeleton's two forms (an element a thread; 16-byte vectors, whole vectors only), with
+// the interpreter in place of the op.
 template <class T, int S>
 __global__ void __launch_bounds__(skeleton::elementwise_block)
     interpreter_scalar(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
@@ -88,27 +88,38 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
   map_apply_interpreted<1, S>(p, e, acc, k);
   y[i] = acc[0];
 }
-template <class T, int S>
+// V 16-byte vectors a thread, block-strided as the skeleton loads them, every load issued before
+// any value is used: at k = 1, two, so that a step's dispatch is paid once for eight floats.
+template <class T, int V, int S>
 __global__ void __launch_bounds__(skeleton::elementwise_block)
     interpreter_vec(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                     const __grid_constant__ kernel_program<T> p) {
-  using V = typename skeleton::vec16<T>::type;
-  constexpr int lanes = sizeof(V) / sizeof(T);
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n / lanes) return;
-  T e[lanes], acc[lanes];
-  skeleton::to_lanes(reinterpret_cast<const V*>(x)[i], e);
-  map_apply_interpreted<lanes, S>(p, e, acc, k);
-  reinterpret_cast<V*>(y)[i] = skeleton::from_lanes(acc);
+  using Vec = typename skeleton::vec16<T>::type;
+  constexpr int lanes = sizeof(Vec) / sizeof(T);
+  const std::size_t nvec = n / lanes, first = std::size_t(blockIdx.x) * blockDim.x * V + threadIdx.x;
+  if (first >= nvec) return;
+  T e[V * lanes], sum[V * lanes];
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    Vec v{};  // past the end: zeros, computed on and never stored
+    if (i < nvec) v = reinterpret_cast<const Vec*>(x)[i];
+    skeleton::to_lanes(v, e + u * lanes);
+  }
+  map_apply_interpreted<V * lanes, S>(p, e, sum, k);
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    if (i < nvec) reinterpret_cast<Vec*>(y)[i] = skeleton::from_lanes(sum + u * lanes);
+  }
 }
 
-// Lanes a thread computes at once when k allows: eight floats or four doubles, a step's dispatch
-// paid once for all of them. More lanes ran slower on the H100 (change the lesson's count to see
-// it): each lane's accumulator, x and slots take registers, so fewer warps fit an SM, and each op's
-// code is copied per lane, a longer path through the instruction cache. When k is smaller, a pass
+// Lanes a thread computes at once where k has the steps: sixteen floats or eight doubles, a step's
+// dispatch paid once for all of them. More lanes take more registers (fewer warps fit an SM) and
+// copy each op's code once more (change the lesson's count to see both). Where k is smaller, a pass
 // runs one step of it.
 template <class T>
-constexpr int most_lanes = sizeof(T) == 4 ? 8 : 4;
+constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
 
 template <class T>
 void launch(const map_launch& a, const bc::steps& program) {
@@ -122,13 +133,22 @@ void launch(const map_launch& a, const bc::steps& program) {
   const skeleton::elementwise_geometry g =
       skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
   constexpr int vec_lanes = int(sizeof(typename skeleton::vec16<T>::type) / sizeof(T));
-  const bool vec = g.form == map_form::vec;
-  const int steps = (vec ? most_lanes<T> / vec_lanes : most_lanes<T>);
-  const bool many = a.k >= steps;
-  auto kernel = vec ? (many ? interpreter_vec<T, most_lanes<T> / vec_lanes> : interpreter_vec<T, 1>)
-                    : (many ? interpreter_scalar<T, most_lanes<T>> : interpreter_scalar<T, 1>);
-  kernel<<<g.grid, skeleton::elementwise_block, 0, a.stream>>>(static_cast<const T*>(a.x),
-                                                               static_cast<T*>(a.y), a.n, a.k, p);
+  constexpr int block = skeleton::elementwise_block;
+  const auto* x = static_cast<const T*>(a.x);
+  auto* y = static_cast<T*>(a.y);
+  if (g.form == map_form::vec) {
+    const std::size_t nvec = a.n / vec_lanes;
+    if (a.k >= most_lanes<T> / vec_lanes)
+      interpreter_vec<T, 1, most_lanes<T> / vec_lanes>
+          <<<unsigned((nvec + block - 1) / block), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+    else
+      interpreter_vec<T, 2, 1>
+          <<<unsigned((nvec + 2 * block - 1) / (2 * block)), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  } else if (a.k >= most_lanes<T>) {
+    interpreter_scalar<T, most_lanes<T>><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  } else {
+    interpreter_scalar<T, 1><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  }
   CDL_CHECK_LAUNCH();
 }
 
