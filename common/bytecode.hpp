@@ -135,8 +135,9 @@ CDL_HD inline bool with_binary(op code, F&& f) {
   switch (code) {
     CDL_OP(add)
     CDL_OP(subtract)
-    CDL_OP(multiply) CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal)
-        CDL_OP(equal) CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
+    CDL_OP(multiply)
+    CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal) CDL_OP(equal)
+        CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
   }
 #undef CDL_OP
 }
@@ -261,6 +262,9 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
 #endif
     const step st = code[i];
     const auto source = [&](std::uint8_t o, auto&& f) { with_source<T, L>(o, constants, x, acc, slot, f); };
+    const auto sources = [&](auto&& f) {  // B and C: a case for each pair
+      source(st.b, [&](const auto& B) { source(st.c, [&](const auto& C) { f(B, C); }); });
+    };
     switch (st.f) {
       case form::load: source(st.b, [&](const auto& B) { CDL_LANES(lane(B, l)); }); break;
       case form::save:
@@ -293,27 +297,23 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
         with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], T(0), T(0)))); });
         break;
       case form::fma_first:
-        source(st.b, [&](const auto& B) {
-          source(st.c,
-                 [&](const auto& C) { CDL_LANES((apply<op::fma, T>(acc[l], lane(B, l), lane(C, l)))); });
+        sources([&](const auto& B, const auto& C) {
+          CDL_LANES((apply<op::fma, T>(acc[l], lane(B, l), lane(C, l))));
         });
         break;
       case form::fma_last:
-        source(st.b, [&](const auto& B) {
-          source(st.c,
-                 [&](const auto& C) { CDL_LANES((apply<op::fma, T>(lane(B, l), lane(C, l), acc[l]))); });
+        sources([&](const auto& B, const auto& C) {
+          CDL_LANES((apply<op::fma, T>(lane(B, l), lane(C, l), acc[l])));
         });
         break;
       case form::select_if:
-        source(st.b, [&](const auto& B) {
-          source(st.c,
-                 [&](const auto& C) { CDL_LANES((apply<op::select, T>(acc[l], lane(B, l), lane(C, l)))); });
+        sources([&](const auto& B, const auto& C) {
+          CDL_LANES((apply<op::select, T>(acc[l], lane(B, l), lane(C, l))));
         });
         break;
       case form::select_else:
-        source(st.b, [&](const auto& B) {
-          source(st.c,
-                 [&](const auto& C) { CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l]))); });
+        sources([&](const auto& B, const auto& C) {
+          CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l])));
         });
         break;
       default: break;
