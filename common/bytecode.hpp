@@ -124,23 +124,25 @@ CDL_HD inline T apply(T a, T b, T c) {
 // Calls f(std::integral_constant<op, code>) for the op code names: a switch whose every case knows
 // its op when it is compiled. Unary and binary apart, so that a caller instantiates only its own
 // kind (sin's code is long). A byte that names no op of the kind calls nothing and returns false.
+// clang-format off
+#define CDL_OP(o) case op::o: f(std::integral_constant<op, op::o>{}); return true;
 template <class F>
 CDL_HD inline bool with_unary(op code, F&& f) {
-#define CDL_OP(o) \
-  case op::o: f(std::integral_constant<op, op::o>{}); return true;
-  switch (code) { CDL_OP(negate) CDL_OP(sin) CDL_OP(cos) CDL_OP(exp) CDL_OP(sqrt) default : return false; }
+  switch (code) {
+    CDL_OP(negate) CDL_OP(sin) CDL_OP(cos) CDL_OP(exp) CDL_OP(sqrt)
+    default: return false;
+  }
 }
 template <class F>
 CDL_HD inline bool with_binary(op code, F&& f) {
   switch (code) {
-    CDL_OP(add)
-    CDL_OP(subtract)
-    CDL_OP(multiply)
-    CDL_OP(divide) CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal) CDL_OP(equal)
-        CDL_OP(not_equal) CDL_OP(min) CDL_OP(max) default : return false;
+    CDL_OP(add) CDL_OP(subtract) CDL_OP(multiply) CDL_OP(divide) CDL_OP(min) CDL_OP(max)
+    CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal) CDL_OP(equal) CDL_OP(not_equal)
+    default: return false;
   }
-#undef CDL_OP
 }
+#undef CDL_OP
+// clang-format on
 
 // The register machine's interpreter, for host and device: p's code on one element, in T. A program
 // must be valid. The reference the kernel's form below is tested against.

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from helpers import FixtureTest
+from helpers import FixtureTest, renamed
 
 
 def medians(path):
@@ -72,6 +72,33 @@ class AnswerTest(FixtureTest):
             f"(`{dearest[1]}`), takes {dearest[0]:.2f}× the template's time ({dearest[2]}, k = 256", screen
         )
         self.assertIn("![Time over the template's against k", screen)
+
+    def test_a_users_op_needed_at_once_is_the_interpreters_row(self):
+        """16's row: its worst op at each k over the template, and its first result's stage (here made
+        from 03's medians at 1.5 times, and from 08's compile stage at a thousandth)."""
+
+        def add_interpreter(doc):
+            added = []
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("map/03_switch/"):
+                    scale = {"real_time": b["real_time"] * 1.5, "cpu_time": b["cpu_time"] * 1.5}
+                    added.append(renamed(b, "03_switch/", "16_interpreter/", **scale))
+                elif b["run_name"].startswith("jit/compile/08/new_op"):
+                    scale = {"real_time": b["real_time"] / 1000, "cpu_time": b["cpu_time"] / 1000}
+                    added.append(renamed(b, "jit/compile/08/new_op", "jit/first_result/16/new_op", **scale))
+            doc["benchmarks"] += added
+
+        self.edit_results(add_interpreter)
+        screen = self.first_screen(self.report())
+        rows = {r.split(" | ")[0][2:]: r.split(" | ") for r in screen.splitlines() if r.startswith("| ")}
+        row = rows["written by a user at run time, its first result at once (no compiler)"]
+        self.assertTrue(row[1].startswith("`16_interpreter`"), row)
+        worst = max(("quadratic", "exp_sin_cos"), key=lambda op: self.ratio("16_interpreter", op, 256))
+        self.assertEqual(row[3], f"{self.ratio('16_interpreter', worst, 256):.2f}× {worst}")
+        m = medians(os.path.join(self.results, "bench.json"))
+        first = next(v for n, v in m.items() if n.startswith("jit/first_result/16/new_op"))
+        self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
+        self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
     def test_the_surprises_are_the_largest_of_each_rule(self):
         screen = self.first_screen(self.report())

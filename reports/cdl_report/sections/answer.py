@@ -316,8 +316,8 @@ def add(doc, bench, noise, python=None):
         )
         + (
             f" With no compiler, `16_interpreter` gives a new op's first result in"
-            f" {new_op_ms['16_interpreter']:.2f} ms and runs at {worst(r['16_interpreter'], top)[1][0]:.2f}× the"
-            " template's time."
+            f" {new_op_ms['16_interpreter']:.2f} ms and runs at"
+            f" {worst(r['16_interpreter'], top)[1][0]:.2f}× the template's time."
             if "16_interpreter" in chosen.values() and new_op_ms.get("16_interpreter") is not None
             else ""
         )
