@@ -21,8 +21,7 @@
 // With --plugin FILE, a map plugin built ahead of time (strategy 13) is loaded and its kernels
 // timed beside the strategies, validated against --op (the op the plugin was built for):
 //
-//   cdl_run --plugin build/release/plugins/cdl_plugin_sine.fatbin --op sine \
-//           --strategy 01_template_functor/vec
+//   cdl_run --plugin build/release/plugins/cdl_plugin_sine.fatbin --op sine --strategy 01_template_functor/vec
 #include "common/cli.hpp"
 #include "common/inputs.hpp"
 #include "common/record.hpp"

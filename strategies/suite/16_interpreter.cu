@@ -1,23 +1,23 @@
 // 16 - An interpreter: the op as data, run by a kernel compiled with the program.
 //
 // Idea.    A user's op in 08's language (common/expression.hpp) is encoded on the host, in
-//          microseconds and with no compiler, into a few instructions of a small register machine
-//          (common/bytecode.hpp), which a kernel built ahead of time takes as an argument and runs.
-//          Each instruction is fetched and decoded once for all of a thread's lanes: its elements
-//          (one, or a 16-byte vector's) times several steps of the map's k loop at once. The
-//          machine's registers are arrays with a lane each, and an operand's number picks one
-//          through a switch whose every case names its register with a constant, so the file stays
-//          in the SM's registers: indexed by a number read at run time, it would live in local memory.
+//          microseconds and with no compiler, into steps of a small machine (common/bytecode.hpp:
+//          encode, then lower), which a kernel built ahead of time takes as an argument and runs.
+//          A kernel cannot index registers with a number it reads (they would live in local
+//          memory), so each step writes one accumulator and is one case of a switch whose code
+//          names what it reads: the accumulator, x, one of four slots, or a number
+//          (bytecode::run_steps). A step is fetched and decoded once for all of a thread's lanes:
+//          its elements (one, or 16-byte vectors) times several steps of the map's k loop.
 // Cost.    No compile: a new op's first result costs its encoding and one launch. Per call, what a
-//          compiler folds away is paid at run time: an instruction's fetch and decode, a branch for
-//          each operand and for the op, a copy of each operand's lanes, and numbers read from the
-//          argument instead of written into the instructions. The report's dispatch figure (16
-//          beside 03's switch, 04's pointer and 08's compiled kernel) and its first-result line.
+//          compiler folds away is paid at run time: a step's fetch, the branches to its case, a
+//          value saved to a slot where it must wait, numbers read from the argument instead of
+//          written into the instructions, and the registers the lanes take. The report's dispatch
+//          figure (16 beside 03's switch, 04's pointer and 08's compiled kernel) and its first screen.
 // Use it   for an op a user types, while a compiled kernel for it is not ready (10's tiered
 //          dispatch starts here), or where no compiler can run at all.
-// See it.  `cuobjdump -res-usage`: interpreter_vec and interpreter_scalar use no local memory; in
-//          their SASS, an op's lanes are straight-line code behind one branch, and the k loop holds
-//          the instruction loop.
+// See it.  `cuobjdump -res-usage`: interpreter_vec and interpreter_scalar use no local memory but
+//          sin's reduction's stack; in their SASS, the k loop holds the step loop, and each step
+//          branches to one case whose lanes are straight-line code.
 // Run it.  `cdl_run --strategy 16_interpreter/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. strategies/16_interpreter.cu is the lesson: the same kernel for one type, with its main.
@@ -34,7 +34,6 @@ namespace cdl::interpreter {
 namespace {
 
 namespace bc = bytecode;
-static_assert(bc::max_registers == 8, "the register switch below names eight registers");
 static_assert((bc::max_constants & (bc::max_constants - 1)) == 0, "a number's index is masked");
 
 // The program as the kernel's argument: in the constant bank, where a warp reads each step once for
