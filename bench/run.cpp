@@ -21,7 +21,8 @@
 // With --plugin FILE, a map plugin built ahead of time (strategy 13) is loaded and its kernels
 // timed beside the strategies, validated against --op (the op the plugin was built for):
 //
-//   cdl_run --plugin build/release/plugins/cdl_plugin_sine.fatbin --op sine --strategy 01_template_functor/vec
+//   cdl_run --plugin plugins/cdl_plugin_sine.fatbin --op sine --strategy 01_template_functor/vec
+//   (from build/release, where the plugins are built)
 #include "common/cli.hpp"
 #include "common/inputs.hpp"
 #include "common/record.hpp"
