@@ -9,11 +9,13 @@
 //
 // With --expr, the op is the user's, compiled at run time and timed beside every built-in
 // strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
-// runs through 08, through 16's interpreter (no compiler: its first launch is the op's first
-// result), and through 06 and 07 as the C++ it prints, all validated against the
-// language's float64 interpreter. Any other text is taken as C++ (an expression in x of type T,
-// or a function body with `return`) for 06 and 07 alone, validated against the same text
-// compiled for the host; the table says why 08 did not run, naming the position.
+// runs first through strategy 10's three tiers (16's interpreter, then 08's baseline and optimised
+// tiers as their compiles finish: the launch each tier served first), then through 08, through 16
+// (no compiler: its first launch is the op's first result), and through 06 and 07 as the C++ it
+// prints, all validated against the language's float64 interpreter. Any other text is taken as
+// C++ (an expression in x of type T, or a function body with `return`) for 06 and 07 alone,
+// validated against the same text compiled for the host; the table says why 08 did not run,
+// naming the position.
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
@@ -30,6 +32,7 @@
 #include "common/skeletons/elementwise.cuh"
 #include "strategies/expression_jit.hpp"
 #include "strategies/interpreter.hpp"
+#include "strategies/tiered_dispatch.hpp"
 #include "strategies/plugin.hpp"
 #include "strategies/minimal.hpp"
 #include "strategies/user_op.hpp"
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -372,6 +376,49 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   return 0;
 }
 
+// A user's op through strategy 10's three tiers (tiered_expression: 16's interpreter, then 08's
+// baseline and optimised tiers as their compiles finish): launches until the optimised tier has run,
+// each tier's first launch validated. Prints the launches each tier served and the first result's
+// time from the text; returns whether every validation passed.
+bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) {
+  using tier = tiered_expression::tier;
+  std::unique_ptr<tiered_expression> tiers;
+  tier ran = tier::interpreter;
+  const auto launch = [&](const map_launch& a) {
+    if (!tiers) tiers = std::make_unique<tiered_expression>(a, op);
+    ran = tiers->launch(a);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const auto since = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start);
+  };
+  f.launch(launch, form, nullptr);
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+  const double first_ms = since().count();
+  std::array<int, 3> first{-1, -1, -1};  // the launch each tier first ran
+  std::array<double, 3> at_ms{};
+  bool passed = true;
+  for (int n = 0; first[2] < 0 && since().count() < 60e3; ++n) {
+    if (n > 0) f.launch(launch, form, nullptr);
+    const tier t = ran;
+    if (first[std::size_t(t)] >= 0) continue;
+    first[std::size_t(t)] = n;
+    at_ms[std::size_t(t)] = since().count();
+    // A tier's first launch is followed by one more, validated (on this tier or a later one).
+    const validation_result v = f.run_and_validate(launch, form);
+    if (!v.passed) std::printf("  after %s: WRONG RESULT: %s\n", to_string(t), v.summary().c_str());
+    passed = passed && v.passed;
+  }
+  std::printf("10_tiered_dispatch/%s [--expr]: first result %.2f ms after the text;",
+              std::string(to_string(form)).c_str(), first_ms);
+  for (std::size_t t = 0; t < 3; ++t)
+    if (first[t] >= 0)
+      std::printf(" %s from launch %d (%.1f ms);", to_string(tier(t)), first[t] + 1, at_ms[t]);
+  std::printf(" a launch validated as each tier was reached\n");
+  if (first[2] < 0) std::printf("  08's optimised tier was not ready within 60 s\n");
+  return passed && first[2] >= 0;
+}
+
 int run(const options& o) {
   if (o.list) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
@@ -445,6 +492,7 @@ int run(const options& o) {
   std::vector<row> rows;
   std::unique_ptr<host_op> host_reference;
   std::unique_ptr<map_fixture> user_fixture;
+  bool tiered_passed = true;
   if (!o.expr.empty()) {
     std::function<double(double)> reference;
     if (program) {
@@ -456,6 +504,8 @@ int run(const options& o) {
       reference = host_reference->function();
     }
     user_fixture = std::make_unique<map_fixture>(o.problem, o.seed, custom_map_op{reference, o.expr_ulps});
+    // First, while the text is new to this process: no tier's compile has been made yet.
+    if (program) tiered_passed = tiered_stream(*user_fixture, user_expression, map_form::vec);
     std::vector<std::pair<std::string, map_launcher>> launchers{
         {"06_nvrtc_jit", [&user](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, user); }},
         {"07_jit_lto", [&user](const map_launch& a) { jit::launch_map(jit_lto_build, a, user); }}};
@@ -501,7 +551,7 @@ int run(const options& o) {
                     },
                     map_form::scalar, o.strategy, "", "quadratic"});
   nlohmann::json records = nlohmann::json::array();
-  bool all_passed = true;
+  bool all_passed = tiered_passed;
   for (const row& w : rows) {
     const run_record r = run_row(w, o, env);
     all_passed = all_passed && r.validation.passed;

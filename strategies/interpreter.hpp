@@ -11,9 +11,11 @@ namespace cdl::interpreter {
 // the kernel reads and writes inside its steps, its numbers and its lanes (the tests launch random
 // bytes).
 void launch_map(const map_launch& a, const bytecode::steps& p);
-// The same for an op's text in 08's language: parsed and encoded on its first launch (kept for the
-// next ones by its text). Text outside the language throws expr::syntax_error; a program past the
-// interpreter's limits, cdl::error naming the limit.
+// An op's text in 08's language as steps: parsed, encoded and lowered the first time, kept by its
+// text. Text outside the language throws expr::syntax_error; a program past the interpreter's
+// limits, cdl::error naming the limit.
+const bytecode::steps& prepare(const jit::op_text& op);
+// Launches the map with the interpreter running the op's steps (prepare's).
 void launch_map(const map_launch& a, const jit::op_text& op);
 
 }  // namespace cdl::interpreter

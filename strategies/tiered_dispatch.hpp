@@ -1,5 +1,6 @@
-// Strategy 10's dispatcher (10_tiered_dispatch.cu): launches of a map op served by 03's switch
-// kernel while the op's own kernel compiles on a host thread, then by that kernel.
+// Strategy 10's dispatchers (10_tiered_dispatch.cu): launches of a map op served by 03's switch
+// kernel while the op's own kernel compiles on a host thread, then by that kernel; and launches of a
+// user's op served by 16's interpreter while 08 compiles it, twice.
 #pragma once
 
 #include "common/registry.hpp"
@@ -10,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <future>
+#include <thread>
 
 namespace cdl {
 
@@ -44,5 +46,38 @@ class tiered_map {
   std::future<void> compile_;
   bool ready_ = false;
 };
+
+// A user's op in 08's language, served by the best of three tiers ready at each launch: 16's
+// interpreter from the first launch (no compiler: the text is encoded when this is made), then 08's
+// baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one host
+// thread, the baseline first, for the kernel a launch like `a` runs.
+class tiered_expression {
+ public:
+  enum class tier { interpreter, baseline, optimised };
+  // Throws for a text the interpreter refuses (outside the language, past its limits).
+  tiered_expression(const map_launch& a, jit::op_text text);
+  ~tiered_expression();  // waits for the compiles: the thread uses what this object holds
+
+  tiered_expression(const tiered_expression&) = delete;
+  tiered_expression& operator=(const tiered_expression&) = delete;
+
+  // Launches `a` on the best tier whose kernel is ready (a compile error is thrown here, at the
+  // launch that finds it) and returns that tier.
+  tier launch(const map_launch& a);
+  tier best() const { return best_; }
+
+ private:
+  static constexpr int ahead = 4;  // as tiered_map's: the host at most this far ahead before the last tier
+  std::array<cudaEvent_t, ahead> done_{};
+  std::uint64_t launched_ = 0;
+
+  jit::op_text text_;
+  std::array<std::promise<cudaKernel_t>, 2> compiled_;  // 08's baseline and optimised kernels
+  std::array<std::future<cudaKernel_t>, 2> ready_;
+  std::array<cudaKernel_t, 2> kernels_{};
+  std::thread compiler_;
+  tier best_ = tier::interpreter;
+};
+const char* to_string(tiered_expression::tier t);
 
 }  // namespace cdl

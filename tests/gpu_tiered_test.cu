@@ -1,11 +1,14 @@
 // Strategy 10's tiered dispatch (strategies/suite/10_tiered_dispatch.cu): every launch of a stream is
 // validated against the float64 reference, before the move to the op's own kernel, at the launch
-// that moves, and after it; the op's text is new to every cache, so the compile is a real one.
+// that moves, and after it; the op's text is new to every cache, so the compile is a real one. And
+// the three tiers of a user's op (16, then 08's two), the same way.
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
+#include "common/bytecode.hpp"
 #include "strategies/tiered_dispatch.hpp"
 
+#include <array>
 #include <chrono>
 
 namespace cdl {
@@ -62,6 +65,52 @@ TEST_F(TieredDispatch, AnOpThatDoesNotCompileFailsAtTheLaunchThatFindsIt) {
   }
   EXPECT_TRUE(thrown && made && !made->specialised());
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// A user's op through tiered_expression: every launch validated against the language's float64
+// interpreter, on the interpreter, at each move and after it, until the optimised tier has run five
+// times; the tiers only move up. The op's text is new to every cache (a new constant), so both of
+// 08's compiles are real ones.
+TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
+  for (map_form form : {map_form::vec, map_form::scalar}) {
+    const jit::op_text text = jit::never_seen_op();
+    const expr::program program = expr::parse(text.source);
+    const map_fixture fixture({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 16}, default_seed,
+                              custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+    std::unique_ptr<tiered_expression> tiers;
+    std::array<int, 3> on{};  // launches on each tier
+    int launches = 0;
+    auto last = tiered_expression::tier::interpreter;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (on[2] < 5 && std::chrono::steady_clock::now() < deadline) {
+      tiered_expression::tier ran{};
+      const validation_result r = fixture.run_and_validate(
+          [&](const map_launch& a) {
+            if (!tiers) tiers = std::make_unique<tiered_expression>(a, text);
+            ran = tiers->launch(a);
+          },
+          form);
+      ASSERT_TRUE(r.passed) << "launch " << launches << " on " << to_string(ran) << ": " << r.summary();
+      ASSERT_GE(int(ran), int(last)) << "launch " << launches << " went back to " << to_string(ran);
+      last = ran;
+      ++on[std::size_t(ran)];
+      ++launches;
+    }
+    EXPECT_EQ(on[2], 5) << "08's optimised tier was not ready within 60 s";
+    EXPECT_GT(on[0], 0) << "the first launch waited for a compiler";
+  }
+}
+
+TEST_F(TieredDispatch, AUsersOpTheInterpreterCannotHoldIsRefusedWhenTheDispatcherIsMade) {
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 1000, 1}, default_seed);
+  std::string text = "x";
+  for (int i = 0; i <= bytecode::max_instructions; ++i) text = "sin(" + text + ")";
+  EXPECT_THROW(fixture.launch(
+                   [&](const map_launch& a) {
+                     tiered_expression(a, {"long", text});
+                   },
+                   map_form::vec, nullptr),
+               error);
 }
 
 }  // namespace

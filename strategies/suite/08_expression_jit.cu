@@ -452,31 +452,31 @@ jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
   return ptx;
 }
 
-void launch_map(const map_launch& a, const jit::op_text& op, tier level) {
-  if (a.n == 0) return;
-  const skeleton::elementwise_geometry g =
-      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+cudaKernel_t map_kernel(const map_launch& a, const jit::op_text& op, tier level) {
+  const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
   // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
   static std::map<std::tuple<tier, dtype, map_form, std::string, std::string>,
                   std::shared_ptr<const jit::loaded>>
       loaded;
   static std::mutex mutex;
-  cudaKernel_t kernel = nullptr;
-  {
-    const std::lock_guard lock(mutex);
-    const std::tuple key{level, a.type, g.form, op.name, op.source};
-    auto found = loaded.find(key);
-    if (found == loaded.end()) {
-      const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, g.form, op.name, level);
-      const int arch = jit::device_arch();
-      found = loaded
-                  .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
-                                    cache_key(m, arch), [&] { return compile_uncached(m, arch); })))
-                  .first;
-    }
-    kernel = found->second->kernel(g.form == map_form::vec ? "map_vec" : "map_scalar");
+  const std::lock_guard lock(mutex);
+  const std::tuple key{level, a.type, form, op.name, op.source};
+  auto found = loaded.find(key);
+  if (found == loaded.end()) {
+    const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, form, op.name, level);
+    const int arch = jit::device_arch();
+    found = loaded
+                .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
+                                  cache_key(m, arch), [&] { return compile_uncached(m, arch); })))
+                .first;
   }
-  jit::launch_map_kernel(kernel, g.grid, a, false);
+  return found->second->kernel(form == map_form::vec ? "map_vec" : "map_scalar");
+}
+
+void launch_map(const map_launch& a, const jit::op_text& op, tier level) {
+  if (a.n == 0) return;
+  const unsigned grid = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
+  jit::launch_map_kernel(map_kernel(a, op, level), grid, a, false);
 }
 
 }  // namespace cdl::expression_jit

@@ -29,9 +29,13 @@
 //          here is on the host: `tiered_map::launch` below, and the compile thread.
 // Run it.  `cdl_run --strategy 10_tiered_dispatch/vec --op quadratic --n 2^24 --k 256`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
+//          For an op a user types (no switch knows it), tiered_expression has three tiers: 16's
+//          interpreter from the first launch (the text encoded, no compiler), then 08's baseline
+//          tier, then 08's optimised tier, both compiled on one host thread, the baseline first.
 // Read it. The mechanism alone first (a loop of launches of a new op: 03's kernel until 06's
 //          compile is done); then the general form, tiered_map, which launches the skeleton's
-//          kernels of both tiers, so that the two differ only in how the op is called.
+//          kernels of both tiers, so that the two differ only in how the op is called; then
+//          tiered_expression.
 //
 // Registered for the map workload only: its launches are the ones whose op a switch kernel and
 // a JIT both serve (the other workloads' tiers would be the same two files again). The registry
@@ -39,6 +43,10 @@
 // the catalogue's text, so the tests validate every launch, before and after the move; the
 // `tiered/` benchmarks build one per stream of launches from a text no cache has seen.
 #include "strategies/tiered_dispatch.hpp"
+
+#include "common/skeletons/elementwise.cuh"
+#include "strategies/expression_jit.hpp"
+#include "strategies/interpreter.hpp"
 
 #include "common/check.hpp"
 #include "strategies/minimal.hpp"
@@ -105,6 +113,56 @@ bool tiered_map::launch(const map_launch& a) {
   }
   ++launched_;
   return ready_;
+}
+
+tiered_expression::tiered_expression(const map_launch& a, jit::op_text text) : text_(std::move(text)) {
+  interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
+  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (int i = 0; i < 2; ++i) ready_[std::size_t(i)] = compiled_[std::size_t(i)].get_future();
+  compiler_ = std::thread([a, this] {
+    for (std::size_t i = 0; i < 2; ++i) {
+      try {
+        using level = expression_jit::tier;
+        compiled_[i].set_value(
+            expression_jit::map_kernel(a, text_, i == 0 ? level::baseline : level::optimised));
+      } catch (...) {  // each tier not compiled fails at the launch that finds it
+        for (std::size_t j = i; j < 2; ++j) compiled_[j].set_exception(std::current_exception());
+        return;
+      }
+    }
+  });
+}
+
+tiered_expression::~tiered_expression() {
+  if (compiler_.joinable()) compiler_.join();
+  for (cudaEvent_t e : done_) cudaEventDestroy(e);  // no check: a destructor must not throw
+}
+
+tiered_expression::tier tiered_expression::launch(const map_launch& a) {
+  cudaEvent_t& slot = done_[launched_ % ahead];  // recorded `ahead` launches ago, if any
+  if (best_ != tier::optimised && launched_ >= ahead) CDL_CUDA_CHECK(cudaEventSynchronize(slot));
+  // The baseline is compiled first, so the optimised tier is ready only after it.
+  for (std::size_t i = std::size_t(best_); i < 2; ++i) {
+    if (ready_[i].wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+    kernels_[i] = ready_[i].get();  // rethrows the compile's error, if it had one
+    best_ = tier(i + 1);
+  }
+  if (best_ == tier::interpreter) {
+    interpreter::launch_map(a, text_);
+  } else {
+    const unsigned grid =
+        skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
+    jit::launch_map_kernel(kernels_[std::size_t(best_) - 1], grid, a, false);
+  }
+  if (best_ != tier::optimised) CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
+  ++launched_;
+  return best_;
+}
+
+const char* to_string(tiered_expression::tier t) {
+  return t == tiered_expression::tier::interpreter ? "16's interpreter"
+         : t == tiered_expression::tier::baseline  ? "08's baseline tier"
+                                                   : "08's optimised tier";
 }
 
 namespace {

@@ -158,20 +158,18 @@ void launch_map(const map_launch& a, const bc::steps& p) {
   visit_dtype(a.type, [&](auto t) { launch<decltype(t)>(a, p); });
 }
 
-void launch_map(const map_launch& a, const jit::op_text& op) {
-  // Encoded on the first launch of a text, found by it on every later one (a map lookup, as 08's).
+const bc::steps& prepare(const jit::op_text& op) {
+  // Encoded the first time a text is seen, found by it after that (a map lookup, as 08's).
   static std::map<std::string, bc::steps> encoded;
   static std::mutex mutex;
-  const bc::steps* p = nullptr;
-  {
-    const std::lock_guard lock(mutex);
-    auto found = encoded.find(op.source);
-    if (found == encoded.end())
-      found = encoded.emplace(op.source, bc::lower(bc::encode(expr::parse(op.source)))).first;
-    p = &found->second;  // std::map's elements stay where they are
-  }
-  launch_map(a, *p);
+  const std::lock_guard lock(mutex);
+  auto found = encoded.find(op.source);
+  if (found == encoded.end())
+    found = encoded.emplace(op.source, bc::lower(bc::encode(expr::parse(op.source)))).first;
+  return found->second;  // std::map's elements stay where they are
 }
+
+void launch_map(const map_launch& a, const jit::op_text& op) { launch_map(a, prepare(op)); }
 
 }  // namespace cdl::interpreter
 
