@@ -47,6 +47,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -104,9 +107,33 @@ jit::op_text next_fresh_text() {
   return op;
 }
 
-enum class tier_mode { switch_only, jit_only, tiered };
-// Named by the strategy each stream runs: 03's switch alone, 06's JIT alone, 10's tiers.
-constexpr const char* tier_mode_names[] = {"03_switch", "06_nvrtc_jit", "10_tiered_dispatch"};
+// A text of the quadratic op in 08's language that no compile cache has seen and that computes what
+// quadratic computes: min(op, B), B a float past every value the op reaches here and new in every
+// call, so that it reaches 08's PTX as a constant of its own (the driver's cache keys on the PTX).
+jit::op_text next_language_text() {
+  static std::set<std::string> seen;
+  static std::mutex m;
+  static std::atomic<std::uint64_t> count{std::uint64_t(clock::now().time_since_epoch().count()) ^
+                                          (std::uint64_t(::getpid()) << 20)};
+  const std::uint64_t u = count++ & ((1u << 23) - 1);
+  const double bound = std::ldexp(1.0 + std::ldexp(double(u), -23), 100);  // exact in float
+  char digits[64];
+  const auto end = std::to_chars(digits, digits + sizeof digits, bound).ptr;
+  jit::op_text op{"language_" + std::to_string(u),
+                  "min(x * x + 2 * x + 1, " + std::string(digits, end) + ")"};
+  const std::lock_guard lock(m);
+  if (!seen.insert(op.source).second)
+    throw error("tiered stream: the op text '" + op.source + "' was seen before");
+  return op;
+}
+
+// Named by the strategy each stream runs. The catalogue's op: 03's switch alone, 06's JIT alone,
+// 10's two tiers. A user's op in 08's language: 16's interpreter alone, 08's JIT alone (its
+// optimised tier), 10's three tiers (16, then 08's baseline, then 08's optimised tier).
+enum class tier_mode { switch_only, jit_only, tiered, interpreter_only, expression_only, three_tiers };
+constexpr const char* tier_mode_names[] = {"03_switch",          "06_nvrtc_jit",
+                                           "10_tiered_dispatch", "16_interpreter",
+                                           "08_expression_jit",  "10_tiered_dispatch.expression"};
 
 // One stream: `launches` launches of a new text of the quadratic op, each mode as its name says.
 void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int repetitions,
@@ -125,17 +152,27 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                                                 default_seed);
             const map_launch_fn switch_launch = find_map_entry("03_switch/vec").launch;
             for (auto _ : state) {
-              const jit::op_text text = next_fresh_text();
+              const bool language = mode >= tier_mode::interpreter_only;
+              const jit::op_text text = language ? next_language_text() : next_fresh_text();
               std::unique_ptr<tiered_map> tier;
-              int count = 0, first_own = -1;
+              std::unique_ptr<tiered_expression> tiers;
+              int count = 0, first_own = -1;  // the first launch on the last tier
               const auto one = [&](const map_launch& a) {
                 if (mode == tier_mode::switch_only) {
                   switch_launch(a);
                 } else if (mode == tier_mode::jit_only) {
                   jit::launch_map(nvrtc_jit_build, a, text);  // the first launch waits for the compile
-                } else {
+                } else if (mode == tier_mode::tiered) {
                   if (!tier) tier = std::make_unique<tiered_map>(a, text, nvrtc_jit_build);
                   if (tier->launch(a) && first_own < 0) first_own = count;
+                } else if (mode == tier_mode::interpreter_only) {
+                  interpreter::launch_map(a, text);
+                } else if (mode == tier_mode::expression_only) {
+                  expression_jit::launch_map(a, text);  // the first launch waits for the compile
+                } else {
+                  if (!tiers) tiers = std::make_unique<tiered_expression>(a, text);
+                  if (tiers->launch(a) == tiered_expression::tier::optimised && first_own < 0)
+                    first_own = count;
                 }
                 ++count;
               };
@@ -145,8 +182,10 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
               state.SetIterationTime(seconds_since(start));
               const validation_result v = f->run_and_validate(one, map_form::vec);
               if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
-              state.counters["first_own_kernel_launch"] = first_own;  // -1: the stream ended on the switch
-              tier.reset();  // waits for a compile still running, outside the timing
+              state.counters["first_own_kernel_launch"] =
+                  first_own;  // -1: the stream ended before its last tier
+              tier.reset();   // waits for a compile still running, outside the timing
+              tiers.reset();
             }
           }),
       repetitions)
@@ -616,7 +655,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   for (const auto& [n, k] :
        {std::pair<std::size_t, int>{std::size_t(1) << 24, 1}, {std::size_t(1) << 22, 256}})
     for (int launches : {1, 10, 100, 1000, 10000})
-      for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered})
+      for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered,
+                             tier_mode::interpreter_only, tier_mode::expression_only, tier_mode::three_tiers})
         if (!quick || launches <= 100)
           add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
 }

@@ -598,9 +598,16 @@ class ReportTest(FixtureTest):
             100: (100.0, 230.0, 99.0),
             1000: (1000.0, 480.0, 470.0),
         }
+        # A user's op: 16 alone, 08 alone, the three tiers (the same figures, a tenth of them).
+        families = (
+            ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"),
+            ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression"),
+        )
         benchmarks = []
-        for launches, times in totals.items():
-            for mode, ms in zip(("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"), times):
+        for launches, times, modes in [(L, ts, families[0]) for L, ts in totals.items()] + [
+            (L, [t / 10 for t in ts], families[1]) for L, ts in totals.items()
+        ]:
+            for mode, ms in zip(modes, times):
                 name = (
                     f"tiered/{mode}/vec/op:quadratic/type:f32/n:16777216/k:1/launches:{launches}"
                     "/iterations:1/repeats:3/manual_time"
@@ -629,6 +636,15 @@ class ReportTest(FixtureTest):
         self.assertIn("launches, less than both at 1000; at most 1.10× the better (1 launch).", text)
         self.assertIn("A stream of 1 launch costs tiered 100 µs more than the switch alone", text)
         self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_dispatch.png")))
+        # The three tiers: their own table, findings and plot.
+        expression = text[text.index("**A user's op.**") :]
+        self.assertIn("| 100 | 10.00 ms | 23.00 ms | 9.90 ms | 0.99 | launch 41 |", expression)
+        self.assertIn("The JIT alone beats the interpreter alone from 1000 launches on", expression)
+        self.assertIn("The three tiers take no more than the better of the two (within the noise", expression)
+        self.assertIn(
+            "A stream of 1 launch costs the three tiers 10 µs more than the interpreter alone", expression
+        )
+        self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_expression.png")))
 
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())
