@@ -239,6 +239,7 @@ steps lower(const program& p) {
   const auto keep = [&](bool read_later) {
     if (acc > 0 && acc < 256 && !saved[std::size_t(acc)] && read_later) {
       emit(form::save, op::add, std::uint8_t(acc));
+      out.slots = std::max(out.slots, acc);
       saved[std::size_t(acc)] = true;
     }
   };

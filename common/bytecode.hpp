@@ -209,6 +209,8 @@ static_assert(sizeof(step) == 4);
 struct steps {
   std::vector<step> code;  // after the last, the accumulator holds the result
   std::vector<double> constants;
+  int slots =
+      0;  // the slots the code uses: a kernel built with fewer runs it wrong, with more spends registers
 };
 
 // p's code as steps (its numbers kept), or cdl::error when p holds more values at once than the
@@ -227,28 +229,34 @@ CDL_HD inline T lane(const T& b, int) {
 }
 
 // Calls f with source o: an array of L lanes, named by a constant in each case, or one number.
-// Whatever the byte, the read stays inside the lanes and the numbers.
-template <class T, int L, class Constant, class F>
+// Whatever the byte, the read stays inside the lanes and the numbers (a slot past Slots reads x).
+template <class T, int L, int Slots, class Constant, class F>
 CDL_HD inline void with_source(std::uint8_t o, const Constant* constants, const T (&x)[L], const T (&acc)[L],
-                               const T (&slot)[max_slots][L], F&& f) {
+                               const T (&slot)[Slots > 0 ? Slots : 1][L], F&& f) {
   if (o & constant_bit) return f(T(constants[o & (max_constants - 1)]));
-  switch (o) {
-    case 1: return f(slot[0]);
-    case 2: return f(slot[1]);
-    case 3: return f(slot[2]);
-    case 4: return f(slot[3]);
+  static_assert(Slots <= max_slots);
+  // clang-format off
+  switch (o) {  // a slot past the kernel's reads x
+    case 1: if constexpr (Slots >= 1) return f(slot[0]); break;
+    case 2: if constexpr (Slots >= 2) return f(slot[1]); break;
+    case 3: if constexpr (Slots >= 3) return f(slot[2]); break;
+    case 4: if constexpr (Slots >= 4) return f(slot[3]); break;
     case acc_source: return f(acc);
-    default: return f(x);
+    default: break;
   }
+  // clang-format on
+  return f(x);
 }
 
 // The steps on L lanes (the kernel's values at once; one on the host). x's lanes are made opaque at
 // every step (an empty asm statement that claims to change them): otherwise the optimiser sees that
 // a case reading only x and numbers computes the same values at every step, and computes every such
 // case (x / x, sin(x), ...) before the loop, for every lane, whichever ones the program runs.
-template <class T, int L, class Constant>
+// Slots: the slots the kernel has (steps::slots or more); a kernel for programs that save nothing
+// spends no registers on them.
+template <class T, int L, int Slots = max_slots, class Constant>
 CDL_HD inline void run_steps(const step* code, int length, const Constant* constants, const T (&x_in)[L],
-                             T (&acc)[L], T (&slot)[max_slots][L]) {
+                             T (&acc)[L], T (&slot)[Slots > 0 ? Slots : 1][L]) {
   T x[L];
   for (int l = 0; l < L; ++l) x[l] = x_in[l];
 #define CDL_LANES(e) \
@@ -263,14 +271,16 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
     }
 #endif
     const step st = code[i];
-    const auto source = [&](std::uint8_t o, auto&& f) { with_source<T, L>(o, constants, x, acc, slot, f); };
+    const auto source = [&](std::uint8_t o, auto&& f) {
+      with_source<T, L, Slots>(o, constants, x, acc, slot, f);
+    };
     const auto sources = [&](auto&& f) {  // B and C: a case for each pair
       source(st.b, [&](const auto& B) { source(st.c, [&](const auto& C) { f(B, C); }); });
     };
     switch (st.f) {
       case form::load: source(st.b, [&](const auto& B) { CDL_LANES(lane(B, l)); }); break;
       case form::save:
-        for (int s = 0; s < max_slots; ++s)
+        for (int s = 0; s < Slots; ++s)
           if (st.b == s + 1)
             for (int l = 0; l < L; ++l) slot[s][l] = acc[l];
         break;

@@ -112,6 +112,10 @@ TEST(Bytecode, StepsReadXAndNumbersInPlaceAndSaveOnlyWhatWaits) {
   // sin(x) waits in a slot while cos(x) is computed: one save, no load.
   const bytecode::steps both = lowered("exp(sin(x) * cos(x))");
   EXPECT_EQ(both.code.size(), 5u) << bytecode::to_string(both);
+  // The slots a kernel must have: none for the quadratic op, one and two for these.
+  EXPECT_EQ(quadratic.slots, 0);
+  EXPECT_EQ(both.slots, 1);
+  EXPECT_EQ(lowered("x > 0.5 ? 2 * x : x / 2").slots, 2);
   EXPECT_EQ(lowered("x").code.size(), 1u);  // the result is x: loaded
   EXPECT_EQ(lowered("2").code[0].f, bytecode::form::load);
   EXPECT_THROW(lowered("a = sin(x); b = cos(x); c = exp(x); d = sqrt(x); e = x * 3; a * b + c * d + e * a"),

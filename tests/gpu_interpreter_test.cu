@@ -115,7 +115,8 @@ TEST_F(Interpreter, RandomBytesRunWithoutAFaultAndWriteOnlyTheOutput) {
       for (std::size_t byte = 0; byte < sizeof st; ++byte)
         reinterpret_cast<unsigned char*>(&st)[byte] = (unsigned char)test::next(state);
     b.constants.resize(test::next(state) % (bytecode::max_constants + 1), 1.5);
-    CDL_CUDA_CHECK(cudaMemset(dy.data(), 0xfe, dy.bytes()));  // a value no program here computes
+    b.slots = test::next(state) % 2 ? bytecode::max_slots : 0;  // the kernels with slots and without
+    CDL_CUDA_CHECK(cudaMemset(dy.data(), 0xfe, dy.bytes()));    // a value no program here computes
     for (map_form form : {map_form::scalar, map_form::vec}) {
       interpreter::launch_map({map_op::quadratic, dtype::f32, form, dx.data(), dy.data(), n,
                                int(1 + test::next(state) % 12), nullptr},

@@ -49,11 +49,11 @@ struct kernel_program {
 // map_apply (skeletons/map.cuh) for E values, S steps of the k loop at a time: lane s * E + e is
 // element e at step j + s. The sums are added in map_apply's order, so the result is what it
 // computes with the op compiled.
-template <int E, int S, class T>
+template <int E, int S, int Slots, class T>
 __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p, const T (&x)[E],
                                                       T (&sum)[E], int k) {
   constexpr int L = E * S;
-  T v[L], acc[L] = {}, slot[bc::max_slots][L] = {};
+  T v[L], acc[L] = {}, slot[Slots > 0 ? Slots : 1][L] = {};
   const int length = p.length < 0 ? 0 : p.length > bc::max_steps ? bc::max_steps : p.length;
 #pragma unroll
   for (int e = 0; e < E; ++e) sum[e] = T(0);
@@ -65,7 +65,7 @@ __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p
 #pragma unroll
       for (int e = 0; e < E; ++e) v[s * E + e] = x[e] + offset;
     }
-    bc::run_steps<T, L>(p.code, length, p.constants, v, acc, slot);
+    bc::run_steps<T, L, Slots>(p.code, length, p.constants, v, acc, slot);
 #pragma unroll
     for (int s = 0; s < S; ++s)
       if (j + s < k)
@@ -76,7 +76,7 @@ __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p
 
 // The map skeleton's two forms (an element a thread; 16-byte vectors, whole vectors only), with
 // the interpreter in place of the op.
-template <class T, int S>
+template <class T, int S, int Slots>
 __global__ void __launch_bounds__(skeleton::elementwise_block)
     interpreter_scalar(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                        const __grid_constant__ kernel_program<T> p) {
@@ -84,12 +84,12 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
   if (i >= n) return;
   const T e[1] = {x[i]};
   T acc[1];
-  map_apply_interpreted<1, S>(p, e, acc, k);
+  map_apply_interpreted<1, S, Slots>(p, e, acc, k);
   y[i] = acc[0];
 }
 // V 16-byte vectors a thread, block-strided as the skeleton loads them, every load issued before
 // any value is used: at k = 1, two, so that a step's dispatch is paid once for eight floats.
-template <class T, int V, int S>
+template <class T, int V, int S, int Slots>
 __global__ void __launch_bounds__(skeleton::elementwise_block)
     interpreter_vec(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                     const __grid_constant__ kernel_program<T> p) {
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
     if (i < nvec) v = reinterpret_cast<const Vec*>(x)[i];
     skeleton::to_lanes(v, e + u * lanes);
   }
-  map_apply_interpreted<V * lanes, S>(p, e, sum, k);
+  map_apply_interpreted<V * lanes, S, Slots>(p, e, sum, k);
 #pragma unroll
   for (int u = 0; u < V; ++u) {
     const std::size_t i = first + std::size_t(u) * blockDim.x;
@@ -120,6 +120,31 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
 template <class T>
 constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
 
+// The kernels for Slots slots, and the launch of the one for a's form and k.
+template <class T, int Slots>
+void launch_with(const map_launch& a, const kernel_program<T>& p) {
+  constexpr int vec_lanes = int(sizeof(typename skeleton::vec16<T>::type) / sizeof(T));
+  constexpr int block = skeleton::elementwise_block;
+  const auto* x = static_cast<const T*>(a.x);
+  auto* y = static_cast<T*>(a.y);
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
+  if (g.form == map_form::vec) {
+    const std::size_t nvec = a.n / vec_lanes;
+    if (a.k >= most_lanes<T> / vec_lanes)
+      interpreter_vec<T, 1, most_lanes<T> / vec_lanes, Slots>
+          <<<unsigned((nvec + block - 1) / block), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+    else
+      interpreter_vec<T, 2, 1, Slots>
+          <<<unsigned((nvec + 2 * block - 1) / (2 * block)), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  } else if (a.k >= most_lanes<T>) {
+    interpreter_scalar<T, most_lanes<T>, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  } else {
+    interpreter_scalar<T, 1, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+  }
+  CDL_CHECK_LAUNCH();
+}
+
 template <class T>
 void launch(const map_launch& a, const bc::steps& program) {
   kernel_program<T> p{};
@@ -129,26 +154,11 @@ void launch(const map_launch& a, const bc::steps& program) {
   std::transform(program.constants.begin(), program.constants.begin() + numbers, p.constants,
                  [](double c) { return T(c); });
   p.length = int(length);
-  const skeleton::elementwise_geometry g =
-      skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
-  constexpr int vec_lanes = int(sizeof(typename skeleton::vec16<T>::type) / sizeof(T));
-  constexpr int block = skeleton::elementwise_block;
-  const auto* x = static_cast<const T*>(a.x);
-  auto* y = static_cast<T*>(a.y);
-  if (g.form == map_form::vec) {
-    const std::size_t nvec = a.n / vec_lanes;
-    if (a.k >= most_lanes<T> / vec_lanes)
-      interpreter_vec<T, 1, most_lanes<T> / vec_lanes>
-          <<<unsigned((nvec + block - 1) / block), block, 0, a.stream>>>(x, y, a.n, a.k, p);
-    else
-      interpreter_vec<T, 2, 1>
-          <<<unsigned((nvec + 2 * block - 1) / (2 * block)), block, 0, a.stream>>>(x, y, a.n, a.k, p);
-  } else if (a.k >= most_lanes<T>) {
-    interpreter_scalar<T, most_lanes<T>><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
-  } else {
-    interpreter_scalar<T, 1><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
-  }
-  CDL_CHECK_LAUNCH();
+  // A program that saves nothing runs on kernels with no slots: each slot is a register per lane.
+  if (program.slots == 0)
+    launch_with<T, 0>(a, p);
+  else
+    launch_with<T, bc::max_slots>(a, p);
 }
 
 }  // namespace
