@@ -323,13 +323,24 @@ class RulesReachEveryVerdict(unittest.TestCase):
         )
         self.assertEqual(verdict(claims.b4), UNMEASURED)
 
-    def test_c1_runtime_source_against_strategies_without_a_compiler(self):
-        def pen(hoisted):
-            return hoisted_penalties(hoisted, {"06_nvrtc_jit/vec": 1.0})
+    def test_c1_runtime_source_against_a_route_without_a_compiler(self):
+        def pen(interpreted):
+            return {
+                ("quadratic", k): {
+                    "16_interpreter/vec": x,
+                    "06_nvrtc_jit/vec": 1.0,
+                    "03_switch.hoisted/vec": 1.0,
+                }
+                for k, x in interpreted.items()
+            }
 
         self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.01})), FAILS)
-        self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.1})), DEPENDS)
-        self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.2, 16: 1.1})), HOLDS)
+        self.assertEqual(verdict(claims.c1, penalty=pen({1: 0.9, 16: 1.1})), DEPENDS)
+        self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.2, 16: 4.1})), HOLDS)
+        # A switch over built-in ops at the template's speed takes no logic from run time: it decides nothing.
+        self.assertEqual(
+            verdict(claims.c1, penalty=hoisted_penalties({1: 1.0}, {"06_nvrtc_jit/vec": 1.0})), UNMEASURED
+        )
         self.assertEqual(verdict(claims.c1), UNMEASURED)
 
     def test_d2_float32_against_float64(self):
