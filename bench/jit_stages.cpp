@@ -84,47 +84,36 @@ jit::program measured_program() {
   return jit::whole_program(jit::workload::map, dtype::f32, measured_op(), measured_kernel);
 }
 
-// A new op for a new_op iteration, refused if its text was compiled before in this process: the
-// guard that makes a cache hit impossible, not merely unlikely.
-jit::op_text next_new_op() {
+// op, refused if its text was made before in this process: the guard that makes a cache hit
+// impossible, not merely unlikely (`what` names the stage in the error).
+jit::op_text never_before(jit::op_text op, const char* what) {
   static std::set<std::string> seen;
   static std::mutex m;
-  jit::op_text op = jit::never_seen_op();
   const std::lock_guard lock(m);
   if (!seen.insert(op.source).second)
-    throw error("new_op stage: the op text '" + op.source + "' was compiled before");
+    throw error(std::string(what) + ": the op text '" + op.source + "' was made before");
   return op;
 }
 
-// The measured op in a text no cache has seen, with the same guard as next_new_op.
-jit::op_text next_fresh_text() {
-  static std::set<std::string> seen;
-  static std::mutex m;
-  jit::op_text op = jit::fresh_text(measured_op());
-  const std::lock_guard lock(m);
-  if (!seen.insert(op.source).second)
-    throw error("tiered stream: the op text '" + op.source + "' was seen before");
-  return op;
-}
+// A new op for a new_op iteration.
+jit::op_text next_new_op() { return never_before(jit::never_seen_op(), "new_op stage"); }
+
+// The measured op in a text no cache has seen.
+jit::op_text next_fresh_text() { return never_before(jit::fresh_text(measured_op()), "tiered stream"); }
 
 // A text of the quadratic op in 08's language that no compile cache has seen and that computes what
 // quadratic computes: min(op, B), B a float past every value the op reaches here and new in every
 // call, so that it reaches 08's PTX as a constant of its own (the driver's cache keys on the PTX).
 jit::op_text next_language_text() {
-  static std::set<std::string> seen;
-  static std::mutex m;
   static std::atomic<std::uint64_t> count{std::uint64_t(clock::now().time_since_epoch().count()) ^
                                           (std::uint64_t(::getpid()) << 20)};
   const std::uint64_t u = count++ & ((1u << 23) - 1);
   const double bound = std::ldexp(1.0 + std::ldexp(double(u), -23), 100);  // exact in float
   char digits[64];
   const auto end = std::to_chars(digits, digits + sizeof digits, bound).ptr;
-  jit::op_text op{"language_" + std::to_string(u),
-                  "min(x * x + 2 * x + 1, " + std::string(digits, end) + ")"};
-  const std::lock_guard lock(m);
-  if (!seen.insert(op.source).second)
-    throw error("tiered stream: the op text '" + op.source + "' was seen before");
-  return op;
+  return never_before(
+      {"language_" + std::to_string(u), "min(x * x + 2 * x + 1, " + std::string(digits, end) + ")"},
+      "tiered stream");
 }
 
 // Named by the strategy each stream runs. The catalogue's op: 03's switch alone, 06's JIT alone,
