@@ -22,10 +22,10 @@ std::string cache_key(const jit::nvvm_module& m, int arch);
 // IR -> PTX (libNVVM), no cache. The PTX is what 08 loads (jit::loaded): the driver assembles it
 // then, whole-program, as nvcc's builds are (08_expression_jit.cu's header says why).
 jit::module_image compile_uncached(const jit::nvvm_module& m, int arch);
-// op's kernel for the form a launch like `a` runs (jit::launch_map_kernel launches it, taking no op
-// object): parsed, compiled (through the JIT cache) and loaded the first time, found after that.
-// Text outside the language throws expr::syntax_error.
-cudaKernel_t map_kernel(const map_launch& a, const jit::op_text& op, tier level);
+// op's kernel of a form the geometry launches (skeleton::elementwise_launch_geometry's; launched
+// by jit::launch_map_kernel, taking no op object): parsed, compiled (through the JIT cache) and
+// loaded the first time, found after that. Text outside the language throws expr::syntax_error.
+cudaKernel_t map_kernel(dtype t, map_form form, const jit::op_text& op, tier level);
 // Launches op's kernel (map_kernel's, on its first launch compiled and loaded).
 void launch_map(const map_launch& a, const jit::op_text& op, tier level = tier::optimised);
 

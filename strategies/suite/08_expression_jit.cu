@@ -452,18 +452,17 @@ jit::module_image compile_uncached(const jit::nvvm_module& m, int arch) {
   return ptx;
 }
 
-cudaKernel_t map_kernel(const map_launch& a, const jit::op_text& op, tier level) {
-  const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
+cudaKernel_t map_kernel(dtype t, map_form form, const jit::op_text& op, tier level) {
   // Found on every launch: a map lookup, as 06's; parsed, compiled and loaded on the first.
   static std::map<std::tuple<tier, dtype, map_form, std::string, std::string>,
                   std::shared_ptr<const jit::loaded>>
       loaded;
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
-  const std::tuple key{level, a.type, form, op.name, op.source};
+  const std::tuple key{level, t, form, op.name, op.source};
   auto found = loaded.find(key);
   if (found == loaded.end()) {
-    const jit::nvvm_module m = map_module(expr::parse(op.source), a.type, form, op.name, level);
+    const jit::nvvm_module m = map_module(expr::parse(op.source), t, form, op.name, level);
     const int arch = jit::device_arch();
     found = loaded
                 .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(
@@ -475,8 +474,9 @@ cudaKernel_t map_kernel(const map_launch& a, const jit::op_text& op, tier level)
 
 void launch_map(const map_launch& a, const jit::op_text& op, tier level) {
   if (a.n == 0) return;
-  const unsigned grid = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
-  jit::launch_map_kernel(map_kernel(a, op, level), grid, a, false);
+  const skeleton::elementwise_geometry g =
+      skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y});
+  jit::launch_map_kernel(map_kernel(a.type, g.form, op, level), g.grid, a, false);
 }
 
 }  // namespace cdl::expression_jit

@@ -119,12 +119,13 @@ tiered_expression::tiered_expression(const map_launch& a, jit::op_text text) : t
   interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
   for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   for (int i = 0; i < 2; ++i) ready_[std::size_t(i)] = compiled_[std::size_t(i)].get_future();
-  compiler_ = std::thread([a, this] {
+  const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
+  compiler_ = std::thread([type = a.type, form, this] {
     for (std::size_t i = 0; i < 2; ++i) {
       try {
         using level = expression_jit::tier;
         compiled_[i].set_value(
-            expression_jit::map_kernel(a, text_, i == 0 ? level::baseline : level::optimised));
+            expression_jit::map_kernel(type, form, text_, i == 0 ? level::baseline : level::optimised));
       } catch (...) {  // each tier not compiled fails at the launch that finds it
         for (std::size_t j = i; j < 2; ++j) compiled_[j].set_exception(std::current_exception());
         return;
