@@ -212,6 +212,37 @@ steps lower(const program& p) {
                 std::to_string(max_slots) + " slots beside the interpreter kernel's accumulator");
   steps out{{}, p.constants};
   const std::size_t n = p.code.size();
+  // A comparison of x with a number whose only reader is a select's condition is folded into the
+  // select (form::select_x_if / select_x_else): x and the number are still there when it runs.
+  std::vector<bool> folded(n, false), fused(n, false);  // the comparison, and the select it went into
+  const auto is_comparison = [](op c) { return c >= op::less && c <= op::not_equal; };
+  for (std::size_t i = 0; i < n; ++i) {
+    const instruction& in = p.code[i];
+    if (!is_comparison(in.code) || in.a != 0 || is_register(in.b)) continue;
+    std::size_t reader = n, readers = 0, k = i + 1;
+    for (; k < n; ++k) {
+      for (std::uint8_t o : reads(p.code[k]))
+        if (o == in.dst) ++readers, reader = k;
+      if (p.code[k].dst == in.dst) break;
+    }
+    if (k == n && p.result == in.dst) ++readers;  // the comparison is the result
+    const instruction* s = reader < n ? &p.code[reader] : nullptr;
+    if (readers == 1 && s->code == op::select && s->a == in.dst && !fused[reader])
+      folded[i] = fused[reader] = true;
+  }
+  // What an instruction reads once folding is done; a folded comparison, nothing.
+  const auto read_by = [&](std::size_t i) {
+    const instruction& in = p.code[i];
+    if (folded[i]) return std::vector<std::uint8_t>{};
+    return fused[i] ? std::vector<std::uint8_t>{in.b, in.c} : reads(in);
+  };
+  // The comparison that went into select i.
+  const auto condition = [&](std::size_t i) -> const instruction& {
+    std::size_t k = i;
+    while (!(folded[--k] && p.code[k].dst == p.code[i].a)) {
+    }
+    return p.code[k];
+  };
   // live_after[i][r]: register r's value after instruction i is read later, or is the result.
   std::vector<std::array<bool, max_registers>> live_after(n);
   std::array<bool, max_registers> live{};
@@ -219,7 +250,7 @@ steps lower(const program& p) {
   for (std::size_t i = n; i-- > 0;) {
     live_after[i] = live;
     live[p.code[i].dst] = false;
-    for (std::uint8_t o : reads(p.code[i]))
+    for (std::uint8_t o : read_by(i))
       if (is_register(o)) live[o] = true;
   }
   // Every live value is in the accumulator, or in its register's slot (x is always source 0).
@@ -245,11 +276,22 @@ steps lower(const program& p) {
   };
   const auto register_held = [&] { return acc > 0 && acc < 256; };
   for (std::size_t i = 0; i < n; ++i) {
+    if (folded[i]) continue;
     const instruction& in = p.code[i];
     form f = form::load;
+    op code = in.code;
     std::uint8_t sb = 0, sc = 0;
     const auto plan = [&] {  // the form and its sources, given what the accumulator holds
-      if (in.code == op::fma) {
+      if (fused[i]) {
+        const instruction& cmp = condition(i);
+        code = cmp.code, sc = cmp.b;
+        if (holds(in.c))
+          f = form::select_x_if, sb = source(in.b);
+        else if (holds(in.b))
+          f = form::select_x_else, sb = source(in.c);
+        else
+          return false;
+      } else if (in.code == op::fma) {
         if (holds(in.c))
           f = form::fma_last, sb = source(in.a), sc = source(in.b);
         else if (holds(in.a))
@@ -286,15 +328,16 @@ steps lower(const program& p) {
     };
     if (!plan()) {  // the accumulator first takes the operand the form reads there
       bool read = register_held() && live_after[i][std::size_t(acc)];
-      for (std::uint8_t r : reads(in)) read = read || holds(r);
+      for (std::uint8_t r : read_by(i)) read = read || holds(r);
       keep(read);
-      const std::uint8_t o = in.code == op::fma ? in.c : in.a;
+      const std::uint8_t o = fused[i] || in.code == op::fma ? in.c : in.a;
       emit(form::load, op::add, source(o));
       acc = id(o);
       plan();
     }
     keep(register_held() && acc != int(in.dst) && live_after[i][std::size_t(acc)]);
-    emit(f, in.code, sb, sc);
+    emit(f, code, sb, sc);
+    if (fused[i]) out.slots = std::max(out.slots, 1);
     acc = in.dst;
     saved[in.dst] = false;
   }
@@ -306,8 +349,10 @@ steps lower(const program& p) {
 }
 
 std::string to_string(const steps& s) {
-  static const char* const forms[] = {"load",    "save",      "binary",   "binary_x",  "reversed",   "unary",
-                                      "unary_x", "fma_first", "fma_last", "select_if", "select_else"};
+  static const char* const forms[] = {"load",      "save",        "binary",      "binary_x",
+                                      "reversed",  "unary",       "unary_x",     "fma_first",
+                                      "fma_last",  "select_if",   "select_else", "select_x_if",
+                                      "select_x_else"};
   static_assert(sizeof forms / sizeof *forms == std::size_t(form::count_));
   const auto name = [&](std::uint8_t o) -> std::string {
     if (o & constant_bit) return std::to_string(s.constants.at(o & ~constant_bit));
@@ -316,7 +361,8 @@ std::string to_string(const steps& s) {
   std::string out;
   for (const step& st : s.code) {
     out += forms[int(st.f)];
-    if (st.f != form::load && st.f != form::save && st.f < form::fma_first)
+    const bool select_x = st.f == form::select_x_if || st.f == form::select_x_else;
+    if (st.f != form::load && st.f != form::save && (st.f < form::fma_first || select_x))
       out += std::string(" ") + names[int(st.code)];
     if (st.f != form::unary && st.f != form::unary_x) out += " " + name(st.b);
     if (st.f >= form::fma_first) out += " " + name(st.c);

@@ -141,6 +141,13 @@ CDL_HD inline bool with_binary(op code, F&& f) {
     default: return false;
   }
 }
+template <class F>
+CDL_HD inline bool with_comparison(op code, F&& f) {
+  switch (code) {
+    CDL_OP(less) CDL_OP(less_equal) CDL_OP(greater) CDL_OP(greater_equal) CDL_OP(equal) CDL_OP(not_equal)
+    default: return false;
+  }
+}
 #undef CDL_OP
 // clang-format on
 
@@ -191,6 +198,10 @@ enum class form : std::uint8_t {
   fma_last,     // acc = B * C + acc
   select_if,    // acc = acc != 0 ? B : C
   select_else,  // acc = B != 0 ? C : acc
+  // A select whose condition compares x with a number, and is read nowhere else: the comparison
+  // folded into the select (code is the comparison, C the number), one step where it took three.
+  select_x_if,    // acc = x code C ? B : acc
+  select_x_else,  // acc = x code C ? acc : B
   count_
 };
 inline constexpr int max_slots = 4;
@@ -209,8 +220,9 @@ static_assert(sizeof(step) == 4);
 struct steps {
   std::vector<step> code;  // after the last, the accumulator holds the result
   std::vector<double> constants;
-  int slots =
-      0;  // the slots the code uses: a kernel built with fewer runs it wrong, with more spends registers
+  // The slots the code uses, at least one where it has a folded select: a kernel built with fewer
+  // runs it wrong, one built with more spends registers.
+  int slots = 0;
 };
 
 // p's code as steps (its numbers kept), or cdl::error when p holds more values at once than the
@@ -277,6 +289,17 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
     const auto sources = [&](auto&& f) {  // B and C: a case for each pair
       source(st.b, [&](const auto& B) { source(st.c, [&](const auto& C) { f(B, C); }); });
     };
+    const auto select_x = [&](auto then_is_b) {  // the comparison's number: a constant, whatever the byte
+      const T number = T(constants[st.c & (max_constants - 1)]);
+      source(st.b, [&](const auto& B) {
+        with_comparison(st.code, [&](auto o) {
+          for (int l = 0; l < L; ++l) {
+            const bool holds = apply<decltype(o)::value, T>(x[l], number, T(0)) != T(0);
+            acc[l] = holds == decltype(then_is_b)::value ? lane(B, l) : acc[l];
+          }
+        });
+      });
+    };
     switch (st.f) {
       case form::load: source(st.b, [&](const auto& B) { CDL_LANES(lane(B, l)); }); break;
       case form::save:
@@ -327,6 +350,14 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
         sources([&](const auto& B, const auto& C) {
           CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l])));
         });
+        break;
+      // Left out of the kernels without slots, whose registers its cases would raise (lower counts it
+      // as a slot).
+      case form::select_x_if:
+        if constexpr (Slots > 0) select_x(std::true_type{});
+        break;
+      case form::select_x_else:
+        if constexpr (Slots > 0) select_x(std::false_type{});
         break;
       default: break;
     }

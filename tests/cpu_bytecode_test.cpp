@@ -115,7 +115,22 @@ TEST(Bytecode, StepsReadXAndNumbersInPlaceAndSaveOnlyWhatWaits) {
   // The slots a kernel must have: none for the quadratic op, one and two for these.
   EXPECT_EQ(quadratic.slots, 0);
   EXPECT_EQ(both.slots, 1);
-  EXPECT_EQ(lowered("x > 0.5 ? 2 * x : x / 2").slots, 2);
+  // A comparison of x with a number, read only by a select, is folded into it: the threshold op is
+  // its two branches, one waiting in a slot, and the select.
+  const bytecode::steps threshold = lowered("x > 0.5 ? 2 * x : x / 2");
+  ASSERT_EQ(threshold.code.size(), 4u) << bytecode::to_string(threshold);
+  EXPECT_EQ(threshold.code[3].f, bytecode::form::select_x_if) << bytecode::to_string(threshold);
+  EXPECT_EQ(threshold.code[3].code, bytecode::op::greater);
+  EXPECT_EQ(threshold.slots, 2);
+  // A folded select counts as a slot: the kernels without slots leave it out.
+  EXPECT_EQ(lowered("x > 0.5 ? 2 : x").slots, 1) << bytecode::to_string(lowered("x > 0.5 ? 2 : x"));
+  // Compared with something other than a number, the comparison stays a step.
+  for (const char* kept : {"x > sin(x) ? 2 * x : x", "0.5 < x ? 2 * x : x"})
+    for (const bytecode::step& st : lowered(kept).code)
+      EXPECT_TRUE(st.f != bytecode::form::select_x_if && st.f != bytecode::form::select_x_else) << kept;
+  // The else branch computed first (inside the then branch): the select reads it from its slot.
+  const bytecode::steps otherwise = lowered("c = x / 4; x <= 0.5 ? sin(x) + c : c");
+  EXPECT_EQ(otherwise.code.back().f, bytecode::form::select_x_else) << bytecode::to_string(otherwise);
   EXPECT_EQ(lowered("x").code.size(), 1u);  // the result is x: loaded
   EXPECT_EQ(lowered("2").code[0].f, bytecode::form::load);
   EXPECT_THROW(lowered("a = sin(x); b = cos(x); c = exp(x); d = sqrt(x); e = x * 3; a * b + c * d + e * a"),
