@@ -349,10 +349,9 @@ steps lower(const program& p) {
 }
 
 std::string to_string(const steps& s) {
-  static const char* const forms[] = {"load",      "save",        "binary",      "binary_x",
-                                      "reversed",  "unary",       "unary_x",     "fma_first",
-                                      "fma_last",  "select_if",   "select_else", "select_x_if",
-                                      "select_x_else"};
+  static const char* const forms[] = {"load",        "save",        "binary",       "binary_x", "reversed",
+                                      "unary",       "unary_x",     "fma_first",    "fma_last", "select_if",
+                                      "select_else", "select_x_if", "select_x_else"};
   static_assert(sizeof forms / sizeof *forms == std::size_t(form::count_));
   const auto name = [&](std::uint8_t o) -> std::string {
     if (o & constant_bit) return std::to_string(s.constants.at(o & ~constant_bit));
