@@ -239,6 +239,23 @@ class RunLinesOnTheGpu(unittest.TestCase):
         )
         self.assertIsNotNone(first, launch.stdout)
         self.assertLess(float(total.group(1)), 2 * float(first.group(1)) + 20, times.stdout + launch.stdout)
+        # Another strategy named: the tiers, which would have compiled 08's vec kernel first, did not run.
+        self.assertNotIn("10_tiered_dispatch", launch.stdout)
+
+    def test_a_users_op_runs_on_the_three_tiers_in_turn(self):
+        """cdl_run --expr through strategy 10: the interpreter serves the first launch, 08's
+        optimised tier is reached, and a launch on each tier is validated (exit status 0)."""
+        got = subprocess.run(
+            [CDL_RUN, "--expr", "x * x + 0.25 * x", "--strategy", "10_tiered_dispatch/vec", "--n", "2^20"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        line = re.search(r"(?m)^10_tiered_dispatch/vec \[--expr\]: first result ([0-9.]+) ms.*$", got.stdout)
+        self.assertIsNotNone(line, got.stdout)
+        self.assertIn("16's interpreter from launch 1 ", line.group(0))
+        self.assertRegex(line.group(0), r"08's optimised tier from launch [0-9]+ ")
 
     def test_each_lesson_runs_validates_and_times_its_knob(self):
         """A lesson exits 0 only when every result validated (strategies/lesson.cuh), and prints at
