@@ -14,8 +14,8 @@
 // (no compiler: its first launch is the op's first result), and through 06 and 07 as the C++ it
 // prints, all validated against the language's float64 interpreter. The tiers compile 08's vec
 // kernels, so 08's vec rows then launch what they compiled; with --strategy naming another
-// strategy than 10, the tiers do not run and every route's first launch is its own. Any other text is taken as
-// C++ (an expression in x of type T, or a function body with `return`) for 06 and 07 alone,
+// strategy than 10, the tiers do not run and every route's first launch is its own. Any other
+// text is taken as C++ (an expression in x of type T, or a function body with `return`) for 06 and 07 alone,
 // validated against the same text compiled for the host; the table says why 08 did not run,
 // naming the position.
 //
