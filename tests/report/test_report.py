@@ -681,6 +681,20 @@ class ReportTest(FixtureTest):
         self.assertLess(text.index("ERRORS"), text.index("The memory-bound map"))
         self.assertIn("validation failed: WRONG RESULT", text)
 
+    def test_todays_systems_missing_from_python_json_are_named_with_the_phase_that_adds_them(self):
+        text = self.report()
+        for name in ("triton", "torch", "jax"):
+            self.assertRegex(text, rf"\| `{name}` \| not run \| not in this `python.json`: .*`today` phase")
+
+        def ran(doc):
+            doc["cdl_python"]["systems"]["triton"] = {"status": "skipped", "reason": "no module named triton"}
+
+        self.edit_results(ran, "python.json")
+        text = self.report()
+        self.assertIn("| `triton` | skipped | no module named triton |", text)
+        self.assertNotRegex(text, r"\| `triton` \| not run \|")
+        self.assertRegex(text, r"\| `jax` \| not run \|")
+
     def test_without_the_optional_files_the_report_says_what_is_missing(self):
         for name in ("resources.json", "build_facts.json", "repeat.json", "jit_cache_disabled.json"):
             os.remove(os.path.join(self.results, name))

@@ -25,6 +25,11 @@ NAMES = {
 }
 
 
+# What a Python user picks today: scripts/bench.sh runs them in a phase of their own (`today`), so a
+# python.json can lack them.
+TODAY = ("triton", "torch", "jax")
+
+
 def add(doc, bench, python, jit_costs=None):
     found = {"ratio": {}, "first_ms": {}}
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
@@ -60,6 +65,16 @@ def add(doc, bench, python, jit_costs=None):
         detail = sysinfo.get("version", "") if status == "ran" else sysinfo.get("reason", "")
         notes = "; ".join(sysinfo.get("notes", []))
         rows.append([f"`{name}`", status, detail + (f" ({notes})" if notes else "")])
+    for name in TODAY:
+        if name not in python.systems:
+            rows.append(
+                [
+                    f"`{name}`",
+                    "not run",
+                    "not in this `python.json`: `scripts/bench.sh`'s `today` phase adds it"
+                    " (`--phases today,report`)",
+                ]
+            )
     doc.add(table(["system", "status", "version, or why not"], rows))
     forms = [
         f"- `{technique}` ({NAMES.get(name, name)}): {text}"
