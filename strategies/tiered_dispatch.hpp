@@ -17,8 +17,8 @@ namespace cdl {
 
 class tiered_map {
  public:
-  // Starts compiling `text` (a text of the catalogue op a.op, e.g. jit::fresh_text of it) with
-  // `build`, on a host thread, for the kernel a launch like `a` runs.
+  // Compiles `text` (a text of the catalogue op a.op, e.g. jit::fresh_text of it) with `build`, for
+  // the kernel a launch like `a` runs, on a host thread started once the first launch is queued.
   tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build);
   ~tiered_map();  // waits for the compile: the thread uses what this object holds
 
@@ -45,12 +45,14 @@ class tiered_map {
   map_launch_fn switch_launch_;
   std::future<void> compile_;
   bool ready_ = false;
+  void start(const map_launch& a);
 };
 
 // A user's op in 08's language, served by the best of three tiers ready at each launch: 16's
 // interpreter from the first launch (no compiler: the text is encoded when this is made), then 08's
 // baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one host
-// thread, the baseline first, for the kernel a launch like `a` runs.
+// thread started once the first launch is queued, the baseline first, for the kernel a launch like
+// `a` runs.
 class tiered_expression {
  public:
   enum class tier { interpreter, baseline, optimised };
@@ -77,6 +79,7 @@ class tiered_expression {
   std::array<cudaKernel_t, 2> kernels_{};
   std::thread compiler_;
   tier best_ = tier::interpreter;
+  void start(const map_launch& a);
 };
 const char* to_string(tiered_expression::tier t);
 

@@ -87,38 +87,48 @@ int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream) {
 #if !CDL_MINIMAL_JIT
 namespace cdl {
 
-tiered_map::tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build)
-    : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {
+tiered_map::tiered_map(const map_launch&, jit::op_text text, jit::build_fn build)
+    : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {}
+
+// Made after the first launch is queued, while the GPU runs it: a thread's start and the events'
+// creation are host work that would otherwise come before a short stream's only launch.
+void tiered_map::start(const map_launch& a) {
   for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   compile_ = std::async(std::launch::async, [a, this] { jit::prepare_map(build_, a, text_); });
 }
 
 tiered_map::~tiered_map() {
   if (compile_.valid()) compile_.wait();
-  for (cudaEvent_t e : done_) cudaEventDestroy(e);  // no check: a destructor must not throw
+  for (cudaEvent_t e : done_)
+    if (e) cudaEventDestroy(e);  // no check: a destructor must not throw
 }
 
 bool tiered_map::launch(const map_launch& a) {
   cudaEvent_t& slot = done_[launched_ % ahead];  // recorded `ahead` switch launches ago, if any
   if (!ready_ && launched_ >= ahead) CDL_CUDA_CHECK(cudaEventSynchronize(slot));
-  if (!ready_ && compile_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+  if (!ready_ && compile_.valid() &&
+      compile_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     compile_.get();  // rethrows the compile's error, if it had one
     ready_ = true;
   }
-  if (ready_) {
+  if (ready_)
     jit::launch_map(build_, a, text_);  // the kernel prepare_map loaded: a lookup, then the launch
-  } else {
+  else
     switch_launch_(a);
-    CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
-  }
+  if (launched_ == 0) start(a);
+  if (!ready_) CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
   ++launched_;
   return ready_;
 }
 
-tiered_expression::tiered_expression(const map_launch& a, jit::op_text text) : text_(std::move(text)) {
+tiered_expression::tiered_expression(const map_launch&, jit::op_text text) : text_(std::move(text)) {
   interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
-  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   for (int i = 0; i < 2; ++i) ready_[std::size_t(i)] = compiled_[std::size_t(i)].get_future();
+}
+
+// After the first launch is queued, as tiered_map::start.
+void tiered_expression::start(const map_launch& a) {
+  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
   compiler_ = std::thread([type = a.type, form, this] {
     for (std::size_t i = 0; i < 2; ++i) {
@@ -136,7 +146,8 @@ tiered_expression::tiered_expression(const map_launch& a, jit::op_text text) : t
 
 tiered_expression::~tiered_expression() {
   if (compiler_.joinable()) compiler_.join();
-  for (cudaEvent_t e : done_) cudaEventDestroy(e);  // no check: a destructor must not throw
+  for (cudaEvent_t e : done_)
+    if (e) cudaEventDestroy(e);  // no check: a destructor must not throw
 }
 
 tiered_expression::tier tiered_expression::launch(const map_launch& a) {
@@ -155,6 +166,7 @@ tiered_expression::tier tiered_expression::launch(const map_launch& a) {
         skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
     jit::launch_map_kernel(kernels_[std::size_t(best_) - 1], grid, a, false);
   }
+  if (launched_ == 0) start(a);
   if (best_ != tier::optimised) CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
   ++launched_;
   return best_;

@@ -94,7 +94,8 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
             + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
             + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs"
             f" {name.lower() if name == 'Tiered' else 'the three tiers'} {start_us:.0f} µs"
-            f" more than the {cheap_word} alone: starting the compile's thread, the only work"
+            f" more than the {cheap_word} alone: starting the compile (a host thread and its events),"
+            " the only work"
             f" {'it adds' if name == 'Tiered' else 'they add'} before the move.\n"
         )
         found[(n, k)] = {"break_even": break_even, "tiered_over_best": dict(tiered_best)}
