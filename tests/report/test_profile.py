@@ -93,6 +93,35 @@ class ProfileTest(FixtureTest):
         self.assertIn("| 01_template_functor/vec, k = 64 | 0.95 | 392.0 |", section)
         self.assertTrue(os.path.exists(os.path.join(self.out, "profile_stalls.png")))
 
+    def test_a_strategy_the_run_measured_and_the_profile_lacks_is_named_and_joins_once_profiled(self):
+        """16's interpreter, made a measured strategy by copying 03's switch's results under its name:
+        named as not profiled, then, once its counters are in the file, a row of the calls' table."""
+
+        def measured(doc):
+            doc["benchmarks"] += [
+                dict(b, run_name=b["run_name"].replace("/03_switch/", "/16_interpreter/"))
+                for b in doc["benchmarks"]
+                if b["run_name"].startswith("map/03_switch/vec/")
+            ]
+
+        self.edit_results(measured)
+        section = self.report().split("## What the hardware did (Nsight Compute)")[1].split("\n## ")[0]
+        self.assertIn(
+            "not in this `profile.json` (profiled before they existed, or left out): `16_interpreter`.",
+            section,
+        )
+
+        def profiled(doc):
+            doc["kernels"] += [
+                dict(k, entry="16_interpreter/vec") for k in doc["kernels"] if k["entry"] == "03_switch/vec"
+            ]
+
+        self.edit_results(profiled, "profile.json")
+        section = self.report().split("## What the hardware did (Nsight Compute)")[1].split("\n## ")[0]
+        self.assertNotIn("not in this `profile.json`", section)
+        self.assertIn("| 16_interpreter/vec, k = 64 |", section)
+        self.assertIn("- `16_interpreter`: ", section)
+
     def test_a_foreign_or_malformed_profile_is_refused(self):
         with open(os.path.join(self.results, "profile.json"), "w") as f:
             json.dump({"schema": "something-else/1"}, f)

@@ -16,6 +16,7 @@ CALLS = (
     "05_virtual",
     "06_nvrtc_jit",
     "12_variant_visit",
+    "16_interpreter",
 )
 
 
@@ -137,6 +138,13 @@ def add(doc, bench, profile):
         stacked = [(f"{e}, k = 64", by[(e, 64)]) for e in CALLS if (e, 64) in by]
         if stacked:
             stall_bars(doc, stacked)
+        measured = {entry for (w, _), entries in bench.problems.items() if w == "map" for entry in entries}
+        absent = [e for e in CALLS if (e, 64) not in by and e + "/vec" in measured]
+        if absent:
+            doc.add(
+                "Measured in this run but not in this `profile.json` (profiled before they existed, or"
+                " left out): " + ", ".join(f"`{e}`" for e in absent) + ".\n"
+            )
 
     # Why the scalar form stops below copy.
     pairs = [
