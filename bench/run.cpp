@@ -72,6 +72,7 @@ struct options {
   std::string ptx_path;        // --ptx: write 08's PTX for --expr and exit
   bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
   std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
+  std::string steps_path;      // --steps: write 16's program for --expr (or --op) and exit
 };
 
 void usage(FILE* out) {
@@ -81,6 +82,7 @@ void usage(FILE* out) {
       "               [--reps R] [--seed S] [--json FILE]\n"
       "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--ptx FILE] [--compile-times]\n"
       "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
+      "       cdl_run (--expr EXPRESSION | --op OP) --steps FILE\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
       "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
@@ -93,7 +95,9 @@ void usage(FILE* out) {
       "  -arch=sm_XY FILE -o k.cubin, then cuobjdump -sass k.cubin), and exits.\n"
       "  --plugin loads FILE, a fatbin or CUBIN built as strategies/plugins/map_plugin.cu builds one\n"
       "  (nvcc -fatbin -DCDL_PLUGIN_OP=OP), and times its kernels beside the strategies, checked\n"
-      "  against --op's reference: its op must be --op.\n");
+      "  against --op's reference: its op must be --op.\n"
+      "  --steps FILE writes 16's program for the op in 08's language (--expr, else --op's text) as\n"
+      "  JSON, for a program that loads 16's kernels from plugins/cdl_interpreter.fatbin, and exits.\n");
 }
 
 options parse(int argc, char** argv) {
@@ -136,6 +140,8 @@ options parse(int argc, char** argv) {
         o.ptx_path = value();
       else if (arg == "--compile-times")
         o.compile_times = true;
+      else if (arg == "--steps")
+        o.steps_path = value();
       else if (arg == "--plugin") {
         o.plugin_path = value();
         plugin::check_loadable(o.plugin_path);  // a file that is not one is refused before any CUDA call
@@ -421,6 +427,33 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
   return passed && first[2] >= 0;
 }
 
+// 16's program for an op, as a loader of plugins/cdl_interpreter.fatbin needs it: the steps' bytes,
+// the numbers, and the slots (which kernel), with the limits that lay out the kernel's argument
+// (strategies/interpreter_kernels.cuh's kernel_program: the steps, then the numbers in the element
+// type, then the count of steps).
+int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in) {
+  std::string text = o.expr;
+  if (text.empty())
+    text = jit::builtin_op(o.problem.op).source;
+  else if (!program)
+    throw error("--steps: the op is not in 08's language: " + not_in);
+  const bytecode::steps s = bytecode::lower(bytecode::encode(expr::parse(text)));
+  nlohmann::json steps = nlohmann::json::array();
+  for (const bytecode::step& st : s.code) steps.push_back({int(st.f), int(st.code), int(st.b), int(st.c)});
+  const nlohmann::json doc{{"schema", "cdl-steps/1"},
+                           {"text", text},
+                           {"steps", steps},
+                           {"constants", s.constants},
+                           {"slots", s.slots},
+                           {"max_steps", bytecode::max_steps},
+                           {"max_constants", bytecode::max_constants},
+                           {"max_slots", bytecode::max_slots}};
+  write_atomic(o.steps_path, [&](std::ostream& out) { out << doc.dump() << "\n"; });
+  std::printf("wrote %s: 16's program for '%s', %zu steps, %d slots\n", o.steps_path.c_str(), text.c_str(),
+              s.code.size(), s.slots);
+  return 0;
+}
+
 int run(const options& o) {
   if (o.list) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
@@ -459,6 +492,7 @@ int run(const options& o) {
     return 0;
   }
   if (o.compile_times) return compile_times(o, program.has_value(), user);
+  if (!o.steps_path.empty()) return write_steps(o, program, not_in_language);
   if (o.dump_source) {
     if (program)
       std::printf("%s\n",

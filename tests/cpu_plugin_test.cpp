@@ -48,9 +48,19 @@ TEST(Plugin, EveryMapOpHasItsFilesAndThereAreNoOthers) {
   EXPECT_EQ(distinct_ltoir.size(), map_op_catalogue.size()) << "two ops' LTO-IR are the same";
   EXPECT_TRUE(std::filesystem::exists(plugin::skeleton_ltoir_path()));
   for (const auto& f : std::filesystem::directory_iterator(plugin::directory()))
-    fatbins += f.path().extension() == ".fatbin";
+    fatbins += f.path().extension() == ".fatbin" && f.path().filename().string().rfind("cdl_plugin_", 0) == 0;
   EXPECT_EQ(fatbins, map_op_catalogue.size())
       << "strategies/CMakeLists.txt's cdl_plugin_ops is not the map catalogue";
+}
+
+// 16's interpreter kernels as a file (plugins/interpreter_plugin.cu), for the Python peers.
+TEST(Plugin, TheInterpretersKernelsAreAFileOfTheirOwn) {
+  const std::string path = (std::filesystem::path(plugin::directory()) / "cdl_interpreter.fatbin").string();
+  EXPECT_NO_THROW(plugin::check_loadable(path));
+  const std::string file = contents(path);  // the names a loader asks for (bench/python/cdl_peers)
+  for (const char* name : {"cdl_interpreter_scalar_f32_1_0", "cdl_interpreter_scalar_f32_16_4",
+                           "cdl_interpreter_vec_f32_2_1_0", "cdl_interpreter_vec_f32_1_4_4"})
+    EXPECT_NE(file.find(name), std::string::npos) << name;
 }
 
 TEST(Plugin, RefusesAFileThatIsNotOneBeforeAnyCudaCall) {

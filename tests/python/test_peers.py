@@ -220,6 +220,59 @@ FAKE_PACKAGES = {  # each the way a real install breaks
 }
 
 
+class InterpreterFileTest(unittest.TestCase):
+    """interpreter_file.py, which PyCUDA's no-compiler route uses: the program cdl_run writes, the
+    kernel's argument packed as kernel_program<float>, and kernel names the build's file has."""
+
+    def setUp(self):
+        from cdl_peers import interpreter_file
+
+        self.f = interpreter_file
+        self.env = os.environ.get("CDL_BENCH_DIR")
+        os.environ["CDL_BENCH_DIR"] = os.path.dirname(CDL_PROBLEM)
+
+    def tearDown(self):
+        if self.env is None:
+            os.environ.pop("CDL_BENCH_DIR", None)
+        else:
+            os.environ["CDL_BENCH_DIR"] = self.env
+
+    def test_a_programs_argument_is_laid_out_as_the_kernel_reads_it(self):
+        doc = self.f.encode(op="threshold")
+        self.assertEqual(doc["slots"], 2)  # its two branches: one waits in a slot
+        arg = self.f.program_argument(doc)
+        self.assertEqual(arg.dtype.itemsize, doc["max_steps"] * 4 + doc["max_constants"] * 4 + 4)
+        raw = np.frombuffer(bytes(memoryview(arg)), dtype=np.uint8)
+        steps = np.asarray(doc["steps"], dtype=np.uint8).reshape(-1)
+        self.assertTrue(np.array_equal(raw[: len(steps)], steps))
+        self.assertFalse(raw[len(steps) : doc["max_steps"] * 4].any())
+        numbers = np.frombuffer(raw[doc["max_steps"] * 4 :][: doc["max_constants"] * 4].tobytes(), np.float32)
+        self.assertEqual(list(numbers[: len(doc["constants"])]), [np.float32(c) for c in doc["constants"]])
+        self.assertEqual(int(np.frombuffer(raw[-4:].tobytes(), np.int32)[0]), len(doc["steps"]))
+
+    def test_the_kernel_named_is_in_the_builds_file(self):
+        with open(self.f.fatbin_path(), "rb") as f:
+            fatbin = f.read()
+        for op, k, name in (
+            ("quadratic", 1, "cdl_interpreter_scalar_f32_1_0"),
+            ("quadratic", 256, "cdl_interpreter_scalar_f32_16_0"),
+            ("threshold", 1, "cdl_interpreter_scalar_f32_1_4"),
+            ("threshold", 16, "cdl_interpreter_scalar_f32_16_4"),
+        ):
+            self.assertEqual(self.f.scalar_kernel(self.f.encode(op=op), k), name)
+            self.assertIn(name.encode(), fatbin)
+
+    def test_a_text_outside_the_language_or_a_missing_build_is_said(self):
+        with self.assertRaisesRegex(ValueError, "not in 08's language"):
+            self.f.encode(text="x +")
+        os.environ["CDL_BENCH_DIR"] = tempfile.gettempdir()
+        with self.assertRaisesRegex(self.f.Missing, "cdl_interpreter.fatbin not found"):
+            self.f.fatbin_path()
+        del os.environ["CDL_BENCH_DIR"]
+        with self.assertRaisesRegex(self.f.Missing, "CDL_BENCH_DIR is not set"):
+            self.f.encode(op="quadratic")
+
+
 class RunnerTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="cdl_peers_runner.")

@@ -343,6 +343,34 @@ class RulesReachEveryVerdict(unittest.TestCase):
         )
         self.assertEqual(verdict(claims.c1), UNMEASURED)
 
+    def test_c1_is_decided_in_pycuda_where_its_route_with_no_compiler_ran(self):
+        def problems(*interpreter_over_source):
+            return {
+                ("map", (("k", str(k)),)): {
+                    "pycuda.interpreter/scalar": {"median": 100.0 * x},
+                    "pycuda.SourceModule/scalar": {"median": 100.0},
+                }
+                for k, x in enumerate(interpreter_over_source)
+            }
+
+        new_op = exp(
+            "C1",
+            "PyCUDA, no compiler: a new op as data",
+            figures={"n": 1 << 20, "encode_ms": 3.0, "first_result_ms": 3.5, "module_load_ms": 1.0},
+        )
+        # C++ figures that would say the opposite stand beside and decide nothing.
+        matched = {("quadratic", 1): {"16_interpreter/vec": 1.0, "06_nvrtc_jit/vec": 1.0}}
+        for ratios, expected in (((2.0, 1.5), HOLDS), ((1.0, 0.9), FAILS), ((1.0, 2.0), DEPENDS)):
+            d = data(experiments=[new_op], python_problems=problems(*ratios), penalty=matched)
+            label, figures, got = claims.c1(d)
+            self.assertEqual(got, expected, figures)
+            self.assertEqual(label, "PyCUDA; CUDA C++ beside")
+            self.assertIn("first result on 2^20 floats: 3.5 ms", figures)
+        # Without PyCUDA's figures the C++ rule decides, and says the PyCUDA route is missing.
+        label, figures, got = claims.c1(data(penalty=matched))
+        self.assertEqual((label, got), ("CUDA C++ (16's interpreter); PyCUDA beside", FAILS))
+        self.assertIn("not in these results", figures)
+
     def test_d2_float32_against_float64(self):
         self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0}), HOLDS)
         self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 0.9}), FAILS)

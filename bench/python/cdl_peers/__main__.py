@@ -352,6 +352,7 @@ def main(argv):
         TRITON_CACHE_DIR=os.path.join(work, "triton_cache"),
         TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor_cache"),
         XLA_PYTHON_CLIENT_PREALLOCATE="false",  # JAX takes memory as it needs it, not 75 % at its start
+        CDL_BENCH_DIR=os.path.dirname(os.path.abspath(args.cdl_problem)),  # the build's programs and files
     )  # empty caches: each system's first call compiles
 
     def child_command(name, *extra):

@@ -4,7 +4,8 @@ timed in the peer's process (pycuda_peers.experiments calls experiments(dev) her
   example  does each example run as written? (002: vector add, matrix multiply, shared-memory
            add; 004: vector add, matrix multiply, structs); where one fails, the error
   C1       what runtime-compiled source costs: SourceModule on a new source (nvcc) and on a
-           source PyCUDA has compiled before (its disk cache)
+           source PyCUDA has compiled before (its disk cache); and the route with no compiler at
+           run time, a new op as data for 16's interpreter loaded from a file (interpreter_file.py)
   C2       article 002's shared-memory vector add against the plain one, 2^24 elements
   E1       a __global__ function calling a __device__ function, in a SourceModule
   E2       structs: article 004's Point {float x, y} from a NumPy structured array, and a struct
@@ -22,6 +23,7 @@ import uuid
 
 import numpy as np
 
+from . import interpreter_file
 from .harness import attempt, close_to, gpu_median_ms, host_median_ms
 
 BLOCK = 256
@@ -226,6 +228,14 @@ def experiments(dev, quick):  # the quick suite runs them all as they are
     )
     records.append(
         attempt(
+            "C1",
+            "PyCUDA, no compiler: a new op as data, run by 16's interpreter kernel loaded from a file",
+            lambda: interpreter_new_op(dev),
+            article="002",
+        )
+    )
+    records.append(
+        attempt(
             "C2",
             "article 002's shared-memory vector add / the plain one, 2^24 float32",
             lambda: shared_against_plain(dev),
@@ -270,6 +280,39 @@ def compile_states(dev):
     out = np.empty_like(x)
     f(dev.drv.In(x), dev.drv.Out(out), np.int32(x.size), block=(BLOCK, 1, 1), grid=(1, 1))
     return close_to(out, x + 3.0), {"new_source_ms": new, "disk_hit_ms": hit, "cache_entries": cached}
+
+
+def interpreter_new_op(dev):
+    """A new op (a new number in it) from its text to its first result on 2^20 floats with no
+    compiler: its program written by cdl_run (a process), packed, and 16's kernel launched, from a
+    module loaded from the build's file once (timed apart: once a process)."""
+    drv, gpuarray = dev.drv, dev.gpuarray
+    t0 = time.perf_counter()
+    module = drv.module_from_file(interpreter_file.fatbin_path())
+    load_ms = (time.perf_counter() - t0) * 1e3
+    n = 1 << 20
+    x = np.random.default_rng(7).random(n, dtype=np.float32)
+    x_gpu, y_gpu = gpuarray.to_gpu(x), gpuarray.empty(n, dtype=np.float32)
+    c = 1.0 + (uuid.uuid4().int % 1024) / 1024.0  # exact in float, new in every run
+    dev.synchronize()
+    t0 = time.perf_counter()
+    doc = interpreter_file.encode(text=f"x * x + {c!r} * x + 1")
+    encode_ms = (time.perf_counter() - t0) * 1e3
+    function = module.get_function(interpreter_file.scalar_kernel(doc, 1))
+    function(
+        x_gpu.gpudata,
+        y_gpu.gpudata,
+        np.uint64(n),
+        np.int32(1),
+        interpreter_file.program_argument(doc),
+        block=(BLOCK, 1, 1),
+        grid=((n + BLOCK - 1) // BLOCK, 1),
+    )
+    dev.synchronize()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    x64 = x.astype(np.float64)
+    valid = close_to(y_gpu.get(), x64 * x64 + c * x64 + 1)
+    return valid, {"module_load_ms": load_ms, "encode_ms": encode_ms, "first_result_ms": first_ms, "n": n}
 
 
 def shared_against_plain(dev):

@@ -3,13 +3,16 @@
   pycuda.SourceModule  the kernel as CUDA C (sources.py), compiled by nvcc when the module is
                        made (PyCUDA caches the cubin on disk, keyed by the source) and called
                        with grid and block given per call.
+  pycuda.interpreter   no compiler at run time: strategy 16's interpreter kernel, built ahead of
+                       time into a file (module_from_file), runs the op as data, its program
+                       written by `cdl_run --steps` (interpreter_file.py); float maps only.
 
 The articles use `import pycuda.autoinit`, which makes a context of PyCUDA's own; here PyCUDA
 works on the primary context instead, the one the runtime and the other systems use.
 """
 import numpy as np
 
-from . import harness, sources
+from . import harness, interpreter_file, sources
 
 NAME = "pycuda"
 
@@ -51,6 +54,7 @@ class PycudaDevice(harness.Device):
         )
         self.flush_grid = (blocks, 1)
         self.start, self.stop = drv.Event(), drv.Event()
+        self.interpreter_module = None  # 16's kernels from their file, loaded at their first case
 
     def upload(self, array):
         return self.gpuarray.to_gpu(array)
@@ -95,7 +99,7 @@ class PycudaDevice(harness.Device):
         at exit ("the context stack was not empty") when a pushed context is never popped."""
         import gc
 
-        self.scratch = self.sink = self.flush_kernel = None
+        self.scratch = self.sink = self.flush_kernel = self.interpreter_module = None
         gc.collect()
         self.context.synchronize()
         self.context.pop()
@@ -109,8 +113,33 @@ def build_source_module(dev, problem, inputs, out):
     return lambda: (function(*values, grid=grid[:2], block=block), out)[1]
 
 
+def build_interpreter(dev, problem, inputs, out):
+    """The op as data: its program (a process of cdl_run's, before the first call, as a compile
+    would be) and 16's kernel for it, from the file the build made."""
+    if dev.interpreter_module is None:
+        dev.interpreter_module = dev.drv.module_from_file(interpreter_file.fatbin_path())
+    doc = interpreter_file.encode(op=problem.info["op"])
+    k, n = problem.info["k"], problem.size
+    function = dev.interpreter_module.get_function(interpreter_file.scalar_kernel(doc, k))
+    program = interpreter_file.program_argument(doc)
+    grid, block = ((n + sources.BLOCK - 1) // sources.BLOCK, 1), (sources.BLOCK, 1, 1)
+    x = inputs[problem.info["inputs"][0]]
+    return lambda: (
+        function(x.gpudata, out.gpudata, np.uint64(n), np.int32(k), program, grid=grid, block=block),
+        out,
+    )[1]
+
+
 def cases():
-    return [harness.Case("pycuda.SourceModule/scalar", ("map", "zip", "tasks", "image"), build_source_module)]
+    return [
+        harness.Case("pycuda.SourceModule/scalar", ("map", "zip", "tasks", "image"), build_source_module),
+        harness.Case(
+            "pycuda.interpreter/scalar",
+            ("map",),
+            build_interpreter,
+            applies=lambda p: p.info["type"] == "f32",
+        ),
+    ]
 
 
 def experiments(dev, quick):

@@ -1,0 +1,97 @@
+// Strategy 16's kernels' bodies (suite/16_interpreter.cu wraps them as its kernels, and
+// plugins/interpreter_plugin.cu as kernels with C names that a program with no C++ build of its own
+// loads from a file): the map skeleton with common/bytecode.hpp's steps in place of the op.
+#pragma once
+
+#include "common/bytecode.hpp"
+#include "common/skeletons/map.cuh"
+
+#include <cstddef>
+
+namespace cdl::interpreter {
+
+static_assert((bytecode::max_constants & (bytecode::max_constants - 1)) == 0, "a number's index is masked");
+
+// The program as the kernel's argument: in the constant bank, where a warp reads each step once for
+// all of its threads, and sent with the launch (no copy of its own). __grid_constant__ lets the kernel
+// index it without a copy in local memory.
+template <class T>
+struct kernel_program {
+  bytecode::step code[bytecode::max_steps];
+  T constants[bytecode::max_constants];  // in the element type, converted once on the host
+  int length;
+};
+
+// map_apply (skeletons/map.cuh) for E values, S steps of the k loop at a time: lane s * E + e is
+// element e at step j + s. The sums are added in map_apply's order, so the result is what it
+// computes with the op compiled.
+template <int E, int S, int Slots, class T>
+__device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p, const T (&x)[E],
+                                                      T (&sum)[E], int k) {
+  constexpr int L = E * S;
+  T v[L], acc[L] = {}, slot[Slots > 0 ? Slots : 1][L] = {};
+  const int length = p.length < 0 ? 0 : p.length > bytecode::max_steps ? bytecode::max_steps : p.length;
+#pragma unroll
+  for (int e = 0; e < E; ++e) sum[e] = T(0);
+#pragma unroll 1
+  for (int j = 0; j < k; j += S) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const T offset = T(j + s) * T(map_delta);
+#pragma unroll
+      for (int e = 0; e < E; ++e) v[s * E + e] = x[e] + offset;
+    }
+    bytecode::run_steps<T, L, Slots>(p.code, length, p.constants, v, acc, slot);
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+      if (j + s < k)
+#pragma unroll
+        for (int e = 0; e < E; ++e) sum[e] += acc[s * E + e];
+  }
+}
+
+// The map skeleton's two forms (an element a thread; 16-byte vectors, whole vectors only), with
+// the interpreter in place of the op. A kernel takes p as a __grid_constant__ parameter.
+template <int S, int Slots, class T>
+__device__ __forceinline__ void interpreter_scalar_body(const T* __restrict__ x, T* __restrict__ y,
+                                                        std::size_t n, int k, const kernel_program<T>& p) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const T e[1] = {x[i]};
+  T acc[1];
+  map_apply_interpreted<1, S, Slots>(p, e, acc, k);
+  y[i] = acc[0];
+}
+// V 16-byte vectors a thread, block-strided as the skeleton loads them, every load issued before
+// any value is used: at k = 1, two, so that a step's dispatch is paid once for eight floats.
+template <int V, int S, int Slots, class T>
+__device__ __forceinline__ void interpreter_vec_body(const T* __restrict__ x, T* __restrict__ y,
+                                                     std::size_t n, int k, const kernel_program<T>& p) {
+  using Vec = typename skeleton::vec16<T>::type;
+  constexpr int lanes = sizeof(Vec) / sizeof(T);
+  const std::size_t nvec = n / lanes, first = std::size_t(blockIdx.x) * blockDim.x * V + threadIdx.x;
+  if (first >= nvec) return;
+  T e[V * lanes], sum[V * lanes];
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    Vec v{};  // past the end: zeros, computed on and never stored
+    if (i < nvec) v = reinterpret_cast<const Vec*>(x)[i];
+    skeleton::to_lanes(v, e + u * lanes);
+  }
+  map_apply_interpreted<V * lanes, S, Slots>(p, e, sum, k);
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const std::size_t i = first + std::size_t(u) * blockDim.x;
+    if (i < nvec) reinterpret_cast<Vec*>(y)[i] = skeleton::from_lanes(sum + u * lanes);
+  }
+}
+
+// Lanes a thread computes at once where k has the steps: sixteen floats or eight doubles, a step's
+// dispatch paid once for all of them. More lanes take more registers (fewer warps fit an SM) and
+// copy each op's code once more (change the lesson's count to see both). Where k is smaller, a pass
+// runs one step of it.
+template <class T>
+constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
+
+}  // namespace cdl::interpreter
