@@ -152,14 +152,14 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                 } else if (mode == tier_mode::jit_only) {
                   jit::launch_map(nvrtc_jit_build, a, text);  // the first launch waits for the compile
                 } else if (mode == tier_mode::tiered) {
-                  if (!tier) tier = std::make_unique<tiered_map>(a, text, nvrtc_jit_build);
+                  if (!tier) tier = std::make_unique<tiered_map>(text, nvrtc_jit_build);
                   if (tier->launch(a) && first_own < 0) first_own = count;
                 } else if (mode == tier_mode::interpreter_only) {
                   interpreter::launch_map(a, text);
                 } else if (mode == tier_mode::expression_only) {
                   expression_jit::launch_map(a, text);  // the first launch waits for the compile
                 } else {
-                  if (!tiers) tiers = std::make_unique<tiered_expression>(a, text);
+                  if (!tiers) tiers = std::make_unique<tiered_expression>(text);
                   if (tiers->launch(a) == tiered_expression::tier::optimised && first_own < 0)
                     first_own = count;
                 }

@@ -393,7 +393,7 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
   std::unique_ptr<tiered_expression> tiers;
   tier ran = tier::interpreter;
   const auto launch = [&](const map_launch& a) {
-    if (!tiers) tiers = std::make_unique<tiered_expression>(a, op);
+    if (!tiers) tiers = std::make_unique<tiered_expression>(op);
     ran = tiers->launch(a);
   };
   const auto start = std::chrono::steady_clock::now();

@@ -17,9 +17,10 @@ namespace cdl {
 
 class tiered_map {
  public:
-  // Compiles `text` (a text of the catalogue op a.op, e.g. jit::fresh_text of it) with `build`, for
-  // the kernel a launch like `a` runs, on a host thread started once the first launch is queued.
-  tiered_map(const map_launch& a, jit::op_text text, jit::build_fn build);
+  // Compiles `text` (a text of the catalogue op its launches run, e.g. jit::fresh_text of it) with
+  // `build`, for the kernel of its first launch's form, on a host thread started once that launch
+  // is queued.
+  tiered_map(jit::op_text text, jit::build_fn build);
   ~tiered_map();  // waits for the compile: the thread uses what this object holds
 
   tiered_map(const tiered_map&) = delete;
@@ -51,13 +52,13 @@ class tiered_map {
 // A user's op in 08's language, served by the best of three tiers ready at each launch: 16's
 // interpreter from the first launch (no compiler: the text is encoded when this is made), then 08's
 // baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one host
-// thread started once the first launch is queued, the baseline first, for the kernel a launch like
-// `a` runs.
+// thread started once the first launch is queued, the baseline first, for the kernel of that
+// launch's form.
 class tiered_expression {
  public:
   enum class tier { interpreter, baseline, optimised };
   // Throws for a text the interpreter refuses (outside the language, past its limits).
-  tiered_expression(const map_launch& a, jit::op_text text);
+  explicit tiered_expression(jit::op_text text);
   ~tiered_expression();  // waits for the compiles: the thread uses what this object holds
 
   tiered_expression(const tiered_expression&) = delete;

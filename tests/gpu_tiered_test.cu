@@ -28,7 +28,7 @@ TEST_F(TieredDispatch, EveryLaunchIsRightBeforeAtAndAfterTheMove) {
       bool own = false;
       const validation_result r = fixture.run_and_validate(
           [&](const map_launch& a) {
-            if (!tier) tier = std::make_unique<tiered_map>(a, text, nvrtc_jit_build);
+            if (!tier) tier = std::make_unique<tiered_map>(text, nvrtc_jit_build);
             own = tier->launch(a);
           },
           form);
@@ -50,7 +50,7 @@ TEST_F(TieredDispatch, AnOpThatDoesNotCompileFailsAtTheLaunchThatFindsIt) {
   std::unique_ptr<tiered_map> tier;
   const auto launch = [&](const map_launch& a) {
     if (!tier)
-      made = (tier = std::make_unique<tiered_map>(a, jit::op_text{"broken", "x *"}, nvrtc_jit_build)).get();
+      made = (tier = std::make_unique<tiered_map>(jit::op_text{"broken", "x *"}, nvrtc_jit_build)).get();
     tier->launch(a);
   };
   bool thrown = false;
@@ -86,7 +86,7 @@ TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
       tiered_expression::tier ran{};
       const validation_result r = fixture.run_and_validate(
           [&](const map_launch& a) {
-            if (!tiers) tiers = std::make_unique<tiered_expression>(a, text);
+            if (!tiers) tiers = std::make_unique<tiered_expression>(text);
             ran = tiers->launch(a);
           },
           form);
@@ -107,7 +107,7 @@ TEST_F(TieredDispatch, AUsersOpTheInterpreterCannotHoldIsRefusedWhenTheDispatche
   for (int i = 0; i <= bytecode::max_instructions; ++i) text = "sin(" + text + ")";
   EXPECT_THROW(fixture.launch(
                    [&](const map_launch& a) {
-                     tiered_expression(a, {"long", text});
+                     tiered_expression({"long", text});
                    },
                    map_form::vec, nullptr),
                error);

@@ -87,7 +87,7 @@ int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream) {
 #if !CDL_MINIMAL_JIT
 namespace cdl {
 
-tiered_map::tiered_map(const map_launch&, jit::op_text text, jit::build_fn build)
+tiered_map::tiered_map(jit::op_text text, jit::build_fn build)
     : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {}
 
 // Made after the first launch is queued, while the GPU runs it: a thread's start and the events'
@@ -121,7 +121,7 @@ bool tiered_map::launch(const map_launch& a) {
   return ready_;
 }
 
-tiered_expression::tiered_expression(const map_launch&, jit::op_text text) : text_(std::move(text)) {
+tiered_expression::tiered_expression(jit::op_text text) : text_(std::move(text)) {
   interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
   for (int i = 0; i < 2; ++i) ready_[std::size_t(i)] = compiled_[std::size_t(i)].get_future();
 }
@@ -191,7 +191,7 @@ void launch_tiered(const map_launch& a) {
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
   auto& tier = tiers[{a.op, a.type, a.form}];
-  if (!tier) tier = std::make_unique<tiered_map>(a, jit::builtin_op(a.op), nvrtc_jit_build);
+  if (!tier) tier = std::make_unique<tiered_map>(jit::builtin_op(a.op), nvrtc_jit_build);
   tier->launch(a);
 }
 
