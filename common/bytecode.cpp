@@ -214,7 +214,8 @@ steps lower(const program& p) {
   const std::size_t n = p.code.size();
   // A comparison of x with a number whose only reader is a select's condition is folded into the
   // select (form::select_x_if / select_x_else): x and the number are still there when it runs.
-  std::vector<bool> folded(n, false), fused(n, false);  // the comparison, and the select it went into
+  std::vector<bool> folded(n, false);            // a comparison that went into a select
+  std::vector<const instruction*> condition(n);  // a select's folded comparison, else none
   const auto is_comparison = [](op c) { return c >= op::less && c <= op::not_equal; };
   for (std::size_t i = 0; i < n; ++i) {
     const instruction& in = p.code[i];
@@ -226,22 +227,16 @@ steps lower(const program& p) {
       if (p.code[k].dst == in.dst) break;
     }
     if (k == n && p.result == in.dst) ++readers;  // the comparison is the result
-    const instruction* s = reader < n ? &p.code[reader] : nullptr;
-    if (readers == 1 && s->code == op::select && s->a == in.dst && !fused[reader])
-      folded[i] = fused[reader] = true;
+    if (readers == 1 && p.code[reader].code == op::select && p.code[reader].a == in.dst) {
+      folded[i] = true;
+      condition[reader] = &in;
+    }
   }
   // What an instruction reads once folding is done; a folded comparison, nothing.
   const auto read_by = [&](std::size_t i) {
     const instruction& in = p.code[i];
     if (folded[i]) return std::vector<std::uint8_t>{};
-    return fused[i] ? std::vector<std::uint8_t>{in.b, in.c} : reads(in);
-  };
-  // The comparison that went into select i.
-  const auto condition = [&](std::size_t i) -> const instruction& {
-    std::size_t k = i;
-    while (!(folded[--k] && p.code[k].dst == p.code[i].a)) {
-    }
-    return p.code[k];
+    return condition[i] ? std::vector<std::uint8_t>{in.b, in.c} : reads(in);
   };
   // live_after[i][r]: register r's value after instruction i is read later, or is the result.
   std::vector<std::array<bool, max_registers>> live_after(n);
@@ -282,9 +277,8 @@ steps lower(const program& p) {
     op code = in.code;
     std::uint8_t sb = 0, sc = 0;
     const auto plan = [&] {  // the form and its sources, given what the accumulator holds
-      if (fused[i]) {
-        const instruction& cmp = condition(i);
-        code = cmp.code, sc = cmp.b;
+      if (condition[i]) {
+        code = condition[i]->code, sc = condition[i]->b;
         if (holds(in.c))
           f = form::select_x_if, sb = source(in.b);
         else if (holds(in.b))
@@ -330,14 +324,14 @@ steps lower(const program& p) {
       bool read = register_held() && live_after[i][std::size_t(acc)];
       for (std::uint8_t r : read_by(i)) read = read || holds(r);
       keep(read);
-      const std::uint8_t o = fused[i] || in.code == op::fma ? in.c : in.a;
+      const std::uint8_t o = condition[i] || in.code == op::fma ? in.c : in.a;
       emit(form::load, op::add, source(o));
       acc = id(o);
       plan();
     }
     keep(register_held() && acc != int(in.dst) && live_after[i][std::size_t(acc)]);
     emit(f, code, sb, sc);
-    if (fused[i]) out.slots = std::max(out.slots, 1);
+    if (condition[i]) out.slots = std::max(out.slots, 1);
     acc = in.dst;
     saved[in.dst] = false;
   }
