@@ -11,17 +11,17 @@
 #include <array>
 #include <cstdint>
 #include <future>
-#include <thread>
+#include <memory>
 
 namespace cdl {
 
 class tiered_map {
  public:
   // Compiles `text` (a text of the catalogue op its launches run, e.g. jit::fresh_text of it) with
-  // `build`, for the kernel of its first launch's form, on a host thread started once that launch
+  // `build`, for the kernel of its first launch's form, on a kept host thread, from once that launch
   // is queued.
   tiered_map(jit::op_text text, jit::build_fn build);
-  ~tiered_map();  // waits for the compile: the thread uses what this object holds
+  ~tiered_map();  // waits for the compile, so that none runs on after its dispatcher
 
   tiered_map(const tiered_map&) = delete;
   tiered_map& operator=(const tiered_map&) = delete;
@@ -51,15 +51,15 @@ class tiered_map {
 
 // A user's op in 08's language, served by the best of three tiers ready at each launch: 16's
 // interpreter from the first launch (no compiler: the text is encoded when this is made), then 08's
-// baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one host
-// thread started once the first launch is queued, the baseline first, for the kernel of that
+// baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one kept
+// host thread from once the first launch is queued, the baseline first, for the kernel of that
 // launch's form.
 class tiered_expression {
  public:
   enum class tier { interpreter, baseline, optimised };
   // Throws for a text the interpreter refuses (outside the language, past its limits).
   explicit tiered_expression(jit::op_text text);
-  ~tiered_expression();  // waits for the compiles: the thread uses what this object holds
+  ~tiered_expression();  // waits for the compiles, as tiered_map's
 
   tiered_expression(const tiered_expression&) = delete;
   tiered_expression& operator=(const tiered_expression&) = delete;
@@ -75,10 +75,9 @@ class tiered_expression {
   std::uint64_t launched_ = 0;
 
   jit::op_text text_;
-  std::array<std::promise<cudaKernel_t>, 2> compiled_;  // 08's baseline and optimised kernels
-  std::array<std::future<cudaKernel_t>, 2> ready_;
+  std::shared_ptr<std::array<std::promise<cudaKernel_t>, 2>> compiled_;  // 08's baseline and optimised
+  std::array<std::future<cudaKernel_t>, 2> ready_;                       // kernels
   std::array<cudaKernel_t, 2> kernels_{};
-  std::thread compiler_;
   tier best_ = tier::interpreter;
   void start(const map_launch& a);
 };

@@ -5,13 +5,18 @@
 #include "common/skeletons/elementwise.cuh"
 #include "common/timing.hpp"
 #include "common/validation.hpp"
+#include "common/warm_threads.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <future>
 #include <filesystem>
+#include <latch>
 #include <limits>
+#include <thread>
 #include <vector>
 
 namespace cdl {
@@ -161,6 +166,36 @@ TEST(ReferenceCache, ComputesOnceAndRecoversFromADamagedEntry) {
 
 // The vec form runs whole 16-byte vectors from aligned pointers, or nothing: any other request
 // falls back to scalar, with the grid of the form that runs.
+// Strategy 10's compile threads: a thread is made only when none is idle, so a job never waits for
+// another, and one that has finished serves the next.
+TEST(WarmThreads, ReuseAnIdleThreadAndNeverQueueAJobBehindAnother) {
+  warm_threads threads;
+  const auto wait_until_idle = [&] {
+    while (threads.idle() == 0) std::this_thread::yield();
+  };
+  for (int job = 0; job < 100; ++job) {
+    std::promise<void> done;
+    threads.run([&] { done.set_value(); });
+    done.get_future().wait();
+    wait_until_idle();  // the thread has finished the job and waits for the next
+  }
+  EXPECT_EQ(threads.started(), 1u);
+  // Two jobs that each wait for the other finish only if each has a thread of its own.
+  std::latch both(2);
+  std::promise<void> a, b;
+  threads.run([&] {
+    both.arrive_and_wait();
+    a.set_value();
+  });
+  threads.run([&] {
+    both.arrive_and_wait();
+    b.set_value();
+  });
+  EXPECT_EQ(a.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(b.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_LE(threads.started(), 2u);
+}
+
 TEST(LaunchGeometry, VecOnlyForWholeVectorsFromAlignedPointers) {
   using skeleton::elementwise_launch_geometry;
   alignas(16) static double storage[4];

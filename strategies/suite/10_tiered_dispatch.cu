@@ -5,11 +5,12 @@
 //          for a compiler; a switch (03) runs any op of a fixed set at once, slower per call.
 //          Language runtimes (the JVM's HotSpot, JavaScript's V8) do both: a cheap tier
 //          serves the first calls while the optimising tier compiles in the background, and
-//          later calls move up. Here the first launch of an op starts 06's compile of it on a
-//          std::async thread and runs 03's switch kernel; each launch after that asks the compile's
-//          future, without waiting, whether it is done, and launches the op's own kernel from the
-//          first launch that finds it done. Both kernels write the same result (the op is the
-//          catalogue's, in both), so the move is invisible but for the time. One thing a CPU
+//          later calls move up. Here the first launch of an op runs 03's switch kernel and
+//          starts 06's compile of it on a host thread kept from one op to the next; each launch
+//          after that asks the compile's future, without waiting, whether it is done, and
+//          launches the op's own kernel from the first launch that finds it done. Both kernels
+//          write the same result (the op is the catalogue's, in both), so the move is invisible
+//          but for the time. One thing a CPU
 //          runtime does not meet: a launch returns when it is queued, so a host that launches
 //          in a loop runs far ahead of the GPU, and the launches queued before the compile ends
 //          all run on the switch. While on the switch, the dispatcher keeps the host a few
@@ -49,6 +50,7 @@
 #include "strategies/interpreter.hpp"
 
 #include "common/check.hpp"
+#include "common/warm_threads.hpp"
 #include "strategies/minimal.hpp"
 
 #include <chrono>
@@ -56,7 +58,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <tuple>
+#include <vector>
 
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 // Built into tests/gpu_minimal_test only, with 06's form, which links NVRTC (minimal.hpp says why).
@@ -90,17 +94,54 @@ namespace cdl {
 tiered_map::tiered_map(jit::op_text text, jit::build_fn build)
     : text_(std::move(text)), build_(build), switch_launch_(find_map_entry("03_switch/vec").launch) {}
 
-// Made after the first launch is queued, while the GPU runs it: a thread's start and the events'
-// creation are host work that would otherwise come before a short stream's only launch.
+namespace {
+
+// The compile threads and the events are kept from one op to the next (common/warm_threads.hpp):
+// making a thread or an event is host work that would come with a new op's first launch, and a
+// short stream's kernel may take less time than that work.
+warm_threads& compile_threads() {
+  static warm_threads threads;
+  return threads;
+}
+
+std::mutex events_mutex;
+std::vector<cudaEvent_t> events_kept;  // never destroyed: the context may be gone at exit
+
+void take_events(std::span<cudaEvent_t> events) {
+  std::size_t taken = 0;
+  {
+    const std::lock_guard lock(events_mutex);
+    for (; taken < events.size() && !events_kept.empty(); ++taken) {
+      events[taken] = events_kept.back();
+      events_kept.pop_back();
+    }
+  }
+  for (; taken < events.size(); ++taken)
+    CDL_CUDA_CHECK(cudaEventCreateWithFlags(&events[taken], cudaEventDisableTiming));
+}
+
+void keep_events(std::span<const cudaEvent_t> events) {
+  const std::lock_guard lock(events_mutex);
+  for (cudaEvent_t e : events)
+    if (e) events_kept.push_back(e);
+}
+
+}  // namespace
+
+// Made after the first launch is queued, while the GPU runs it, so that what little host work is
+// left of a compile's start overlaps the kernel.
 void tiered_map::start(const map_launch& a) {
-  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  compile_ = std::async(std::launch::async, [a, this] { jit::prepare_map(build_, a, text_); });
+  take_events(done_);
+  // The job owns what it uses: a kept thread outlives this object.
+  auto compile = std::make_shared<std::packaged_task<void()>>(
+      [a, build = build_, text = text_] { jit::prepare_map(build, a, text); });
+  compile_ = compile->get_future();
+  compile_threads().run([compile] { (*compile)(); });
 }
 
 tiered_map::~tiered_map() {
   if (compile_.valid()) compile_.wait();
-  for (cudaEvent_t e : done_)
-    if (e) cudaEventDestroy(e);  // no check: a destructor must not throw
+  keep_events(done_);
 }
 
 bool tiered_map::launch(const map_launch& a) {
@@ -121,23 +162,25 @@ bool tiered_map::launch(const map_launch& a) {
   return ready_;
 }
 
-tiered_expression::tiered_expression(jit::op_text text) : text_(std::move(text)) {
+tiered_expression::tiered_expression(jit::op_text text)
+    : text_(std::move(text)), compiled_(std::make_shared<std::array<std::promise<cudaKernel_t>, 2>>()) {
   interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
-  for (int i = 0; i < 2; ++i) ready_[std::size_t(i)] = compiled_[std::size_t(i)].get_future();
+  for (std::size_t i = 0; i < 2; ++i) ready_[i] = (*compiled_)[i].get_future();
 }
 
 // After the first launch is queued, as tiered_map::start.
 void tiered_expression::start(const map_launch& a) {
-  for (cudaEvent_t& e : done_) CDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  take_events(done_);
   const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
-  compiler_ = std::thread([type = a.type, form, this] {
+  // The job owns what it uses: a kept thread outlives this object.
+  compile_threads().run([type = a.type, form, text = text_, compiled = compiled_] {
     for (std::size_t i = 0; i < 2; ++i) {
       try {
         using level = expression_jit::tier;
-        compiled_[i].set_value(
-            expression_jit::map_kernel(type, form, text_, i == 0 ? level::baseline : level::optimised));
+        (*compiled)[i].set_value(
+            expression_jit::map_kernel(type, form, text, i == 0 ? level::baseline : level::optimised));
       } catch (...) {  // each tier not compiled fails at the launch that finds it
-        for (std::size_t j = i; j < 2; ++j) compiled_[j].set_exception(std::current_exception());
+        for (std::size_t j = i; j < 2; ++j) (*compiled)[j].set_exception(std::current_exception());
         return;
       }
     }
@@ -145,9 +188,9 @@ void tiered_expression::start(const map_launch& a) {
 }
 
 tiered_expression::~tiered_expression() {
-  if (compiler_.joinable()) compiler_.join();
-  for (cudaEvent_t e : done_)
-    if (e) cudaEventDestroy(e);  // no check: a destructor must not throw
+  // The optimised tier is compiled last (or failed with the first): once it is ready, the job is done.
+  if (launched_ > 0 && ready_[1].valid()) ready_[1].wait();
+  keep_events(done_);
 }
 
 tiered_expression::tier tiered_expression::launch(const map_launch& a) {
