@@ -135,8 +135,11 @@ class ProblemTest(unittest.TestCase):
                 return np.arange(k, dtype=dtype)
 
         class Lax:
+            unrolls = []
+
             @staticmethod
-            def fori_loop(lower, upper, body, value):  # jax.lax.fori_loop's meaning, in Python
+            def fori_loop(lower, upper, body, value, unroll=1):  # jax.lax.fori_loop's meaning
+                Lax.unrolls.append(unroll)
                 for j in range(lower, upper):
                     value = body(np.int32(j), value)
                 return value
@@ -144,7 +147,7 @@ class ProblemTest(unittest.TestCase):
         jax_peers.jnp, jax_peers.lax, torch_peers.torch = np, Lax, Torch
         try:
             for op in ("quadratic", "square", "sine", "exp_sin_cos", "threshold"):
-                for k in (1, 4):
+                for k in (1, 4, 12):
                     path, run = make_problem("map", f"op={op} type=f32 n=999 k={k}", self.dir + "/ops")
                     self.assertEqual(run.returncode, 0, run.stderr)
                     m = harness.Problem.load(path)
@@ -155,6 +158,8 @@ class ProblemTest(unittest.TestCase):
                     ):
                         v = harness.validate(np.asarray(f(x)), m)
                         self.assertTrue(v.passed, f"{system} {op} k={k}: {v.summary}")
+            # Unrolled by UNROLL, or by k where k is less (no more than the loop has).
+            self.assertEqual(set(Lax.unrolls), {4, jax_peers.UNROLL})
             z = self.problems["zip"]
             self.assertTrue(
                 harness.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed

@@ -1,7 +1,8 @@
 """JAX: the op as a plain Python function of arrays, through jax.jit.
 
   jax.jit          the function traced by jax.jit; XLA fuses the expression into one kernel. The
-                   op's loop over k is lax.fori_loop, JAX's loop (map_function says what it costs).
+                   op's loop over k is lax.fori_loop, JAX's loop, unrolled by 8 (map_function
+                   says why and what it costs).
                    Tasks: jnp.select over the 32 ops (each op computed for every element); the
                    blur as lax.reduce_window over an edge-padded image, Sobel as shifted slices
   jax.vmap_switch  tasks: lax.switch on the element's op id under jax.vmap, the way JAX writes a
@@ -172,22 +173,28 @@ OPS = {
     "exp_sin_cos": lambda x: jnp.exp(jnp.sin(x) * jnp.cos(x)),
     "threshold": lambda x: jnp.where(x > 0.5, 2 * x, x / 2),
 }
+# fori_loop's unroll for the map's loop over k (map_function).
+UNROLL = 8
 ZIP_OPS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y}
 
 
 def map_function(problem):
     """y = sum over j < k of op(x + j * delta), the loop a lax.fori_loop, the loop JAX's documentation
-    gives for a carried value: it compiles in a fraction of a second, and XLA keeps it a while loop
-    whose body is one fused kernel over the whole array, so each step reads and writes the array
-    (the optimised HLO shows the while). Its other forms compile for longer: a Python loop is
-    unrolled by the trace into k terms, fori_loop's `unroll` does the same in part, and the loop as
-    a dimension of its own, summed, fuses into one kernel, whose compile XLA takes far longer over."""
+    gives for a carried value, with its `unroll` at UNROLL. XLA keeps a fori_loop a while loop whose
+    body is one fused kernel over the whole array, so each step reads and writes the array: unrolled,
+    a step computes UNROLL terms for one such pass, and a memory-bound op pays the pass 1 / UNROLL
+    times as often. The other forms compile for far longer: a Python loop is unrolled by the trace
+    into k terms, and the loop as a dimension of its own, summed, fuses into one kernel, whose
+    compile XLA takes far longer over."""
     op, k, delta = OPS[problem.info["op"]], problem.info["k"], problem.info["map_delta"]
     if k == 1:
         return op
 
     def looped(x0):
-        return lax.fori_loop(0, k, lambda j, y: y + op(x0 + j.astype(x0.dtype) * delta), jnp.zeros_like(x0))
+        def step(j, y):
+            return y + op(x0 + j.astype(x0.dtype) * delta)
+
+        return lax.fori_loop(0, k, step, jnp.zeros_like(x0), unroll=min(UNROLL, k))
 
     return looped
 
