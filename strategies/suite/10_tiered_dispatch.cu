@@ -10,11 +10,11 @@
 //          after that asks the compile's future, without waiting, whether it is done, and
 //          launches the op's own kernel from the first launch that finds it done. Both kernels
 //          write the same result (the op is the catalogue's, in both), so the move is invisible
-//          but for the time. One thing a CPU
-//          runtime does not meet: a launch returns when it is queued, so a host that launches
-//          in a loop runs far ahead of the GPU, and the launches queued before the compile ends
-//          all run on the switch. While on the switch, the dispatcher keeps the host a few
-//          launches ahead (an event after each launch; it waits for the one `ahead` back).
+//          but for the time. One thing a CPU runtime does not meet: a launch returns when it is
+//          queued, so a host that launches in a loop runs far ahead of the GPU, and the launches
+//          queued before the compile ends all run on the switch. While on the switch, the
+//          dispatcher keeps the host a few launches ahead (an event after each launch; it waits
+//          for the one `ahead` back).
 // Cost.    Until the compile finishes: the switch kernel's time per launch (its per-call
 //          penalty: the report's dispatch table) and a CPU core busy compiling; after it: the
 //          JIT kernel's time, plus a future's status check per launch. Against the JIT alone it
@@ -30,19 +30,17 @@
 //          here is on the host: `tiered_map::launch` below, and the compile thread.
 // Run it.  `cdl_run --strategy 10_tiered_dispatch/vec --op quadratic --n 2^24 --k 256`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-//          For an op a user types (no switch knows it), tiered_expression has three tiers: 16's
-//          interpreter from the first launch (the text encoded, no compiler), then 08's baseline
-//          tier, then 08's optimised tier, both compiled on one host thread, the baseline first.
+//          A user's op (no switch knows it) has three tiers, tiered_expression: 16's interpreter
+//          at once (no compiler), then 08's baseline tier, then its optimised tier, in that order.
 // Read it. The mechanism alone first (a loop of launches of a new op: 03's kernel until 06's
 //          compile is done); then the general form, tiered_map, which launches the skeleton's
 //          kernels of both tiers, so that the two differ only in how the op is called; then
 //          tiered_expression.
 //
-// Registered for the map workload only: its launches are the ones whose op a switch kernel and
-// a JIT both serve (the other workloads' tiers would be the same two files again). The registry
-// entry keeps one tiered_map per (op, type, form) for the process, built on its first launch from
-// the catalogue's text, so the tests validate every launch, before and after the move; the
-// `tiered/` benchmarks build one per stream of launches from a text no cache has seen.
+// Registered for the map workload only (the other workloads' tiers would be the same two files
+// again). The registry entry keeps one tiered_map per (op, type, form) for the process, made at its
+// first launch, so the tests validate every launch, before and after the move; the `tiered/`
+// benchmarks make one per stream of launches, from a text no cache has seen.
 #include "strategies/tiered_dispatch.hpp"
 
 #include "common/skeletons/elementwise.cuh"

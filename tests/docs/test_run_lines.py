@@ -143,19 +143,38 @@ def build_lessons(test, out_dir):
 _lessons = {}  # "built": the build_lessons futures; lesson file -> its run, once per process
 
 
-def lesson_run(test, name):
+def lesson_run(test, name, again=False):
     """The lesson built with its header's commands (all of them at once, the first time) and run,
-    once per process: two tests read each run."""
+    once per process (two tests read each run), or `again`."""
     if "built" not in _lessons:
         out = tempfile.mkdtemp(prefix="cdl_lessons.")
         atexit.register(shutil.rmtree, out, True)
         _lessons["built"] = build_lessons(test, out)
-    if name not in _lessons:
+    if name not in _lessons or again:
         run = _lessons["built"][name].result()
         _lessons[name] = subprocess.run(
             run, capture_output=True, text=True, cwd=os.path.dirname(run[0]), timeout=600
         )
     return _lessons[name]
+
+
+def suite_ms_at_256(test, strategy):
+    """{strategy: median ms} of cdl_run's scalar rows for the quadratic map at k = 256, 2^24."""
+    got = subprocess.run(
+        [CDL_RUN, "--strategy", strategy, "--op", "quadratic", "--n", "2^24", "--k", "256"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    test.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+    return dict(re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", got.stdout))
+
+
+def least(times, new):
+    """times, each kernel's time the least of its own and new's (strings of ms, from the output)."""
+    for name, ms in new.items():
+        times[name] = min(float(ms), times.get(name, float("inf")))
+    return times
 
 
 class OneFileExample(unittest.TestCase):
@@ -303,32 +322,43 @@ class RunLinesOnTheGpu(unittest.TestCase):
         is the work, each map lesson's way over the template must be within 10 % of the suite's
         same strategy over its template in the scalar form (cdl_run, in this same test). Ratios, so
         that the two runs' clocks cancel; 10 %, because the lesson times without the suite's L2
-        flush and repetitions."""
-        suite = subprocess.run(
-            [CDL_RUN, "--strategy", "all", "--op", "quadratic", "--n", "2^24", "--k", "256"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        self.assertEqual(suite.returncode, 0, suite.stdout + suite.stderr)
-        medians = {
-            name: float(ms)
-            for name, ms in re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", suite.stdout)
-        }
-        self.assertIn("01_template_functor", medians, suite.stdout)
-        for name, ways in self.SUITE_FORM.items():
-            with self.subTest(lesson=name):
-                got = lesson_run(self, name)
+        flush and repetitions. Other processes on the GPU (ctest runs the GPU shards beside this
+        test) can only lengthen a kernel's time: a lesson that misses is run again, with the
+        suite's two kernels, twice at most, and each kernel's least time stands."""
+        suite = least({}, suite_ms_at_256(self, "all"))
+        self.assertIn("01_template_functor", suite)
+        lessons = {name: {} for name in self.SUITE_FORM}
+
+        def off(name, way, strategy):
+            lesson = lessons[name][way] / lessons[name]["template"]
+            measured = suite[strategy] / suite["01_template_functor"]
+            return lesson, measured, abs(lesson / measured - 1)
+
+        missed = list(self.SUITE_FORM)
+        for attempt in range(3):
+            for name in missed:
+                got = lesson_run(self, name, again=attempt > 0)
                 self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
-                at_256 = dict(re.findall(r"(?m)^(\S+) +256 +[0-9.]+ ms .* ([0-9.]+)×$", got.stdout))
-                for way, strategy in ways.items():
-                    lesson = float(at_256[way])
-                    measured = medians[strategy] / medians["01_template_functor"]
+                least(lessons[name], dict(re.findall(r"(?m)^(\S+) +256 +([0-9.]+) ms ", got.stdout)))
+                if attempt > 0:
+                    for strategy in {"01_template_functor", *self.SUITE_FORM[name].values()}:
+                        least(suite, suite_ms_at_256(self, strategy + "/scalar"))
+            missed = [
+                name
+                for name, ways in self.SUITE_FORM.items()
+                if any(off(name, way, strategy)[2] >= 0.10 for way, strategy in ways.items())
+            ]
+            if not missed:
+                break
+        for name, ways in self.SUITE_FORM.items():
+            for way, strategy in ways.items():
+                with self.subTest(lesson=name, way=way):
+                    lesson, measured, miss = off(name, way, strategy)
                     self.assertLess(
-                        abs(lesson / measured - 1),
+                        miss,
                         0.10,
                         f"{name}: {way} {lesson:.2f}× the template, the suite's {strategy}/scalar"
-                        f" {measured:.2f}×\n{got.stdout}",
+                        f" {measured:.2f}× (each kernel's least time of three runs)",
                     )
 
     def test_each_line_runs_and_validates(self):
