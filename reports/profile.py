@@ -200,7 +200,7 @@ def profile(build, ncu, only):
             "tool": "cdl_profile under ncu",
             "ncu_version": version[-1] if version else "?",
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "git_revision": os.environ.get("CDL_GIT_REVISION") or git_revision(),
+            "git_revision": git_revision(build),
             "device": device_name(),
             "metrics": METRICS,
         },
@@ -208,7 +208,19 @@ def profile(build, ncu, only):
     }
 
 
-def git_revision():
+def git_revision(build):
+    """CDL_GIT_REVISION where it is set (as the build takes it), else the revision the build records
+    (BUILD/git_revision, written when it was configured), else git's: a copy of the tree whose .git
+    is not its own records the build's."""
+    if os.environ.get("CDL_GIT_REVISION"):
+        return os.environ["CDL_GIT_REVISION"]
+    try:
+        with open(os.path.join(build, "git_revision")) as f:
+            recorded = f.read().strip()
+        if recorded:
+            return recorded
+    except OSError:
+        pass
     r = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
     return r.stdout.strip() or "?"
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 import numpy as np
 
@@ -276,6 +277,22 @@ class InterpreterFileTest(unittest.TestCase):
         del os.environ["CDL_BENCH_DIR"]
         with self.assertRaisesRegex(self.f.Missing, "CDL_BENCH_DIR is not set"):
             self.f.encode(op="quadratic")
+
+
+class RevisionTest(unittest.TestCase):
+    def test_the_build_s_revision_is_recorded_where_none_is_given(self):
+        """A tree copied with a .git that is not its own (the GPU machine's) records the revision
+        its build was configured at, not that .git's."""
+        build = tempfile.mkdtemp(prefix="cdl_build.")
+        self.addCleanup(shutil.rmtree, build)
+        with open(os.path.join(build, "git_revision"), "w") as f:
+            f.write("0123abcd\n")
+        with unittest.mock.patch.dict(os.environ):
+            os.environ.pop("CDL_GIT_REVISION", None)
+            self.assertEqual(runner.git_revision(build), "0123abcd")
+            self.assertNotEqual(runner.git_revision(os.path.join(build, "none")), "0123abcd")
+            os.environ["CDL_GIT_REVISION"] = "given"
+            self.assertEqual(runner.git_revision(build), "given")
 
 
 class RunnerTest(unittest.TestCase):

@@ -130,10 +130,20 @@ def streamed(command, env):
     return p.wait(), "".join(lines)
 
 
-def git_revision():
-    """The revision the C++ build records (CDL_GIT_REVISION, set by the scripts), else git's."""
+def git_revision(build=None):
+    """CDL_GIT_REVISION where it is set (as the build takes it), else the revision the build records
+    (BUILD/git_revision, written when it was configured), else git's: a copy of the tree whose .git
+    is not its own records the build's."""
     if os.environ.get("CDL_GIT_REVISION"):
         return os.environ["CDL_GIT_REVISION"]
+    if build:
+        try:
+            with open(os.path.join(build, "git_revision")) as f:
+                recorded = f.read().strip()
+            if recorded:
+                return recorded
+        except OSError:
+            pass
     try:
         return (
             subprocess.run(
@@ -148,7 +158,7 @@ def git_revision():
         return "unknown"
 
 
-def merge(parts, quick, cpp_stages=()):
+def merge(parts, quick, cpp_stages=(), build=None):
     ran = [p for p in parts if p.get("status") == "ran"]
     first = ran[0] if ran else {}
     device = first.get("device", {})
@@ -157,7 +167,7 @@ def merge(parts, quick, cpp_stages=()):
         "device": device,
         "copy_bandwidth_gbs": copy,
         "copy_measured_by": first.get("system"),
-        "git_revision": git_revision(),
+        "git_revision": git_revision(build),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "host": platform.node(),
@@ -449,7 +459,9 @@ def main(argv):
                 continue
             with open(part_path) as f:
                 parts.append(json.load(f))
-        doc = merge(parts, args.quick, cpp_stages)
+        # The build's revision: cdl_problem is its bench/cdl_problem.
+        build = os.path.dirname(os.path.dirname(os.path.abspath(args.cdl_problem)))
+        doc = merge(parts, args.quick, cpp_stages, build)
         harness.write_json_atomic(args.out, added(args.out, doc) if args.add else doc)
     finally:
         if not args.work:
