@@ -695,6 +695,34 @@ class ReportTest(FixtureTest):
         self.assertNotRegex(text, r"\| `triton` \| not run \|")
         self.assertRegex(text, r"\| `jax` \| not run \|")
 
+    def test_a_new_op_with_no_compile_is_set_beside_the_compiles_as_its_first_result(self):
+        def interpreted(doc):
+            doc["cdl_python"]["experiments"].append(
+                {
+                    "claim": "C1",
+                    "name": "PyCUDA, no compiler: a new op as data",
+                    "runs": True,
+                    "valid": True,
+                    "error": "",
+                    "system": "pycuda",
+                    "figures": {
+                        "module_load_ms": 0.55,
+                        "encode_ms": 8.52,
+                        "first_result_ms": 8.75,
+                        "n": 1048576,
+                    },
+                }
+            )
+
+        self.edit_results(interpreted, "python.json")
+        text = self.report()
+        # In the new-source column (the column of a new process's first op is left out where empty).
+        self.assertRegex(
+            text,
+            r"\| pycuda \| PyCUDA, no compiler: a new op as data \| (– \| )?no compile: 8.75 ms to the first"
+            r" result, 8.52 ms of it writing the program, 0.55 ms of it loading the file \| – \| – \|",
+        )
+
     def test_without_the_optional_files_the_report_says_what_is_missing(self):
         for name in ("resources.json", "build_facts.json", "repeat.json", "jit_cache_disabled.json"):
             os.remove(os.path.join(self.results, name))

@@ -116,8 +116,11 @@ def progression(doc, bench):
     if final:
         frac = base / final["median"]
         goal = TARGET["of cuBLAS"]
+        shown = f"{frac:.3f}"
+        if (float(shown) >= goal) != (frac >= goal):  # rounded onto the goal's other side
+            shown = f"{frac:.4f}"
         doc.add(
-            f"The last step reaches {frac:.3f} of cuBLAS SGEMM: "
+            f"The last step reaches {shown} of cuBLAS SGEMM: "
             f"{'at or above' if frac >= goal else 'below'} the goal of {goal} (rule: fraction ≥ {goal}).\n"
         )
     plots.matmul_progression(doc, points, cublas_tops, f["shape"])

@@ -313,7 +313,8 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
     if compiles:
         doc.add(
             "What a new op costs to compile from Python, by cache state (host time to a loaded kernel, first"
-            " call included where the system compiles at the first call; medians of three):\n"
+            " call included where the system compiles at the first call; medians of three; a route with no"
+            " compile, the time to its first result):\n"
         )
         states = ("fresh_process_ms", "new_source_ms", "disk_hit_ms", "memory_hit_ms")
         rows = []
@@ -324,6 +325,16 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
                 cells.append(v if isinstance(v, str) else "–" if ms is None else f"{ms:.2f} ms")
             if isinstance(e["figures"].get("import_ms"), (int, float)):
                 cells[0] += f" (after {e['figures']['import_ms']:.0f} ms of import and context)"
+            first = e["figures"].get("first_result_ms")
+            if isinstance(first, (int, float)):  # a route with no compile: its new op's first result
+                cells[1] = f"no compile: {first:.2f} ms to the first result" + "".join(
+                    f", {e['figures'][key]:.2f} ms of it {what}"
+                    for key, what in (
+                        ("encode_ms", "writing the program"),
+                        ("module_load_ms", "loading the file"),
+                    )
+                    if isinstance(e["figures"].get(key), (int, float))
+                )
             rows.append([e.get("system", "?"), e["name"], *cells])
         # The C++ compiles timed in the peers' run where it has them, else the JIT section's (another run).
         same_run = python is not None and bool(python.cpp_stages)
