@@ -209,20 +209,14 @@ def profile(build, ncu, only):
 
 
 def git_revision(build):
-    """CDL_GIT_REVISION where it is set (as the build takes it), else the revision the build records
-    (BUILD/git_revision, written when it was configured), else git's: a copy of the tree whose .git
-    is not its own records the build's."""
-    if os.environ.get("CDL_GIT_REVISION"):
-        return os.environ["CDL_GIT_REVISION"]
+    """CDL_GIT_REVISION where set (as the build takes it), else the revision the build recorded when it
+    was configured (BUILD/git_revision): a tree whose .git is not its own records its build's."""
+    given = os.environ.get("CDL_GIT_REVISION")
     try:
         with open(os.path.join(build, "git_revision")) as f:
-            recorded = f.read().strip()
-        if recorded:
-            return recorded
+            return given or f.read().strip() or "?"
     except OSError:
-        pass
-    r = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip() or "?"
+        return given or "?"
 
 
 def device_name():
