@@ -55,13 +55,16 @@ SYSTEMS = {
 def problems(quick):
     """The problems the peers run: the C++ suite's own (bench/suite.cpp), in both of its modes, so
     every peer has its C++ counterparts in the same results directory (the quick suite's
-    memory-bound map is its dispatch sweep's k = 1, 2^24 elements: past the L2 all the same)."""
+    memory-bound map is its dispatch sweep's k = 1, 2^24 elements: past the L2 all the same). The full
+    mode adds zip's other op and the tasks' sorted layout, whose times the quick report does not use."""
     return [
         f"map op=quadratic type=f32 n={2 ** 24 if quick else 2 ** 26} k=1",  # memory-bound
         f"map op=quadratic type=f64 n={2 ** 24 if quick else 2 ** 27} k=1",  # float64
         "map op=exp_sin_cos type=f32 n=4194304 k=64",  # arithmetic-bound
         "zip op=add type=f32 n=16777216",
+        *([] if quick else ["zip op=multiply type=f32 n=16777216"]),
         "tasks layout=uniform distinct=1 n=16777216",
+        *([] if quick else ["tasks layout=sorted distinct=32 n=16777216"]),
         "tasks layout=random distinct=32 n=16777216",
         "image op=box_blur 3840x2160 r=8",
         "image op=sobel 3840x2160 r=1",
