@@ -103,7 +103,7 @@ warm_threads& compile_threads() {
 }
 
 std::mutex events_mutex;
-std::vector<cudaEvent_t> events_kept;  // never destroyed: the context may be gone at exit
+std::vector<cudaEvent_t> events_kept;  // never destroyed (at exit the context may be gone first)
 
 void take_events(std::span<cudaEvent_t> events) {
   std::size_t taken = 0;

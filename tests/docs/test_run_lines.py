@@ -358,7 +358,7 @@ class RunLinesOnTheGpu(unittest.TestCase):
                         miss,
                         0.10,
                         f"{name}: {way} {lesson:.2f}× the template, the suite's {strategy}/scalar"
-                        f" {measured:.2f}× (each kernel's least time of three runs)",
+                        f" {measured:.2f}× (each kernel's least time over its runs)",
                     )
 
     def test_each_line_runs_and_validates(self):
