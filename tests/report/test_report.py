@@ -589,15 +589,11 @@ class ReportTest(FixtureTest):
         self.assertIn("](out/report.md#the-dispatch-penalty-time-against-k-map-float32-n--224)", answer)
         self.assertNotIn("](#", answer)
 
-    def test_the_tiered_streams_get_a_table_a_break_even_and_a_plot(self):
+    def write_streams(self, totals):
+        """tiered.json beside the results: each family's streams, totals[launches] = (the cheap way,
+        the JIT alone, tiered) in ms; the user's op's three a tenth of them."""
         with open(os.path.join(self.results, "bench.json")) as f:
             context = json.load(f)["context"]
-        totals = {
-            1: (1.0, 200.0, 1.1),
-            10: (10.0, 205.0, 11.0),
-            100: (100.0, 230.0, 99.0),
-            1000: (1000.0, 480.0, 470.0),
-        }
         # A user's op: 16 alone, 08 alone, the three tiers (the same figures, a tenth of them).
         families = (
             ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"),
@@ -625,6 +621,16 @@ class ReportTest(FixtureTest):
                 )
         with open(os.path.join(self.results, "tiered.json"), "w") as f:
             json.dump({"context": context, "benchmarks": benchmarks}, f)
+
+    def test_the_tiered_streams_get_a_table_a_break_even_and_a_plot(self):
+        self.write_streams(
+            {
+                1: (1.0, 200.0, 1.1),
+                10: (10.0, 205.0, 11.0),
+                100: (100.0, 230.0, 99.0),
+                1000: (1000.0, 480.0, 470.0),
+            }
+        )
         text = self.report()
         self.assertIn("## Tiered dispatch", text)
         self.assertIn(
@@ -645,6 +651,16 @@ class ReportTest(FixtureTest):
             "A stream of 1 launch costs the three tiers 10 µs more than the interpreter alone", expression
         )
         self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_expression.png")))
+
+    def test_a_one_launch_stream_is_said_to_cost_more_the_same_or_less_by_the_noise(self):
+        for tiered_ms, said in (
+            (1.1, "costs tiered 100 µs more than the switch alone"),
+            (1.0001, "costs tiered the same as the switch alone (within the noise)"),
+            (0.9, "costs tiered 100 µs less than the switch alone"),
+        ):
+            self.fresh()
+            self.write_streams({1: (1.0, 200.0, tiered_ms), 1000: (1000.0, 480.0, 470.0)})
+            self.assertIn(f"A stream of 1 launch {said}: starting the compile", self.report())
 
     def test_clocks_that_moved_are_warned_about(self):
         self.assertNotIn("WARNING: the clocks", self.report())

@@ -80,6 +80,11 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
         start_us = by_launches[shortest][tiered]["median"] - by_launches[shortest][cheap]["median"]
         name = "Tiered" if tiered == MODES[2] else "The three tiers"
+        whom = name.lower() if name == "Tiered" else "the three tiers"
+        if abs(start_us) <= noise * by_launches[shortest][cheap]["median"]:
+            start = f"the same as the {cheap_word} alone (within the noise)"
+        else:
+            start = f"{abs(start_us):.0f} µs {'more' if start_us > 0 else 'less'} than the {cheap_word} alone"
         doc.add(
             (
                 f"The JIT alone beats the {cheap_word} alone from {break_even} launches on"
@@ -92,11 +97,9 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
             + " launches, less than both at "
             + (", ".join(better) or "none")
             + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
-            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs"
-            f" {name.lower() if name == 'Tiered' else 'the three tiers'} {start_us:.0f} µs"
-            f" more than the {cheap_word} alone: starting the compile (a host thread and its events),"
-            " the only work"
-            f" {'it adds' if name == 'Tiered' else 'they add'} before the move.\n"
+            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}:"
+            f" starting the compile is the only work {'it adds' if name == 'Tiered' else 'they add'}"
+            " before the move.\n"
         )
         found[(n, k)] = {"break_even": break_even, "tiered_over_best": dict(tiered_best)}
     return found
