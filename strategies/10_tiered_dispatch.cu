@@ -9,8 +9,9 @@
 //          returns when it is queued, so while on the switch the host stays a few launches ahead
 //          (an event per launch), or every launch queued before the compile ends runs on the switch.
 // Cost.    The switch's penalty per launch until the compile ends, and a core busy compiling; the
-//          JIT's speed after. The knob is the number of launches of a new op: the report's tiered
-//          figure draws the three totals against it, where the JIT alone and the switch cross.
+//          JIT's speed after; a thread's start beside the first launch (the suite keeps its compile
+//          threads from op to op instead: common/warm_threads.hpp). The knob is the number of
+//          launches of a new op: the report's tiered figure draws the totals against it.
 // Use it   when ops arrive at run time, a slower way to run them exists at once, and neither the
 //          first launch's latency nor the steady speed may be given up.
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/10_tiered_dispatch.cu -o 10 -lnvrtc
