@@ -79,8 +79,10 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
         worst = max(tiered_best, key=lambda p: p[1])
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
         start_us = by_launches[shortest][tiered]["median"] - by_launches[shortest][cheap]["median"]
-        name = "Tiered" if tiered == MODES[2] else "The three tiers"
-        whom = name.lower() if name == "Tiered" else "the three tiers"
+        plural = tiered != MODES[2]
+        whom, verb, adds = (
+            ("the three tiers", "take", "they add") if plural else ("tiered", "takes", "it adds")
+        )
         if abs(start_us) <= noise * by_launches[shortest][cheap]["median"]:
             start = f"the same as the {cheap_word} alone (within the noise)"
         else:
@@ -91,14 +93,14 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
                 if break_even
                 else f"The JIT alone never beats the {cheap_word} alone in these streams"
             )
-            + f". {name} {'takes' if name == 'Tiered' else 'take'} no more than the better of the two"
+            + f". {whom.capitalize()} {verb} no more than the better of the two"
             f" (within the noise, {noise:.1%}) at "
             + (", ".join(no_worse) or "no length")
             + " launches, less than both at "
             + (", ".join(better) or "none")
             + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
             + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}:"
-            f" starting the compile is the only work {'it adds' if name == 'Tiered' else 'they add'}"
+            f" starting the compile is the only work {adds}"
             " before the move.\n"
         )
         found[(n, k)] = {"break_even": break_even, "tiered_over_best": dict(tiered_best)}
