@@ -279,6 +279,52 @@ class InterpreterFileTest(unittest.TestCase):
             self.f.encode(op="quadratic")
 
 
+class JaxTimingTest(unittest.TestCase):
+    """JAX is timed from its profiler's trace (jax_peers.call_spans): each call's GPU work, from its
+    first kernel's start to its last one's end, between the flushes."""
+
+    @staticmethod
+    def trace(*steps):
+        meta = [
+            {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:GPU:0"}},
+            {"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "/host:CPU"}},
+        ]
+        events = [  # listed out of order, as a trace may be
+            {"ph": "X", "pid": 1, "ts": ts, "dur": dur, "args": {"hlo_module": module}}
+            for ts, dur, module in reversed(steps)
+        ]
+        host = [{"ph": "X", "pid": 7, "ts": 0.0, "dur": 1e6, "args": {}}]  # the host's: never the GPU's
+        return {"traceEvents": meta + host + events}
+
+    def test_a_call_is_its_kernels_from_the_first_start_to_the_last_end(self):
+        from cdl_peers import jax_peers
+
+        flush = jax_peers.FLUSH_MODULE
+        trace = self.trace(
+            (-50.0, 20.0, "jit_g"),  # an earlier case's, still on the GPU as the trace began
+            (0.0, 37.0, flush),
+            (40.0, 1.5, flush),  # a flush is two kernels
+            (100.0, 30.0, "jit_f"),  # one call, one kernel
+            (200.0, 37.0, flush),
+            (240.0, 1.5, flush),
+            (300.0, 10.0, "jit_f"),
+            (320.0, 1.0, "jit_f"),
+            (350.0, 10.0, "jit_f"),  # a loop, with its gaps
+            (400.0, 37.0, flush),
+            (440.0, 1.5, flush),  # the flush that ends the last call
+            (500.0, 5.0, "jit_h"),  # after it: no call's
+        )
+        self.assertEqual(jax_peers.call_spans(trace, flush), [30.0, 60.0])
+
+    def test_a_trace_with_no_gpu_is_an_error_not_a_time(self):
+        from cdl_peers import jax_peers
+
+        trace = self.trace((0.0, 1.0, "jit_f"))
+        trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("pid") != 1 or e["ph"] != "M"]
+        with self.assertRaisesRegex(RuntimeError, "no GPU process"):
+            jax_peers.call_spans(trace, jax_peers.FLUSH_MODULE)
+
+
 class RevisionTest(unittest.TestCase):
     def test_the_build_s_revision_is_recorded_where_none_is_given(self):
         """A tree copied with a .git that is not its own (the GPU machine's) records the revision

@@ -14,12 +14,16 @@ stays float32). A new function is a new trace and compile; jit keeps the result 
 disk only where the persistent compilation cache is turned on (off here but for newop.py's
 disk-cache state).
 
-**Timing.** JAX exposes no CUDA events, and a call timed alone on the host clock, to its
-block_until_ready, carries JAX's dispatch and the wait for the result (the system's note gives what
-that costs a call that does almost nothing: more than the memory-bound map's kernel). So a
-repetition dispatches `iterations` pairs of (L2 flush, call) back to back, which the GPU runs in
-order while the host dispatches the next, and takes the host time to the last result less that of
-the same number of flushes alone, over `iterations` (time_calls_ms).
+**Timing.** JAX exposes no CUDA events, and the host clock cannot stand in for them: a call timed
+alone to its block_until_ready carries JAX's dispatch and the wait (the system's note gives what that
+costs a call that does almost nothing: more than the memory-bound map's kernel), and calls
+dispatched back to back let the host set the pace, or run at once where they do not depend on each
+other (timed that way, zip and the maps came out faster than copy). So each repetition runs under
+JAX's profiler (jax.profiler.trace, which records the GPU's own start and end of every kernel and
+copy through CUPTI): `iterations` times an L2 flush, then the call, each waited for, and a call's
+time is the GPU's, from the start of its first kernel to the end of its last (call_spans), as
+events around it would give, less the gap an event pair leaves. A call of several kernels (a
+while loop's) keeps the gaps between them.
 
 XLA allocates a new output each call (JAX arrays are immutable): there is no buffer to poison, and
 the harness keeps every earlier result of a problem alive, so a new result can never sit in memory
@@ -29,8 +33,12 @@ To see the machine code: jax.jit(f).lower(x).compile().as_text() gives the optim
 fusions); XLA_FLAGS=--xla_dump_to=DIR writes the PTX.
 """
 import ctypes
+import glob
+import gzip
+import json
 import os
 import statistics
+import tempfile
 import time
 
 import numpy as np
@@ -92,6 +100,43 @@ class Result:
     value = None
 
 
+def cdl_l2_flush(scratch):
+    """The L2 flush: a read of twice the L2. Its name is its XLA module's, jit_cdl_l2_flush, by which
+    the trace tells its kernels from the call's."""
+    return jnp.max(scratch)
+
+
+FLUSH_MODULE = "jit_cdl_l2_flush"
+
+
+def call_spans(trace, flush_module):
+    """The GPU time of each call in a perfetto trace of jax.profiler (microseconds): the work on the
+    GPU's process between two flushes, from its first start to its last end. What comes before the
+    first flush or after the last (an earlier case's work still on the GPU as the trace began) is
+    no call's."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    gpu = {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and "GPU" in e.get("args", {}).get("name", "")
+    }
+    if not gpu:
+        raise RuntimeError("JAX's profiler trace has no GPU process: CUPTI recorded nothing")
+    work = sorted((e for e in events if e.get("ph") == "X" and e.get("pid") in gpu), key=lambda e: e["ts"])
+    spans, group = [], None  # group: (first start, last end) since the last flush; None before one
+    for e in work:
+        if e.get("args", {}).get("hlo_module") == flush_module:
+            if group and group[0] is not None:
+                spans.append(group[1] - group[0])
+            group = (None, None)
+        elif group is not None:
+            start, end = group
+            group = (e["ts"] if start is None else start, max(end or e["ts"], e["ts"] + e["dur"]))
+    return spans
+
+
 class JaxDevice(harness.Device):
     def __init__(self, gpu):
         l2 = l2_bytes()
@@ -102,16 +147,17 @@ class JaxDevice(harness.Device):
         cc = getattr(gpu, "compute_capability", "?")
         self.props = {"name": gpu.device_kind, "l2_bytes": l2, "cc": str(cc)}
         self.scratch = jax.device_put(np.zeros(2 * l2 // 4, dtype=np.int32))
-        self.flush = jax.jit(jnp.max)
+        self.flush = jax.jit(cdl_l2_flush)
         self.identity = jax.jit(lambda a: a)  # XLA copies a parameter it returns: a device copy
         self.last = None
         one = jax.device_put(np.ones(1, dtype=np.float32))
         tiny = jax.jit(lambda a: a + 1)
         floor = [self.time_ms(lambda: tiny(one)) for _ in range(50)]
         self.notes.append(
-            "timed on the host clock (JAX has no CUDA events), calls dispatched back to back less the"
-            " flushes between them; a jitted call on one element, timed alone to its block_until_ready,"
-            f" takes {statistics.median(floor) * 1e3:.1f} µs"
+            "timed by the GPU's clock through JAX's profiler (CUPTI; JAX has no CUDA events): a call's"
+            " first kernel's start to its last one's end, without the launch and event time that the"
+            " other systems' event pairs include; a jitted call on one element, timed alone on the host"
+            f" to its block_until_ready, takes {statistics.median(floor) * 1e3:.1f} µs"
         )
 
     def upload(self, array):
@@ -139,20 +185,23 @@ class JaxDevice(harness.Device):
 
     def time_calls_ms(self, call, iterations):
         """One repetition's time per call (the module's docstring says how)."""
-
-        def batch(with_call):
-            t0 = time.perf_counter()
-            last = None
-            for _ in range(iterations):
-                last = self.flush(self.scratch)
-                if with_call:
-                    last = call()
-            jax.block_until_ready(last)
-            return time.perf_counter() - t0
-
-        batch(True)  # the first batch's dispatch warms the host's path
-        both, flushes = batch(True), batch(False)
-        return max(both - flushes, 0.0) * 1e3 / iterations
+        with tempfile.TemporaryDirectory(prefix="cdl_jax_trace.") as where:
+            with jax.profiler.trace(where, create_perfetto_trace=True):
+                for _ in range(iterations):
+                    self.flush_l2()
+                    jax.block_until_ready(call())
+                self.flush_l2()  # the last call's end: call_spans times what lies between two flushes
+            traces = glob.glob(os.path.join(where, "**", "*perfetto_trace.json.gz"), recursive=True)
+            if not traces:
+                raise RuntimeError(f"jax.profiler.trace wrote no perfetto trace under {where}")
+            with gzip.open(traces[0]) as f:
+                spans = call_spans(json.load(f), FLUSH_MODULE)
+        if len(spans) != iterations:
+            raise RuntimeError(
+                f"JAX's profiler trace shows {len(spans)} calls' GPU work for the {iterations} made:"
+                " no time is taken from it"
+            )
+        return sum(spans) / iterations * 1e-3
 
     def copy(self, dst, src):
         dst.value = self.last = self.identity(src)
