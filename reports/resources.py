@@ -162,7 +162,10 @@ def occupancy(kernels, cuobjdump, program, build_dir):
     links = device_links(build_dir)
 
     def candidates(obj):
-        link = links.get(os.path.basename(os.path.dirname(obj)))
+        # The target's folder is the 'NAME.dir' above the object, which CMake places under the
+        # source's own folders (strategies/suite/15_device_launch.cu's under NAME.dir/suite/).
+        folders = os.path.normpath(os.path.dirname(obj)).split(os.sep)
+        link = links.get(next((f for f in reversed(folders) if f.endswith(".dir")), None))
         return [obj] + ([link] if link else [])
 
     with tempfile.TemporaryDirectory(prefix="cdl_occupancy.") as tmp:

@@ -89,8 +89,8 @@ ptxas info    : Used 38 registers, used 0 barriers
         with tempfile.TemporaryDirectory() as tmp:
             build = os.path.join(tmp, "build")
 
-            def obj(target, name, kernels):
-                d = os.path.join(build, "strategies", "CMakeFiles", target + ".dir")
+            def obj(target, name, kernels, folder=""):  # folder: the source's, under strategies/
+                d = os.path.join(build, "strategies", "CMakeFiles", target + ".dir", folder)
                 os.makedirs(d, exist_ok=True)
                 path = os.path.join(d, name + ".cu.o")
                 open(path, "w").close()
@@ -102,7 +102,7 @@ ptxas info    : Used 38 registers, used 0 barriers
 
             a = obj("lib", "a", ["_Z4samev", "_Z3badv"])
             b = obj("lib", "b", ["_Z4samev"])
-            rdc = obj("rdc", "c", ["_Z5childv"])
+            rdc = obj("rdc", "c", ["_Z5childv"], folder="suite")  # as strategies/suite/15_device_launch.cu
             link = os.path.join(build, "CMakeFiles", "rdc.dir", "cmake_device_link.o")
             os.makedirs(os.path.dirname(link))
             open(link, "w").close()
@@ -148,7 +148,7 @@ ptxas info    : Used 38 registers, used 0 barriers
         self.assertEqual(got[("strategies/a.cu", "_Z4samev")]["blocks_per_sm"], 7, "each object's own answer")
         self.assertEqual(got[("strategies/b.cu", "_Z4samev")]["blocks_per_sm"], 1)
         self.assertEqual(
-            got[("strategies/c.cu", "_Z5childv")]["blocks_per_sm"], 2, "its object, then the device link"
+            got[("strategies/suite/c.cu", "_Z5childv")]["blocks_per_sm"], 2, "its object, then the device link"
         )
         bad = got[("strategies/a.cu", "_Z3badv")]
         self.assertIsNone(bad["blocks_per_sm"])
