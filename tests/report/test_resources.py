@@ -148,7 +148,9 @@ ptxas info    : Used 38 registers, used 0 barriers
         self.assertEqual(got[("strategies/a.cu", "_Z4samev")]["blocks_per_sm"], 7, "each object's own answer")
         self.assertEqual(got[("strategies/b.cu", "_Z4samev")]["blocks_per_sm"], 1)
         self.assertEqual(
-            got[("strategies/suite/c.cu", "_Z5childv")]["blocks_per_sm"], 2, "its object, then the device link"
+            got[("strategies/suite/c.cu", "_Z5childv")]["blocks_per_sm"],
+            2,
+            "its object, then the device link",
         )
         bad = got[("strategies/a.cu", "_Z3badv")]
         self.assertIsNone(bad["blocks_per_sm"])

@@ -17,8 +17,9 @@ disk-cache state).
 **Timing.** JAX exposes no CUDA events, and the host clock cannot stand in for them: a call timed
 alone to its block_until_ready carries JAX's dispatch and the wait (the system's note gives what that
 costs a call that does almost nothing: more than the memory-bound map's kernel), and calls
-dispatched back to back let the host set the pace, or run at once where they do not depend on each
-other (timed that way, zip and the maps came out faster than copy). So each repetition runs under
+dispatched back to back, less the flushes dispatched alone, let the host set the pace wherever it
+dispatches a call more slowly than the GPU runs it (timed that way on the H200, zip and the tasks
+came out faster than copy, and the maps at k = 1 slower than their kernels). So each repetition runs under
 JAX's profiler (jax.profiler.trace, which records the GPU's own start and end of every kernel and
 copy through CUPTI): `iterations` times an L2 flush, then the call, each waited for, and a call's
 time is the GPU's, from the start of its first kernel to the end of its last (call_spans), as
