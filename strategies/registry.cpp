@@ -85,11 +85,12 @@ const registry& get_registry() {
 
 template <class Entry>
 const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name, std::string_view workload) {
-  std::string valid;
-  for (const Entry& e : entries) {
+  for (const Entry& e : entries)
     if (e.name() == name) return e;
-    valid += "\n  " + e.name();
-  }
+  // The list of names is for the error alone: a lookup that succeeds (10's tiered_map makes one
+  // beside a new op's first launch) does not build it.
+  std::string valid;
+  for (const Entry& e : entries) valid += "\n  " + e.name();
   throw error("unknown strategy '" + std::string(name) + "' for workload " + std::string(workload) +
               "; registered:" + valid);
 }
