@@ -23,17 +23,11 @@ cudaKernel_t compile(const std::string& op, cudaLibrary_t& library) {
   const char* options[] = {arch.c_str()};
   const std::string source = lesson::map_source(op);
   nvrtcProgram program = nullptr;
-  NVRTC_CHECK(nvrtcCreateProgram(&program, source.c_str(), "map.cu", 0, nullptr, nullptr), program);
-  NVRTC_CHECK(nvrtcCompileProgram(program, 1, options), program);
-  std::size_t size = 0;
-  NVRTC_CHECK(nvrtcGetCUBINSize(program, &size), program);
-  std::vector<char> cubin(size);
-  NVRTC_CHECK(nvrtcGetCUBIN(program, cubin.data()), program);
-  NVRTC_CHECK(nvrtcDestroyProgram(&program), program);
-  CHECK(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel = nullptr;
-  CHECK(cudaLibraryGetKernel(&kernel, library, "map"));
-  return kernel;
+  JIT_CHECK(nvrtcCreateProgram(&program, source.c_str(), "map.cu", 0, nullptr, nullptr), program);
+  JIT_CHECK(nvrtcCompileProgram(program, 1, options), program);
+  const std::vector<char> cubin = JIT_OUTPUT(program, nvrtcGetCUBIN);  // its size, then its bytes
+  JIT_CHECK(nvrtcDestroyProgram(&program), program);
+  return lesson::load(cubin, library);
 }
 
 int main() {

@@ -19,26 +19,10 @@
 
 #include "strategies/lesson_jit.cuh"
 
-#define NVJITLINK_CHECK(call, link)                                                           \
-  do {                                                                                        \
-    const nvJitLinkResult r = (call);                                                         \
-    lesson::jit_check(r == NVJITLINK_SUCCESS, #call, "error " + std::to_string(int(r)), link, \
-                      nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog, __FILE__, __LINE__);    \
-  } while (0)
-
-// Source -> LTO-IR (-dlto, relocatable: the op may stay undefined until the link).
+// Source -> LTO-IR (-dlto, relocatable: the op may stay undefined until the link), by 06's compile.
 std::vector<char> ltoir(const std::string& source, const std::string& arch) {
   const std::string arch_option = "-arch=" + arch;
-  const char* options[] = {arch_option.c_str(), "-dlto", "-rdc=true"};
-  nvrtcProgram program = nullptr;
-  NVRTC_CHECK(nvrtcCreateProgram(&program, source.c_str(), "part.cu", 0, nullptr, nullptr), program);
-  NVRTC_CHECK(nvrtcCompileProgram(program, 3, options), program);
-  std::size_t size = 0;
-  NVRTC_CHECK(nvrtcGetLTOIRSize(program, &size), program);
-  std::vector<char> code(size);
-  NVRTC_CHECK(nvrtcGetLTOIR(program, code.data()), program);
-  NVRTC_CHECK(nvrtcDestroyProgram(&program), program);
-  return code;
+  return lesson::nvrtc(source, {arch_option.c_str(), "-dlto", "-rdc=true"});
 }
 
 // The kernel's LTO-IR and an op's, linked and optimised as one, to a loaded kernel.
@@ -48,20 +32,14 @@ cudaKernel_t link(const std::vector<char>& kernel_ir, const std::string& op, con
   const std::string arch_option = "-arch=" + arch;
   const char* options[] = {arch_option.c_str(), "-lto"};
   nvJitLinkHandle handle = nullptr;
-  NVJITLINK_CHECK(nvJitLinkCreate(&handle, 2, options), handle);
-  NVJITLINK_CHECK(nvJitLinkAddData(handle, NVJITLINK_INPUT_LTOIR, kernel_ir.data(), kernel_ir.size(), "map"),
-                  handle);
-  NVJITLINK_CHECK(nvJitLinkAddData(handle, NVJITLINK_INPUT_LTOIR, op_ir.data(), op_ir.size(), "op"), handle);
-  NVJITLINK_CHECK(nvJitLinkComplete(handle), handle);
-  std::size_t size = 0;
-  NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(handle, &size), handle);
-  std::vector<char> cubin(size);
-  NVJITLINK_CHECK(nvJitLinkGetLinkedCubin(handle, cubin.data()), handle);
-  NVJITLINK_CHECK(nvJitLinkDestroy(&handle), handle);
-  CHECK(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel = nullptr;
-  CHECK(cudaLibraryGetKernel(&kernel, library, "map"));
-  return kernel;
+  JIT_CHECK(nvJitLinkCreate(&handle, 2, options), handle);
+  JIT_CHECK(nvJitLinkAddData(handle, NVJITLINK_INPUT_LTOIR, kernel_ir.data(), kernel_ir.size(), "map"),
+            handle);
+  JIT_CHECK(nvJitLinkAddData(handle, NVJITLINK_INPUT_LTOIR, op_ir.data(), op_ir.size(), "op"), handle);
+  JIT_CHECK(nvJitLinkComplete(handle), handle);
+  const std::vector<char> cubin = JIT_OUTPUT(handle, nvJitLinkGetLinkedCubin);
+  JIT_CHECK(nvJitLinkDestroy(&handle), handle);
+  return lesson::load(cubin, library);
 }
 
 int main() {

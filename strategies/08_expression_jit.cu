@@ -21,13 +21,6 @@
 
 #include "strategies/lesson_jit.cuh"
 
-#define NVVM_CHECK(call, program)                                                                      \
-  do {                                                                                                 \
-    const nvvmResult r = (call);                                                                       \
-    lesson::jit_check(r == NVVM_SUCCESS, #call, nvvmGetErrorString(r), program, nvvmGetProgramLogSize, \
-                      nvvmGetProgramLog, __FILE__, __LINE__);                                          \
-  } while (0)
-
 // lesson::map_kernel's loop in NVVM IR (LLVM 7's dialect, typed pointers), around the op's
 // instructions, which read %v and leave the result in %r: what a lowering writes for the op. The
 // loop is marked not to be unrolled, as the suite's lowering marks it: unrolling a loop whose trip
@@ -90,18 +83,12 @@ cudaKernel_t compile(const std::string& ir, cudaLibrary_t& library) {
   const std::string arch = "-arch=compute_" + std::to_string(lesson::device_arch());
   const char* options[] = {arch.c_str()};
   nvvmProgram program = nullptr;
-  NVVM_CHECK(nvvmCreateProgram(&program), program);
-  NVVM_CHECK(nvvmAddModuleToProgram(program, ir.c_str(), ir.size(), "map"), program);
-  NVVM_CHECK(nvvmCompileProgram(program, 1, options), program);
-  std::size_t size = 0;
-  NVVM_CHECK(nvvmGetCompiledResultSize(program, &size), program);
-  std::vector<char> ptx(size);
-  NVVM_CHECK(nvvmGetCompiledResult(program, ptx.data()), program);
-  NVVM_CHECK(nvvmDestroyProgram(&program), program);
-  CHECK(cudaLibraryLoadData(&library, ptx.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel = nullptr;
-  CHECK(cudaLibraryGetKernel(&kernel, library, "map"));
-  return kernel;
+  JIT_CHECK(nvvmCreateProgram(&program), program);
+  JIT_CHECK(nvvmAddModuleToProgram(program, ir.c_str(), ir.size(), "map"), program);
+  JIT_CHECK(nvvmCompileProgram(program, 1, options), program);
+  const std::vector<char> ptx = JIT_OUTPUT(program, nvvmGetCompiledResult);
+  JIT_CHECK(nvvmDestroyProgram(&program), program);
+  return lesson::load(ptx, library);
 }
 
 int main() {

@@ -39,21 +39,8 @@ struct switch_op {
 // The JIT tier: 06's compile of the op's text, to a loaded kernel.
 cudaKernel_t compile(const std::string& op) {
   const std::string arch = "--gpu-architecture=sm_" + std::to_string(lesson::device_arch());
-  const char* options[] = {arch.c_str()};
-  const std::string source = lesson::map_source(op);
-  nvrtcProgram program = nullptr;
-  NVRTC_CHECK(nvrtcCreateProgram(&program, source.c_str(), "map.cu", 0, nullptr, nullptr), program);
-  NVRTC_CHECK(nvrtcCompileProgram(program, 1, options), program);
-  std::size_t size = 0;
-  NVRTC_CHECK(nvrtcGetCUBINSize(program, &size), program);
-  std::vector<char> cubin(size);
-  NVRTC_CHECK(nvrtcGetCUBIN(program, cubin.data()), program);
-  NVRTC_CHECK(nvrtcDestroyProgram(&program), program);
   cudaLibrary_t library = nullptr;  // kept loaded for the process's life
-  CHECK(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel = nullptr;
-  CHECK(cudaLibraryGetKernel(&kernel, library, "map"));
-  return kernel;
+  return lesson::load(lesson::nvrtc(lesson::map_source(op), {arch.c_str()}), library);
 }
 
 enum class route { wait_for_jit, switch_only, tiered };
