@@ -55,18 +55,23 @@ TEST_P(TasksStrategy, MatchesTheReferenceAtEdgeSizes) {
     }
 }
 
-std::vector<std::tuple<std::size_t, task_layout>> tasks_params() {
-  std::vector<std::tuple<std::size_t, task_layout>> v;
-  for (std::size_t i = 0; i < get_registry().tasks.size(); ++i)
+// Every entry of the registry's list `entries` (tasks or objects) in every layout, and each test's name.
+using layout_param = std::tuple<std::size_t, task_layout>;
+template <auto entries>
+std::vector<layout_param> layout_params() {
+  std::vector<layout_param> v;
+  for (std::size_t i = 0; i < (get_registry().*entries).size(); ++i)
     for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
       v.emplace_back(i, l);
   return v;
 }
-std::string tasks_name(const ::testing::TestParamInfo<std::tuple<std::size_t, task_layout>>& info) {
+template <auto entries>
+std::string layout_name(const ::testing::TestParamInfo<layout_param>& info) {
   const auto [i, l] = info.param;
-  return test_name(get_registry().tasks.at(i).name() + "_" + std::string(to_string(l)));
+  return test_name((get_registry().*entries).at(i).name() + "_" + std::string(to_string(l)));
 }
-INSTANTIATE_TEST_SUITE_P(Registry, TasksStrategy, ::testing::ValuesIn(tasks_params()), tasks_name);
+INSTANTIATE_TEST_SUITE_P(Registry, TasksStrategy, ::testing::ValuesIn(layout_params<&registry::tasks>()),
+                         layout_name<&registry::tasks>);
 
 // The objects workload (11): every form on the tasks problem's records made into objects, with a
 // class per op; the by-class forms also at sizes where some classes' arenas are empty.
@@ -82,18 +87,8 @@ TEST_P(ObjectsStrategy, MatchesTheReferenceAtEdgeSizes) {
                                                 default_seed + n, n);
 }
 
-std::vector<std::tuple<std::size_t, task_layout>> objects_params() {
-  std::vector<std::tuple<std::size_t, task_layout>> v;
-  for (std::size_t i = 0; i < get_registry().objects.size(); ++i)
-    for (task_layout l : {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
-      v.emplace_back(i, l);
-  return v;
-}
-std::string objects_name(const ::testing::TestParamInfo<std::tuple<std::size_t, task_layout>>& info) {
-  const auto [i, l] = info.param;
-  return test_name(get_registry().objects.at(i).name() + "_" + std::string(to_string(l)));
-}
-INSTANTIATE_TEST_SUITE_P(Registry, ObjectsStrategy, ::testing::ValuesIn(objects_params()), objects_name);
+INSTANTIATE_TEST_SUITE_P(Registry, ObjectsStrategy, ::testing::ValuesIn(layout_params<&registry::objects>()),
+                         layout_name<&registry::objects>);
 
 class MatmulStrategy : public gpu_param_test<entry_type_op<semiring>> {};
 

@@ -47,6 +47,11 @@ def exp(claim, name, runs=True, valid=True, figures=None, **kw):
     )
 
 
+def one(claim, name, figures):
+    """A claim's experiments as one record, `name`, with its figures."""
+    return [exp(claim, name, figures=figures)]
+
+
 def verdict(rule, **kw):
     return rule(data(**kw))[2]
 
@@ -62,6 +67,13 @@ def hoisted_penalties(hoisted, rivals):
 
 
 class RulesReachEveryVerdict(unittest.TestCase):
+    def assert_verdicts(self, rule, experiments, cases):
+        """{verdict: the arguments of experiments() that make it}, each the rule's verdict; and
+        without results, none."""
+        for want, arguments in cases.items():
+            self.assertEqual(verdict(rule, experiments=experiments(*arguments)), want, arguments)
+        self.assertEqual(verdict(rule), UNMEASURED)
+
     def test_direction(self):
         self.assertEqual(claims.direction([0.5, 0.9], NOISE), HOLDS)
         self.assertEqual(claims.direction([1.5, 1.1], NOISE), FAILS)
@@ -100,27 +112,22 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_a2_the_precompiled_function(self):
         def first_calls(njit, device):
-            return [
-                exp(
-                    "A2",
-                    "a kernel",
-                    figures={
-                        "njit_host_compile_ms": 300,
-                        "njit_first_call_ms": njit,
-                        "njit_second_call_ms": 0.1,
-                        "device_first_call_ms": device,
-                        "device_second_call_ms": 0.1,
-                    },
-                )
-            ]
+            return one(
+                "A2",
+                "a kernel",
+                {
+                    "njit_host_compile_ms": 300,
+                    "njit_first_call_ms": njit,
+                    "njit_second_call_ms": 0.1,
+                    "device_first_call_ms": device,
+                    "device_second_call_ms": 0.1,
+                },
+            )
 
-        self.assertEqual(verdict(claims.a2, experiments=first_calls(5, 200)), HOLDS)
-        self.assertEqual(verdict(claims.a2, experiments=first_calls(180, 200)), FAILS)
-        self.assertEqual(verdict(claims.a2, experiments=first_calls(60, 200)), DEPENDS)
+        self.assert_verdicts(claims.a2, first_calls, {HOLDS: (5, 200), FAILS: (180, 200), DEPENDS: (60, 200)})
         self.assertEqual(
             verdict(claims.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]), UNMEASURED
         )
-        self.assertEqual(verdict(claims.a2), UNMEASURED)
 
     def test_a3_and_c2_staging_in_the_article_s_system(self):
         for rule, claim, key in (
@@ -129,21 +136,19 @@ class RulesReachEveryVerdict(unittest.TestCase):
         ):
 
             def staged(ratio):
-                return [
-                    exp(
-                        claim,
-                        "staged",
-                        figures={
-                            "n": 1 << 24,
-                            "function": "f",
-                            key: ratio,
-                            "staged_ms": ratio,
-                            "global_ms": 1.0,
-                            "shared_ms": ratio,
-                            "plain_ms": 1.0,
-                        },
-                    )
-                ]
+                return one(
+                    claim,
+                    "staged",
+                    {
+                        "n": 1 << 24,
+                        "function": "f",
+                        key: ratio,
+                        "staged_ms": ratio,
+                        "global_ms": 1.0,
+                        "shared_ms": ratio,
+                        "plain_ms": 1.0,
+                    },
+                )
 
             self.assertEqual(verdict(rule, experiments=staged(0.8)), HOLDS)
             self.assertEqual(verdict(rule, experiments=staged(1.005)), FAILS)
@@ -414,21 +419,20 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_d1_numpy_against_the_gpu_with_transfers(self):
         def timed(*pairs):
-            return [
-                exp(
-                    "D1",
-                    "NumPy / CuPy",
-                    figures={
-                        f"p{i}": {"numpy_ms": a, "gpu_with_transfers_ms": b, "gpu_kernels_ms": 0.1}
-                        for i, (a, b) in enumerate(pairs)
-                    },
-                )
-            ]
+            return one(
+                "D1",
+                "NumPy / CuPy",
+                {
+                    f"p{i}": {"numpy_ms": a, "gpu_with_transfers_ms": b, "gpu_kernels_ms": 0.1}
+                    for i, (a, b) in enumerate(pairs)
+                },
+            )
 
-        self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (5, 1))), HOLDS)
-        self.assertEqual(verdict(claims.d1, experiments=timed((1, 2), (5, 5))), FAILS)
-        self.assertEqual(verdict(claims.d1, experiments=timed((10, 2), (1, 2))), DEPENDS)
-        self.assertEqual(verdict(claims.d1), UNMEASURED)
+        self.assert_verdicts(
+            claims.d1,
+            timed,
+            {HOLDS: ((10, 2), (5, 1)), FAILS: ((1, 2), (5, 5)), DEPENDS: ((10, 2), (1, 2))},
+        )
 
     def test_e2_structured_arrays(self):
         article = exp("E2", "PyCUDA: article 004's Point", article="004", figures={"itemsize": 8})
@@ -468,27 +472,22 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_e3_page_locked_memory(self):
         def copies(pinned, alloc):
-            return [
-                exp(
-                    "E3",
-                    "page-locked / pageable",
-                    figures={
-                        "4096": {
-                            "pageable_htod_ms": 1.0,
-                            "pageable_dtoh_ms": 1.0,
-                            "pageable_alloc_dtoh_ms": 1.0,
-                            "pinned_htod_ms": pinned,
-                            "pinned_dtoh_ms": pinned,
-                            "pinned_alloc_dtoh_ms": alloc,
-                        }
-                    },
-                )
-            ]
+            return one(
+                "E3",
+                "page-locked / pageable",
+                {
+                    "4096": {
+                        "pageable_htod_ms": 1.0,
+                        "pageable_dtoh_ms": 1.0,
+                        "pageable_alloc_dtoh_ms": 1.0,
+                        "pinned_htod_ms": pinned,
+                        "pinned_dtoh_ms": pinned,
+                        "pinned_alloc_dtoh_ms": alloc,
+                    }
+                },
+            )
 
-        self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 0.5)), HOLDS)
-        self.assertEqual(verdict(claims.e3, experiments=copies(1.2, 2.0)), FAILS)
-        self.assertEqual(verdict(claims.e3, experiments=copies(0.2, 2.0)), DEPENDS)
-        self.assertEqual(verdict(claims.e3), UNMEASURED)
+        self.assert_verdicts(claims.e3, copies, {HOLDS: (0.2, 0.5), FAILS: (1.2, 2.0), DEPENDS: (0.2, 2.0)})
 
     def test_without_results_every_claim_is_not_measured(self):
         for c in claims.CLAIMS:
