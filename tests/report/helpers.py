@@ -56,6 +56,13 @@ class FixtureTest(unittest.TestCase):
         with open(path, "w") as f:
             json.dump(doc, f)
 
+    def add_rows(self, made_from, name="bench.json"):
+        """Adds to the results, after their benchmarks, the rows made_from(b) yields for each b."""
+        self.edit_results(
+            lambda doc: doc["benchmarks"].extend([c for b in list(doc["benchmarks"]) for c in made_from(b)]),
+            name,
+        )
+
     def report(self, *extra, status=0):
         """Runs the report, checks its exit status and returns the text of report.md."""
         run = run_report(self.results, self.out, *extra)

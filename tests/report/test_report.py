@@ -297,25 +297,15 @@ class ReportTest(FixtureTest):
     def test_nvrtcs_phases_say_where_a_new_ops_compile_goes(self):
         self.assertNotIn("**Where a new op's compile goes**", self.report())
 
-        def add_phases(doc):  # the jit/phases/ stages, as bench/jit_stages.cpp records them
-            added = []
-            for b in doc["benchmarks"]:
-                for source, target, counters in (
-                    ("jit/compile/06/new_op/", "jit/phases/06/new_op/", (8.0, 30.0, 20.0)),
-                    (
-                        "jit/compile/one_line_kernel/new_op",
-                        "jit/phases/one_line_kernel/new_op",
-                        (8.0, 6.0, 5.0),
-                    ),
-                ):
-                    if b["run_name"].startswith(source):
-                        front, opt, ptxas = counters
-                        added.append(
-                            renamed(b, source, target, front_end_ms=front, optimizer_ms=opt, ptxas_ms=ptxas)
-                        )
-            doc["benchmarks"] += added
+        def phases(b):  # the jit/phases/ stages, as bench/jit_stages.cpp records them
+            for source, target, (front, opt, ptxas) in (
+                ("jit/compile/06/new_op/", "jit/phases/06/new_op/", (8.0, 30.0, 20.0)),
+                ("jit/compile/one_line_kernel/new_op", "jit/phases/one_line_kernel/new_op", (8.0, 6.0, 5.0)),
+            ):
+                if b["run_name"].startswith(source):
+                    yield renamed(b, source, target, front_end_ms=front, optimizer_ms=opt, ptxas_ms=ptxas)
 
-        self.edit_results(add_phases)
+        self.add_rows(phases)
         text = self.report()
         self.assertIn("**Where a new op's compile goes**", text)
         self.assertRegex(
@@ -508,23 +498,19 @@ class ReportTest(FixtureTest):
         # known factor) and as (min,+) at 0.6 of its bound: the tables and rules must follow.
         tiled = "matmul/01_template_functor/tiled/semiring:plus_times/type:f32/1024x1024x1024/"
 
-        def edit(doc):
-            added = []
-            for b in doc["benchmarks"]:
-                if not b["run_name"].startswith(tiled):
-                    continue
+        def steps(b):
+            if b["run_name"].startswith(tiled):
                 for step, slower in ((0, 3.0), (1, 1.5), (2, 1.2), (3, 1.1)):
                     c = renamed(b, "/tiled/", f"/tiled_step{step}/")
                     c["real_time"] *= slower
                     c["TOP/s"] /= slower
-                    added.append(c)
+                    yield c
                 c = renamed(b, "plus_times", "min_plus")
                 c["real_time"] /= 0.3  # half the (+,×) rate is the bound: 0.6 of it
                 c["TOP/s"] *= 0.3
-                added.append(c)
-            doc["benchmarks"] += added
+                yield c
 
-        self.edit_results(edit)
+        self.add_rows(steps)
         text = self.report()
         section = text.split("### The tiled kernel, step by step")[1].split("\n## ")[0]
         self.assertIn("| step 3: A's shared rows padded |", section)
@@ -541,25 +527,26 @@ class ReportTest(FixtureTest):
         # known times: virtual 1, coal 1/2 (a speed-up of 2, past the paper's 1.8), and the others.
         source = "tasks/05_virtual/per_element/layout:random/distinct:32/"
 
-        def edit(doc):
-            added = []
-            for b in doc["benchmarks"]:
-                if not b["run_name"].startswith(source):
-                    continue
-                for form, factor in (
-                    ("virtual", 1.0),
-                    ("coal", 0.5),
-                    ("coal_inlined", 1 / 1.2),
-                    ("virtual_by_class", 1.1),
-                    ("type_pointer", 0.4),
-                    ("coal_prefetched", 0.25),
-                ):
-                    c = renamed(b, "tasks/05_virtual/per_element/", f"objects/11_type_from_address/{form}/")
-                    c["real_time"] *= factor
-                    added.append(c)
-            doc["benchmarks"] += added
-
-        self.edit_results(edit)
+        forms = {
+            "virtual": 1.0,
+            "coal": 0.5,
+            "coal_inlined": 1 / 1.2,
+            "virtual_by_class": 1.1,
+            "type_pointer": 0.4,
+            "coal_prefetched": 0.25,
+        }
+        self.add_rows(
+            lambda b: [
+                renamed(
+                    b,
+                    "tasks/05_virtual/per_element/",
+                    f"objects/11_type_from_address/{form}/",
+                    real_time=b["real_time"] * factor,
+                )
+                for form, factor in forms.items()
+                if b["run_name"].startswith(source)
+            ]
+        )
         text = self.report()
         section = text.split("## Virtual calls on an object per element")[1].split("\n## ")[0]
         self.assertIn("| random | 32 |", section)
