@@ -22,10 +22,7 @@ NAME = "cuda_python"
 
 
 def connect():
-    try:
-        from cuda.bindings import driver, nvrtc
-    except Exception as e:
-        raise harness.Unavailable(harness.import_failure("cuda.bindings", e))
+    driver, nvrtc = harness.imported("cuda.bindings", "cuda.bindings.driver", "cuda.bindings.nvrtc")
     import importlib.metadata
 
     try:

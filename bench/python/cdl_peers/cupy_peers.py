@@ -22,10 +22,7 @@ NAME = "cupy"
 
 
 def connect():
-    try:
-        import cupy as cp
-    except Exception as e:  # ImportError, or a CUDA library the wheel needs and cannot find
-        raise harness.Unavailable(harness.import_failure("cupy", e))
+    (cp,) = harness.imported("cupy", "cupy")
     try:
         if cp.cuda.runtime.getDeviceCount() < 1:
             raise harness.Unavailable("no CUDA device visible")
@@ -69,12 +66,8 @@ class CupyDevice(harness.Device):
             (self.scratch, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER), self.sink),
         )
 
-    def time_ms(self, call):
-        self.start.record()
-        call()
-        self.stop.record()
-        self.stop.synchronize()
-        return self.cp.cuda.get_elapsed_time(self.start, self.stop)
+    def elapsed_ms(self, start, stop):
+        return self.cp.cuda.get_elapsed_time(start, stop)
 
     def copy(self, dst, src):
         self.cp.copyto(dst, src)

@@ -16,6 +16,7 @@ means what a strategy's figure means:
     is in its figure whenever the GPU has to wait for it: that is part of what a way costs.
 The records are Google Benchmark aggregates, as cdl_bench writes them.
 """
+import importlib
 import itertools
 import json
 import os
@@ -185,7 +186,17 @@ class Device:
     def flush_l2(self):
         raise NotImplementedError
 
-    def time_ms(self, call):  # events around call() on the stream the peer launches on
+    def time_ms(self, call):
+        """Events around call() on the stream the peer launches on: self.start and self.stop, the
+        system's own events (record(), synchronize()), read by its elapsed_ms. A system whose
+        events are not objects of that kind, or that has none, overrides this instead."""
+        self.start.record()
+        call()
+        self.stop.record()
+        self.stop.synchronize()
+        return self.elapsed_ms(self.start, self.stop)
+
+    def elapsed_ms(self, start, stop):
         raise NotImplementedError
 
     def time_calls_ms(self, call, iterations):
@@ -549,6 +560,14 @@ def error_text(exc, lines=20):
     """An exception as its type and message, as Python prints them, without terminal colours."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(exc).__name__}: {exc}")
     return "\n".join(text.splitlines()[:lines])[:3000]
+
+
+def imported(package, *modules):
+    """The modules (import paths) a peer needs from `package`, or Unavailable saying why not."""
+    try:
+        return [importlib.import_module(m) for m in modules]
+    except Exception as e:  # ImportError, or a CUDA library the wheel needs and cannot find
+        raise Unavailable(import_failure(package, e))
 
 
 def import_failure(package, exc):

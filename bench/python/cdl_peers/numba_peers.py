@@ -36,11 +36,7 @@ BLOCK = 256
 
 
 def connect():
-    try:
-        import numba
-        from numba import cuda
-    except Exception as e:
-        raise harness.Unavailable(harness.import_failure("numba", e))
+    numba, cuda = harness.imported("numba", "numba", "numba.cuda")
     if not cuda.is_available():
         raise harness.Unavailable("numba.cuda.is_available() is false: no usable CUDA device or driver")
     try:
@@ -126,12 +122,8 @@ class NumbaDevice(harness.Device):
     def flush_l2(self):
         self.read_flush[self.flush_blocks, BLOCK](self.scratch, np.uint32(sources.FLUSH_NEVER), self.sink)
 
-    def time_ms(self, call):
-        self.start.record()
-        call()
-        self.stop.record()
-        self.stop.synchronize()
-        return self.cuda.event_elapsed_time(self.start, self.stop)
+    def elapsed_ms(self, start, stop):
+        return self.cuda.event_elapsed_time(start, stop)
 
     def copy(self, dst, src):
         dst.copy_to_device(src)

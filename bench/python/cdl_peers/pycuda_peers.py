@@ -18,20 +18,16 @@ NAME = "pycuda"
 
 
 def connect():
-    try:
-        import pycuda
-        import pycuda.driver as drv
-        import pycuda.gpuarray as gpuarray
-        from pycuda.compiler import SourceModule
-    except Exception as e:
-        raise harness.Unavailable(harness.import_failure("pycuda", e))
+    pycuda, drv, gpuarray, compiler = harness.imported(
+        "pycuda", "pycuda", "pycuda.driver", "pycuda.gpuarray", "pycuda.compiler"
+    )
     try:
         drv.init()
         if drv.Device.count() < 1:
             raise harness.Unavailable("the driver sees no CUDA device")
     except drv.Error as e:
         raise harness.Unavailable(f"no usable CUDA device ({e})")
-    return pycuda.VERSION_TEXT, PycudaDevice(drv, gpuarray, SourceModule)
+    return pycuda.VERSION_TEXT, PycudaDevice(drv, gpuarray, compiler.SourceModule)
 
 
 class PycudaDevice(harness.Device):
@@ -78,12 +74,8 @@ class PycudaDevice(harness.Device):
             block=(sources.BLOCK, 1, 1),
         )
 
-    def time_ms(self, call):
-        self.start.record()
-        call()
-        self.stop.record()
-        self.stop.synchronize()
-        return self.stop.time_since(self.start)
+    def elapsed_ms(self, start, stop):
+        return stop.time_since(start)
 
     def copy(self, dst, src):
         self.drv.memcpy_dtod(dst.gpudata, src.gpudata, src.nbytes)
