@@ -39,77 +39,15 @@
 //          directory; `cuobjdump -sass` reads it) matches strategy 01's kernel for the same op.
 // Run it.  `cdl_run --strategy 06_nvrtc_jit/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, the
-//          skeleton's own header compiled by NVRTC with the op's text, as in every workload, so
-//          that every strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/06_nvrtc_jit.cu. This is the general
+//          form: the skeleton's own header compiled by NVRTC with the op's text, as in every
+//          workload, so that every strategy runs the same loop and a difference in time is the call.
 #include "strategies/jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"
-#include "strategies/minimal.hpp"
 
 #include <nvrtc.h>
 
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Built into tests/gpu_minimal_test only, which links NVRTC (minimal.hpp says why).
-namespace cdl::minimal {
-#if !CDL_MINIMAL_JIT
-const form nvrtc_form{"06_nvrtc_jit", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
-#else
-// The op is text until the program runs; NVRTC compiles it, with its kernel, for this GPU.
-const char* const quadratic_source = R"(
-extern "C" __global__ void quadratic(const float* x, float* y, unsigned long long n) {
-  const unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;
-})";
-cudaKernel_t compile_quadratic() {
-  // sm_XY: a CUBIN for this GPU, nothing left for the driver to compile at load time
-  const std::string arch = "--gpu-architecture=sm_" + std::to_string(device_arch());
-  const char* options[] = {arch.c_str()};
-  nvrtcProgram p = nullptr;
-  nvrtc_check(nvrtcCreateProgram(&p, quadratic_source, "quadratic.cu", 0, nullptr, nullptr), p);
-  nvrtc_check(nvrtcCompileProgram(p, 1, options), p);
-  std::size_t size = 0;
-  nvrtc_check(nvrtcGetCUBINSize(p, &size), p);
-  std::vector<char> cubin(size);
-  nvrtc_check(nvrtcGetCUBIN(p, cubin.data()), p);
-  nvrtcDestroyProgram(&p);
-  return load_kernel(cubin, "quadratic");
-}
-void launch_quadratic(cudaKernel_t kernel, const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  unsigned long long count = n;
-  void* args[] = {&x, &y, &count};
-  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned((n + 255) / 256)),
-                                  dim3(256), args, 0, stream));
-}
-void nvrtc_jit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  static const cudaKernel_t kernel = compile_quadratic();  // compiled at the first launch
-  launch_quadratic(kernel, x, y, n, stream);
-}
-void nvrtc_check(nvrtcResult r, nvrtcProgram p) {  // a failure throws with the compiler's log
-  if (r == NVRTC_SUCCESS) return;
-  throw error(std::string("NVRTC: ") + nvrtcGetErrorString(r) + "\n" +
-              compiler_log(p, nvrtcGetProgramLogSize, nvrtcGetProgramLog));
-}
-int device_arch() {  // sm_XY as XY
-  int device = 0, major = 0, minor = 0;
-  CDL_CUDA_CHECK(cudaGetDevice(&device));
-  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major * 10 + minor;
-}
-cudaKernel_t load_kernel(const std::vector<char>& image, const char* name) {
-  cudaLibrary_t library = nullptr;  // loaded for the life of the process
-  CDL_CUDA_CHECK(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel = nullptr;
-  CDL_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, name));
-  return kernel;
-}
-#endif
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
-
-#if !CDL_MINIMAL_JIT
 namespace cdl {
 namespace {
 
@@ -144,4 +82,3 @@ void register_06_nvrtc_jit(registry& r) {
 }
 
 }  // namespace cdl
-#endif  // !CDL_MINIMAL_JIT

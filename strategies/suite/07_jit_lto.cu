@@ -29,78 +29,16 @@
 //          strategies/jit_kernels.cu.
 // Run it.  `cdl_run --strategy 07_jit_lto/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, the
-//          skeleton's kernels as LTO-IR, linked with the op's, as in every workload, so that every
-//          strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/07_jit_lto.cu. This is the general form:
+//          the skeleton's kernels as LTO-IR, linked with the op's, as in every workload, so that
+//          every strategy runs the same loop and a difference in time is the call.
 #include "strategies/jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"
-#include "strategies/minimal.hpp"
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Built into tests/gpu_minimal_test only, which links NVRTC and nvJitLink (minimal.hpp says why).
-namespace cdl::minimal {
-#if !CDL_MINIMAL_JIT
-const form lto_form{"07_jit_lto", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
-#else
-// The kernel only declares the op; each is compiled to LTO-IR on its own (-dlto), the kernel
-// once, the op when it is chosen, and nvJitLink links them with -lto: the call is inlined.
-const char* const kernel_source = R"(
-extern __device__ float op(float);
-extern "C" __global__ void apply(const float* x, float* y, unsigned long long n) {
-  const unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = op(x[i]);
-})";
-const char* const op_source = "__device__ float op(float v) { return v * v + 2.0f * v + 1.0f; }";
-std::vector<char> ltoir(const char* source, const std::string& arch);  // NVRTC, -dlto: below
-void nvjitlink_check(nvJitLinkResult r, nvJitLinkHandle link);         // throws with the log
-void jit_lto(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  static const cudaKernel_t kernel = [] {  // linked at the first launch
-    const std::string arch = "sm_" + std::to_string(device_arch());
-    const std::vector<char> kernel_ir = ltoir(kernel_source, arch), op_ir = ltoir(op_source, arch);
-    const std::string arch_option = "-arch=" + arch;
-    const char* options[] = {arch_option.c_str(), "-lto"};
-    nvJitLinkHandle link = nullptr;
-    nvjitlink_check(nvJitLinkCreate(&link, 2, options), link);
-    nvjitlink_check(
-        nvJitLinkAddData(link, NVJITLINK_INPUT_LTOIR, kernel_ir.data(), kernel_ir.size(), "kernel"), link);
-    nvjitlink_check(nvJitLinkAddData(link, NVJITLINK_INPUT_LTOIR, op_ir.data(), op_ir.size(), "op"), link);
-    nvjitlink_check(nvJitLinkComplete(link), link);  // optimises the two as one, then ptxas
-    std::size_t size = 0;
-    nvjitlink_check(nvJitLinkGetLinkedCubinSize(link, &size), link);
-    std::vector<char> cubin(size);
-    nvjitlink_check(nvJitLinkGetLinkedCubin(link, cubin.data()), link);
-    nvJitLinkDestroy(&link);
-    return load_kernel(cubin, "apply");
-  }();
-  launch_quadratic(kernel, x, y, n, stream);  // 06's launch: same parameters
-}
-void nvjitlink_check(nvJitLinkResult r, nvJitLinkHandle link) {  // throws with the linker's log
-  if (r == NVJITLINK_SUCCESS) return;
-  throw error("nvJitLink: error " + std::to_string(int(r)) + "\n" +
-              compiler_log(link, nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog));
-}
-std::vector<char> ltoir(const char* source, const std::string& arch) {
-  const std::string arch_option = "-arch=" + arch;
-  const char* options[] = {arch_option.c_str(), "-dlto", "-rdc=true"};
-  nvrtcProgram p = nullptr;
-  nvrtc_check(nvrtcCreateProgram(&p, source, "part.cu", 0, nullptr, nullptr), p);  // 06's check
-  nvrtc_check(nvrtcCompileProgram(p, 3, options), p);
-  std::size_t size = 0;
-  nvrtc_check(nvrtcGetLTOIRSize(p, &size), p);
-  std::vector<char> code(size);
-  nvrtc_check(nvrtcGetLTOIR(p, code.data()), p);
-  nvrtcDestroyProgram(&p);
-  return code;
-}
-#endif
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
-
-#if !CDL_MINIMAL_JIT
 namespace cdl {
 namespace {
 
@@ -153,4 +91,3 @@ void register_07_jit_lto(registry& r) {
 }
 
 }  // namespace cdl
-#endif  // !CDL_MINIMAL_JIT

@@ -27,14 +27,13 @@
 //          relocatable code (as -rdc), which gave the vec kernel other registers and speeds.
 // Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form:
-//          the map skeleton's kernels lowered to NVVM IR around a parsed expression, so that 08
-//          runs the loop the other strategies run and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/08_expression_jit.cu. This is the general
+//          form: the map skeleton's kernels lowered to NVVM IR around a parsed expression, so that
+//          08 runs the loop the other strategies run and a difference in time is the call.
 #include "strategies/expression_jit.hpp"
 
 #include "common/jit_cache.hpp"
 #include "common/skeletons/map.cuh"
-#include "strategies/minimal.hpp"
 
 #include <nvvm.h>
 
@@ -47,78 +46,6 @@
 #include <optional>
 #include <tuple>
 
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Built into tests/gpu_minimal_test only, which links libNVVM (minimal.hpp says why).
-namespace cdl::minimal {
-#if !CDL_MINIMAL_JIT
-const form nvvm_form{"08_expression_jit", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
-#else
-extern const char* const quadratic_ir;         // the kernel, below
-void nvvm_check(nvvmResult r, nvvmProgram p);  // throws with the compiler's log
-void nvvm_jit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  static const cudaKernel_t kernel = [] {  // compiled at the first launch
-    const std::string arch = "-arch=compute_" + std::to_string(device_arch());
-    const char* options[] = {arch.c_str()};
-    nvvmProgram p = nullptr;
-    nvvm_check(nvvmCreateProgram(&p), p);
-    nvvm_check(nvvmAddModuleToProgram(p, quadratic_ir, std::strlen(quadratic_ir), "quadratic"), p);
-    nvvm_check(nvvmCompileProgram(p, 1, options), p);
-    std::size_t size = 0;
-    nvvm_check(nvvmGetCompiledResultSize(p, &size), p);
-    std::vector<char> ptx(size);
-    nvvm_check(nvvmGetCompiledResult(p, ptx.data()), p);
-    nvvmDestroyProgram(&p);
-    return load_kernel(ptx, "quadratic");  // PTX: the driver assembles it (ptxas) as it loads
-  }();
-  launch_quadratic(kernel, x, y, n, stream);  // 06's launch: same parameters
-}
-// The kernel as NVVM IR (LLVM 7's dialect: typed pointers), written by the program itself, as
-// it would lower a user's expression; no C++ to parse. libNVVM optimises it and emits PTX.
-const char* const quadratic_ir = R"(target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-define void @quadratic(float* %x, float* %y, i64 %n) {
-entry:
-  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %bid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %bdim = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %tid.64 = zext i32 %tid to i64
-  %bid.64 = zext i32 %bid to i64
-  %bdim.64 = zext i32 %bdim to i64
-  %base = mul i64 %bid.64, %bdim.64
-  %i = add i64 %base, %tid.64
-  %in = icmp ult i64 %i, %n
-  br i1 %in, label %body, label %exit
-body:
-  %px = getelementptr float, float* %x, i64 %i
-  %v = load float, float* %px
-  %vv = fmul float %v, %v
-  %v2 = fmul float %v, 2.0
-  %s = fadd float %vv, %v2
-  %r = fadd float %s, 1.0
-  %py = getelementptr float, float* %y, i64 %i
-  store float %r, float* %py
-  br label %exit
-exit:
-  ret void
-}
-declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-!nvvm.annotations = !{!0}
-!0 = !{void (float*, float*, i64)* @quadratic, !"kernel", i32 1}
-!nvvmir.version = !{!1}
-!1 = !{i32 2, i32 0}
-)";
-void nvvm_check(nvvmResult r, nvvmProgram p) {  // throws with the compiler's log
-  if (r == NVVM_SUCCESS) return;
-  throw error(std::string("libNVVM: ") + nvvmGetErrorString(r) + "\n" +
-              compiler_log(p, nvvmGetProgramLogSize, nvvmGetProgramLog));
-}
-#endif
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
-
-#if !CDL_MINIMAL_JIT
 namespace cdl::expression_jit {
 namespace {
 
@@ -495,4 +422,3 @@ void register_08_expression_jit(registry& r) {
 }
 
 }  // namespace cdl
-#endif  // !CDL_MINIMAL_JIT

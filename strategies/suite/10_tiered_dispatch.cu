@@ -32,10 +32,10 @@
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 //          A user's op (no switch knows it) has three tiers, tiered_expression: 16's interpreter
 //          at once (no compiler), then 08's baseline tier, then its optimised tier, in that order.
-// Read it. The mechanism alone first (a loop of launches of a new op: 03's kernel until 06's
-//          compile is done); then the general form, tiered_map, which launches the skeleton's
-//          kernels of both tiers, so that the two differ only in how the op is called; then
-//          tiered_expression.
+// Read it. The mechanism alone is the lesson, strategies/10_tiered_dispatch.cu (a loop of
+//          launches of a new op: 03's kernel until 06's compile is done). This is the general form:
+//          tiered_map, which launches the skeleton's kernels of both tiers, so that the two differ
+//          only in how the op is called; then tiered_expression.
 //
 // Registered for the map workload only (the other workloads' tiers would be the same two files
 // again). The registry entry keeps one tiered_map per (op, type, form) for the process, made at its
@@ -49,7 +49,6 @@
 
 #include "common/check.hpp"
 #include "common/warm_threads.hpp"
-#include "strategies/minimal.hpp"
 
 #include <chrono>
 #include <future>
@@ -60,33 +59,6 @@
 #include <tuple>
 #include <vector>
 
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Built into tests/gpu_minimal_test only, with 06's form, which links NVRTC (minimal.hpp says why).
-namespace cdl::minimal {
-#if !CDL_MINIMAL_JIT
-const form tiered_form{"10_tiered_dispatch", nullptr, nullptr, __FILE__, __LINE__};  // for cdl_run --list
-#else
-// A program's loop of launches of a new op, until one has run on the op's own kernel; returns
-// how many ran on the switch meanwhile.
-int tiered(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  // The optimising tier: 06's compile, on a host thread, from the first launch on.
-  std::future<cudaKernel_t> specialised = std::async(std::launch::async, compile_quadratic);
-  for (int on_switch = 0;; ++on_switch) {
-    if (specialised.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      launch_quadratic(specialised.get(), x, y, n, stream);  // from now on, the op's own kernel
-      return on_switch;
-    }
-    switch_on_id(x, y, n, stream);  // the cheap tier: 03's kernel, every op compiled in, ready now
-    // A launch returns once queued: without a wait the host would queue thousands on the switch
-    // before the compile ends, and they would all run after it.
-    CDL_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-}
-#endif
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
-
-#if !CDL_MINIMAL_JIT
 namespace cdl {
 
 tiered_map::tiered_map(jit::op_text text, jit::build_fn build)
@@ -241,4 +213,3 @@ void launch_tiered(const map_launch& a) {
 void register_10_tiered_dispatch(registry& r) { r.add_map("10_tiered_dispatch", "", launch_tiered); }
 
 }  // namespace cdl
-#endif  // !CDL_MINIMAL_JIT
