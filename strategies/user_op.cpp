@@ -60,14 +60,12 @@ host_op::host_op(const jit::op_text& op) {
   if (status != 0)
     throw error("the host compiler (" + compiler + ", set CXX to choose another) could not compile op '" +
                 op.name + "' for its reference:\n" + read_file(dir.path / "log"));
-  library_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  library_.reset(::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!library_) throw error(std::string("cannot load the host op: ") + ::dlerror());
-  function_ = reinterpret_cast<double (*)(double)>(::dlsym(library_, "cdl_host_op"));
+  function_ = reinterpret_cast<double (*)(double)>(::dlsym(library_.get(), "cdl_host_op"));
   if (!function_) throw error(std::string("host op library has no cdl_host_op: ") + ::dlerror());
 }
 
-host_op::~host_op() {
-  if (library_) ::dlclose(library_);
-}
+void host_op::unload::operator()(void* library) const { ::dlclose(library); }
 
 }  // namespace cdl

@@ -6,20 +6,22 @@
 
 #include "jit_kernels.hpp"
 
+#include <memory>
+
 namespace cdl {
 
 class host_op {
  public:
   // Compiles and loads op; throws cdl::error with the compiler's output when it cannot.
   explicit host_op(const jit::op_text& op);
-  ~host_op();
-  host_op(const host_op&) = delete;
-  host_op& operator=(const host_op&) = delete;
 
   double (*function() const)(double) { return function_; }
 
  private:
-  void* library_ = nullptr;
+  struct unload {
+    void operator()(void* library) const;  // dlclose
+  };
+  std::unique_ptr<void, unload> library_;  // the shared library the op was built into; not copied
   double (*function_)(double) = nullptr;
 };
 
