@@ -28,6 +28,7 @@ validation_result download_and_validate(const void* output, dtype type, std::siz
 template <class Derived, class Problem, class LaunchFn, class Form>
 class workload_fixture {
  public:
+  using problem_type = Problem;
   const Problem& problem() const { return problem_; }
   const std::vector<reference_value>& reference_for(Form) const { return reference_; }
 
@@ -60,6 +61,19 @@ class workload_fixture {
 
  private:
   mutable device_buffer<std::byte> output_;  // written by every run; inputs and reference stay const
+};
+
+// The fixture of a workload whose fixture is its inputs on the device and nothing more (zip, image,
+// tasks, matmul, objects): Inputs, the workload's struct of device buffers, uploaded by the
+// constructor, and the launch that hands them to a strategy; the workload's .cu defines the two.
+template <class Problem, class LaunchFn, class Form, class Inputs>
+class fixture : public workload_fixture<fixture<Problem, LaunchFn, Form, Inputs>, Problem, LaunchFn, Form> {
+ public:
+  fixture(const Problem& p, std::uint64_t seed);
+  void launch(LaunchFn fn, Form form, cudaStream_t stream) const;
+
+ private:
+  Inputs in_;
 };
 
 }  // namespace cdl

@@ -39,16 +39,18 @@ double image_tolerance(const image_problem& p) {
   return tolerance_for(epsilon_of<float>(), 4, std::max(9, (2 * p.r + 1) * (2 * p.r + 1)));
 }
 
-image_fixture::image_fixture(const image_problem& p, std::uint64_t seed)
-    : workload_fixture(p, dtype::f32, p.pixels(), image_tolerance(p)), in_(p.pixels()) {
+template <>
+image_fixture::fixture(const image_problem& p, std::uint64_t seed)
+    : workload_fixture(p, dtype::f32, p.pixels(), image_tolerance(p)), in_{device_buffer<float>(p.pixels())} {
   image_host h = make_image_host(p, seed);
-  in_.copy_from(h.in);
+  in_.pixels.copy_from(h.in);
   reference_ = std::move(h.reference);
 }
 
+template <>
 void image_fixture::launch(image_launch_fn fn, image_form form, cudaStream_t stream) const {
-  fn(image_launch{problem_.op, form, in_.data(), output<float>(), problem_.width, problem_.height, problem_.r,
-                  stream});
+  fn(image_launch{problem_.op, form, in_.pixels.data(), output<float>(), problem_.width, problem_.height,
+                  problem_.r, stream});
 }
 
 }  // namespace cdl

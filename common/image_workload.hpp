@@ -44,13 +44,9 @@ struct image_host {
 image_host make_image_host(const image_problem& p, std::uint64_t seed);
 double image_tolerance(const image_problem& p);
 
-class image_fixture : public workload_fixture<image_fixture, image_problem, image_launch_fn, image_form> {
- public:
-  image_fixture(const image_problem& p, std::uint64_t seed);
-  void launch(image_launch_fn fn, image_form form, cudaStream_t stream) const;
-
- private:
-  device_buffer<float> in_;
+struct image_inputs {
+  device_buffer<float> pixels;
 };
+using image_fixture = fixture<image_problem, image_launch_fn, image_form, image_inputs>;
 
 }  // namespace cdl

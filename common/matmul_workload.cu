@@ -20,17 +20,18 @@ std::string matmul_problem::describe() const {
 // references agree). The other semirings, which cuBLAS lacks, are not measured at those sizes.
 constexpr double gpu_reference_terms = 2048.0 * 2048.0 * 2048.0;
 
-matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
+template <>
+matmul_fixture::fixture(const matmul_problem& p, std::uint64_t seed)
     : workload_fixture(p, p.type, std::size_t(p.m) * p.n, tolerance_for(epsilon_of(p.type), 2, p.k)),
-      a_(std::size_t(p.m) * p.k * size_of(p.type)),
-      b_(std::size_t(p.k) * p.n * size_of(p.type)) {
+      in_{device_buffer<std::byte>(std::size_t(p.m) * p.k * size_of(p.type)),
+          device_buffer<std::byte>(std::size_t(p.k) * p.n * size_of(p.type))} {
   if (p.m < 0 || p.n < 0 || p.k < 0) throw error("matmul: negative size in " + p.describe());
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     const std::vector<T> a = uniform_inputs<T>(std::size_t(p.m) * p.k, seed),
                          b = uniform_inputs<T>(std::size_t(p.k) * p.n, seed + 1);
-    CDL_CUDA_CHECK(cudaMemcpy(a_.data(), a.data(), a_.bytes(), cudaMemcpyHostToDevice));
-    CDL_CUDA_CHECK(cudaMemcpy(b_.data(), b.data(), b_.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(in_.a.data(), a.data(), in_.a.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(in_.b.data(), b.data(), in_.b.bytes(), cudaMemcpyHostToDevice));
     if (p.op == semiring::plus_times && double(p.m) * p.n * p.k > gpu_reference_terms) {
       reference_ = cublas_reference(std::vector<double>(a.begin(), a.end()),
                                     std::vector<double>(b.begin(), b.end()), p.m, p.n, p.k);
@@ -66,8 +67,9 @@ matmul_fixture::matmul_fixture(const matmul_problem& p, std::uint64_t seed)
   });
 }
 
+template <>
 void matmul_fixture::launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const {
-  fn(matmul_launch{problem_.op, form, problem_.type, a_.data(), b_.data(), output<void>(), problem_.m,
+  fn(matmul_launch{problem_.op, form, problem_.type, in_.a.data(), in_.b.data(), output<void>(), problem_.m,
                    problem_.n, problem_.k, stream});
 }
 

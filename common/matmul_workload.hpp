@@ -41,14 +41,9 @@ struct matmul_launch {
 };
 using matmul_launch_fn = void (*)(const matmul_launch&);
 
-class matmul_fixture
-    : public workload_fixture<matmul_fixture, matmul_problem, matmul_launch_fn, matmul_form> {
- public:
-  matmul_fixture(const matmul_problem& p, std::uint64_t seed);
-  void launch(matmul_launch_fn fn, matmul_form form, cudaStream_t stream) const;
-
- private:
-  device_buffer<std::byte> a_, b_;
+struct matmul_inputs {
+  device_buffer<std::byte> a, b;
 };
+using matmul_fixture = fixture<matmul_problem, matmul_launch_fn, matmul_form, matmul_inputs>;
 
 }  // namespace cdl

@@ -18,18 +18,19 @@ std::string_view to_string(object_form f) {
   return "?";
 }
 
-objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
+template <>
+objects_fixture::fixture(const objects_problem& p, std::uint64_t seed)
     : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
-      x_(p.n),
-      in_order_(object_bytes * p.n),
-      by_class_(object_bytes * p.n),
-      in_order_pointers_(p.n),
-      by_class_pointers_(p.n),
-      tagged_pointers_(p.n),
-      arena_begin_(task_op_count + 1),
-      values_(sizeof(object_value) * p.n) {
+      in_{device_buffer<float>(p.n),
+          device_buffer<std::byte>(object_bytes * p.n),
+          device_buffer<std::byte>(object_bytes * p.n),
+          device_buffer<const void*>(p.n),
+          device_buffer<const void*>(p.n),
+          device_buffer<const void*>(p.n),
+          device_buffer<const char*>(task_op_count + 1),
+          device_buffer<std::byte>(sizeof(object_value) * p.n)} {
   tasks_host h = make_tasks_host(p, seed);
-  x_.copy_from(h.x);
+  in_.x.copy_from(h.x);
   reference_ = std::move(h.reference);
   // The allocator by class: a counting sort of the elements by op gives each class's arena and
   // each element's slot in it (elements of a class keep their order).
@@ -41,8 +42,8 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   for (std::size_t i = 0; i < p.n; ++i) slot[i] = unsigned(next[std::size_t(h.tasks[i].op)]++);
   std::vector<const char*> begin(task_op_count + 1);
   for (int c = 0; c <= task_op_count; ++c)
-    begin[c] = reinterpret_cast<const char*>(by_class_.data()) + object_bytes * first[c];
-  arena_begin_.copy_from(begin);
+    begin[c] = reinterpret_cast<const char*>(in_.by_class.data()) + object_bytes * first[c];
+  in_.arena_begin.copy_from(begin);
   // The objects by value need no device code to be made: a variant holds no vtable pointer.
   std::vector<object_value> values;
   values.reserve(p.n);
@@ -50,8 +51,9 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
     values.push_back(visit<task_ops>(t.op, [&](auto op) {
       return object_value{task_value<decltype(op)>{t.p1, t.p2}};
     }));
-  if (p.n) CDL_CUDA_CHECK(cudaMemcpy(values_.data(), values.data(), values_.size(), cudaMemcpyHostToDevice));
-  if (reinterpret_cast<std::uintptr_t>(by_class_.data() + by_class_.size()) > address_mask)
+  if (p.n)
+    CDL_CUDA_CHECK(cudaMemcpy(in_.values.data(), values.data(), in_.values.size(), cudaMemcpyHostToDevice));
+  if (reinterpret_cast<std::uintptr_t>(in_.by_class.data() + in_.by_class.size()) > address_mask)
     throw error("objects: the by-class arena's addresses use the top 8 bits that type_pointer's tags need");
   if (p.n == 0) return;
   device_buffer<task> tasks(p.n);
@@ -60,16 +62,18 @@ objects_fixture::objects_fixture(const objects_problem& p, std::uint64_t seed)
   slots.copy_from(slot);
   if (!make_objects)
     throw error("objects: no strategy has installed make_objects (strategy 11 does when it registers)");
-  make_objects({tasks.data(), slots.data(), p.n, in_order_.data(), by_class_.data(),
-                in_order_pointers_.data(), by_class_pointers_.data(), tagged_pointers_.data()});
+  make_objects({tasks.data(), slots.data(), p.n, in_.in_order.data(), in_.by_class.data(),
+                in_.in_order_pointers.data(), in_.by_class_pointers.data(), in_.tagged_pointers.data()});
   CDL_CUDA_CHECK(cudaDeviceSynchronize());  // before `tasks` and `slots` are freed
   // The objects are never destroyed: their destructors do nothing (no member owns memory), and
   // their storage is freed as bytes with the fixture.
 }
 
+template <>
 void objects_fixture::launch(objects_launch_fn fn, object_form, cudaStream_t stream) const {
-  fn(objects_launch{x_.data(), in_order_pointers_.data(), by_class_pointers_.data(), tagged_pointers_.data(),
-                    values_.data(), arena_begin_.data(), output<float>(), problem_.n, stream});
+  fn(objects_launch{in_.x.data(), in_.in_order_pointers.data(), in_.by_class_pointers.data(),
+                    in_.tagged_pointers.data(), in_.values.data(), in_.arena_begin.data(), output<float>(),
+                    problem_.n, stream});
 }
 
 }  // namespace cdl

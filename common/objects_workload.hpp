@@ -114,18 +114,13 @@ struct objects_build {
 // own). Strategy 11 installs its maker here when it registers; the fixture calls it.
 inline void (*make_objects)(const objects_build&) = nullptr;
 
-class objects_fixture
-    : public workload_fixture<objects_fixture, objects_problem, objects_launch_fn, object_form> {
- public:
-  objects_fixture(const objects_problem& p, std::uint64_t seed);
-  void launch(objects_launch_fn fn, object_form form, cudaStream_t stream) const;
-
- private:
-  device_buffer<float> x_;
-  device_buffer<std::byte> in_order_, by_class_;  // the objects
-  device_buffer<const void*> in_order_pointers_, by_class_pointers_, tagged_pointers_;
-  device_buffer<const char*> arena_begin_;
-  device_buffer<std::byte> values_;  // object_value[n], made on the host
+struct objects_inputs {
+  device_buffer<float> x;
+  device_buffer<std::byte> in_order, by_class;  // the objects
+  device_buffer<const void*> in_order_pointers, by_class_pointers, tagged_pointers;
+  device_buffer<const char*> arena_begin;
+  device_buffer<std::byte> values;  // object_value[n], made on the host
 };
+using objects_fixture = fixture<objects_problem, objects_launch_fn, object_form, objects_inputs>;
 
 }  // namespace cdl

@@ -171,16 +171,19 @@ tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {
 
 double tasks_tolerance() { return tolerance_for(epsilon_of<float>(), 2, 8); }
 
-tasks_fixture::tasks_fixture(const tasks_problem& p, std::uint64_t seed)
-    : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()), x_(p.n), tasks_(p.n) {
+template <>
+tasks_fixture::fixture(const tasks_problem& p, std::uint64_t seed)
+    : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
+      in_{device_buffer<float>(p.n), device_buffer<task>(p.n)} {
   tasks_host h = make_tasks_host(p, seed);
-  x_.copy_from(h.x);
-  tasks_.copy_from(h.tasks);
+  in_.x.copy_from(h.x);
+  in_.tasks.copy_from(h.tasks);
   reference_ = std::move(h.reference);
 }
 
+template <>
 void tasks_fixture::launch(tasks_launch_fn fn, tasks_form, cudaStream_t stream) const {
-  fn(tasks_launch{x_.data(), tasks_.data(), output<float>(), problem_.n, stream});
+  fn(tasks_launch{in_.x.data(), in_.tasks.data(), output<float>(), problem_.n, stream});
 }
 
 }  // namespace cdl

@@ -77,14 +77,10 @@ struct tasks_host {
 tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed);
 double tasks_tolerance();
 
-class tasks_fixture : public workload_fixture<tasks_fixture, tasks_problem, tasks_launch_fn, tasks_form> {
- public:
-  tasks_fixture(const tasks_problem& p, std::uint64_t seed);
-  void launch(tasks_launch_fn fn, tasks_form form, cudaStream_t stream) const;
-
- private:
-  device_buffer<float> x_;
-  device_buffer<task> tasks_;
+struct tasks_inputs {
+  device_buffer<float> x;
+  device_buffer<task> tasks;
 };
+using tasks_fixture = fixture<tasks_problem, tasks_launch_fn, tasks_form, tasks_inputs>;
 
 }  // namespace cdl

@@ -34,18 +34,22 @@ double zip_tolerance(const zip_problem& p) {
   return tolerance_for(epsilon_of(p.type), info(p.op).max_ulps, 1);
 }
 
-zip_fixture::zip_fixture(const zip_problem& p, std::uint64_t seed)
-    : workload_fixture(p, p.type, p.n, zip_tolerance(p)), x_(p.n * size_of(p.type)), y_(x_.size()) {
+template <>
+zip_fixture::fixture(const zip_problem& p, std::uint64_t seed)
+    : workload_fixture(p, p.type, p.n, zip_tolerance(p)),
+      in_{device_buffer<std::byte>(p.n * size_of(p.type)), device_buffer<std::byte>(p.n * size_of(p.type))} {
   visit_dtype(p.type, [&](auto t) {
     zip_host<decltype(t)> h = make_zip_host<decltype(t)>(p, seed);
-    CDL_CUDA_CHECK(cudaMemcpy(x_.data(), h.x.data(), x_.bytes(), cudaMemcpyHostToDevice));
-    CDL_CUDA_CHECK(cudaMemcpy(y_.data(), h.y.data(), y_.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(in_.x.data(), h.x.data(), in_.x.bytes(), cudaMemcpyHostToDevice));
+    CDL_CUDA_CHECK(cudaMemcpy(in_.y.data(), h.y.data(), in_.y.bytes(), cudaMemcpyHostToDevice));
     reference_ = std::move(h.reference);
   });
 }
 
+template <>
 void zip_fixture::launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const {
-  fn(zip_launch{problem_.op, problem_.type, form, x_.data(), y_.data(), output<void>(), problem_.n, stream});
+  fn(zip_launch{problem_.op, problem_.type, form, in_.x.data(), in_.y.data(), output<void>(), problem_.n,
+                stream});
 }
 
 }  // namespace cdl

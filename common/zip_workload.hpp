@@ -38,13 +38,9 @@ template <class T>
 zip_host<T> make_zip_host(const zip_problem& p, std::uint64_t seed);
 double zip_tolerance(const zip_problem& p);
 
-class zip_fixture : public workload_fixture<zip_fixture, zip_problem, zip_launch_fn, map_form> {
- public:
-  zip_fixture(const zip_problem& p, std::uint64_t seed);
-  void launch(zip_launch_fn fn, map_form form, cudaStream_t stream) const;
-
- private:
-  device_buffer<std::byte> x_, y_;
+struct zip_inputs {
+  device_buffer<std::byte> x, y;
 };
+using zip_fixture = fixture<zip_problem, zip_launch_fn, map_form, zip_inputs>;
 
 }  // namespace cdl

@@ -43,16 +43,24 @@ std::string image_name(const ::testing::TestParamInfo<std::tuple<std::size_t, im
 }
 INSTANTIATE_TEST_SUITE_P(Registry, ImageStrategy, ::testing::ValuesIn(image_params()), image_name);
 
+// The tasks problem's sizes (none, one, a warp's either side, a large odd one) and op counts, each
+// checked with the workload's fixture (the objects' problem is made from the tasks').
+template <class Fixture, class Entry>
+void expect_every_size_matches(const Entry& entry, task_layout layout) {
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
+    for (int distinct : {1, 2, 7, 32}) {
+      typename Fixture::problem_type p;
+      static_cast<tasks_problem&>(p) = {layout, distinct, n};
+      expect_matches_reference<Fixture>(entry, p, default_seed + n, n);
+    }
+}
+
 class TasksStrategy : public gpu_param_test<std::tuple<std::size_t, task_layout>> {};
 
 TEST_P(TasksStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, layout] = GetParam();
-  const tasks_entry& entry = get_registry().tasks.at(index);
-  for (std::size_t n :
-       {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
-    for (int distinct : {1, 2, 7, 32}) {
-      expect_matches_reference<tasks_fixture>(entry, tasks_problem{layout, distinct, n}, default_seed + n, n);
-    }
+  expect_every_size_matches<tasks_fixture>(get_registry().tasks.at(index), layout);
 }
 
 // Every entry of the registry's list `entries` (tasks or objects) in every layout, and each test's name.
@@ -79,12 +87,7 @@ class ObjectsStrategy : public gpu_param_test<std::tuple<std::size_t, task_layou
 
 TEST_P(ObjectsStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, layout] = GetParam();
-  const objects_entry& entry = get_registry().objects.at(index);
-  for (std::size_t n :
-       {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(33), (std::size_t(1) << 20) + 3})
-    for (int distinct : {1, 2, 7, 32})
-      expect_matches_reference<objects_fixture>(entry, objects_problem{{layout, distinct, n}},
-                                                default_seed + n, n);
+  expect_every_size_matches<objects_fixture>(get_registry().objects.at(index), layout);
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, ObjectsStrategy, ::testing::ValuesIn(layout_params<&registry::objects>()),
