@@ -111,17 +111,11 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.a1), UNMEASURED)
 
     def test_a2_the_precompiled_function(self):
+        second_calls = {"njit_host_compile_ms": 300, "njit_second_call_ms": 0.1, "device_second_call_ms": 0.1}
+
         def first_calls(njit, device):
             return one(
-                "A2",
-                "a kernel",
-                {
-                    "njit_host_compile_ms": 300,
-                    "njit_first_call_ms": njit,
-                    "njit_second_call_ms": 0.1,
-                    "device_first_call_ms": device,
-                    "device_second_call_ms": 0.1,
-                },
+                "A2", "a kernel", dict(second_calls, njit_first_call_ms=njit, device_first_call_ms=device)
             )
 
         self.assert_verdicts(claims.a2, first_calls, {HOLDS: (5, 200), FAILS: (180, 200), DEPENDS: (60, 200)})
