@@ -47,6 +47,11 @@ def exp(claim, name, runs=True, valid=True, figures=None, **kw):
     )
 
 
+def refused(record, raised_at, error=""):
+    """`record` as the system refused it: not run, `error` raised at `raised_at`."""
+    return dict(record, runs=False, valid=False, error=error, raised_at=raised_at)
+
+
 def one(claim, name, figures):
     """A claim's experiments as one record, `name`, with its figures."""
     return [exp(claim, name, figures=figures)]
@@ -93,16 +98,14 @@ class RulesReachEveryVerdict(unittest.TestCase):
             "an @njit function as a kernel argument (article 000)",
             figures={"versions": {"numba": "0.68"}},
         )
-        refused = dict(
+        refusal = refused(
             runs,
-            runs=False,
-            valid=False,
-            error="ValueError: Cannot determine Numba type of <class 'function'>",
-            raised_at="numba_cuda/numba/cuda/typing/typeof.py:54 in typeof",
+            "numba_cuda/numba/cuda/typing/typeof.py:54 in typeof",
+            "ValueError: Cannot determine Numba type of <class 'function'>",
         )
-        clash = dict(refused, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
+        clash = dict(refusal, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
         self.assertEqual(verdict(claims.a1, experiments=[runs]), HOLDS)
-        self.assertEqual(verdict(claims.a1, experiments=[refused]), FAILS)
+        self.assertEqual(verdict(claims.a1, experiments=[refusal]), FAILS)
         # A failure outside Numba's typing and dispatch (a clash of the installed versions) decides nothing.
         self.assertEqual(verdict(claims.a1, experiments=[clash]), UNMEASURED)
         self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[clash]))[1])
@@ -228,15 +231,15 @@ class RulesReachEveryVerdict(unittest.TestCase):
             figures={"ptx_kernels": 1, "ptx_functions": 2, "ptx_call_instructions": 0},
         )
         self.assertEqual(verdict(claims.b3, experiments=[called]), HOLDS)
-        refused = dict(
+        refusal = dict(
             called,
             runs=False,
             error="TypingError: x",
             raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve_value_type",
         )
-        self.assertEqual(verdict(claims.b3, experiments=[refused]), FAILS)
+        self.assertEqual(verdict(claims.b3, experiments=[refusal]), FAILS)
         self.assertEqual(
-            verdict(claims.b3, experiments=[dict(refused, raised_at="numba/core/cpu_options.py:51")]),
+            verdict(claims.b3, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
             UNMEASURED,
         )
         self.assertIn("inlined", claims.b3(data(experiments=[called]))[1])
@@ -280,18 +283,12 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_e1_a_device_function_called_from_a_kernel(self):
         runs = exp("E1", "a __global__ function calling a __device__ function")
         self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
-        refused = dict(
-            runs,
-            runs=False,
-            valid=False,
-            error="CompileError: nvcc",
-            raised_at="pycuda/compiler.py:130 in compile_plain",
-        )
-        self.assertEqual(verdict(claims.e1, experiments=[refused]), HOLDS)
+        refusal = refused(runs, "pycuda/compiler.py:130 in compile_plain", "CompileError: nvcc")
+        self.assertEqual(verdict(claims.e1, experiments=[refusal]), HOLDS)
         self.assertEqual(
             verdict(
                 claims.e1,
-                experiments=[dict(refused, error="LogicError: cuInit", raised_at="pycuda/driver.py:1")],
+                experiments=[dict(refusal, error="LogicError: cuInit", raised_at="pycuda/driver.py:1")],
             ),
             UNMEASURED,
             "a driver that would not start says nothing of the compiler",
@@ -303,15 +300,10 @@ class RulesReachEveryVerdict(unittest.TestCase):
     def test_b4_per_element_choice(self):
         article = exp("B4", "article 001's generic_compute_kernel", figures={"GB/s": 1000.0})
         self.assertEqual(verdict(claims.b4, experiments=[article]), HOLDS)
-        refused = dict(
-            article,
-            runs=False,
-            valid=False,
-            raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve",
-        )
-        self.assertEqual(verdict(claims.b4, experiments=[refused]), FAILS)
+        refusal = refused(article, "numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve")
+        self.assertEqual(verdict(claims.b4, experiments=[refusal]), FAILS)
         self.assertEqual(
-            verdict(claims.b4, experiments=[dict(refused, raised_at="numba/core/cpu_options.py:51")]),
+            verdict(claims.b4, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
             UNMEASURED,
         )
         self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), UNMEASURED)
@@ -438,12 +430,10 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
         self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
         self.assertEqual(verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), FAILS)
-        refused = dict(
-            article, runs=False, valid=False, raised_at="numba_cuda/numba/cuda/core/base.py:1039 in x"
-        )
-        self.assertEqual(verdict(claims.e2, experiments=[refused, packed]), HOLDS)
+        refusal = refused(article, "numba_cuda/numba/cuda/core/base.py:1039 in x")
+        self.assertEqual(verdict(claims.e2, experiments=[refusal, packed]), HOLDS)
         self.assertEqual(
-            verdict(claims.e2, experiments=[dict(refused, raised_at="pycuda/driver.py:1"), packed]),
+            verdict(claims.e2, experiments=[dict(refusal, raised_at="pycuda/driver.py:1"), packed]),
             UNMEASURED,
         )
         answered, figures, _ = claims.e2(data(experiments=[dict(packed, valid=False), article]))
