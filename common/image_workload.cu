@@ -41,7 +41,8 @@ double image_tolerance(const image_problem& p) {
 
 template <>
 image_fixture::fixture(const image_problem& p, std::uint64_t seed)
-    : workload_fixture(p, dtype::f32, p.pixels(), image_tolerance(p)), in_{device_buffer<float>(p.pixels())} {
+    : workload_fixture(p, dtype::f32, p.pixels(), image_tolerance(p)),
+      in_{.pixels = device_buffer<float>(p.pixels())} {
   image_host h = make_image_host(p, seed);
   in_.pixels.copy_from(h.in);
   reference_ = std::move(h.reference);

@@ -23,8 +23,8 @@ constexpr double gpu_reference_terms = 2048.0 * 2048.0 * 2048.0;
 template <>
 matmul_fixture::fixture(const matmul_problem& p, std::uint64_t seed)
     : workload_fixture(p, p.type, std::size_t(p.m) * p.n, tolerance_for(epsilon_of(p.type), 2, p.k)),
-      in_{device_buffer<std::byte>(std::size_t(p.m) * p.k * size_of(p.type)),
-          device_buffer<std::byte>(std::size_t(p.k) * p.n * size_of(p.type))} {
+      in_{.a = device_buffer<std::byte>(std::size_t(p.m) * p.k * size_of(p.type)),
+          .b = device_buffer<std::byte>(std::size_t(p.k) * p.n * size_of(p.type))} {
   if (p.m < 0 || p.n < 0 || p.k < 0) throw error("matmul: negative size in " + p.describe());
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);

@@ -21,14 +21,14 @@ std::string_view to_string(object_form f) {
 template <>
 objects_fixture::fixture(const objects_problem& p, std::uint64_t seed)
     : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
-      in_{device_buffer<float>(p.n),
-          device_buffer<std::byte>(object_bytes * p.n),
-          device_buffer<std::byte>(object_bytes * p.n),
-          device_buffer<const void*>(p.n),
-          device_buffer<const void*>(p.n),
-          device_buffer<const void*>(p.n),
-          device_buffer<const char*>(task_op_count + 1),
-          device_buffer<std::byte>(sizeof(object_value) * p.n)} {
+      in_{.x = device_buffer<float>(p.n),
+          .in_order = device_buffer<std::byte>(object_bytes * p.n),
+          .by_class = device_buffer<std::byte>(object_bytes * p.n),
+          .in_order_pointers = device_buffer<const void*>(p.n),
+          .by_class_pointers = device_buffer<const void*>(p.n),
+          .tagged_pointers = device_buffer<const void*>(p.n),
+          .arena_begin = device_buffer<const char*>(task_op_count + 1),
+          .values = device_buffer<std::byte>(sizeof(object_value) * p.n)} {
   tasks_host h = make_tasks_host(p, seed);
   in_.x.copy_from(h.x);
   reference_ = std::move(h.reference);

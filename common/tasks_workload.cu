@@ -174,7 +174,7 @@ double tasks_tolerance() { return tolerance_for(epsilon_of<float>(), 2, 8); }
 template <>
 tasks_fixture::fixture(const tasks_problem& p, std::uint64_t seed)
     : workload_fixture(p, dtype::f32, p.n, tasks_tolerance()),
-      in_{device_buffer<float>(p.n), device_buffer<task>(p.n)} {
+      in_{.x = device_buffer<float>(p.n), .tasks = device_buffer<task>(p.n)} {
   tasks_host h = make_tasks_host(p, seed);
   in_.x.copy_from(h.x);
   in_.tasks.copy_from(h.tasks);

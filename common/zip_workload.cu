@@ -37,7 +37,8 @@ double zip_tolerance(const zip_problem& p) {
 template <>
 zip_fixture::fixture(const zip_problem& p, std::uint64_t seed)
     : workload_fixture(p, p.type, p.n, zip_tolerance(p)),
-      in_{device_buffer<std::byte>(p.n * size_of(p.type)), device_buffer<std::byte>(p.n * size_of(p.type))} {
+      in_{.x = device_buffer<std::byte>(p.n * size_of(p.type)),
+          .y = device_buffer<std::byte>(p.n * size_of(p.type))} {
   visit_dtype(p.type, [&](auto t) {
     zip_host<decltype(t)> h = make_zip_host<decltype(t)>(p, seed);
     CDL_CUDA_CHECK(cudaMemcpy(in_.x.data(), h.x.data(), in_.x.bytes(), cudaMemcpyHostToDevice));
