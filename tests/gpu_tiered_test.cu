@@ -106,7 +106,7 @@ TEST_F(TieredDispatch, AUsersOpTheInterpreterCannotHoldIsRefusedWhenTheDispatche
   std::string text = "x";
   for (int i = 0; i <= bytecode::max_instructions; ++i) text = "sin(" + text + ")";
   EXPECT_THROW(fixture.launch(
-                   [&](const map_launch& a) {
+                   [&](const map_launch&) {
                      tiered_expression({"long", text});
                    },
                    map_form::vec, nullptr),
