@@ -17,6 +17,9 @@
 
 namespace cdl {
 
+// Fills count elements of type at output with the poison (validation.hpp), on stream.
+void poison(void* output, dtype type, std::size_t count, cudaStream_t stream);
+
 // Synchronises `stream`, downloads `count` elements of `type` and validates them.
 validation_result download_and_validate(const void* output, dtype type, std::size_t count,
                                         const std::vector<reference_value>& reference, double tolerance,
@@ -32,14 +35,15 @@ class workload_fixture {
   const Problem& problem() const { return problem_; }
   const std::vector<reference_value>& reference_for(Form) const { return reference_; }
 
-  // Fills the output's bytes with NaN, launches, synchronises and compares every element: a
+  // Fills the output with the poison, launches, synchronises and compares every element: a
   // kernel that skips an element cannot pass on what an earlier run left there.
   validation_result run_and_validate(LaunchFn fn, Form form, cudaStream_t stream = nullptr) const {
     const Derived& self = static_cast<const Derived&>(*this);
-    CDL_CUDA_CHECK(cudaMemsetAsync(output_.data(), poison_byte, output_.bytes(), stream));
+    const std::size_t count = output_.bytes() / size_of(output_type_);
+    poison(output_.data(), output_type_, count, stream);
     self.launch(fn, form, stream);
-    return download_and_validate(output_.data(), output_type_, output_.bytes() / size_of(output_type_),
-                                 self.reference_for(form), tolerance_, stream);
+    return download_and_validate(output_.data(), output_type_, count, self.reference_for(form), tolerance_,
+                                 stream);
   }
 
  protected:

@@ -20,12 +20,16 @@ std::string validation_result::summary() const {
     std::snprintf(text, sizeof text, "ok: %llu elements, max rel error %.3g (tolerance %.3g)",
                   static_cast<unsigned long long>(checked), max_rel_error, tolerance);
   } else if (first_bad >= 0) {
-    std::snprintf(text, sizeof text,
-                  "WRONG RESULT: %llu of %llu elements out of tolerance %.3g; first at index %lld: got %.9g, "
-                  "expected %.9g; max rel error %.3g",
-                  static_cast<unsigned long long>(failures), static_cast<unsigned long long>(checked),
-                  tolerance, static_cast<long long>(first_bad), first_bad_got, first_bad_expected,
-                  max_rel_error);
+    char never[96] = "";
+    if (unwritten)
+      std::snprintf(never, sizeof never, " (%llu of them never written: still the poison)",
+                    static_cast<unsigned long long>(unwritten));
+    std::snprintf(
+        text, sizeof text,
+        "WRONG RESULT: %llu of %llu elements out of tolerance %.3g%s; first at index %lld: got %.9g, "
+        "expected %.9g; max rel error %.3g",
+        static_cast<unsigned long long>(failures), static_cast<unsigned long long>(checked), tolerance, never,
+        static_cast<long long>(first_bad), first_bad_got, first_bad_expected, max_rel_error);
   } else {
     std::snprintf(text, sizeof text, "WRONG RESULT: size mismatch");
   }
@@ -44,15 +48,17 @@ validation_result validate(std::span<const T> got, std::span<const reference_val
   parallel_for(n, workers, [&](std::size_t w, std::size_t begin, std::size_t end) {
     validation_result& p = part[w];
     for (std::size_t i = begin; i < end; ++i) {
+      // The poison's bits are read before any conversion (one to double would quiet the NaN).
+      const bool never_written = is_poison(got[i]);
       const double g = double(got[i]), want = expected[i].value;
       // The same infinity is agreement (x / 0 where the reference divides by zero too), but
-      // |inf - inf| is NaN, so it is tested first. A NaN reference is never agreement: NaN is
-      // the poison that marks an element the kernel did not write, and the two cannot be told apart.
-      const bool same_infinity = std::isinf(want) && g == want;
-      const double abs_err = same_infinity ? 0.0 : std::fabs(g - want);
-      // Written so that NaN (an unwritten, poisoned element) fails: NaN <= x is false.
+      // |inf - inf| is NaN, so it is tested first; so is a NaN the op computed where the reference
+      // has one too. An error is NaN wherever one side alone is NaN, and NaN <= x is false: it fails.
+      const bool same_special = (std::isinf(want) && g == want) || (std::isnan(want) && std::isnan(g));
+      const double abs_err = never_written ? INFINITY : same_special ? 0.0 : std::fabs(g - want);
       const double rel_err = expected[i].scale > 0 ? abs_err / expected[i].scale : abs_err;
       const bool ok = rel_err <= tolerance;
+      p.unwritten += never_written;
       if (!ok) {
         if (p.failures++ == 0) {
           p.first_bad = std::int64_t(i);
@@ -72,6 +78,7 @@ validation_result validate(std::span<const T> got, std::span<const reference_val
       r.first_bad_expected = p.first_bad_expected;
     }
     r.failures += p.failures;
+    r.unwritten += p.unwritten;
     r.max_abs_error = std::max(r.max_abs_error, p.max_abs_error);
     r.max_rel_error = std::max(r.max_rel_error, p.max_rel_error);
   }

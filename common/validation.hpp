@@ -3,12 +3,16 @@
 // A reference element carries its value and a scale: the sum of the magnitudes of the terms
 // that produced it. The tolerance is relative to that scale, so it stays meaningful for sums
 // with cancellation, and it grows with the number of roundings (op accuracy + terms summed).
-// NaN never passes, which is how an element the kernel never wrote (poisoned with NaN before
-// the launch) is caught.
+//
+// An output is poisoned before every run with a NaN of its own bit pattern (a signalling NaN with a
+// payload, below), and an element that still holds it was never written: it fails, whatever the
+// reference says. Every other NaN is one the kernel computed, and it passes exactly where the
+// float64 reference is NaN too (an op like sqrt(x - 100)); a NaN anywhere else fails.
 #pragma once
 
 #include "types.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -32,6 +36,7 @@ struct validation_result {
   double max_abs_error = 0;
   double max_rel_error = 0;  // |got - value| / scale, the quantity compared to the tolerance
   double tolerance = 0;
+  std::uint64_t unwritten = 0;  // failures that still hold the poison: elements never written
 
   std::string summary() const;
 };
@@ -48,8 +53,26 @@ constexpr double epsilon_of() {
 }
 inline double epsilon_of(dtype t) { return t == dtype::f32 ? epsilon_of<float>() : epsilon_of<double>(); }
 
-// Fills the bytes of a device output with 0xFF before a run: NaN for float and double.
-inline constexpr int poison_byte = 0xFF;
+// The poison: a signalling NaN (the quiet bit clear) with a payload. IEEE 754 arithmetic that
+// returns a NaN returns a quiet one (the GPU's is 0x7fffffff, with its sign flipped by a negation;
+// x86's 0xffc00000), so no op computes this pattern; only a copy of it could, and no kernel here
+// reads its output. Every byte 0xFF, the usual memset, is the GPU's own NaN negated: -sqrt(-1).
+inline constexpr std::uint32_t poison_f32 = 0x7fa0dead;
+inline constexpr std::uint64_t poison_f64 = 0x7ff4deaddeaddeadull;
+template <class T>
+bool is_poison(T v) {
+  if constexpr (sizeof(T) == 4)
+    return std::bit_cast<std::uint32_t>(v) == poison_f32;
+  else
+    return std::bit_cast<std::uint64_t>(v) == poison_f64;
+}
+template <class T>
+T poison_value() {
+  if constexpr (sizeof(T) == 4)
+    return std::bit_cast<T>(poison_f32);
+  else
+    return std::bit_cast<T>(poison_f64);
+}
 
 template <class T>
 validation_result validate(std::span<const T> got, std::span<const reference_value> expected,

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -67,13 +68,35 @@ TEST(Validation, CatchesAWrongValueAndNamesTheFirstBadIndex) {
 }
 
 TEST(Validation, CatchesAnUnwrittenElement) {
-  // Outputs are poisoned with NaN before every run; an element the kernel skipped stays NaN.
+  // Outputs are poisoned before every run; an element the kernel skipped keeps the poison.
   std::vector<float> got(1000, 2.0f);
-  got[999] = std::numeric_limits<float>::quiet_NaN();
+  got[999] = poison_value<float>();
   const auto r = validate<float>(got, reference_of(std::vector<double>(1000, 2.0)), 1e-3);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.first_bad, 999);
+  EXPECT_EQ(r.unwritten, 1u);
   EXPECT_TRUE(std::isinf(r.max_rel_error));
+  EXPECT_NE(r.summary().find("never written"), std::string::npos);
+}
+
+TEST(Validation, ANaNTheOpComputesPassesWhereTheReferenceIsNaNAndThePoisonNever) {
+  const std::vector<reference_value> nan_ref(2, {std::nan(""), std::nan("")});
+  // The NaNs arithmetic makes: the GPU's (0x7fffffff), negated, and x86's (0xffc00000).
+  for (const std::uint32_t bits : {0x7fffffffu, 0xffffffffu, 0xffc00000u}) {
+    const float computed = std::bit_cast<float>(bits);
+    EXPECT_TRUE(validate<float>(std::vector<float>{computed, computed}, nan_ref, 1e-6).passed) << bits;
+  }
+  EXPECT_TRUE(validate<double>(std::vector<double>(2, std::nan("")), nan_ref, 1e-6).passed);
+  // The poison is never a computed NaN, in either type, where the reference is NaN too.
+  const auto f = validate<float>(std::vector<float>{std::nanf(""), poison_value<float>()}, nan_ref, 1e-6);
+  EXPECT_FALSE(f.passed);
+  EXPECT_EQ(f.first_bad, 1);
+  EXPECT_EQ(f.unwritten, 1u);
+  const auto d = validate<double>(std::vector<double>{poison_value<double>(), 0.0}, nan_ref, 1e-6);
+  EXPECT_FALSE(d.passed);
+  EXPECT_EQ(d.failures, 2u);  // the poison, and a number where the reference is NaN
+  EXPECT_EQ(d.unwritten, 1u);
+  EXPECT_TRUE(std::isnan(poison_value<float>()) && std::isnan(poison_value<double>()));
 }
 
 TEST(Validation, ToleranceIsRelativeToTheScale) {
@@ -83,7 +106,7 @@ TEST(Validation, ToleranceIsRelativeToTheScale) {
   EXPECT_FALSE(validate<double>(std::vector<double>{1e-3 + 2.1e-6}, ref, 1e-6).passed);
 }
 
-TEST(Validation, TheSameInfinityAgreesAndNaNInTheReferenceNeverDoes) {
+TEST(Validation, TheSameInfinityAgreesAndANaNOnOneSideNever) {
   const double inf = INFINITY;
   const std::vector<reference_value> ref{{inf, inf}, {-inf, inf}, {1.0, 1.0}};
   EXPECT_TRUE(validate<float>(std::vector<float>{INFINITY, -INFINITY, 1.0f}, ref, 1e-6).passed);
@@ -93,9 +116,10 @@ TEST(Validation, TheSameInfinityAgreesAndNaNInTheReferenceNeverDoes) {
   const auto finite = validate<float>(std::vector<float>{3.4e38f, -INFINITY, 1.0f}, ref, 1e-6);
   EXPECT_FALSE(finite.passed);
   EXPECT_EQ(finite.first_bad, 0);
-  // NaN marks an unwritten element, so a NaN reference cannot be told from a missed write.
+  // A NaN where the reference is a number fails, and a number where the reference is NaN.
+  EXPECT_FALSE(validate<float>(std::vector<float>{std::nanf(""), -INFINITY, 1.0f}, ref, 1e-6).passed);
   const std::vector<reference_value> nan_ref{{std::nan(""), 0.0}};
-  EXPECT_FALSE(validate<float>(std::vector<float>{std::nanf("")}, nan_ref, 1e-6).passed);
+  EXPECT_FALSE(validate<float>(std::vector<float>{1.0f}, nan_ref, 1e-6).passed);
 }
 
 TEST(Validation, SizeMismatchFails) {

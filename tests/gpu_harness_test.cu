@@ -5,6 +5,8 @@
 #include "common/registry.hpp"
 #include "common/timing.hpp"
 #include "gpu_test.hpp"
+#include "strategies/expression_jit.hpp"
+#include "strategies/interpreter.hpp"
 
 namespace cdl {
 namespace {
@@ -34,6 +36,7 @@ TEST_F(Validator, FailsAKernelThatSkipsAnElement) {
   const validation_result r = fixture.run_and_validate(skips_last_element, map_form::scalar);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.failures, 1u);
+  EXPECT_EQ(r.unwritten, 1u);
   EXPECT_EQ(r.first_bad, 100002);
 }
 
@@ -43,6 +46,37 @@ TEST_F(Validator, FailsAKernelThatWritesAWrongValue) {
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.failures, 1u);
   EXPECT_EQ(r.first_bad, 100003 / 2);
+}
+
+// An op whose float64 reference is NaN everywhere (the inputs are below 100): the NaN the kernel
+// computes is a result, and passes, where an element left unwritten still fails; compiled (08) and
+// interpreted (16), float32 and float64, each form.
+TEST_F(Validator, PassesANaNTheOpComputesAndFailsAnUnwrittenElementBesideIt) {
+  const jit::op_text op{"nan", "sqrt(x - 100)"};
+  const expr::program program = expr::parse(op.source);
+  const map_launcher compiled = [&](const map_launch& a) { expression_jit::launch_map(a, op); };
+  const map_launcher interpreted = [&](const map_launch& a) { interpreter::launch_map(a, op); };
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    const map_fixture f({map_op::quadratic, t, 100003, 3}, default_seed,
+                        custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+    for (const map_launcher* launch : {&compiled, &interpreted}) {
+      for (map_form form : {map_form::scalar, map_form::vec}) {
+        const validation_result r = f.run_and_validate(*launch, form);
+        EXPECT_TRUE(r.passed) << to_string(t) << " " << to_string(form) << ": " << r.summary();
+      }
+      const validation_result skipped = f.run_and_validate(
+          [&](const map_launch& a) {
+            map_launch shorter = a;
+            shorter.n = a.n - 1;
+            (*launch)(shorter);
+          },
+          map_form::scalar);
+      EXPECT_FALSE(skipped.passed);
+      EXPECT_EQ(skipped.failures, 1u);
+      EXPECT_EQ(skipped.unwritten, 1u);
+      EXPECT_EQ(skipped.first_bad, 100002);
+    }
+  }
 }
 
 TEST_F(Validator, PassesTheCorrectKernelOnTheSameFixture) {
