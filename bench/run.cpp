@@ -324,10 +324,10 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   op.source = "/* " + fresh.name + " */ " + op.source;
   const jit::program whole = jit::whole_program(jit::workload::map, o.problem.type, op, int(map_form::vec));
   nvrtc_route("06 NVRTC, vec kernel", whole);
-  jit::program fast = whole;
-  fast.source = "// " + jit::never_seen_op().name + "\n" + fast.source;  // new text again
-  fast.options.push_back(jit::fast_compile_option);
-  nvrtc_route("06 NVRTC fast (--Ofast-compile)", fast);
+  jit::program fast_compile = whole;
+  fast_compile.source = "// " + jit::never_seen_op().name + "\n" + fast_compile.source;  // new text again
+  fast_compile.options.push_back(jit::fast_compile_option);
+  nvrtc_route("06 NVRTC fast_compile", fast_compile);
   nvrtc_route("NVRTC, a one-line kernel", jit::one_line_program(jit::never_seen_op()));
   {  // 07: the op alone to LTO-IR, then the link (the kernels' LTO-IR, made once, is not counted)
     const jit::compiled kernels =

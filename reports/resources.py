@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Collects the compiler's resource report of every kernel into one results file.
 
-    reports/resources.py BUILD_DIR OUTPUT.json [--occupancy CDL_OCCUPANCY]
+    reports/resources.py BUILD_DIR OUTPUT.json [--occupancy CDL_OCCUPANCY] [--jit CDL_JIT_RESOURCES]
 
 The build leaves ptxas's report (-Xptxas=-v) beside each CUDA object as <object>.ptxas
 (cmake/ptxas_report.sh). For every kernel this records registers, stack frame, spill stores and
@@ -10,7 +10,12 @@ per kernel, calls through a register (an indirect CALL: function pointers, virtu
 and indirect branches (BRX: a switch's jump table), from the SASS lines that name them, which
 the build wrote beside the object as <object>.sass (CDL_KEEP_SASS=1: cmake/ptxas_report.sh),
 where that is there and no older than the object, else from cuobjdump now. Without either those
-counts are null and the report says so. The kernels compiled at run time (06, 07) are not in the build.
+counts are null and the report says so.
+
+The kernels compiled at run time (06, 07, 08; 10's tiers run these) are not in the build: with --jit
+(the build's bench/cdl_jit_resources) each is compiled as its strategy compiles it, with ptxas's -v
+from that compiler, and recorded like the others, with `entry`, `op` and `type` (the registry's name,
+the catalogue op and the element type) and `source` "jit ENTRY op:OP type:TYPE".
 
 With --occupancy (the build's bench/cdl_occupancy) and cuobjdump, each object's CUBIN is
 extracted (in parallel, as the SASS is read) and the program asks the CUDA driver for every
@@ -156,6 +161,61 @@ def device_links(build_dir):
     }
 
 
+def ask_occupancy(program, lines):
+    """(cdl_occupancy's records, one per line 'NAME<tab>CUBIN...', None), or (None, why)."""
+    start = time.perf_counter()
+    run = subprocess.run([program], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    print(f"resources: {os.path.basename(program)} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if run.returncode != 0:
+        return (
+            None,
+            f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}",
+        )
+    return json.loads(run.stdout), None
+
+
+def jit_kernels(program, arch, occupancy_program, cuobjdump):
+    """The run-time strategies' kernels (cdl_jit_resources), each as a record of its own: ptxas's -v
+    text parsed as the build's, the SASS counts and the occupancy asked of its CUBIN, and the
+    registry entry, op and type it serves."""
+    with tempfile.TemporaryDirectory(prefix="cdl_jit_resources.") as tmp:
+        start = time.perf_counter()
+        run = subprocess.run([program, arch, tmp], capture_output=True, text=True)
+        if run.returncode != 0:
+            raise SystemExit(f"resources: {os.path.basename(program)} failed: {run.stderr.strip()}")
+        records = json.loads(run.stdout)
+        print(
+            f"resources: {len(records)} kernels compiled at run time in {time.perf_counter() - start:.1f} s",
+            file=sys.stderr,
+        )
+        out = []
+        for r in records:
+            source = f"jit {r['entry']} op:{r['op']} type:{r['type']}"
+            k = parse_ptxas(r["ptxas"], source).get(r["kernel"])
+            if k is None:
+                raise SystemExit(
+                    f"resources: {source}: no ptxas -v report of {r['kernel']} in the compiler's log"
+                )
+            calls, brx = (
+                parse_sass(cuobjdump_run([cuobjdump, "-sass", r["cubin"]])).get(r["kernel"], (None, None))
+                if cuobjdump
+                else (None, None)
+            )
+            k.update(entry=r["entry"], op=r["op"], type=r["type"], indirect_calls=calls, brx=brx)
+            out.append((k, r["cubin"]))
+        answers, why = (
+            ask_occupancy(occupancy_program, [f"{k['kernel']}\t{cubin}" for k, cubin in out])
+            if occupancy_program
+            else (None, "not asked for")
+        )
+    for i, (k, _) in enumerate(out):
+        o = answers[i] if answers else {}
+        k.update(block=o.get("block"), blocks_per_sm=o.get("blocks_per_sm"), occupancy=o.get("occupancy"))
+        if "error" in o:
+            k["occupancy_error"] = o["error"]
+    return [k for k, _ in out], why
+
+
 def occupancy(kernels, cuobjdump, program, build_dir):
     """({(object, mangled name): cdl_occupancy's record}, None), or (None, why) when it cannot run.
     A kernel the driver could not be asked about has a record with its `error` instead."""
@@ -189,17 +249,9 @@ def occupancy(kernels, cuobjdump, program, build_dir):
             if paths:
                 asked.append((o, name))
                 lines.append("\t".join([name, *paths]))
-        start = time.perf_counter()
-        run = subprocess.run([program], input="\n".join(lines) + "\n", capture_output=True, text=True)
-        print(
-            f"resources: {os.path.basename(program)} in {time.perf_counter() - start:.1f} s", file=sys.stderr
-        )
-        if run.returncode != 0:
-            return (
-                None,
-                f"{os.path.basename(program)}: {run.stderr.strip() or 'exit status ' + str(run.returncode)}",
-            )
-        answers = json.loads(run.stdout)
+        answers, why = ask_occupancy(program, lines)
+        if answers is None:
+            return None, why
     found = dict(zip(asked, answers))  # in the order asked: a name may be in several objects
     return {
         key: found.get(key, {"error": f"no {k['arch']} CUBIN in {key[0]}"}) for key, k in kernels.items()
@@ -215,7 +267,7 @@ def object_sass(cuobjdump, obj):
     return cuobjdump_run([cuobjdump, "-sass", obj])
 
 
-def collect(build_dir, occupancy_program=None):
+def collect(build_dir, occupancy_program=None, jit_program=None):
     cuobjdump = shutil.which("cuobjdump")
     reports = []
     for obj, source in objects_with_reports(build_dir):
@@ -251,24 +303,31 @@ def collect(build_dir, occupancy_program=None):
             k["occupancy_error"] = o["error"]
     if occupancies is None:
         doc["occupancy_missing"] = missing
-    names = demangle(sorted({n for _, n in kernels}))
-    for (_, mangled), k in kernels.items():
-        k["name"] = names.get(mangled, mangled)
-    doc["kernels"] = sorted(kernels.values(), key=lambda k: (k["source"], k["name"]))
+    jit = []
+    if jit_program and kernels:
+        arch = next(iter(kernels.values()))["arch"].removeprefix("sm_")
+        jit, _ = jit_kernels(
+            jit_program, arch, occupancy_program if occupancies is not None else None, cuobjdump
+        )
+    names = demangle(sorted({n for _, n in kernels} | {k["kernel"] for k in jit}))
+    for k in list(kernels.values()) + jit:
+        k["name"] = names.get(k["kernel"], k["kernel"])
+    doc["kernels"] = sorted(list(kernels.values()) + jit, key=lambda k: (k["source"], k["name"]))
     return doc
 
 
 def main(argv):
     args = argv[1:]
-    program = None
-    if "--occupancy" in args:
-        i = args.index("--occupancy")
-        program = args[i + 1] if i + 1 < len(args) else sys.exit(__doc__)
-        del args[i : i + 2]
+    programs = {}
+    for flag in ("--occupancy", "--jit"):
+        if flag in args:
+            i = args.index(flag)
+            programs[flag] = args[i + 1] if i + 1 < len(args) else sys.exit(__doc__)
+            del args[i : i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     build_dir, output = args
-    doc = collect(build_dir, program)
+    doc = collect(build_dir, programs.get("--occupancy"), programs.get("--jit"))
     if not doc["kernels"]:
         sys.exit(f"resources: no ptxas reports (*.o.ptxas) under {build_dir}; build it first")
     tmp = output + ".tmp"

@@ -100,7 +100,8 @@ facts() {
   { "$bin/cdl_build_facts" "$out/build_facts.json" > "$out/build_facts.log" 2>&1 \
       && echo "bench: facts: the compilers' answers in $((SECONDS - start)) s" >&2; } &
   local facts_pid=$!
-  "$python" reports/resources.py build/release "$out/resources.json" --occupancy "$bin/cdl_occupancy" || rc=$?
+  "$python" reports/resources.py build/release "$out/resources.json" --occupancy "$bin/cdl_occupancy" \
+    --jit "$bin/cdl_jit_resources" || rc=$?
   echo "bench: facts: the kernels' resources in $((SECONDS - start)) s" >&2
   wait "$facts_pid" || { rc=$?; cat "$out/build_facts.log" >&2; }
   rm -f "$out/build_facts.log"

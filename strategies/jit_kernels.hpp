@@ -40,7 +40,7 @@ void check_op_source(std::string_view source);
 // with that macro defined empty it compiles for the host too (strategies/user_op.cpp).
 std::string op_definition(workload w, const op_text& op, std::string_view type);
 
-// The NVRTC option of 06's variant `fast`: fewer optimisations, a shorter compile.
+// The NVRTC option of 06's variant `fast_compile`: fewer optimisations, a shorter compile.
 inline constexpr const char* fast_compile_option = "--Ofast-compile=mid";
 // The NVRTC option of 07's variant `preoptimised`, for the skeleton's program: the optimiser runs
 // on the kernels before their LTO-IR is written (once per process), so that each new op's link
@@ -78,6 +78,9 @@ op_text builtin_op(Op op) {
   return {std::string(info(op).name), std::string(info(op).source)};
 }
 op_text builtin_task_ops();
+// The op-length family's polynomial of `steps` steps (common/polynomial.hpp) as an op's text, made
+// once; cdl::error for a length not in op_lengths.
+const op_text& polynomial_op(int steps);
 
 // An op no compile cache has seen: the quadratic op plus two constants that are new in every
 // call (48 bits drawn from a count, the clock and this process's id), so its text, its machine
@@ -141,9 +144,9 @@ void register_strategy(registry& r, const std::string& strategy, const std::stri
 }  // namespace cdl::jit
 
 namespace cdl {
-// The build functions of strategies 06 (and its variant `fast`) and 07, for the tests, the timing
+// The build functions of strategies 06 (and its variant `fast_compile`) and 07, for the tests, the timing
 // benchmarks and user ops.
 extern const jit::build_fn nvrtc_jit_build;
-extern const jit::build_fn nvrtc_jit_fast_build;
+extern const jit::build_fn nvrtc_jit_fast_compile_build;
 extern const jit::build_fn jit_lto_build;
 }  // namespace cdl

@@ -47,16 +47,32 @@ __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n,
 // the loop is not unrolled: an unrolled runtime-trip loop is a copy of the body per step plus a
 // remainder loop, which doubled NVRTC's and nvJitLink's time for a new op (06, 07) and bought
 // nothing.
+//
+// The m values' statements are written out by template recursion (add_each), not by a loop the
+// optimiser is asked to unroll: each index is then a constant whatever the optimiser does, and the
+// arrays stay in registers. `#pragma unroll` is only a request, which NVRTC's --Ofast-compile=mid
+// (06's variant fast_compile) does not grant; an array indexed by a loop counter goes to local
+// memory (the stack frame in the resources data).
+template <int q = 0, int m, class T>
+__device__ __forceinline__ void zero_each(T (&acc)[m]) {
+  if constexpr (q < m) {
+    acc[q] = T(0);
+    zero_each<q + 1>(acc);
+  }
+}
+template <int q = 0, int m, class T, class F>
+__device__ __forceinline__ void add_each(const F& f, const T (&x)[m], T (&acc)[m], T offset) {
+  if constexpr (q < m) {
+    acc[q] += f(x[q] + offset);
+    add_each<q + 1>(f, x, acc, offset);
+  }
+}
+
 template <int m, class T, class F>
 __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (&acc)[m], int k) {
-#pragma unroll
-  for (int q = 0; q < m; ++q) acc[q] = T(0);
+  zero_each(acc);
 #pragma unroll 1
-  for (int j = 0; j < k; ++j) {
-    const T offset = T(j) * T(map_delta);  // map_arg's, shared by the m values
-#pragma unroll
-    for (int q = 0; q < m; ++q) acc[q] += f(x[q] + offset);
-  }
+  for (int j = 0; j < k; ++j) add_each(f, x, acc, T(j) * T(map_delta));  // map_arg's, shared by the m values
 }
 
 // The vec form (elementwise_vec's loads and stores) with one k loop for all of a thread's values

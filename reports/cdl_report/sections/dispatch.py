@@ -179,7 +179,8 @@ def add(doc, bench, noise, resources=None):
         k = max(k for (o, k) in penalty if o == op)
         p = penalty[(op, k)]
         indirect = {c: v for c, v in p.items() if c.startswith(("04_", "05_"))}
-        # A variant is its own figure, not folded into its strategy's range (06's `fast` is slower by design).
+        # A variant is its own figure, not folded into its strategy's range (06's `fast_compile`
+        # trades run time for compile time).
         jit = {c: v for c, v in p.items() if c.startswith(("06_", "07_")) and "." not in label(c)}
         variants = {c: v for c, v in p.items() if c.startswith(("06_", "07_")) and "." in label(c)}
         text = f"- **{op}, k = {k}:** "

@@ -7,8 +7,8 @@ from ..document import table
 
 
 # How each strategy's float map kernel for the quadratic op is named in the build: the invoker in its
-# template arguments (or the op's own kernel, for 00 and the hoisted switch). 06 and 07 compile
-# theirs at run time: not in the build.
+# template arguments (or the op's own kernel, for 00 and the hoisted switch). The run-time compiled
+# kernels (06, 07, 08) are found by their records' registry entry, op and type (JIT_ENTRIES).
 MAP_INVOKER = {
     "00_inline": "",
     "01_template_functor": "cdl::ops::quadratic>",
@@ -24,11 +24,24 @@ MAP_INVOKER = {
 }
 
 
-def map_kernel(resources, entry):
-    """The resource record of an entry's float map kernel (quadratic where the kernel is per op),
+JIT_ENTRIES = (
+    "06_nvrtc_jit",
+    "06_nvrtc_jit.fast_compile",
+    "07_jit_lto",
+    "07_jit_lto.preoptimised",
+    "08_expression_jit",
+    "08_expression_jit.baseline",
+)
+
+
+def map_kernel(resources, entry, op="quadratic"):
+    """The resource record of an entry's float map kernel (of op where the kernel is per op),
     e.g. '04_function_pointer.crowded/scalar'; None when the build does not have it."""
     if not resources:
         return None
+    for k in resources["kernels"]:
+        if k.get("entry") == entry and k.get("op") == op and k.get("type") == "f32":
+            return k
     lab, form = entry.split("/")
     strategy, _, variant = lab.partition(".")
     if lab not in MAP_INVOKER:
@@ -77,7 +90,11 @@ def short_kernel(name):
 
 def cited(resources):
     """The kernels the report's tables cite by name: each strategy's float map kernel, scalar and vec."""
-    found = (map_kernel(resources, f"{lab}/{form}") for lab in MAP_INVOKER for form in ("scalar", "vec"))
+    found = (
+        map_kernel(resources, f"{lab}/{form}")
+        for lab in (*MAP_INVOKER, *JIT_ENTRIES)
+        for form in ("scalar", "vec")
+    )
     return [k for k in found if k]
 
 
@@ -116,7 +133,13 @@ def add(doc, resources):
             if sass
             else "; the SASS was not inspected (no cuobjdump where the report was collected)."
         )
-        + " The run-time compiled kernels (06, 07, 08) are not in the build. Occupancy is the CUDA driver's"
+        + (
+            " The kernels compiled at run time (06, 07, 08; 10's tiers run the same) are compiled as their"
+            " strategies compile them, with ptxas's report from that compiler (`cdl_jit_resources`)."
+            if any(k.get("entry") for k in kernels)
+            else " The run-time compiled kernels (06, 07, 08) are not in this run's data."
+        )
+        + " Occupancy is the CUDA driver's"
         " (`cuOccupancyMaxActiveBlocksPerMultiprocessor`, asked by `cdl_occupancy`) at the kernel's launch"
         " bound, which is the block size the suite launches it with: resident blocks per SM, and the"
         " fraction of the SM's threads they fill"
