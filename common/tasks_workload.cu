@@ -7,6 +7,9 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/gather.h>
+#include <thrust/scatter.h>
 
 #include <cmath>
 #include <mutex>
@@ -138,6 +141,49 @@ task_groups group_tasks(const tasks_launch& a) {
     g.offsets.push_back(g.offsets.back() + counts[r]);
   }
   return g;
+}
+
+void run_task_groups(const tasks_launch& a, const task_groups& g) {
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    visit<task_ops>(g.ops[i], [&](auto op) {
+      skeleton::launch_task_group(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
+    });
+}
+
+kept_task_groups::kept_task_groups(const tasks_launch& a)
+    : index(std::max<std::size_t>(a.n, 1)), groups(group_tasks(a)) {
+  if (a.n)
+    CDL_CUDA_CHECK(cudaMemcpyAsync(index.data(), groups.index, a.n * sizeof(unsigned),
+                                   cudaMemcpyDeviceToDevice, a.stream));
+  CDL_CUDA_CHECK(cudaStreamSynchronize(a.stream));
+  groups.index = index.data();
+}
+
+tasks_in_op_order::tasks_in_op_order(const tasks_launch& a)
+    : kept_(a),
+      x_(std::max<std::size_t>(a.n, 1)),
+      y_(std::max<std::size_t>(a.n, 1)),
+      tasks_(std::max<std::size_t>(a.n, 1)) {
+  const auto policy = thrust::cuda::par_nosync.on(a.stream);
+  const unsigned* index = kept_.groups.index;
+  thrust::gather(policy, index, index + a.n, a.x, x_.data());
+  thrust::gather(policy, index, index + a.n, a.tasks, tasks_.data());
+  CDL_CUDA_CHECK(cudaStreamSynchronize(a.stream));
+}
+
+void tasks_in_op_order::run_kernels(cudaStream_t stream) const {
+  const task_groups& g = kept_.groups;
+  const tasks_launch ordered{x_.data(), tasks_.data(), y_.data(), g.offsets.back(), stream};
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    visit<task_ops>(g.ops[i], [&](auto op) {
+      skeleton::launch_task_ordered(ordered, g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
+    });
+}
+
+void tasks_in_op_order::scatter(const tasks_launch& a) const {
+  const std::size_t n = kept_.groups.offsets.back();
+  thrust::scatter(thrust::cuda::par_nosync.on(a.stream), y_.data(), y_.data() + n, kept_.groups.index, a.y);
+  CDL_CHECK_LAUNCH();
 }
 
 tasks_host make_tasks_host(const tasks_problem& p, std::uint64_t seed) {

@@ -53,6 +53,39 @@ struct task_groups {
   std::vector<std::size_t> offsets;  // group g is index[offsets[g] .. offsets[g + 1])
 };
 task_groups group_tasks(const tasks_launch& a);
+// The kernels of a grouping: a template kernel per op that occurs (01's), over its index list, so that
+// each reads x and the records and writes y through the permutation (scattered, where the layout
+// mixes ops). group_tasks then this is the template strategies' `grouped` launch.
+void run_task_groups(const tasks_launch& a, const task_groups& g);
+
+// A grouping kept for later launches: group_tasks's index lives in scratch that its next call
+// reuses, so this holds a copy. What a caller that groups once and launches many times keeps (the
+// form `grouped_reused`: each launch is run_task_groups alone).
+struct kept_task_groups {
+  explicit kept_task_groups(const tasks_launch& a);
+  device_buffer<unsigned> index;
+  task_groups groups;  // its index points into `index`
+};
+
+// The data moved into op order once (x and the records gathered through a kept grouping's index),
+// so that each op's kernel reads and writes contiguous ranges: the form `in_op_order`, whose
+// launch is run_kernels (y in op order, here) then scatter (y back into a.y, element order).
+class tasks_in_op_order {
+ public:
+  explicit tasks_in_op_order(const tasks_launch& a);
+  void run(const tasks_launch& a) const {
+    run_kernels(a.stream);
+    scatter(a);
+  }
+  void run_kernels(cudaStream_t stream) const;
+  void scatter(const tasks_launch& a) const;
+
+ private:
+  kept_task_groups kept_;
+  device_buffer<float> x_;
+  mutable device_buffer<float> y_;  // each launch's results, in op order
+  device_buffer<task> tasks_;
+};
 
 // The same grouping with no round trip to the host: the sort, then each op id's range found on
 // the device (begin[id] .. begin[id + 1] of index, for all task_op_count ids). The host cannot

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace cdl {
 namespace {
@@ -61,6 +62,37 @@ class TasksStrategy : public gpu_param_test<std::tuple<std::size_t, task_layout>
 TEST_P(TasksStrategy, MatchesTheReferenceAtEdgeSizes) {
   const auto [index, layout] = GetParam();
   expect_every_size_matches<tasks_fixture>(get_registry().tasks.at(index), layout);
+}
+
+// The grouping kept across launches (tasks_workload.hpp: made once, or the data moved into op order
+// once): every launch's results in element order, twice on the same kept state, at every size, layout
+// and op count. The fixture launches a function pointer: the state is a static here.
+std::unique_ptr<kept_task_groups> kept_groups;
+std::unique_ptr<tasks_in_op_order> kept_order;
+void keep(const tasks_launch& a) {
+  kept_groups = std::make_unique<kept_task_groups>(a);
+  kept_order = std::make_unique<tasks_in_op_order>(a);
+}
+void grouped_reused(const tasks_launch& a) { run_task_groups(a, kept_groups->groups); }
+void in_op_order(const tasks_launch& a) { kept_order->run(a); }
+
+class KeptGrouping : public gpu_test {};
+
+TEST_F(KeptGrouping, MatchesTheReferenceOnEveryLaunchAtEdgeSizes) {
+  for (task_layout layout :
+       {task_layout::uniform, task_layout::sorted, task_layout::warp, task_layout::random})
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(33), (std::size_t(1) << 20) + 3})
+      for (int distinct : {1, 7, 32}) {
+        const tasks_fixture f({layout, distinct, n}, default_seed + n);
+        f.launch(keep, tasks_form::grouped, nullptr);
+        for (int launch = 0; launch < 2; ++launch)
+          for (tasks_launch_fn fn : {grouped_reused, in_op_order}) {
+            const validation_result r = f.run_and_validate(fn, tasks_form::grouped);
+            EXPECT_TRUE(r.passed) << f.problem().describe() << " launch " << launch << ": " << r.summary();
+          }
+        kept_order.reset();
+        kept_groups.reset();
+      }
 }
 
 // Every entry of the registry's list `entries` (tasks or objects) in every layout, and each test's name.

@@ -7,7 +7,9 @@
 //                        strategies whose op must be known at compile time (templates,
 //                        lambdas), after the elements are grouped by op (tasks_workload.hpp);
 //   tasks_range_kernel - the same, its range of the list read from device memory, so that the
-//                        host need not learn the group sizes before launching.
+//                        host need not learn the group sizes before launching;
+//   tasks_ordered_kernel - one op per launch over a range of records already moved into op order:
+//                        the group kernel without the index, every access contiguous.
 #pragma once
 
 #if !defined(__CUDACC_RTC__)
@@ -47,6 +49,15 @@ __global__ void __launch_bounds__(tasks_block)
   y[j] = op(x[j], t[j].p1, t[j].p2);
 }
 
+template <class Op>
+__global__ void __launch_bounds__(tasks_block)
+    tasks_ordered_kernel(const float* __restrict__ x, const task* __restrict__ t, float* __restrict__ y,
+                         std::size_t count, Op op) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  y[i] = op(x[i], t[i].p1, t[i].p2);
+}
+
 // A fixed grid strides over the range, whatever its size: the host launches it without knowing it.
 template <class Op>
 __global__ void __launch_bounds__(tasks_block)
@@ -72,6 +83,14 @@ template <class Launch, class Op>
 void launch_task_group(const Launch& a, const unsigned* index, std::size_t count, const Op& op) {
   if (count == 0) return;
   tasks_group_kernel<<<tasks_grid(count), tasks_block, 0, a.stream>>>(a.x, a.tasks, a.y, index, count, op);
+  CDL_CHECK_LAUNCH();
+}
+
+template <class Launch, class Op>
+void launch_task_ordered(const Launch& a, std::size_t first, std::size_t count, const Op& op) {
+  if (count == 0) return;
+  tasks_ordered_kernel<<<tasks_grid(count), tasks_block, 0, a.stream>>>(a.x + first, a.tasks + first,
+                                                                        a.y + first, count, op);
   CDL_CHECK_LAUNCH();
 }
 

@@ -79,13 +79,7 @@ void launch_matmul(const matmul_launch& a) {
 // grouping is part of the timed launch. `grouped` brings the group sizes to the host (a
 // synchronising copy) and launches a kernel per op that occurs; `grouped_device` leaves them
 // on the device and launches a kernel for every op id, each reading its own range.
-void launch_tasks(const tasks_launch& a) {
-  const task_groups g = group_tasks(a);
-  for (std::size_t i = 0; i < g.ops.size(); ++i)
-    visit<task_ops>(g.ops[i], [&](auto op) {
-      skeleton::launch_task_group(a, g.index + g.offsets[i], g.offsets[i + 1] - g.offsets[i], op);
-    });
-}
+void launch_tasks(const tasks_launch& a) { run_task_groups(a, group_tasks(a)); }
 void launch_tasks_on_device(const tasks_launch& a) {
   const device_task_groups g = group_tasks_on_device(a);
   for (int id = 0; id < task_op_count; ++id)

@@ -6,18 +6,99 @@ from ..stats import span
 
 
 HEADING = "Per-element dispatch: the tasks workload (divergence)"
+# The template strategies' groupings made at every launch (the sort inside the timed launch).
+PER_LAUNCH = ("01_template_functor/grouped", "01_template_functor/grouped_device")
+# What a grouping is made of, each timed alone (cdl_bench's tasks/parts/ and the forms that keep one):
+# 01's `grouped` is the sort and then the kernels through the index (`grouped_reused` alone);
+# `in_op_order` is the kernels over the data in op order and the scatter of y back.
+PARTS = {
+    "grouped": "01_template_functor/grouped",
+    "through_index": "01_template_functor/grouped_reused",
+    "in_op_order": "01_template_functor/in_op_order",
+    "sort": "parts/sort",
+    "contiguous": "parts/kernels_in_op_order",
+    "scatter": "parts/scatter",
+    "switch": "03_switch/per_element",
+}
 
 
 def grouping_ratios(bench):
     """{(layout, distinct ops): (the better grouping, its time / the per-element switch's)} per problem."""
     out = {}
     for f, es in bench.select("tasks"):
-        grouped = {e: row["median"] for e, row in es.items() if "/grouped" in e and e.startswith("01_")}
+        grouped = {e: es[e]["median"] for e in PER_LAUNCH if e in es}
         switch = es.get("03_switch/per_element")
         if grouped and switch:
             best = min(grouped, key=grouped.get)
             out[(f["layout"], int(f["distinct"]))] = (best, grouped[best] / switch["median"])
     return out
+
+
+def grouping_parts(bench):
+    """{(layout, distinct ops): {part: median µs}} for the problems whose run timed every part."""
+    out = {}
+    for f, es in bench.select("tasks"):
+        if all(e in es for e in PARTS.values()):
+            out[(f["layout"], int(f["distinct"]))] = {p: es[e]["median"] for p, e in PARTS.items()}
+    return out
+
+
+def why_grouping_costs(t):
+    """A clause on where a grouping's time goes, from its parts ({part: µs} of one problem)."""
+    ms, share = fmt_time, lambda part: f"{t[part] / t['grouped']:.0%}"  # noqa: E731
+    return (
+        f"of its {ms(t['grouped'])}, the sort takes {ms(t['sort'])} ({share('sort')}) and the op kernels"
+        f" through the sorted index {ms(t['through_index'])} ({share('through_index')}), against"
+        f" {ms(t['contiguous'])} for the same kernels on the data already in op order"
+    )
+
+
+def parts_text(parts):
+    """The grouping's explanation, computed from its parts: where the time goes at one op (no
+    divergence, no scattering: the sorted index is the identity) and at the layout that costs most,
+    and what grows between the two."""
+    ms = fmt_time
+    base = parts.get(("uniform", 1))
+    worst_key = max(parts, key=lambda k: parts[k]["grouped"])
+    worst = parts[worst_key]
+    text = (
+        "**Where a grouping's time goes** (each part timed alone; `grouped_reused` is the grouping made"
+        " once and reused, `in_op_order` the data moved into op order once and y scattered back):"
+    )
+    if base:
+        text += (
+            f" with one op, {why_grouping_costs(base)}; the per-element switch takes {ms(base['switch'])}."
+        )
+    if worst_key != ("uniform", 1):
+        layout, ops = worst_key
+        text += f" At {layout} with {ops} ops, {why_grouping_costs(worst)};"
+        text += f" the switch takes {ms(worst['switch'])}."
+        if base:
+            grew = {p: worst[p] - base[p] for p in ("grouped", "sort", "through_index", "contiguous")}
+            scattered = (
+                grew["through_index"] > grew["sort"] and grew["contiguous"] < grew["through_index"] / 2
+            )
+            text += (
+                f" From one op to that layout the grouping grows by {ms(grew['grouped'])}: the sort by"
+                f" {ms(grew['sort'])}, the kernels through the index by {ms(grew['through_index'])}, the"
+                f" same kernels on data in op order by {ms(grew['contiguous'])}: "
+                + ("the kernels through the index" if grew["through_index"] > grew["sort"] else "the sort")
+                + " grows most"
+                + (
+                    ", and since the kernels in op order do not, that growth is the scattered reads and"
+                    " writes through the permutation, not the ops"
+                    if scattered
+                    else ""
+                )
+                + "."
+            )
+    kept = min(worst["through_index"], worst["in_op_order"])
+    text += (
+        f" Kept across launches, a grouping costs {ms(worst['through_index'])} a launch through the"
+        f" index, {ms(worst['in_op_order'])} in op order with y scattered back ({ms(worst['scatter'])}"
+        f" of it the scatter): {kept / worst['switch']:.2f}× the switch there.\n"
+    )
+    return text
 
 
 def add(doc, bench):
@@ -36,7 +117,7 @@ def add(doc, bench):
     )
     uniform = {e: row["median"] for f, es in runs if f["layout"] == "uniform" for e, row in es.items()}
     layouts = sorted({f["layout"] for f, _ in runs if f["layout"] != "uniform"})
-    entries = sorted({e for _, es in runs for e in es})
+    entries = sorted({e for _, es in runs for e in es if not e.startswith("parts/")})
     plots.tasks_divergence(doc, runs, layouts, entries, uniform)
     worst = {}
     for f, es in runs:
@@ -51,9 +132,11 @@ def add(doc, bench):
         ratios = [r for _, r in grouping.values()]
         wins = sorted({b.split("/")[1] for b, _ in grouping.values()})
         doc.add(
-            "Grouping by op, the better of its two forms in each problem"
-            f" ({', '.join(f'`{w}`' for w in wins)} was the better), takes {span(ratios, '{:.1f}')}× the"
-            f" per-element switch's time over {len(grouping)} problems: the sort costs more than the"
-            " divergence it removes, for ops this cheap.\n"
+            "Grouping by op at every launch, the better of its two forms in each problem"
+            f" ({', '.join(f'`{w}`' for w in wins)}), takes {span(ratios, '{:.1f}')}× the per-element"
+            f" switch's time over {len(grouping)} problems.\n"
         )
-    return {"uniform": uniform, "worst": worst, "grouping": grouping}
+    parts = grouping_parts(bench)
+    if parts:
+        doc.add(parts_text(parts))
+    return {"uniform": uniform, "worst": worst, "grouping": grouping, "parts": parts}
