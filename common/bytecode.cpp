@@ -330,6 +330,7 @@ steps lower(const program& p) {
       plan();
     }
     keep(register_held() && acc != int(in.dst) && live_after[i][std::size_t(acc)]);
+    if (f == form::fma_first && sb == 0 && (sc & constant_bit)) f = form::horner;
     emit(f, code, sb, sc);
     if (condition[i]) out.slots = std::max(out.slots, 1);
     acc = in.dst;
@@ -343,9 +344,9 @@ steps lower(const program& p) {
 }
 
 std::string to_string(const steps& s) {
-  static const char* const forms[] = {"load",        "save",        "binary",       "binary_x", "reversed",
-                                      "unary",       "unary_x",     "fma_first",    "fma_last", "select_if",
-                                      "select_else", "select_x_if", "select_x_else"};
+  static const char* const forms[] = {"load",        "save",        "binary",        "binary_x", "reversed",
+                                      "unary",       "unary_x",     "fma_first",     "fma_last", "select_if",
+                                      "select_else", "select_x_if", "select_x_else", "horner"};
   static_assert(sizeof forms / sizeof *forms == std::size_t(form::count_));
   const auto name = [&](std::uint8_t o) -> std::string {
     if (o & constant_bit) return std::to_string(s.constants.at(o & ~constant_bit));

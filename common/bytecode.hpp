@@ -52,7 +52,7 @@ enum class op : std::uint8_t {
 
 inline constexpr int max_registers = 8;  // register 0 holds x
 inline constexpr int max_instructions = 64;
-inline constexpr int max_constants = 32;
+inline constexpr int max_constants = 64;
 // An operand: a register (0 .. max_registers - 1), or a constant (constant_bit | its index).
 inline constexpr std::uint8_t constant_bit = 0x80;
 
@@ -202,6 +202,9 @@ enum class form : std::uint8_t {
   // folded into the select (code is the comparison, C the number), one step where it took three.
   select_x_if,    // acc = x code C ? B : acc
   select_x_else,  // acc = x code C ? acc : B
+  // acc = acc * x + C, C a number: a fma_first whose sources are x and a number, the step of a
+  // polynomial by Horner's rule, which the kernel runs apart from the others (run_steps).
+  horner,
   count_
 };
 inline constexpr int max_slots = 4;
@@ -283,6 +286,17 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
     }
 #endif
     const step st = code[i];
+    // A run of Horner's steps (a polynomial, the commonest long op) in a loop of its own: one test
+    // a step and no dispatch tree, and the lanes stay in their registers through the run, where the
+    // switch below copies them at every step (`cuobjdump -sass`: the moves at the step loop's top).
+    if (st.f == form::horner) {
+      do {
+        const T number = T(constants[code[i].c & (max_constants - 1)]);
+        for (int l = 0; l < L; ++l) acc[l] = apply<op::fma, T>(acc[l], x[l], number);
+      } while (++i < length && code[i].f == form::horner);
+      --i;  // the step loop's ++i comes next
+      continue;
+    }
     const auto source = [&](std::uint8_t o, auto&& f) {
       with_source<T, L, Slots>(o, constants, x, acc, slot, f);
     };

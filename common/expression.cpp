@@ -1,11 +1,13 @@
 // expression.hpp's parser (recursive descent, one function per rule of the grammar there), its
 // float64 interpreter and its C++ printer. Read the header first.
 #include "expression.hpp"
+#include "polynomial.hpp"
 
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -375,3 +377,19 @@ double evaluate(const program& p, double x) {
 }
 
 }  // namespace cdl::expr
+
+namespace cdl {
+
+std::string polynomial_text(int steps) {
+  const auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return std::string(text);
+  };
+  if (steps == 1) return "x * 0.5";  // polynomial_value's cases, as text
+  std::string text = number(polynomial_coefficient(steps / 2));
+  for (int i = steps / 2 - 1; i >= 0; --i) text = "(" + text + ") * x + " + number(polynomial_coefficient(i));
+  return text;
+}
+
+}  // namespace cdl

@@ -42,6 +42,16 @@ using tasks_entry = registry_entry<tasks_launch, tasks_form>;
 using matmul_entry = registry_entry<matmul_launch, matmul_form>;
 using objects_entry = registry_entry<objects_launch, object_form>;
 
+// The op-length sweep (common/polynomial.hpp): the map (vec form) of a polynomial of `steps` steps,
+// by each strategy that runs an op of any length: from its text (08, 16), or by a switch over the
+// lengths built in (03).
+using length_launch_fn = void (*)(const map_launch& a, int steps);
+struct length_entry {
+  std::string strategy;
+  length_launch_fn launch;
+  std::string name() const { return strategy + "/vec"; }
+};
+
 struct registry {
   std::vector<map_entry> map;
   std::vector<zip_entry> zip;
@@ -50,6 +60,7 @@ struct registry {
   std::vector<points_entry> points;
   std::vector<matmul_entry> matmul;
   std::vector<objects_entry> objects;  // 11's forms and 12's by value: the others' calls are on task records
+  std::vector<length_entry> op_length;
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
   void add_map(std::string strategy, std::string variant, map_launch_fn launch);

@@ -63,7 +63,8 @@ __device__ __forceinline__ void interpreter_scalar_body(const T* __restrict__ x,
   y[i] = acc[0];
 }
 // V 16-byte vectors a thread, block-strided as the skeleton loads them, every load issued before
-// any value is used: at k = 1, two, so that a step's dispatch is paid once for eight floats.
+// any value is used: where k is small, two or (a long program) four, so that a step's dispatch is
+// paid once for eight or sixteen floats (suite/16_interpreter.cu chooses).
 template <int V, int S, int Slots, class T>
 __device__ __forceinline__ void interpreter_vec_body(const T* __restrict__ x, T* __restrict__ y,
                                                      std::size_t n, int k, const kernel_program<T>& p) {

@@ -4,6 +4,7 @@
 #include "jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"
+#include "common/polynomial.hpp"
 #include "common/skeletons/elementwise.cuh"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -287,6 +288,17 @@ op_text fresh_text(const op_text& op) {
   const std::string fresh = "fresh_" + high + "_" + low;
   const std::string declared = "const unsigned long long " + fresh + " = 0; (void)" + fresh + "; ";
   return {op.name + "_" + fresh, declared + (is_body(op.source) ? op.source : "return " + op.source + ";")};
+}
+
+const op_text& polynomial_op(int steps) {
+  static const std::map<int, op_text> made = [] {
+    std::map<int, op_text> m;
+    for (int s : op_lengths) m[s] = {"polynomial_" + std::to_string(s), polynomial_text(s)};
+    return m;
+  }();
+  const auto found = made.find(steps);
+  if (found == made.end()) throw error("no polynomial of " + std::to_string(steps) + " steps in op_lengths");
+  return found->second;
 }
 
 op_text never_seen_op() {

@@ -4,10 +4,12 @@
 #include "common/bytecode.hpp"
 #include "common/expression.hpp"
 #include "common/ops.cuh"
+#include "common/polynomial.hpp"
 #include "random_programs.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -51,6 +53,41 @@ bool expect_same(const std::string& text, double x) {
 TEST(Bytecode, EveryConstructRunsAsTheLanguageDefinesIt) {
   for (const char* text : test::language_constructs)
     for (const double x : {0.0, 0.25, 0.5, 1.0, 3.0}) expect_same(text, x);
+}
+
+// The op-length family: each polynomial's text is the functor's polynomial (the language's float64
+// interpreter against polynomial_value), and its steps (Horner's steps run as one run of the
+// interpreter's fast path, whatever their number) compute it too; a polynomial holds no value but
+// the accumulator.
+TEST(Bytecode, ThePolynomialsOfEveryLengthRunAsTheirDefinition) {
+  for (int steps : op_lengths) {
+    const std::string text = polynomial_text(steps);
+    const expr::program p = expr::parse(text);
+    for (const double x : {0.25, 0.5, 1.0, 1.75}) {
+      EXPECT_NEAR(expr::evaluate(p, x), polynomial_value(steps, x), 1e-12 * polynomial_value(steps, x))
+          << text;
+      expect_same(text, x);
+    }
+    const bytecode::steps s = bytecode::lower(bytecode::encode(p));
+    EXPECT_EQ(s.slots, 0) << text;
+    EXPECT_EQ(int(s.constants.size()), steps == 1 ? 1 : steps / 2 + 1) << text;
+    EXPECT_LE(int(s.code.size()), std::max(1, steps / 2 + 1)) << "a multiply and an add are one step\n"
+                                                              << bytecode::to_string(s);
+  }
+}
+
+// 03's functors (their coefficients constants of the front end's) are the same polynomials.
+TEST(Bytecode, ThePolynomialFunctorsAreTheReference) {
+  static_assert(std::size(op_lengths) == 5, "a length added: add its functor here");
+  const auto same = [](auto op, int steps) {
+    for (const double x : {0.25, 0.5, 1.0, 1.75})
+      EXPECT_DOUBLE_EQ(op(x), polynomial_value(steps, x)) << steps;
+  };
+  same(polynomial<1>{}, 1);
+  same(polynomial<4>{}, 4);
+  same(polynomial<16>{}, 16);
+  same(polynomial<30>{}, 30);
+  same(polynomial<64>{}, 64);
 }
 
 TEST(Bytecode, TheCataloguesOpsEncodeAndRunInBothTypes) {

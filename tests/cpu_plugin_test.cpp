@@ -59,7 +59,7 @@ TEST(Plugin, TheInterpretersKernelsAreAFileOfTheirOwn) {
   EXPECT_NO_THROW(plugin::check_loadable(path));
   const std::string file = contents(path);  // the names a loader asks for (bench/python/cdl_peers)
   for (const char* name : {"cdl_interpreter_scalar_f32_1_0", "cdl_interpreter_scalar_f32_16_4",
-                           "cdl_interpreter_vec_f32_2_1_0", "cdl_interpreter_vec_f32_1_4_4"})
+                           "cdl_interpreter_vec_f32_4_1_0", "cdl_interpreter_vec_f32_1_4_4"})
     EXPECT_NE(file.find(name), std::string::npos) << name;
 }
 

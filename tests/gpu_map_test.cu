@@ -2,7 +2,9 @@
 // reference, for every op and element type, at sizes that hit the edges of the launch
 // geometry: 0, 1, one vector, a warp minus/plus one, nine vectors (a part of a block), a
 // prime-ish size (no whole vectors: the vec form falls back to scalar) and whole vectors beside
-// it, and 2^24.
+// it, and 2^24. The op-length sweep's entries too: every polynomial length, both types, every k
+// not a multiple of the interpreter's steps a pass.
+#include "common/polynomial.hpp"
 #include "gpu_test.hpp"
 
 namespace cdl {
@@ -26,6 +28,29 @@ INSTANTIATE_TEST_SUITE_P(Registry, MapStrategy,
                          ::testing::ValuesIn(every_entry_type_op<map_op>(get_registry().map,
                                                                          map_op_catalogue)),
                          [](const auto& info) { return entry_type_op_name(get_registry().map, info.param); });
+
+class OpLength : public gpu_param_test<std::size_t> {};
+
+TEST_P(OpLength, EveryPolynomialMatchesItsDefinitionAtEdgeSizes) {
+  const length_entry& entry = get_registry().op_length.at(GetParam());
+  for (int steps : op_lengths)
+    for (dtype t : {dtype::f32, dtype::f64})
+      for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000003), std::size_t(1000004)})
+        for (int k : {1, 3, 5}) {
+          const map_fixture f(
+              {map_op::quadratic, t, n, k}, default_seed + n,
+              custom_map_op{[steps](double x) { return polynomial_value(steps, x); }, steps + 2});
+          const validation_result r =
+              f.run_and_validate([&](const map_launch& a) { entry.launch(a, steps); }, map_form::vec);
+          EXPECT_TRUE(r.passed) << entry.name() << " steps " << steps << " " << f.problem().describe() << ": "
+                                << r.summary();
+        }
+}
+INSTANTIATE_TEST_SUITE_P(Registry, OpLength,
+                         ::testing::Range(std::size_t(0), get_registry().op_length.size()),
+                         [](const auto& info) {
+                           return test_name(get_registry().op_length.at(info.param).name());
+                         });
 
 }  // namespace
 }  // namespace cdl

@@ -25,12 +25,15 @@ using cdl::interpreter::kernel_program;
                                                   const __grid_constant__ kernel_program<float> p) {  \
     cdl::interpreter::interpreter_vec_body<V, S, SLOTS>(x, y, n, k, p);                               \
   }
-// The forms suite/16_interpreter.cu launches for float: 16 lanes where k has the steps, else one.
+// The forms suite/16_interpreter.cu launches for float: scalar, 16 lanes where k has the steps, else
+// one; vec, 4 steps a pass where k has them, else one, on four vectors a thread for a long program
+// that saves nothing.
 CDL_SCALAR(1, 0)
 CDL_SCALAR(1, 4)
 CDL_SCALAR(16, 0)
 CDL_SCALAR(16, 4)
 CDL_VEC(2, 1, 0)
 CDL_VEC(2, 1, 4)
+CDL_VEC(4, 1, 0)
 CDL_VEC(1, 4, 0)
 CDL_VEC(1, 4, 4)

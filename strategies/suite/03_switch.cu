@@ -27,6 +27,7 @@
 // Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
 //          invoker that switches on the op's id, handed to the skeletons, as in every workload, so
 //          that every strategy runs the same loop and a difference in time is the call.
+#include "common/polynomial.hpp"
 #include "common/registry.hpp"
 #include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
@@ -35,6 +36,9 @@
 #include "common/skeletons/points.cuh"
 #include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
+
+#include <algorithm>
+#include <iterator>
 
 // ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
 namespace cdl::minimal {
@@ -176,6 +180,17 @@ struct per_element_switch {
 };
 void launch_tasks(const tasks_launch& a) { skeleton::launch_tasks(a, per_element_switch{}); }
 
+// The op-length sweep: a switch, at every call, over polynomials of every length built in.
+using polynomials = op_list<polynomial<1>, polynomial<4>, polynomial<16>, polynomial<30>, polynomial<64>>;
+static_assert(polynomials::size == std::size(op_lengths));
+void launch_polynomial(const map_launch& a, int steps) {
+  const auto at = std::find(std::begin(op_lengths), std::end(op_lengths), steps);
+  if (at == std::end(op_lengths))
+    throw error("03_switch: no polynomial of " + std::to_string(steps) + " steps");
+  const int id = int(at - std::begin(op_lengths));
+  skeleton::launch_map_with(a, [&](auto) { return switch_invoker<polynomials>{id}; });
+}
+
 }  // namespace
 
 void register_03_switch(registry& r) {
@@ -183,6 +198,7 @@ void register_03_switch(registry& r) {
                           registry::per_element_tasks(launch_tasks)});
   r.add_map("03_switch", "hoisted", launch_map_hoisted);
   r.add_matmul("03_switch", "hoisted", launch_matmul_hoisted);
+  r.op_length.push_back({"03_switch", launch_polynomial});
 }
 
 }  // namespace cdl

@@ -419,6 +419,9 @@ void register_08_expression_jit(registry& r) {
   r.add_map("08_expression_jit", "baseline", [](const map_launch& a) {
     expression_jit::launch_map(a, jit::builtin_op(a.op), tier::baseline);
   });
+  r.op_length.push_back({"08_expression_jit", [](const map_launch& a, int steps) {
+                           expression_jit::launch_map(a, jit::polynomial_op(steps), tier::optimised);
+                         }});
 }
 
 }  // namespace cdl

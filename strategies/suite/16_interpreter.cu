@@ -7,7 +7,11 @@
 //          memory), so each step writes one accumulator and is one case of a switch whose code
 //          names what it reads: the accumulator, x, one of four slots, or a number
 //          (bytecode::run_steps). A step is fetched and decoded once for all of a thread's lanes:
-//          its elements (one, or 16-byte vectors) times several steps of the map's k loop.
+//          its elements (one, or 16-byte vectors) times several steps of the map's k loop, and a
+//          long program that saves nothing gets twice the vectors where k is small. A run of
+//          Horner's steps (acc = acc * x + a number: a polynomial, the commonest long op) runs in a
+//          loop of its own, a test a step, with no dispatch tree: what a step costs against a
+//          compiled kernel is the op-length sweep (`oplength/` benchmarks, the report's section).
 // Cost.    No compile: a new op's first result costs its encoding and one launch. Per call, what a
 //          compiler folds away is paid at run time: a step's fetch, the branches to its case, a
 //          value saved to a slot where it must wait, numbers read from the argument instead of
@@ -52,6 +56,12 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
 }
 
 // The kernels for Slots slots, and the launch of the one for a's form and k.
+// A program of this many steps or more, that saves nothing, runs where k is small on twice the
+// vectors a thread: its steps' dispatch, paid once for all of a thread's lanes, is then paid once for
+// twice the elements (batching across elements as well as across k). Shorter programs keep fewer
+// registers and more threads, which the memory-bound map needs more (the op-length sweep shows both).
+constexpr int long_program = 8;
+
 template <class T, int Slots>
 void launch_with(const map_launch& a, const kernel_program<T>& p) {
   constexpr int vec_lanes = int(sizeof(typename skeleton::vec16<T>::type) / sizeof(T));
@@ -62,12 +72,14 @@ void launch_with(const map_launch& a, const kernel_program<T>& p) {
       skeleton::elementwise_launch_geometry(a.form, a.n, sizeof(T), {a.x, a.y});
   if (g.form == map_form::vec) {
     const std::size_t nvec = a.n / vec_lanes;
+    const auto grid = [&](int vectors) { return unsigned((nvec + vectors * block - 1) / (vectors * block)); };
     if (a.k >= most_lanes<T> / vec_lanes)
       interpreter_vec<T, 1, most_lanes<T> / vec_lanes, Slots>
-          <<<unsigned((nvec + block - 1) / block), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+          <<<grid(1), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+    else if (Slots == 0 && p.length >= long_program)
+      interpreter_vec<T, 4, 1, 0><<<grid(4), block, 0, a.stream>>>(x, y, a.n, a.k, p);
     else
-      interpreter_vec<T, 2, 1, Slots>
-          <<<unsigned((nvec + 2 * block - 1) / (2 * block)), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+      interpreter_vec<T, 2, 1, Slots><<<grid(2), block, 0, a.stream>>>(x, y, a.n, a.k, p);
   } else if (a.k >= most_lanes<T>) {
     interpreter_scalar<T, most_lanes<T>, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
   } else {
@@ -120,6 +132,9 @@ void register_16_interpreter(registry& r) {
   r.add_map("16_interpreter", "", [](const map_launch& a) {
     interpreter::launch_map(a, jit::builtin_op(a.op));  // ops.cuh's text is in the language
   });
+  r.op_length.push_back({"16_interpreter", [](const map_launch& a, int steps) {
+                           interpreter::launch_map(a, jit::polynomial_op(steps));
+                         }});
 }
 
 }  // namespace cdl

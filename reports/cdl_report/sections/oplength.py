@@ -1,0 +1,67 @@
+"""An op's length: polynomials of 1 to 64 steps (bench/suite.cpp's op-length sweep) through the
+interpreter (16), the expression JIT's compiled kernel (08) and a switch over the lengths built in
+(03), at k = 1, 3 and 64; each time over 08's on the same problem, and the interpreter's goal
+(at most GOAL × 08's kernel for an op of GOAL_STEPS steps, at every k) judged from them."""
+from ..document import fmt_time, table
+from ..stats import compare
+from .dispatch import cell
+
+HEADING = "An op's length: the interpreter against compiled kernels"
+BASE = "08_expression_jit/vec"
+OTHERS = ("03_switch/vec", "16_interpreter/vec")
+GOAL_STEPS, GOAL = 30, 3.0
+
+
+def ratios(bench, noise):
+    """{(steps, k): {"08": µs, entry: (its time / 08's, finding?)}} over the sweep."""
+    out = {}
+    for f, es in bench.select("oplength"):
+        base = es.get(BASE)
+        if not base:
+            continue
+        row = {"08": base["median"]}
+        for e in OTHERS:
+            if e in es:
+                ratio, _, finding = compare(base, es[e], noise)
+                row[e] = (ratio, finding)
+        out[(int(f["steps"]), int(f["k"]))] = row
+    return out
+
+
+def add(doc, bench, noise):
+    r = ratios(bench, noise)
+    if not r:
+        return {}
+    doc.add(f"## {HEADING}\n")
+    doc.add(
+        "The catalogue's ops are one to seven steps of 08's language; a user's op is often longer. Here"
+        " polynomials by Horner's rule of 1 to 64 steps (half multiplies, half additions) run through"
+        " 08's compiled kernel, the interpreter (16) and 03's switch over the lengths built into it, each"
+        " validated against the polynomial in float64; each time over 08's on the same problem (float,"
+        " n = 2^24 at k = 1 and 3, 2^22 at k = 64), in parentheses where it is no difference:\n"
+    )
+    rows = [
+        [steps, k, fmt_time(row["08"])] + [cell(row[e]) if e in row else "–" for e in OTHERS]
+        for (steps, k), row in sorted(r.items())
+    ]
+    doc.add(table(["steps", "k", "08's kernel", "03 × 08", "16 × 08"], rows))
+    goal = {
+        k: row["16_interpreter/vec"][0]
+        for (steps, k), row in r.items()
+        if steps == GOAL_STEPS and "16_interpreter/vec" in row
+    }
+    if goal:
+        worst_k = max(goal, key=goal.get)
+        verdict = (
+            "within the noise of it, neither met nor missed"
+            if abs(goal[worst_k] / GOAL - 1) <= noise
+            else "met"
+            if goal[worst_k] < GOAL
+            else "not met"
+        )
+        doc.add(
+            f"An op of {GOAL_STEPS} steps through the interpreter takes at most {goal[worst_k]:.2f}× 08's"
+            f" kernel (k = {worst_k}) over k = {', '.join(str(k) for k in sorted(goal))}: the goal of at most"
+            f" {GOAL:.0f}× at every k is {verdict}.\n"
+        )
+    return {"ratios": r, "goal": goal}
