@@ -72,6 +72,9 @@ double seconds_since(clock::time_point start) {
   return std::chrono::duration<double>(clock::now() - start).count();
 }
 
+// The elements of a new process's first result: the Python peers' new-op input's size (newop.py).
+constexpr std::size_t first_result_n = std::size_t(1) << 16;
+
 // What a launch compiles: the map's vec kernel (06 and 07 compile each form's kernel at its first
 // launch), float. The op every same_text stage is measured with: quadratic.
 constexpr int measured_kernel = int(map_form::vec);
@@ -193,6 +196,65 @@ void compile_and_load_08(const jit::op_text& op, int arch, tier level = tier::op
   jit::load_now(expression_jit::compile_uncached(expression_08(op, level), arch), "map_vec");
 }
 
+// The run-time routes from a new op's text to its first result, by the name the interleaved benchmark
+// and the new-process probes give them: the compilers (06, its fast_compile variant, 07, 08's two
+// tiers: compiled and loaded at the first launch) and the routes with no compiler (16's interpreter;
+// 10's three tiers, whose first launch runs on the interpreter while 08 compiles on a host thread).
+// Route 10's dispatchers by op text, kept past their first result (their compiles run on after it);
+// the probe empties this before it returns, so that each waits for its compiles while everything a
+// compile uses is still there (statics made during a compile are destroyed before this one).
+std::map<std::string, std::unique_ptr<tiered_expression>>& tiers() {
+  static std::map<std::string, std::unique_ptr<tiered_expression>> kept;
+  return kept;
+}
+
+struct route {
+  const char* name;
+  void (*launch)(const map_launch& a, const jit::op_text& op);
+  bool interleaved = true;  // 10's compiles run on after its first result, on the host's cores
+};
+const route routes[] = {
+    {"06", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(nvrtc_jit_build, a, op); }},
+    {"06_fast_compile", [](const map_launch& a,
+                           const jit::op_text& op) { jit::launch_map(nvrtc_jit_fast_compile_build, a, op); }},
+    {"07", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(jit_lto_build, a, op); }},
+    {"08",
+     [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::optimised); }},
+    {"08_baseline",
+     [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); }},
+    {"16", [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); }},
+    {"10",
+     [](const map_launch& a, const jit::op_text& op) {
+       std::unique_ptr<tiered_expression>& t = tiers()[op.source];
+       if (!t) t = std::make_unique<tiered_expression>(op);
+       t->launch(a);
+     },
+     false},
+};
+const route& route_named(const std::string& name) {
+  for (const route& r : routes)
+    if (name == r.name) return r;
+  throw error("no route '" + name + "'");
+}
+
+// A new op's first result through route r: from its text to the map's output ready (n elements, the
+// map fixture's inputs, its float64 reference made before the clock starts), then validated against
+// the language's float64 interpreter after it stops. Returns the seconds.
+double first_result(const route& r, const jit::op_text& op, std::size_t n) {
+  const expr::program language = expr::parse(op.source);  // the reference's, outside the time
+  const map_fixture f({map_op::quadratic, dtype::f32, n, 1}, default_seed,
+                      custom_map_op{[&](double x) { return expr::evaluate(language, x); }, 16});
+  const auto launch = [&](const map_launch& a) { r.launch(a, op); };
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto start = clock::now();
+  f.launch(launch, map_form::vec, nullptr);
+  CDL_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  const double seconds = seconds_since(start);
+  const validation_result v = f.run_and_validate(launch, map_form::vec);
+  if (!v.passed) throw error(std::string(r.name) + "'s first result for " + op.source + ": " + v.summary());
+  return seconds;
+}
+
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
 double probe(const std::vector<std::string>& args) {
   int out[2];
@@ -263,6 +325,62 @@ double one_line_floor(int arch) {
   const auto start = clock::now();
   jit::compile(p, arch, jit::code_kind::cubin);
   return seconds_since(start);
+}
+
+// The q-quantile of xs (linear between the two nearest ranks).
+double quantile(std::vector<double> xs, double q) {
+  std::sort(xs.begin(), xs.end());
+  const double at = q * double(xs.size() - 1);
+  const std::size_t lo = std::size_t(at);
+  return lo + 1 < xs.size() ? xs[lo] + (at - double(lo)) * (xs[lo + 1] - xs[lo]) : xs[lo];
+}
+
+// Every route's new op, interleaved: each round runs every route once (and NVRTC's one-line floor), in
+// an order that turns by one every round (A B C, B C A, ...), so that the host's drift, which moves a
+// compile by tens of per cent within a run, falls on every route alike. Counters per route: the
+// 10th, 50th and 90th percentile of its milliseconds (ROUTE_p10_ms ...) and of its ratio to the floor
+// compiled in the same round (ROUTE_x_floor_p50 ...). One repetition of `rounds` rounds.
+void add_interleaved(int rounds, std::vector<std::string>& names) {
+  configure_repetitions(
+      register_benchmark(
+          "jit/interleaved/new_op/map/op:quadratic/type:f32/n:1048576", names,
+          [rounds](benchmark::State& state) {
+            const int arch = jit::device_arch();
+            constexpr std::size_t n = std::size_t(1) << 20;
+            std::vector<const route*> timed;
+            for (const route& r : routes)
+              if (r.interleaved) timed.push_back(&r);
+            const std::size_t count = timed.size() + 1;  // and the floor, last in the list
+            for (auto _ : state) {
+              std::vector<std::vector<double>> ms(count), x_floor(count);
+              double total = 0;
+              for (int round = 0; round < rounds; ++round) {
+                std::vector<double> took(count);
+                for (std::size_t i = 0; i < count; ++i) {
+                  const std::size_t which = (i + std::size_t(round)) % count;
+                  took[which] = which < timed.size() ? first_result(*timed[which], next_new_op(), n)
+                                                     : one_line_floor(arch);
+                }
+                for (std::size_t w = 0; w < count; ++w) {
+                  ms[w].push_back(1e3 * took[w]);
+                  x_floor[w].push_back(took[w] / took.back());
+                  total += took[w];
+                }
+              }
+              state.SetIterationTime(total);
+              for (std::size_t w = 0; w < count; ++w) {
+                const std::string name = w < timed.size() ? timed[w]->name : "one_line_kernel";
+                for (const auto& [q, tag] : {std::pair{0.1, "p10"}, {0.5, "p50"}, {0.9, "p90"}}) {
+                  state.counters[name + "_" + tag + "_ms"] = quantile(ms[w], q);
+                  state.counters[name + "_x_floor_" + tag] = quantile(x_floor[w], q);
+                }
+              }
+              state.counters["rounds"] = rounds;
+            }
+          }),
+      1)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
 }
 
 // How often a stage runs: its repetitions, and a fixed number of iterations in each (each is
@@ -356,6 +474,12 @@ bool run_jit_probe(int argc, char** argv, int& status) {
       const auto start = clock::now();  // libNVVM is not loaded yet, nor libdevice read
       compile_and_load_08(jit::op_text{argv[4], argv[5]}, arch);
       seconds = seconds_since(start);
+    } else if (stage == "first_result" && argc == 7) {  // route, op name and source
+      // What a user's first op costs in a new process: the context made first, as the Python
+      // peers' fresh-process figure has it made by their import, then the first result.
+      CDL_CUDA_CHECK(cudaFree(nullptr));
+      seconds = first_result(route_named(argv[4]), jit::op_text{argv[5], argv[6]}, first_result_n);
+      tiers().clear();
     } else if (stage == "disk_hit" && argc == 5) {
       jit::cache c({std::filesystem::path(argv[4]), {}});
       seconds = disk_hit(c, arch);
@@ -387,6 +511,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     const jit::op_text op = next_new_op();
     return probe({"first_compile", a, op.name, op.source});
   });
+  add_interleaved(quick ? 6 : 15, names);
+  // A new process's first op through every route, as the Python peers' fresh-process figure.
+  for (const route& r : routes)
+    add_stage("jit/first_result_in_process/" + std::string(r.name) + "/new_op" + suffix +
+                  "/n:" + std::to_string(first_result_n),
+              counts, 2, names, [a, name = std::string(r.name)] {
+                const jit::op_text op = next_new_op();
+                return probe({"first_result", a, name, op.name, op.source});
+              });
   // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
   auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
                            bool paired = false) {
@@ -410,10 +543,10 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       "jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); },
       jit::code_kind::cubin, true);
   compile_stage(
-      "jit/compile/06_fast/new_op" + suffix, 3,
+      "jit/compile/06_fast_compile/new_op" + suffix, 3,
       [map_f32] {
         jit::program p = map_f32(next_new_op());
-        p.options.push_back(jit::fast_compile_option);  // 06's variant `fast`
+        p.options.push_back(jit::fast_compile_option);  // 06's variant `fast_compile`
         return p;
       },
       jit::code_kind::cubin);

@@ -20,6 +20,7 @@
 #include "common/device_info.hpp"
 #include "common/inputs.hpp"
 #include "common/library_peers.hpp"
+#include "common/polynomial.hpp"
 #include "common/registry.hpp"
 
 #include <algorithm>
@@ -101,13 +102,13 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
 // and 05 (strategies/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
-// op's penalty, 06's `fast` and 07's `preoptimised` (their point is the compile or link, in the
+// op's penalty, 06's `fast_compile` and 07's `preoptimised` (their point is the compile or link, in the
 // jit/ stages) on the same, 07's `preoptimised` also on the large tiled GEMM (where its kernel is
 // not 07's), and 13's `lto` (the fatbin's kernel again, the op inlined by the link: its point is
 // the first launch). 10's tiered dispatch changes kernel during a run: it is measured on streams
 // of launches (tiered/, bench/jit_stages.cpp), not here.
 bool demonstration(const std::string& variant) {
-  return variant == "crowded" || variant == "fast" || variant == "preoptimised" || variant == "lto";
+  return variant == "crowded" || variant == "fast_compile" || variant == "preoptimised" || variant == "lto";
 }
 
 template <class Fixture, class Problem, class Entries>
@@ -215,6 +216,56 @@ void register_map(const settings& s, std::vector<std::string>& names) {
     add_map(map_problem{op, dtype::f64, sweep_n, s.quick ? 8 : 16}, false, all);
 }
 
+// The op-length sweep: polynomials of 1 to 64 steps (common/polynomial.hpp) through each strategy
+// that runs an op of any length (the registry's op_length), at k = 1, 3 and 64, float: what a step
+// costs compiled (08, 03's switch over the lengths built in) and interpreted (16). n = 2^24 at k = 1
+// and 3 (memory past the L2, as the dispatch sweep); 2^22 at k = 64, where arithmetic sets the time,
+// so that the float64 reference (the polynomial's own definition, in double) takes seconds.
+struct length_problem {
+  int steps;
+  map_problem map;
+  std::string describe() const {
+    return "oplength steps=" + std::to_string(steps) + " type=f32 n=" + std::to_string(map.n) +
+           " k=" + std::to_string(map.k);
+  }
+  std::size_t min_bytes() const { return map.min_bytes(); }
+};
+struct length_fixture : map_fixture {
+  length_fixture(const length_problem& p, std::uint64_t seed)
+      : map_fixture(
+            p.map, seed,
+            custom_map_op{[steps = p.steps](double x) { return polynomial_value(steps, x); }, p.steps + 2}) {}
+};
+
+void register_op_length(const settings& s, std::vector<std::string>& names) {
+  for (int steps : op_lengths)
+    for (int k : {1, 3, 64}) {
+      const length_problem p{steps,
+                             {map_op::quadratic, dtype::f32, std::size_t(1) << (k >= 64 ? 22 : 24), k}};
+      for (const length_entry& e : get_registry().op_length) {
+        const std::string problem = result_name(p.describe());
+        const std::string name = "oplength/" + e.name() + problem.substr(problem.find('/'));
+        benchmark::internal::Benchmark* b =
+            register_benchmark(name, names, [&e, p, s, name](benchmark::State& state) {
+              static std::map<std::string, validation_result> checked;
+              const length_fixture& f = fixture_for<length_fixture>(p);
+              const map_launcher launch = [&](const map_launch& a) { e.launch(a, p.steps); };
+              if (!checked.count(name)) checked[name] = f.run_and_validate(launch, map_form::vec);
+              const validation_result& v = checked[name];
+              if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
+              timed_loop(
+                  state, [&](cudaStream_t st) { f.launch(launch, map_form::vec, st); }, double(p.min_bytes()),
+                  s.copy_gbs);
+              if (!state.error_occurred()) state.counters["max_rel_err"] = v.max_rel_error;
+            });
+        if (k >= 64)
+          configure_repetitions(b, s.repetitions)->Unit(benchmark::kMicrosecond)->MinTime(s.target_s);
+        else
+          configure(b, s.repetitions, s.iterations_for(double(p.min_bytes())));
+      }
+    }
+}
+
 // What a flush leaves behind: the same launch timed with no flush before it, after the suite's
 // read-only flush, and after a cudaMemset flush (the usual idiom, which leaves the L2 dirty).
 // An empty kernel shows the launch and event floor; a copy of 2^22 floats (16 MiB each way, in
@@ -271,13 +322,81 @@ void register_image(const settings& s, std::vector<std::string>& names) {
   for (const image_problem& p : problems) add_all<image_fixture>(get_registry().image, p, s, names);
 }
 
+// What grouping by op costs, in parts (tasks_workload.hpp): 01's `grouped` launch is the sort
+// (group_tasks) and then the op kernels through the grouping's index; `grouped_reused` is those
+// kernels alone, the grouping made once for the problem; `in_op_order` moves x and the records into
+// op order once, and each launch runs the op kernels over contiguous ranges, then scatters y back.
+// tasks/parts/ times the sort, the contiguous kernels and the scatter each alone, after the form
+// they belong to was validated on the same problem. The launches are function pointers (the
+// fixture's), so the state made once per problem is a static, rebuilt when the problem changes.
+struct kept_grouping {
+  std::string problem, wanted;  // the problem it was made for, the problem being measured
+  std::unique_ptr<kept_task_groups> groups;
+  std::unique_ptr<tasks_in_op_order> ordered;
+};
+kept_grouping& kept() {
+  static kept_grouping k;
+  return k;
+}
+void prepare(const tasks_launch& a) {
+  kept_grouping& k = kept();
+  if (k.problem == k.wanted) return;
+  k.groups.reset();  // the old state's buffers first
+  k.ordered.reset();
+  k.groups = std::make_unique<kept_task_groups>(a);
+  k.ordered = std::make_unique<tasks_in_op_order>(a);
+  k.problem = k.wanted;
+}
+void launch_grouped_reused(const tasks_launch& a) {
+  prepare(a);
+  run_task_groups(a, kept().groups->groups);
+}
+void launch_in_op_order(const tasks_launch& a) {
+  prepare(a);
+  kept().ordered->run(a);
+}
+void launch_sort(const tasks_launch& a) { group_tasks(a); }
+void launch_ordered_kernels(const tasks_launch& a) { kept().ordered->run_kernels(a.stream); }
+void launch_scatter(const tasks_launch& a) { kept().ordered->scatter(a); }
+
+// name: the benchmark's, before the problem's fields; validated by the launch `checked` on the
+// problem (the form the part belongs to), then `launch` timed.
+void add_kept(const std::string& name, tasks_launch_fn checked, tasks_launch_fn launch,
+              const tasks_problem& p, const settings& s, std::vector<std::string>& names) {
+  const std::string problem = result_name(p.describe());
+  configure(register_benchmark("tasks/" + name + problem.substr(problem.find('/')), names,
+                               [p, s, checked, launch](benchmark::State& state) {
+                                 const tasks_fixture& f = fixture_for<tasks_fixture>(p);
+                                 kept().wanted = p.describe();
+                                 const validation_result v = f.run_and_validate(checked, tasks_form::grouped);
+                                 if (!v.passed)
+                                   return state.SkipWithError(("validation failed: " + v.summary()).c_str());
+                                 timed_loop(
+                                     state,
+                                     [&](cudaStream_t st) { f.launch(launch, tasks_form::grouped, st); },
+                                     double(p.min_bytes()), s.copy_gbs);
+                               }),
+            s.repetitions, s.iterations_for(double(p.min_bytes())));
+}
+
+void add_grouping_parts(const tasks_problem& p, const settings& s, std::vector<std::string>& names) {
+  add_kept("01_template_functor/grouped_reused", launch_grouped_reused, launch_grouped_reused, p, s, names);
+  add_kept("01_template_functor/in_op_order", launch_in_op_order, launch_in_op_order, p, s, names);
+  add_kept("parts/sort", launch_in_op_order, launch_sort, p, s, names);
+  add_kept("parts/kernels_in_op_order", launch_in_op_order, launch_ordered_kernels, p, s, names);
+  add_kept("parts/scatter", launch_in_op_order, launch_scatter, p, s, names);
+}
+
 // Divergence: distinct ops per warp from 1 (uniform) to 32, in each layout.
 void register_tasks(const settings& s, std::vector<std::string>& names) {
   const std::size_t n = std::size_t(1) << 24;
-  add_all<tasks_fixture>(get_registry().tasks, tasks_problem{task_layout::uniform, 1, n}, s, names);
+  std::vector<tasks_problem> problems{{task_layout::uniform, 1, n}};
   for (task_layout l : {task_layout::sorted, task_layout::warp, task_layout::random})
-    for (int d : pick(s, {4, 32}, {2, 4, 8, 16, 32}))
-      add_all<tasks_fixture>(get_registry().tasks, tasks_problem{l, d, n}, s, names);
+    for (int d : pick(s, {4, 32}, {2, 4, 8, 16, 32})) problems.push_back({l, d, n});
+  for (const tasks_problem& p : problems) {
+    add_all<tasks_fixture>(get_registry().tasks, p, s, names);
+    add_grouping_parts(p, s, names);
+  }
 }
 
 // Virtual calls on an object per element (11, COAL): the layouts that change which classes a warp
@@ -392,7 +511,10 @@ int main(int argc, char** argv) {
     if (!part.empty()) benchmark::AddCustomContext("cdl_part", part);
     std::vector<std::string> names;
     if (part != "map") register_flush_residue(s, names);
-    if (part != "suite") register_map(s, names);
+    if (part != "suite") {
+      register_map(s, names);
+      register_op_length(s, names);
+    }
     if (part != "map") {
       register_zip(s, names);
       register_points(s, names);

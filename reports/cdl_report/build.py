@@ -16,6 +16,7 @@ from .sections import (
     map,
     matmul,
     objects,
+    oplength,
     precision,
     python_peers,
     repeat,
@@ -52,21 +53,36 @@ def write_report(results, out_dir, readme=None, others=()):
     noise, noise_how = noise_threshold(bench, results.repeat)
     found = {"noise": noise}
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
-    found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python)
+    found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python, results.resources)
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.add, doc, bench, noise, results.resources)
+    found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
     found["precision"] = guarded("precision", precision.add, doc, bench, found["dispatch"])
     found["tasks"] = guarded("tasks", tasks.add, doc, bench)
     found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
     found["jit"] = guarded(
-        "run-time compilation", jit.add, doc, bench, found["dispatch"], noise, results.jit_uncached
+        "run-time compilation",
+        jit.add,
+        doc,
+        bench,
+        found["dispatch"],
+        noise,
+        results.jit_uncached,
+        results.resources,
     )
     found["tiered"] = guarded("tiered", tiered.add, doc, results.tiered or bench, noise)
     found["image"] = guarded("image", image.add, doc, bench, noise)
     found["matmul"] = guarded("matmul", matmul.add, doc, bench)
     found["other"] = guarded("elementwise", elementwise.add, doc, bench)
     found["python"] = guarded(
-        "Python peers", python_peers.add, doc, bench, results.python, found["jit"].get("costs")
+        "Python peers",
+        python_peers.add,
+        doc,
+        bench,
+        results.python,
+        found["jit"].get("costs"),
+        found["jit"].get("interleaved"),
+        found["jit"].get("first_in_process"),
     )
     guarded("kernel resources", resources.add, doc, results.resources)
     found["profile"] = guarded("profile", profile.add, doc, bench, results.profile)

@@ -17,6 +17,27 @@ def table(header, rows):
     return "\n".join(lines) + "\n"
 
 
+# A fraction of copy is a bandwidth finding only where the working set (the bytes read and written)
+# is at least this many times the L2: under it, part of the reads can be the L2's, and part of the
+# output's write-back can land after the timed kernel has ended, which puts kernels above the copy.
+PAST_L2 = 8
+
+
+def of_copy(frac, bytes_moved, l2_bytes):
+    """A fraction of copy as the report prints it: plain where it is a bandwidth finding; in parentheses
+    with a dagger where the working set is under PAST_L2 × the L2, or the figure is above the copy
+    itself (an artefact to find, not a finding)."""
+    finding = l2_bytes and bytes_moved >= PAST_L2 * l2_bytes and frac <= 1
+    return f"{frac:.3f}" if finding else f"({frac:.3f}†)"
+
+
+def of_copy_note(l2_bytes):
+    return (
+        f"† not a bandwidth finding: the working set is under {PAST_L2}× the L2"
+        f" ({PAST_L2 * l2_bytes / 2**20:.0f} MiB), or the figure is above the copy's own bandwidth."
+    )
+
+
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)

@@ -22,6 +22,19 @@ import os
 from collections import defaultdict
 
 GB_SUFFIXES = ("min_time:", "repeats:", "manual_time", "real_time", "iterations:")
+# Names that changed, as older results files hold them: read under today's name.
+RENAMED = (
+    ("06_nvrtc_jit.fast/", "06_nvrtc_jit.fast_compile/"),
+    ("jit/compile/06_fast/", "jit/compile/06_fast_compile/"),
+)
+
+
+def current_name(name):
+    for old, new in RENAMED:
+        name = name.replace(old, new)
+    return name
+
+
 UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
@@ -100,13 +113,14 @@ class Bench:
         try:
             self.env = json.loads(self.context["cdl_environment"])
             self.copy_gbs = float(self.context["copy_bandwidth_gbs"])
+            self.l2_bytes = int(self.env.get("device", {}).get("l2_bytes", 0))
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}: malformed cdl_environment or copy bandwidth in its context: {e}")
         self.errors, self.rows = [], defaultdict(dict)
         for b in doc["benchmarks"]:
             if not isinstance(b, dict) or "run_name" not in b:
                 raise ResultsError(f"{path}: a benchmark entry without a run_name: {str(b)[:80]}")
-            name = b["run_name"]
+            name = current_name(b["run_name"])
             if b.get("error_occurred"):
                 self.errors.append((name, b.get("error_message", "")))
                 continue
@@ -137,6 +151,11 @@ class Bench:
                     if not isinstance(b.get(field), (int, float)):
                         raise ResultsError(f"{path}: benchmark {name}: its median has no number {field!r}")
                 row["counters"] = b
+        # A benchmark of one repetition has no aggregates (the interleaved compiles, whose counters are
+        # its percentiles): its one repetition is its median.
+        for row in self.rows.values():
+            if "median" not in row and len(row.get("reps", [])) == 1:
+                row["median"], row["counters"] = row["reps"][0], row["rep_counters"][0]
         if required and not self.rows and not self.errors:
             raise ResultsError(f"{path}: no benchmark results in the file")
         self.clocks_start, self.clocks_end = clocks(self.context, "cdl_clocks_start"), clocks(

@@ -14,10 +14,11 @@ this device, computed from the run like everything below it.
 """
 import math
 
-from ..document import fmt_time, pow2, table
+from ..document import PAST_L2, fmt_time, pow2, table
 from ..results import label
 from ..stats import compare
 from . import dispatch, jit, map as map_section, python_peers, tasks
+from .resources import map_kernel
 
 BASE = "01_template_functor"
 # Each situation, the ways that serve it (strategy[.variant], the map's vec form measured), in the
@@ -111,20 +112,42 @@ def times(op, value):
     return f"{ratio:.2f}× {op}" if finding else f"({ratio:.2f}×) {op}"
 
 
-def choose(candidates, r, top, new_op_ms, noise):
-    """The way that costs least at run time (its worst op at the largest k); among the run-time
-    compiled ways that run at the template's speed, the one whose new op is cheapest."""
+def choose(candidates, r, top, new_op_ms, noise, spreads=None):
+    """[the way that costs least at run time (its worst op at the largest k)]; among the run-time
+    compiled ways that run at the template's speed, the one whose new op is cheapest, and beside it
+    every other whose new op's p10–p90 range (spreads: jit.interleaved's, by way) overlaps its own:
+    those are no cheaper or dearer than it, and the reader may take either."""
     measured = [c for c in candidates if top in r.get(c, {})]
     if not measured:
-        return None
+        return []
     if all(c in NEW_OP for c in measured):
         fast = [c for c in measured if worst(r[c], top)[1][0] <= 1 + noise and new_op_ms.get(c) is not None]
         if fast:
-            return min(fast, key=lambda c: new_op_ms[c])
-    return min(measured, key=lambda c: worst(r[c], top)[1][0])
+            best = min(fast, key=lambda c: new_op_ms[c])
+            s = spreads or {}
+            return [best] + [
+                c for c in fast if c != best and best in s and c in s and jit.overlap(s[best], s[c])
+            ]
+    return [min(measured, key=lambda c: worst(r[c], top)[1][0])]
 
 
-def surprises(bench, r, noise, headings):
+def made_of(resources, entries, op):
+    """' (`a`: 22 registers, no stack frame; `b`: 16 registers, a 32-byte stack frame in local
+    memory)' from the two vec kernels' resources (op's where the kernel is per op); '' where either is
+    not in resources.json or the two do not differ in them."""
+    kernels = [map_kernel(resources, f"{e}/vec", op) for e in entries]
+    if not all(kernels) or len({(k["registers"], k["stack"], k["spill_stores"]) for k in kernels}) < 2:
+        return ""
+
+    def one(e, k):
+        frame = f"a {k['stack']}-byte stack frame in local memory" if k["stack"] else "no stack frame"
+        spills = f", {k['spill_stores']} bytes of spills" if k["spill_stores"] else ""
+        return f"`{e}`: {k['registers']} registers, {frame}{spills}"
+
+    return " (" + "; ".join(one(e, k) for e, k in zip(entries, kernels)) + ")"
+
+
+def surprises(bench, r, noise, headings, resources=None):
     """[(size, sentence)] of the run's surprises, the largest of each rule, largest first; size is
     |log ratio|, so a gain and a loss of one factor weigh the same."""
     rules = {"ways": [], "beats": [], "forms": [], "grouping": []}
@@ -144,8 +167,8 @@ def surprises(bench, r, noise, headings):
                             math.log(hi / lo),
                             (
                                 f"**One strategy, two ways: {hi / lo:.2f}× apart.** `{a}` takes {hi:.2f}× the"
-                                f" template's time where `{b}` takes {lo:.2f}× ({op}, k = {k}):"
-                                f" {dispatch_link}."
+                                f" template's time where `{b}` takes {lo:.2f}× ({op}, k = {k})"
+                                f"{made_of(resources, (a, b), op)}: {dispatch_link}."
                             ),
                         )
                     )
@@ -166,8 +189,8 @@ def surprises(bench, r, noise, headings):
                     )
     # Two forms of one strategy on the memory-bound map: an element a thread against 16-byte vectors.
     big = bench.select("map", k=1, type="f32", op="quadratic")
-    if big:
-        n_max = max(int(f["n"]) for f, _ in big)
+    n_max = max((int(f["n"]) for f, _ in big), default=0)
+    if big and bench.l2_bytes and 8 * n_max >= PAST_L2 * bench.l2_bytes:
         es = next(e for f, e in big if int(f["n"]) == n_max)
         for lab in {label(e) for e in es}:
             if lab + "/vec" in es and lab + "/scalar" in es:
@@ -182,16 +205,20 @@ def surprises(bench, r, noise, headings):
                         ),
                     )
                 )
-    # Sorting by op to run each op's template kernel, against a switch per element.
+    # Sorting by op to run each op's template kernel, against a switch per element; where its parts
+    # were timed, where its time goes.
+    parts = tasks.grouping_parts(bench)
     for (layout, distinct), (best, ratio) in tasks.grouping_ratios(bench).items():
         if ratio > 1 + noise:
+            why = parts.get((layout, distinct))
             rules["grouping"].append(
                 (
                     math.log(ratio),
                     (
                         f"**Grouping by op costs {ratio:.1f}× a switch per element.** `{best}` against"
-                        f" `03_switch/per_element` ({layout}, {distinct} ops): the sort costs more than the"
-                        f" divergence it removes: [per-element dispatch]({anchor(headings['tasks'])})."
+                        f" `03_switch/per_element` ({layout}, {distinct} ops)"
+                        + (f"; for `grouped`, {tasks.why_grouping_costs(why)}" if why else "")
+                        + f": [per-element dispatch]({anchor(headings['tasks'])})."
                     ),
                 )
             )
@@ -207,7 +234,7 @@ def largest_per_rule(rules):
     return sorted(best.values(), reverse=True)
 
 
-def add(doc, bench, noise, python=None):
+def add(doc, bench, noise, python=None, resources=None):
     """The first screen; returns what it found ({} when the run has no dispatch sweep)."""
     dev = bench.env.get("device", {})
     n, sweep = dispatch.k_sweep(bench)
@@ -225,6 +252,11 @@ def add(doc, bench, noise, python=None):
     for lab, stages in NEW_OP.items():
         ms = [jit.stage_ms(bench.stages, s) for s in stages]
         new_op_ms[lab] = None if None in ms else sum(ms)
+    # Where the run interleaved the routes, their medians instead, with their spreads.
+    spreads = {jit.ROUTES[route]: v for route, v in jit.interleaved(bench.stages).items()}
+    for way, v in spreads.items():
+        if way in new_op_ms:
+            new_op_ms[way] = v["p50"]
     cached = [jit.stage_ms(bench.stages, s) for s in CACHED]
     headings = {
         "dispatch": dispatch.heading(n),
@@ -234,9 +266,10 @@ def add(doc, bench, noise, python=None):
     }
     chosen, rows = {}, []
     for situation, candidates in SITUATIONS:
-        way = choose(candidates, r, top, new_op_ms, noise)
-        if not way:
+        ways = choose(candidates, r, top, new_op_ms, noise, spreads)
+        if not ways:
             continue
+        way = ways[0]
         chosen[situation] = way
         op1, at1 = worst(r[way], 1)
         opk, atk = worst(r[way], top)
@@ -249,7 +282,12 @@ def add(doc, bench, noise, python=None):
             where = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
         elif way in NEW_OP:
             once = (
-                f"{new_op_ms[way]:.1f} ms a new op; cached "
+                (
+                    "; ".join(f"`{w}` {jit.spread(spreads[w])}" for w in ways) + " a new op"
+                    if all(w in spreads for w in ways)
+                    else f"{new_op_ms[way]:.1f} ms a new op"
+                )
+                + "; cached "
                 + (
                     f"{fmt_time(1000 * cached[0])} (memory), {fmt_time(1000 * cached[1])} (disk)"
                     if None not in cached
@@ -265,10 +303,15 @@ def add(doc, bench, noise, python=None):
         else:
             once = "none: built with the program"
             where = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+        either = (
+            " or ".join(f"`{w}`" for w in ways) + ": their new ops' costs overlap within their spreads"
+            if len(ways) > 1
+            else ""
+        )
         rows.append(
             [
                 situation,
-                f"`{way}`: {WHAT.get(way, '')}",
+                either or f"`{way}`: {WHAT.get(way, '')}",
                 times(op1, at1),
                 times(opk, atk),
                 once,
@@ -339,7 +382,7 @@ def add(doc, bench, noise, python=None):
     at_spread = {
         e: row["median"] for f, es in random if int(f["distinct"]) == spread for e, row in es.items()
     }
-    grouped = {e: t for e, t in at_spread.items() if "/grouped" in e}
+    grouped = {e: t for e, t in at_spread.items() if e in tasks.PER_LAUNCH}
     switch = at_spread.get("03_switch/per_element")
     note = (
         "Each way's time over the template functor's (01) on the same problem, for the op it costs most; a"
@@ -379,7 +422,7 @@ def add(doc, bench, noise, python=None):
             " situation's way and the dearest"
         ),
     )
-    found = surprises(bench, r, noise, headings)
+    found = surprises(bench, r, noise, headings, resources)
     if found:
         doc.add("**The run's largest surprises** (each found by a rule over the figures):\n")
         doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(found[:3], 1)) + "\n")

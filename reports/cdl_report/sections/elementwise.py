@@ -1,6 +1,6 @@
 """Zip, staging through shared memory against the plain form, and arrays of structs against
 structs of arrays."""
-from ..document import pow2, table
+from ..document import of_copy, of_copy_note, pow2, table
 from ..results import strategy_of
 
 
@@ -44,9 +44,13 @@ def add(doc, bench):
         doc.add(
             table(
                 ["op", "strategy", "of copy"],
-                [[op, f"`{s}`", f"{v:.3f}"] for (op, s), v in sorted(best.items())],
+                [
+                    [op, f"`{s}`", of_copy(v, 3 * 4 * n, bench.l2_bytes)]
+                    for (op, s), v in sorted(best.items())
+                ],
             )
         )
+        doc.add(of_copy_note(bench.l2_bytes) + "\n")
     for f, es in bench.select("points"):
         for e, row in es.items():
             if e.endswith("/aos") and e.replace("/aos", "/soa") in es:

@@ -2,9 +2,10 @@
 it meets, and the number of elements after which a compile has paid for itself against every
 strategy that takes the op at run time without a compiler."""
 from .. import plots
-from ..document import table
+from ..document import fmt_time, table
 from ..stats import compare, span
 from .map import DEMONSTRATION
+from .resources import map_kernel
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
 ANSWERED_BY = {
@@ -57,6 +58,86 @@ def stage_row(stages, prefix):
 def stage_ms(stages, prefix):
     row = stage_row(stages, prefix)
     return row["median"] / 1000 if row else None
+
+
+# The routes from a new op's text to its first result (bench/jit_stages.cpp's interleaved benchmark and
+# new-process probes), by the name it gives them, and the registry's way each is.
+ROUTES = {
+    "06": "06_nvrtc_jit",
+    "06_fast_compile": "06_nvrtc_jit.fast_compile",
+    "07": "07_jit_lto",
+    "08": "08_expression_jit",
+    "08_baseline": "08_expression_jit.baseline",
+    "16": "16_interpreter",
+    "10": "10_tiered_dispatch.expression",
+    "one_line_kernel": "NVRTC's one-line kernel (no load, no launch)",
+}
+
+
+def interleaved(stages):
+    """{route: {"p10", "p50", "p90" (ms), "x_floor" (its p50)}} from the run's interleaved new-op
+    benchmark, every route's compile in turn in one process; {} for a run without it."""
+    row = stage_row(stages, "jit/interleaved/new_op")
+    if not row:
+        return {}
+    c = row["counters"]
+    return {
+        r: {q: c[f"{r}_{q}_ms"] for q in ("p10", "p50", "p90")} | {"x_floor": c.get(f"{r}_x_floor_p50")}
+        for r in ROUTES
+        if f"{r}_p50_ms" in c
+    }
+
+
+def spread(route):
+    """'38.3 ms (p10–p90 35.1–44.0 ms)' of an interleaved route."""
+    ms = lambda v: fmt_time(1000 * v)  # noqa: E731
+    return f"{ms(route['p50'])} (p10–p90 {ms(route['p10'])}–{ms(route['p90'])})"
+
+
+def overlap(a, b):
+    """Whether two interleaved routes' p10–p90 ranges overlap: a difference inside the spread."""
+    return a["p10"] <= b["p90"] and b["p10"] <= a["p90"]
+
+
+def first_in_process(stages):
+    """{route: (median, min, max) ms over the repetitions} of a new process's first result through each
+    route (jit/first_result_in_process/)."""
+    out = {}
+    for name, row in stages.items():
+        if name.startswith("jit/first_result_in_process/"):
+            out[name.split("/")[2]] = tuple(
+                row.get(q, row["median"]) / 1000 for q in ("median", "min", "max")
+            )
+    return out
+
+
+def interleaved_table(doc, stages):
+    """Every route's new op, from the interleaved benchmark, beside a new process's first result."""
+    routes, fresh = interleaved(stages), first_in_process(stages)
+    if not routes:
+        return
+    doc.add(
+        "**A new op through every route, the routes interleaved** (one process; each round compiles a new"
+        " text through every route in turn, the order turning by one each round, so that the host's drift"
+        " falls on all of them alike): from the text to a 2^20 map's result, ready, each validated."
+        " Median and 10th–90th percentile over the rounds; × floor is each round's time over NVRTC's"
+        " one-line kernel compiled in the same round. A new process's first result is the same route in a"
+        " process of its own, its CUDA context made first (as the Python peers' fresh-process figure),"
+        " on 2^16 elements (median, and min–max over the repetitions); route 10's is its first tier's,"
+        " the interpreter, its compiles left running:\n"
+    )
+    rows = [
+        [
+            f"`{r}`",
+            ROUTES[r],
+            spread(routes[r]) if r in routes else "–",
+            f"{routes[r]['x_floor']:.2f}" if r in routes and routes[r]["x_floor"] else "–",
+            f"{fresh[r][0]:.1f} ms ({fresh[r][1]:.1f}–{fresh[r][2]:.1f})" if r in fresh else "–",
+        ]
+        for r in ROUTES
+        if r in routes or r in fresh
+    ]
+    doc.add(table(["route", "way", "a new op", "× floor", "a new process's first"], rows))
 
 
 def stage_counter(stages, prefix, counter):
@@ -358,7 +439,53 @@ def preoptimised(doc, bench, dispatch, c, noise):
     doc.add(text + ".\n")
 
 
-def add(doc, bench, dispatch, noise, uncached=None):
+def fast_compile(doc, dispatch, c, resources, routes):
+    """06's variant fast_compile: the compile it saves (no difference where the two routes' spreads
+    overlap), its kernel's time beside 06's, and what its kernel is made of (resources.json's records
+    of the two vec kernels, quadratic)."""
+    if not (c["06 fast compile"] and c["compile"]):
+        return
+    penalty = (dispatch or {}).get("penalty", {})
+    ratio = {
+        k: p["06_nvrtc_jit.fast_compile/vec"] / p["06_nvrtc_jit/vec"]
+        for (op, k), p in penalty.items()
+        if "06_nvrtc_jit.fast_compile/vec" in p and "06_nvrtc_jit/vec" in p
+    }
+    text = (
+        "**06's variant `fast_compile`** (NVRTC's `--Ofast-compile=mid`: fewer optimisations for a shorter"
+        f" compile, not faster code) compiles a new op in {c['06 fast compile']:.0f} ms against 06's"
+        f" {c['compile']:.0f} ms ({c['06 fast compile'] / c['compile']:.2f}×"
+        + (
+            ", no difference: their 10th–90th percentiles overlap"
+            if "06" in routes
+            and "06_fast_compile" in routes
+            and overlap(routes["06"], routes["06_fast_compile"])
+            else ""
+        )
+        + ")"
+    )
+    if ratio:
+        text += (
+            f"; its vec kernel takes {span(ratio.values(), '{:.2f}')}× the time of 06's over the penalty"
+            f" sweep (k = {min(ratio)} to {max(ratio)})"
+        )
+    kernels = {e: map_kernel(resources, f"{e}/vec") for e in ("06_nvrtc_jit", "06_nvrtc_jit.fast_compile")}
+    if all(kernels.values()):
+        f, d = kernels["06_nvrtc_jit.fast_compile"], kernels["06_nvrtc_jit"]
+        text += (
+            f". Its quadratic vec kernel: {f['registers']} registers and a {f['stack']}-byte stack frame"
+            f" ({f['spill_stores']} bytes of spill stores), against 06's {d['registers']} and"
+            f" {d['stack']} ({d['spill_stores']})"
+            + (
+                ": a stack frame is local memory, traffic the template's kernel does not have"
+                if f["stack"] > d["stack"]
+                else ""
+            )
+        )
+    doc.add(text + ".\n")
+
+
+def add(doc, bench, dispatch, noise, uncached=None, resources=None):
     if not bench.stages:
         return {}
     doc.add(f"## {HEADING}\n")
@@ -431,10 +558,11 @@ def add(doc, bench, dispatch, noise, uncached=None):
             )
         )
     s = bench.stages
+    interleaved_table(doc, s)
     costs = {
         "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
         "compile": stage_ms(s, "jit/compile/06/new_op"),
-        "06 fast compile": stage_ms(s, "jit/compile/06_fast/new_op"),
+        "06 fast compile": stage_ms(s, "jit/compile/06_fast_compile/new_op"),
         "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
         "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
         "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
@@ -463,13 +591,29 @@ def add(doc, bench, dispatch, noise, uncached=None):
     ):
         costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
         costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
-    out = {"costs": costs}
+    # One figure for a route's new op in the whole report: the interleaved benchmark's median, where
+    # the run has it, in place of the stage timed on its own; a new process's first likewise.
+    routes, fresh = interleaved(s), first_in_process(s)
+    for key, route in (
+        ("compile", "06"),
+        ("06 fast compile", "06_fast_compile"),
+        ("08 compile", "08"),
+        ("08 baseline compile", "08_baseline"),
+        ("one-line kernel", "one_line_kernel"),
+    ):
+        if route in routes:
+            costs[key] = routes[route]["p50"]
+    for key, route in (("first compile, new process", "06"), ("08 first compile, new process", "08")):
+        if route in fresh:
+            costs[key] = fresh[route][0]
+    out = {"costs": costs, "interleaved": routes, "first_in_process": fresh}
     c = costs
     if c["compile"] and c["first compile, new process"]:
         text = (
-            f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first compile of"
-            " a new process (from before NVRTC is loaded: the programs load it at their first compile) and"
-            f" {c['compile']:.0f} ms later in it"
+            f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first"
+            + (" result" if "06" in fresh else " compile")
+            + " of a new process (from before NVRTC is loaded: the programs load it at their first compile)"
+            f" and {c['compile']:.0f} ms later in it"
         )
         if c["07 op"] and c["07 link"]:
             text += (
@@ -496,22 +640,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
     phases(doc, s)
     parts(doc, s)
     link_steps(doc, s, c)
-    fast = {
-        k: p["06_nvrtc_jit.fast/vec"]
-        for (op, k), p in (dispatch or {}).get("penalty", {}).items()
-        if "06_nvrtc_jit.fast/vec" in p
-    }
-    if c["06 fast compile"] and c["compile"]:
-        text = (
-            "**With `--Ofast-compile`** (06's variant `fast`: NVRTC gives up optimisations to compile"
-            f" sooner) a new op compiles in {c['06 fast compile']:.0f} ms against {c['compile']:.0f} ms"
-        )
-        if fast:
-            text += (
-                f"; its kernel takes {span(fast.values(), '{:.2f}')}× the template's time over the "
-                f"penalty sweep (k = {min(fast)} to {max(fast)})"
-            )
-        doc.add(text + ".\n")
+    fast_compile(doc, dispatch, c, resources, routes)
     preoptimised(doc, bench, dispatch, c, noise)
     if c["08 compile"]:
         text = (
@@ -572,7 +701,7 @@ def add(doc, bench, dispatch, noise, uncached=None):
         rivals = {e: r for e, r in es.items() if e.startswith(RIVALS) and DEMONSTRATION not in e}
         jits = {
             e: r for e, r in es.items() if e.startswith("06_nvrtc_jit/")
-        }  # not `fast`: it has its own cost
+        }  # not `fast_compile`: it has its own cost
         if not rivals or not jits:
             continue
         rival = min(rivals, key=lambda e: rivals[e]["median"])

@@ -3,7 +3,7 @@ and bandwidth against n."""
 from collections import defaultdict
 
 from .. import plots
-from ..document import pow2, table
+from ..document import PAST_L2, of_copy, of_copy_note, pow2, table
 from ..results import strategy_of
 from .resources import map_kernel
 from ..stats import span
@@ -120,6 +120,7 @@ def add(doc, bench, resources):
     n_max = max(int(f["n"]) for f, _ in runs)
     entries = next(e for f, e in runs if int(f["n"]) == n_max)
     doc.add(f"## {heading(bench)}\n")
+    moved, l2 = 2 * 4 * n_max, bench.l2_bytes
     rows = []
     for entry, row in sorted(entries.items()):
         c = row["counters"]
@@ -129,10 +130,17 @@ def add(doc, bench, resources):
                 f"{row['median']:.1f}",
                 f"{100 * row.get('cv', float('nan')):.2f}",
                 f"{c.get('GB/s', float('nan')):.0f}",
-                f"{c.get('frac_copy', float('nan')):.3f}",
+                of_copy(c.get("frac_copy", float("nan")), moved, l2),
             ]
         )
     doc.add(table(["implementation", "median µs", "cv %", "GB/s", "of copy"], rows))
+    doc.add(of_copy_note(l2) + "\n")
+    if not (l2 and moved >= PAST_L2 * l2):
+        doc.add(
+            f"The largest map moves {moved / 2**20:.0f} MiB, under {PAST_L2}× the L2"
+            f" ({PAST_L2 * l2 / 2**20:.0f} MiB): this run makes no bandwidth statement.\n"
+        )
+        return {"n": n_max}
     best = {}
     for entry, row in entries.items():
         if (

@@ -1,6 +1,6 @@
 """The articles' own systems (CuPy, Numba, runtime-compiled source from Python) beside the C++
 strategies, problem by problem."""
-from ..document import fmt_time, pow2, table
+from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
 from .jit import stage_ms
 
@@ -30,7 +30,18 @@ NAMES = {
 TODAY = ("triton", "torch", "jax")
 
 
-def add(doc, bench, python, jit_costs=None):
+# Bytes each workload's element reads and writes at the least (the C++ problems' min_bytes), for
+# whether a fraction of copy is a bandwidth finding (document.of_copy).
+ELEMENT_BYTES = {"map": 8, "zip": 12, "tasks": 20}
+
+
+def moved(workload, fields):
+    f = dict(fields)
+    per = ELEMENT_BYTES.get(workload)
+    return per * int(f["n"]) if per and "n" in f else 0
+
+
+def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
     found = {"ratio": {}, "first_ms": {}}
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
     if python is None:
@@ -106,7 +117,9 @@ def add(doc, bench, python, jit_costs=None):
                 [
                     f"`{label(entry)}`",
                     fmt_time(row["median"]),
-                    f"{c.get('GB/s', float('nan')) / bench.copy_gbs:.3f}",
+                    of_copy(
+                        c.get("GB/s", float("nan")) / bench.copy_gbs, moved(workload, fields), bench.l2_bytes
+                    ),
                     "–" if ratio is None else f"{ratio:.2f}×",
                     f"{c.get('first_call_ms', float('nan')):.1f} ms",
                 ]
@@ -117,7 +130,11 @@ def add(doc, bench, python, jit_costs=None):
                 [
                     f"C++ `{entry}`",
                     fmt_time(row["median"]),
-                    f"{row['counters'].get('frac_copy', float('nan')):.3f}",
+                    of_copy(
+                        row["counters"].get("frac_copy", float("nan")),
+                        moved(workload, fields),
+                        bench.l2_bytes,
+                    ),
                     f"{row['median'] / same['median']:.2f}×" if same else "–",
                     "built ahead",
                 ]
@@ -138,10 +155,17 @@ def add(doc, bench, python, jit_costs=None):
                 rows,
             )
         )
+    if python.bench.problems:
+        doc.add(of_copy_note(bench.l2_bytes) + "\n")
     found["own"] = own_function_table(
-        doc, bench, python, stage_ms(python.cpp_stages, "jit/compile/08/new_op")
+        doc,
+        bench,
+        python,
+        (jit_costs or {}).get("08 compile")
+        if interleaved
+        else stage_ms(python.cpp_stages, "jit/compile/08/new_op"),
     )
-    experiments(doc, python.experiments, jit_costs, bench, python)
+    experiments(doc, python.experiments, jit_costs, bench, python, interleaved, fresh)
     return found
 
 
@@ -206,7 +230,9 @@ def own_function_table(doc, bench, python, jit_new_op_ms=None):
             [
                 NAMES.get(system, system),
                 f"`{r['way']}`",
-                f"{k1[1]:.2f} of copy, {k1[0]:.2f}× (n = {pow2(k1[2])})" if k1 else "–",
+                f"{of_copy(k1[1], 8 * int(k1[2]), bench.l2_bytes)} of copy, {k1[0]:.2f}× (n = {pow2(k1[2])})"
+                if k1
+                else "–",
                 f"{r['top'][0]:.2f}× {r['top'][1]}" if r["top"] else "–",
                 f"{r['new_ms']:.1f} ms" if r["new_ms"] is not None else "–",
                 f"{r['fresh_ms']:.0f} ms" if r["fresh_ms"] is not None else "–",
@@ -269,6 +295,24 @@ CPP_NEW_OP = (  # the report's JIT cost key, its cdl_bench stage, what it times
 )
 # 08's tiers, each set against NVRTC's floor and the peers' new sources by the same rule.
 TIERS_08 = (("08 compile", "08"), ("08 baseline compile", "08's baseline tier"))
+# The interleaved benchmark's route for each JIT cost key (sections/jit.py's ROUTES).
+ROUTE_OF = {
+    "one-line kernel": "one_line_kernel",
+    "compile": "06",
+    "07 link": "07",
+    "08 compile": "08",
+    "08 baseline compile": "08_baseline",
+}
+
+
+def against(mine, theirs):
+    """'faster than', 'slower than' or 'no different from (the spreads overlap)': two (low, high)
+    ranges of the same cost, a difference only where they do not overlap."""
+    if mine[1] < theirs[0]:
+        return "faster than"
+    if mine[0] > theirs[1]:
+        return "slower than"
+    return "no different from (the spreads overlap)"
 
 
 def state_ms(e, state):
@@ -280,7 +324,7 @@ def state_ms(e, state):
     return median_of(v) if isinstance(v, list) else v if isinstance(v, (int, float)) else None
 
 
-def experiments(doc, records, jit_costs=None, bench=None, python=None):
+def experiments(doc, records, jit_costs=None, bench=None, python=None, interleaved=None, fresh=None):
     """The articles' experiments (bench/python/cdl_peers/articles_*.py): whether each example runs as
     written, what a new op costs to compile in each system and cache state (beside this suite's
     routes), and every record."""
@@ -336,16 +380,49 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
                     if isinstance(e["figures"].get(key), (int, float))
                 )
             rows.append([e.get("system", "?"), e["name"], *cells])
-        # The C++ compiles timed in the peers' run where it has them, else the JIT section's (another run).
-        same_run = python is not None and bool(python.cpp_stages)
-        cpp = (
-            {key: stage_ms(python.cpp_stages, stage) for key, stage, _ in CPP_NEW_OP}
-            if same_run
-            else {key: (jit_costs or {}).get(key) for key, _, _ in CPP_NEW_OP}
-        )
+        # The C++ routes: the JIT section's interleaved figures, with their spreads, where the run has
+        # them (one figure per stage in the report); else those timed in the peers' run, else the JIT
+        # section's. spreads: (low, high) of each, p10–p90 or the repetitions' min–max.
+        inter = interleaved or {}
+        same_run = not inter and python is not None and bool(python.cpp_stages)
+        spreads = {}
+        if same_run:
+            cpp = {key: stage_ms(python.cpp_stages, stage) for key, stage, _ in CPP_NEW_OP}
+            for key, stage, _ in CPP_NEW_OP:
+                reps = next(
+                    (row.get("reps") for n, row in python.cpp_stages.items() if n.startswith(stage)), None
+                )
+                if reps:
+                    spreads[key] = (min(reps) / 1000, max(reps) / 1000)
+        else:
+            cpp = {key: (jit_costs or {}).get(key) for key, _, _ in CPP_NEW_OP}
+            for key, route in ROUTE_OF.items():
+                if route in inter:
+                    spreads[key] = (inter[route]["p10"], inter[route]["p90"])
+                    cpp[key] = inter[route]["p50"]
         for key, _, how in CPP_NEW_OP:
+            if inter and ROUTE_OF.get(key) in inter and key != "one-line kernel":
+                how = (
+                    f"`{ROUTE_OF[key]}` (the JIT section's interleaved routes): from the op's text to a"
+                    " 2^20 map's result"
+                )
             if cpp.get(key):
-                rows.append(["this suite (C++)", how, "–", f"{cpp[key]:.2f} ms", "–", "–"])
+                where = (
+                    f" (p10–p90 {spreads[key][0]:.1f}–{spreads[key][1]:.1f})"
+                    if inter and key in spreads
+                    else ""
+                )
+                first = (fresh or {}).get(ROUTE_OF.get(key))
+                rows.append(
+                    [
+                        "this suite (C++)",
+                        how,
+                        f"{first[0]:.1f} ms" if first else "–",
+                        f"{cpp[key]:.2f} ms{where}",
+                        "–",
+                        "–",
+                    ]
+                )
         doc.add(
             table(
                 [
@@ -364,22 +441,32 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None):
             for e in compiles
             if e.get("system") in ("cupy", "numba")
         }
-        tiers = [(key, name) for key, name in TIERS_08 if cpp.get(key)]
-        if same_run and tiers and cpp.get("one-line kernel") and all(peers.values()) and peers:
+        tiers = [(key, name) for key, name in TIERS_08 if cpp.get(key) and key in spreads]
+        peer_ranges = {}
+        for e in compiles:
+            v = e["figures"].get("new_source_ms")
+            if e.get("system") in ("cupy", "numba") and isinstance(v, list) and v:
+                peer_ranges[e.get("system")] = (min(v), max(v))
+        if tiers and "one-line kernel" in spreads and peer_ranges:
             rivals = {
-                "NVRTC's one-line floor": cpp["one-line kernel"],
-                **{f"{k}'s new source": v for k, v in peers.items()},
+                "NVRTC's one-line floor": (cpp["one-line kernel"], spreads["one-line kernel"]),
+                **{f"{k}'s new source": (peers[k], r) for k, r in peer_ranges.items()},
             }
             text = (
                 "All of these ran in one run (cdl_peers times the C++ suite's new-op stages with cdl_bench"
                 " before the peers)."
-            )
+                if same_run
+                else "The C++ figures are the JIT section's, every route interleaved; the peers' ran in the"
+                " peers' phase of the same run."
+            ) + " A difference is one only where the two spreads do not overlap."
             for key, name in tiers:
-                unbeaten = [f"{rival} ({ms:.1f} ms)" for rival, ms in rivals.items() if ms <= cpp[key]]
-                text += f" {name} compiles and loads a new op in {cpp[key]:.1f} ms: " + (
-                    "faster than " + ", ".join(f"{n} ({ms:.1f} ms)" for n, ms in rivals.items()) + "."
-                    if not unbeaten
-                    else "not faster than " + ", ".join(unbeaten) + "."
+                text += (
+                    f" {name} compiles and loads a new op in {cpp[key]:.1f} ms: "
+                    + "; ".join(
+                        f"{against(spreads[key], r)} {rival} ({ms:.1f} ms)"
+                        for rival, (ms, r) in rivals.items()
+                    )
+                    + "."
                 )
             doc.add(text + "\n")
         elif jit_costs and bench is not None and python is not None:

@@ -1,0 +1,183 @@
+"""The rules a sceptic reads the report by (issue 62), each in every outcome: a fraction of copy is a
+finding only past 8× the L2 and at or below the copy; compile costs are compared by their spreads
+(a route named alone only where the spreads do not overlap); where a grouping's time goes, from its
+parts; the interpreter's op-length goal; a benchmark of one repetition; renamed results."""
+import json
+import os
+
+from helpers import FixtureTest
+
+from cdl_report import document
+from cdl_report.results import Bench, current_name
+from cdl_report.sections import answer, jit, oplength, tasks
+
+L2 = 50 * 2**20
+
+
+class BandwidthRuleTest(FixtureTest):
+    def test_a_fraction_of_copy_is_a_finding_only_past_eight_l2s_and_at_or_below_the_copy(self):
+        past, under = document.PAST_L2 * L2, document.PAST_L2 * L2 - 1
+        self.assertEqual(document.of_copy(0.987, past, L2), "0.987")
+        self.assertEqual(document.of_copy(0.987, under, L2), "(0.987†)")
+        self.assertEqual(document.of_copy(1.036, past, L2), "(1.036†)")
+        self.assertEqual(document.of_copy(0.5, past, 0), "(0.500†)")  # no L2 known: no finding
+
+    def test_the_map_makes_no_bandwidth_statement_under_eight_l2s(self):
+        def small_l2(doc):
+            env = json.loads(doc["context"]["cdl_environment"])
+            env["device"]["l2_bytes"] = 2**40  # no map of the fixture is 8x past this
+            doc["context"]["cdl_environment"] = json.dumps(env)
+
+        self.edit_results(small_l2)
+        text = self.report()
+        self.assertIn("this run makes no bandwidth statement", text)
+        self.assertNotIn("**Best form per strategy.**", text)
+        self.assertNotIn("**An element a thread reaches", text)
+
+
+def interleaved_row(**p50):
+    """A results file's interleaved benchmark: each route's p10, p50, p90 as p50 * (0.9, 1, 1.1)."""
+    row = {
+        "run_name": "jit/interleaved/new_op/map/op:quadratic/type:f32/n:1048576/iterations:1/manual_time",
+        "run_type": "iteration",
+        "real_time": 1.0,
+        "time_unit": "ms",
+    }
+    for route, ms in p50.items():
+        row.update(
+            {
+                f"{route}_p10_ms": 0.9 * ms,
+                f"{route}_p50_ms": ms,
+                f"{route}_p90_ms": 1.1 * ms,
+                f"{route}_x_floor_p50": ms / 30,
+            }
+        )
+    return row
+
+
+class CompileSpreadTest(FixtureTest):
+    def bench_with(self, row):
+        with open(os.path.join(self.results, "bench.json")) as f:
+            doc = json.load(f)
+        doc["benchmarks"].append(row)
+        return Bench("bench.json", doc)
+
+    def test_one_repetition_is_its_own_median_and_its_counters_are_read(self):
+        b = self.bench_with(interleaved_row(**{"06": 40.0, "08": 20.0}))
+        routes = jit.interleaved(b.stages)
+        self.assertEqual(routes["06"], {"p10": 36.0, "p50": 40.0, "p90": 44.0, "x_floor": 40.0 / 30})
+        self.assertEqual(jit.spread(routes["08"]), "20.00 ms (p10–p90 18.00 ms–22.00 ms)")
+
+    def test_a_route_is_named_alone_only_where_the_spreads_do_not_overlap(self):
+        apart, close = {"p10": 9.0, "p50": 10.0, "p90": 11.0}, {"p10": 10.5, "p50": 11.5, "p90": 12.5}
+        far = {"p10": 20.0, "p50": 22.0, "p90": 24.0}
+        self.assertTrue(jit.overlap(apart, close))
+        self.assertFalse(jit.overlap(apart, far))
+        r = {
+            w: {64: {"quadratic": (1.0, False)}} for w in ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit")
+        }
+        ms = {"08_expression_jit": 10.0, "07_jit_lto": 11.5, "06_nvrtc_jit": 22.0}
+        spreads = {"08_expression_jit": apart, "07_jit_lto": close, "06_nvrtc_jit": far}
+        either = answer.choose(list(ms), r, 64, ms, 0.01, spreads)
+        self.assertEqual(either, ["08_expression_jit", "07_jit_lto"])
+        spreads["07_jit_lto"] = far
+        self.assertEqual(answer.choose(list(ms), r, 64, ms, 0.01, spreads), ["08_expression_jit"])
+
+    def test_the_decision_table_says_either_where_the_spreads_overlap(self):
+        self.edit_results(
+            lambda doc: doc["benchmarks"].append(
+                interleaved_row(
+                    **{
+                        "06": 23.0,
+                        "07": 40.0,
+                        "08": 22.0,
+                        "08_baseline": 15.0,
+                        "16": 0.1,
+                        "one_line_kernel": 30.0,
+                    }
+                )
+            )
+        )
+        screen = self.report().split("\n## ")[0]
+        row = next(r for r in screen.splitlines() if r.startswith("| written by a user at run time |"))
+        self.assertIn(
+            "`08_expression_jit` or `06_nvrtc_jit`: their new ops' costs overlap within their spreads", row
+        )
+        self.assertIn("`06_nvrtc_jit` 23.00 ms (p10–p90 20.70 ms–25.30 ms)", row)
+
+
+class GroupingPartsTest(FixtureTest):
+    def test_where_a_grouping_goes_is_computed_from_its_parts(self):
+        one = {
+            "grouped": 400.0,
+            "through_index": 100.0,
+            "in_op_order": 140.0,
+            "sort": 300.0,
+            "contiguous": 80.0,
+            "scatter": 60.0,
+            "switch": 80.0,
+        }
+        spread = {
+            "grouped": 1400.0,
+            "through_index": 1100.0,
+            "in_op_order": 760.0,
+            "sort": 330.0,
+            "contiguous": 180.0,
+            "scatter": 580.0,
+            "switch": 330.0,
+        }
+        text = tasks.parts_text({("uniform", 1): one, ("random", 32): spread})
+        self.assertIn("the sort takes 300.0 µs (75%)", text)
+        self.assertIn("the kernels through the index grows most", text)
+        self.assertIn("that growth is the scattered reads and writes", text)
+        # The other outcome: the sort grows most.
+        spread.update(sort=1200.0, through_index=150.0, grouped=1350.0)
+        text = tasks.parts_text({("uniform", 1): one, ("random", 32): spread})
+        self.assertIn("the sort grows most", text)
+        self.assertNotIn("scattered reads and writes", text)
+
+
+class OpLengthGoalTest(FixtureTest):
+    def goal_text(self, ratio, noise=0.01):
+        def add_sweep(doc):
+            base = next(
+                b
+                for b in doc["benchmarks"]
+                if b["run_name"].startswith("map/01_template_functor/vec/")
+                and b.get("aggregate_name") == "median"
+            )
+            for e, t in (("08_expression_jit", 100.0), ("16_interpreter", 100.0 * ratio)):
+                c = json.loads(json.dumps(base))
+                c["run_name"] = c["name"] = f"oplength/{e}/vec/steps:30/type:f32/n:16777216/k:3/iterations:10"
+                c["real_time"] = t
+                doc["benchmarks"].append(c)
+
+        self.fresh()
+        self.edit_results(add_sweep)
+        with open(os.path.join(self.results, "bench.json")) as f:
+            b = Bench("bench.json", json.load(f))
+
+        class Doc:  # the section's text, without the page around it
+            def __init__(self):
+                self.parts = []
+
+            def add(self, text):
+                self.parts.append(text)
+
+        d = Doc()
+        oplength.add(d, b, noise)
+        return "".join(d.parts)
+
+    def test_the_goal_in_each_outcome(self):
+        self.assertIn("is met", self.goal_text(2.5))
+        self.assertIn("is not met", self.goal_text(3.5))
+        self.assertIn("within the noise of it", self.goal_text(3.01))
+
+
+class RenamedTest(FixtureTest):
+    def test_older_names_read_as_todays(self):
+        self.assertEqual(
+            current_name("map/06_nvrtc_jit.fast/vec/op:sine"), "map/06_nvrtc_jit.fast_compile/vec/op:sine"
+        )
+        self.assertEqual(current_name("jit/compile/06_fast/new_op/x"), "jit/compile/06_fast_compile/new_op/x")
+        self.assertEqual(current_name("map/06_nvrtc_jit/vec"), "map/06_nvrtc_jit/vec")
