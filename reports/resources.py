@@ -188,6 +188,21 @@ def jit_kernels(program, arch, occupancy_program, cuobjdump):
             f"resources: {len(records)} kernels compiled at run time in {time.perf_counter() - start:.1f} s",
             file=sys.stderr,
         )
+        cubins = [r["cubin"] for r in records]
+        sass = (
+            dict(
+                zip(
+                    cubins,
+                    in_parallel(
+                        lambda cubin: parse_sass(cuobjdump_run([cuobjdump, "-sass", cubin])),
+                        cubins,
+                        "SASS of the kernels compiled at run time",
+                    ),
+                )
+            )
+            if cuobjdump
+            else {}
+        )
         out = []
         for r in records:
             source = f"jit {r['entry']} op:{r['op']} type:{r['type']}"
@@ -196,11 +211,7 @@ def jit_kernels(program, arch, occupancy_program, cuobjdump):
                 raise SystemExit(
                     f"resources: {source}: no ptxas -v report of {r['kernel']} in the compiler's log"
                 )
-            calls, brx = (
-                parse_sass(cuobjdump_run([cuobjdump, "-sass", r["cubin"]])).get(r["kernel"], (None, None))
-                if cuobjdump
-                else (None, None)
-            )
+            calls, brx = sass.get(r["cubin"], {}).get(r["kernel"], (None, None))
             k.update(entry=r["entry"], op=r["op"], type=r["type"], indirect_calls=calls, brx=brx)
             out.append((k, r["cubin"]))
         answers, why = (

@@ -51,6 +51,43 @@ ptxas info    : Used 38 registers, used 0 barriers
         )
         self.assertEqual((k["_Z1gPf"]["registers"], k["_Z1gPf"]["stack"], k["_Z1gPf"]["smem"]), (38, 0, 0))
 
+    def test_the_kernels_compiled_at_run_time_are_records_of_their_own(self):
+        """reports/resources.py --jit: cdl_jit_resources's records (here a script printing two), each
+        read from its compiler's -v text and named by its registry entry, op and type; a record whose
+        text does not report its kernel is an error naming it."""
+        with tempfile.TemporaryDirectory() as tmp:
+            records = [
+                {
+                    "entry": e,
+                    "op": "quadratic",
+                    "type": "f32",
+                    "kernel": "_Z1kPf",
+                    "cubin": "x",
+                    "ptxas": self.PTXAS,
+                }
+                for e in ("06_nvrtc_jit.fast_compile/vec", "08_expression_jit/vec")
+            ]
+            program = os.path.join(tmp, "cdl_jit_resources")
+            with open(program, "w") as f:
+                f.write(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(records)}\nEOF\n")
+            os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
+            made, _ = resources.jit_kernels(program, "90", None, None)  # no occupancy, no cuobjdump
+            self.assertEqual([k["entry"] for k in made], [r["entry"] for r in records])
+            k = made[0]
+            self.assertEqual(
+                (k["registers"], k["stack"], k["spill_stores"], k["op"], k["type"]),
+                (32, 64, 32, "quadratic", "f32"),
+            )
+            self.assertEqual(k["source"], "jit 06_nvrtc_jit.fast_compile/vec op:quadratic type:f32")
+            self.assertIsNone(k["occupancy"])
+            self.assertEqual(section.map_kernel({"kernels": made}, "06_nvrtc_jit.fast_compile/vec"), k)
+            records[1]["kernel"] = "_Z7missingv"
+            with open(program, "w") as f:
+                f.write(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(records)}\nEOF\n")
+            with self.assertRaises(SystemExit) as refused:
+                resources.jit_kernels(program, "90", None, None)
+            self.assertIn("08_expression_jit/vec", str(refused.exception))
+
     def test_sass_counts_calls_through_registers_not_direct_calls(self):
         counts = resources.parse_sass(self.SASS)
         self.assertEqual(counts["_Z1kPf"], [1, 1])
