@@ -337,9 +337,11 @@ double quantile(std::vector<double> xs, double q) {
 
 // Every route's new op, interleaved: each round runs every route once (and NVRTC's one-line floor), in
 // an order that turns by one every round (A B C, B C A, ...), so that the host's drift, which moves a
-// compile by tens of per cent within a run, falls on every route alike. Counters per route: the
-// 10th, 50th and 90th percentile of its milliseconds (ROUTE_p10_ms ...) and of its ratio to the floor
-// compiled in the same round (ROUTE_x_floor_p50 ...). One repetition of `rounds` rounds.
+// compile by tens of per cent within a run, falls on every route alike. A first round is not
+// counted: what a route loads once per process (a compiler, a kernel's module) is the new-process
+// figure's (jit/first_result_in_process/), not a new op's. Counters per route: the 10th, 50th and
+// 90th percentile of its milliseconds (ROUTE_p10_ms ...) and of its ratio to the floor compiled in
+// the same round (ROUTE_x_floor_p50 ...). One repetition of `rounds` rounds.
 void add_interleaved(int rounds, std::vector<std::string>& names) {
   configure_repetitions(
       register_benchmark(
@@ -354,14 +356,14 @@ void add_interleaved(int rounds, std::vector<std::string>& names) {
             for (auto _ : state) {
               std::vector<std::vector<double>> ms(count), x_floor(count);
               double total = 0;
-              for (int round = 0; round < rounds; ++round) {
+              for (int round = -1; round < rounds; ++round) {  // round -1: loads, not counted
                 std::vector<double> took(count);
                 for (std::size_t i = 0; i < count; ++i) {
-                  const std::size_t which = (i + std::size_t(round)) % count;
+                  const std::size_t which = (i + std::size_t(round + 1)) % count;
                   took[which] = which < timed.size() ? first_result(*timed[which], next_new_op(), n)
                                                      : one_line_floor(arch);
                 }
-                for (std::size_t w = 0; w < count; ++w) {
+                for (std::size_t w = 0; w < count && round >= 0; ++w) {
                   ms[w].push_back(1e3 * took[w]);
                   x_floor[w].push_back(took[w] / took.back());
                   total += took[w];
