@@ -691,24 +691,40 @@ class ResultsTest(unittest.TestCase):
         self.assertTrue(all(re.match(runner.CPP_JIT_FILTER, c["run_name"]) for c in baseline))
         stages += baseline
 
-        def compile_record(new_source_ms):
+        def compile_record(new_source_ms, spread=0.0):
             record = harness.attempt(
                 "compile",
                 "Numba: a new device function",
-                lambda: (True, {"new_source_ms": [new_source_ms] * 3}),
+                lambda: (
+                    True,
+                    {"new_source_ms": [new_source_ms - spread, new_source_ms, new_source_ms + spread]},
+                ),
             )
             return dict(record, system="numba")
 
-        for peer_ms, verdict in (
-            (20.0, "faster than NVRTC's one-line floor"),
-            (5.0, "not faster than numba's"),
+        # A difference is one only where the two spreads do not overlap (08's repetitions are all 10 ms,
+        # its baseline's all 8 ms): the peer faster, slower, or no different.
+        for peer_ms, spread, verdict in (
+            (20.0, 0.0, "faster than numba's new source (20.0 ms)"),
+            (5.0, 0.0, "slower than numba's new source (5.0 ms)"),
+            (9.0, 1.5, "no different from (the spreads overlap) numba's new source (9.0 ms)"),
         ):
-            self.write_python([], [compile_record(peer_ms)], cpp_stages=stages)
+            self.write_python([], [compile_record(peer_ms, spread)], cpp_stages=stages)
             run, text = self.report()
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertIn("All of these ran in one run", text)
-            self.assertIn(f"08 compiles and loads a new op in 10.0 ms: {verdict}", text)
-            self.assertIn(f"08's baseline tier compiles and loads a new op in 8.0 ms: {verdict}", text)
+            self.assertIn(
+                "08 compiles and loads a new op in 10.0 ms: faster than NVRTC's one-line floor", text
+            )
+            sentence = text.split("08 compiles and loads a new op in 10.0 ms")[1].split("08's baseline tier")[
+                0
+            ]
+            self.assertIn(verdict, sentence)
+            self.assertIn(
+                "08's baseline tier compiles and loads a new op in 8.0 ms:"
+                " faster than NVRTC's one-line floor",
+                text,
+            )
             self.assertIn(
                 (
                     "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel |"
