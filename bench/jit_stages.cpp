@@ -709,21 +709,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // 16: a new op's first result with no compiler: its text parsed and encoded, the interpreter
   // launched on 2^20 elements (the encoded program goes with the launch), the result ready. The
   // output is validated after the clock stops, against the language's float64 interpreter.
-  add_stage("jit/first_result/16/new_op/map/n:1048576/type:f32", counts, 10, names, [] {
-    const jit::op_text op = next_new_op();
-    const expr::program language = expr::parse(op.source);  // the reference's, outside the time
-    const map_fixture f({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 1}, default_seed,
-                        custom_map_op{[&](double x) { return expr::evaluate(language, x); }, 16});
-    const auto launch = [&op](const map_launch& a) { interpreter::launch_map(a, op); };
-    CDL_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto start = clock::now();
-    f.launch(launch, map_form::vec, nullptr);
-    CDL_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    const double seconds = seconds_since(start);
-    const validation_result v = f.run_and_validate(launch, map_form::vec);
-    if (!v.passed) throw error("16's first result for " + op.source + ": " + v.summary());
-    return seconds;
-  });
+  add_stage("jit/first_result/16/new_op/map/n:1048576/type:f32", counts, 10, names,
+            [] { return first_result(route_named("16"), next_new_op(), std::size_t(1) << 20); });
   add_stage("jit/compile/08/same_text" + suffix, counts, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);
