@@ -327,60 +327,55 @@ double one_line_floor(int arch) {
   return seconds_since(start);
 }
 
-// The q-quantile of xs (linear between the two nearest ranks).
-double quantile(std::vector<double> xs, double q) {
-  std::sort(xs.begin(), xs.end());
-  const double at = q * double(xs.size() - 1);
-  const std::size_t lo = std::size_t(at);
-  return lo + 1 < xs.size() ? xs[lo] + (at - double(lo)) * (xs[lo + 1] - xs[lo]) : xs[lo];
-}
-
 // Every route's new op, interleaved: each round runs every route once (and NVRTC's one-line floor), in
 // an order that turns by one every round (A B C, B C A, ...), so that the host's drift, which moves a
 // compile by tens of per cent within a run, falls on every route alike. A first round is not
 // counted: what a route loads once per process (a compiler, a kernel's module) is the new-process
 // figure's (jit/first_result_in_process/), not a new op's. Counters per route: the 10th, 50th and
 // 90th percentile of its milliseconds (ROUTE_p10_ms ...) and of its ratio to the floor compiled in
-// the same round (ROUTE_x_floor_p50 ...). One repetition of `rounds` rounds.
+// the same round (ROUTE_x_floor_p50 ...), timing_stats's quantiles for both.
+void interleaved_rounds(benchmark::State& state, int rounds) {
+  const int arch = jit::device_arch();
+  constexpr std::size_t n = std::size_t(1) << 20;
+  std::vector<const route*> timed;
+  for (const route& r : routes)
+    if (r.interleaved) timed.push_back(&r);
+  const std::size_t count = timed.size() + 1;  // and the floor, last in the list
+  for (auto _ : state) {
+    std::vector<std::vector<double>> ms(count), x_floor(count);
+    double total = 0;
+    for (int round = -1; round < rounds; ++round) {  // round -1: loads, not counted
+      std::vector<double> took(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t which = (i + std::size_t(round + 1)) % count;
+        took[which] =
+            which < timed.size() ? first_result(*timed[which], next_new_op(), n) : one_line_floor(arch);
+      }
+      for (std::size_t w = 0; w < count && round >= 0; ++w) {
+        ms[w].push_back(1e3 * took[w]);
+        x_floor[w].push_back(took[w] / took.back());
+        total += took[w];
+      }
+    }
+    state.SetIterationTime(total);
+    for (std::size_t w = 0; w < count; ++w) {
+      const std::string name = w < timed.size() ? timed[w]->name : "one_line_kernel";
+      const timing_stats t = timing_stats::of(ms[w]), r = timing_stats::of(x_floor[w]);
+      for (const auto& [tag, time, ratio] : {std::tuple{"p10", t.p10_ms, r.p10_ms},
+                                             {"p50", t.median_ms, r.median_ms},
+                                             {"p90", t.p90_ms, r.p90_ms}}) {
+        state.counters[name + "_" + tag + "_ms"] = time;
+        state.counters[name + "_x_floor_" + tag] = ratio;
+      }
+    }
+    state.counters["rounds"] = rounds;
+  }
+}
 void add_interleaved(int rounds, std::vector<std::string>& names) {
   configure_repetitions(
-      register_benchmark(
-          "jit/interleaved/new_op/map/op:quadratic/type:f32/n:1048576", names,
-          [rounds](benchmark::State& state) {
-            const int arch = jit::device_arch();
-            constexpr std::size_t n = std::size_t(1) << 20;
-            std::vector<const route*> timed;
-            for (const route& r : routes)
-              if (r.interleaved) timed.push_back(&r);
-            const std::size_t count = timed.size() + 1;  // and the floor, last in the list
-            for (auto _ : state) {
-              std::vector<std::vector<double>> ms(count), x_floor(count);
-              double total = 0;
-              for (int round = -1; round < rounds; ++round) {  // round -1: loads, not counted
-                std::vector<double> took(count);
-                for (std::size_t i = 0; i < count; ++i) {
-                  const std::size_t which = (i + std::size_t(round + 1)) % count;
-                  took[which] = which < timed.size() ? first_result(*timed[which], next_new_op(), n)
-                                                     : one_line_floor(arch);
-                }
-                for (std::size_t w = 0; w < count && round >= 0; ++w) {
-                  ms[w].push_back(1e3 * took[w]);
-                  x_floor[w].push_back(took[w] / took.back());
-                  total += took[w];
-                }
-              }
-              state.SetIterationTime(total);
-              for (std::size_t w = 0; w < count; ++w) {
-                const std::string name = w < timed.size() ? timed[w]->name : "one_line_kernel";
-                for (const auto& [q, tag] : {std::pair{0.1, "p10"}, {0.5, "p50"}, {0.9, "p90"}}) {
-                  state.counters[name + "_" + tag + "_ms"] = quantile(ms[w], q);
-                  state.counters[name + "_x_floor_" + tag] = quantile(x_floor[w], q);
-                }
-              }
-              state.counters["rounds"] = rounds;
-            }
-          }),
-      1)
+      register_benchmark("jit/interleaved/new_op/map/op:quadratic/type:f32/n:1048576", names,
+                         [rounds](benchmark::State& state) { interleaved_rounds(state, rounds); }),
+      1)  // one repetition of `rounds` rounds
       ->Unit(benchmark::kMillisecond)
       ->Iterations(1);
 }
