@@ -132,19 +132,13 @@ def choose(candidates, r, top, new_op_ms, noise, spreads=None):
 
 
 def made_of(resources, entries, op):
-    """' (`a`: 22 registers, no stack frame; `b`: 16 registers, a 32-byte stack frame in local
-    memory)' from the two vec kernels' resources (op's where the kernel is per op); '' where either is
-    not in resources.json or the two do not differ in them."""
+    """' (`a`: its kernel's resources; `b`: ...)', map.kernel_facts of the two vec kernels (op's where
+    the kernel is per op); '' where either is not in resources.json or the two do not differ in
+    registers, stack frame or spills."""
     kernels = [map_kernel(resources, f"{e}/vec", op) for e in entries]
     if not all(kernels) or len({(k["registers"], k["stack"], k["spill_stores"]) for k in kernels}) < 2:
         return ""
-
-    def one(e, k):
-        frame = f"a {k['stack']}-byte stack frame in local memory" if k["stack"] else "no stack frame"
-        spills = f", {k['spill_stores']} bytes of spills" if k["spill_stores"] else ""
-        return f"`{e}`: {k['registers']} registers, {frame}{spills}"
-
-    return " (" + "; ".join(one(e, k) for e, k in zip(entries, kernels)) + ")"
+    return " (" + "; ".join(f"`{e}`: {map_section.kernel_facts(k)}" for e, k in zip(entries, kernels)) + ")"
 
 
 def surprises(bench, r, noise, headings, resources=None):

@@ -4,7 +4,7 @@ strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import fmt_time, table
 from ..stats import compare, span
-from .map import DEMONSTRATION
+from .map import DEMONSTRATION, kernel_facts
 from .resources import map_kernel
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
@@ -472,15 +472,10 @@ def fast_compile(doc, dispatch, c, resources, routes):
     kernels = {e: map_kernel(resources, f"{e}/vec") for e in ("06_nvrtc_jit", "06_nvrtc_jit.fast_compile")}
     if all(kernels.values()):
         f, d = kernels["06_nvrtc_jit.fast_compile"], kernels["06_nvrtc_jit"]
-        text += (
-            f". Its quadratic vec kernel: {f['registers']} registers and a {f['stack']}-byte stack frame"
-            f" ({f['spill_stores']} bytes of spill stores), against 06's {d['registers']} and"
-            f" {d['stack']} ({d['spill_stores']})"
-            + (
-                ": a stack frame is local memory, traffic the template's kernel does not have"
-                if f["stack"] > d["stack"]
-                else ""
-            )
+        text += f". Its quadratic vec kernel: {kernel_facts(f)}; 06's: {kernel_facts(d)}" + (
+            ": a stack frame is local memory, traffic the template's kernel does not have"
+            if f["stack"] > d["stack"]
+            else ""
         )
     doc.add(text + ".\n")
 
