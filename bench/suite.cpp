@@ -331,9 +331,8 @@ void register_image(const settings& s, std::vector<std::string>& names) {
 // they belong to was validated on the same problem. The launches are function pointers (the
 // fixture's), so the state made once per problem is a static, rebuilt when the problem changes.
 struct kept_grouping {
-  std::string problem, wanted;  // the problem it was made for, the problem being measured
-  std::unique_ptr<kept_task_groups> groups;
-  std::unique_ptr<tasks_in_op_order> ordered;
+  std::string problem, wanted;                 // the problem it was made for, the problem being measured
+  std::unique_ptr<tasks_in_op_order> ordered;  // its grouping is grouped_reused's
 };
 kept_grouping& kept() {
   static kept_grouping k;
@@ -342,15 +341,13 @@ kept_grouping& kept() {
 void prepare(const tasks_launch& a) {
   kept_grouping& k = kept();
   if (k.problem == k.wanted) return;
-  k.groups.reset();  // the old state's buffers first
-  k.ordered.reset();
-  k.groups = std::make_unique<kept_task_groups>(a);
+  k.ordered.reset();  // the old state's buffers first
   k.ordered = std::make_unique<tasks_in_op_order>(a);
   k.problem = k.wanted;
 }
 void launch_grouped_reused(const tasks_launch& a) {
   prepare(a);
-  run_task_groups(a, kept().groups->groups);
+  run_task_groups(a, kept().ordered->groups());
 }
 void launch_in_op_order(const tasks_launch& a) {
   prepare(a);

@@ -69,10 +69,12 @@ struct kept_task_groups {
 
 // The data moved into op order once (x and the records gathered through a kept grouping's index),
 // so that each op's kernel reads and writes contiguous ranges: the form `in_op_order`, whose
-// launch is run_kernels (y in op order, here) then scatter (y back into a.y, element order).
+// launch is run_kernels (y in op order, here) then scatter (y back into a.y, element order). Its
+// grouping serves the form `grouped_reused` too (run_task_groups(a, groups())).
 class tasks_in_op_order {
  public:
   explicit tasks_in_op_order(const tasks_launch& a);
+  const task_groups& groups() const { return kept_.groups; }
   void run(const tasks_launch& a) const {
     run_kernels(a.stream);
     scatter(a);
