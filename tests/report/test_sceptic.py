@@ -181,3 +181,24 @@ class RenamedTest(FixtureTest):
         )
         self.assertEqual(current_name("jit/compile/06_fast/new_op/x"), "jit/compile/06_fast_compile/new_op/x")
         self.assertEqual(current_name("map/06_nvrtc_jit/vec"), "map/06_nvrtc_jit/vec")
+
+
+class PythonTimingTest(FixtureTest):
+    def test_every_table_divides_by_one_baseline_and_names_the_event_pair_and_host_time(self):
+        def timed(doc):
+            doc["cdl_python"]["systems"]["cupy"]["event_gap_us"] = 1.25
+            for b in doc["benchmarks"]:
+                if b.get("aggregate_name") == "median":
+                    b["host_us"] = 12.5
+
+        self.edit_results(timed, "python.json")
+        text = self.report()
+        self.assertIn("an event pair with nothing between took 1.2 µs (CuPy)", text)
+        self.assertIn(
+            "| peer | median | of copy | time / C++ `01_template_functor/vec` | host per call |", text
+        )
+        self.assertIn("12.5 µs", text)
+        self.assertNotIn("time / C++ `01_template_functor/scalar`", text)  # one baseline, where it exists
+
+    def test_an_older_python_json_says_it_has_no_event_pair_figure(self):
+        self.assertIn("does not say what an event pair alone takes", self.report())

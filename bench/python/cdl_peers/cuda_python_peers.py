@@ -72,8 +72,9 @@ class DriverDevice(harness.Device):
             ctypes.c_ulonglong(words),
             ctypes.c_uint(sources.FLUSH_NEVER),
             ctypes.c_void_p(int(self.sink[0])),
+            ctypes.c_ulonglong(0),  # hold_ns, set by each flush
         ]
-        self.flush_pointers = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in self.flush_args])
+        self.flush_pointers = (ctypes.c_void_p * 5)(*[ctypes.addressof(v) for v in self.flush_args])
         self.start = self.check(driver.cuEventCreate(0))
         self.stop = self.check(driver.cuEventCreate(0))
 
@@ -110,7 +111,8 @@ class DriverDevice(harness.Device):
     def poison(self, buffer):
         self.check(self.cu.cuMemsetD8(buffer[0], 0xFF, self.nbytes(buffer)), "(cuMemsetD8)")
 
-    def flush_l2(self):
+    def flush_l2(self, hold_us=0.0):
+        self.flush_args[4].value = int(hold_us * 1e3)
         self.check(
             self.cu.cuLaunchKernel(
                 self.flush_kernel,

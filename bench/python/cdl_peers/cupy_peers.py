@@ -59,11 +59,17 @@ class CupyDevice(harness.Device):
     def poison(self, buffer):
         buffer.view(self.cp.uint8).fill(0xFF)
 
-    def flush_l2(self):
+    def flush_l2(self, hold_us=0.0):
         self.flush_kernel(
             (self.flush_blocks,),
             (sources.BLOCK,),
-            (self.scratch, np.uint64(self.flush_words), np.uint32(sources.FLUSH_NEVER), self.sink),
+            (
+                self.scratch,
+                np.uint64(self.flush_words),
+                np.uint32(sources.FLUSH_NEVER),
+                self.sink,
+                np.uint64(hold_us * 1e3),
+            ),
         )
 
     def elapsed_ms(self, start, stop):

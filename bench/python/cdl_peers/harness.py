@@ -10,10 +10,13 @@ means what a strategy's figure means:
   * steady time: CUDA events from the peer's own library around each call, the L2 flushed
     before each (outside the events), a fixed number of iterations per repetition chosen from
     the copy floor, the median over repetitions with min, max and cv;
+  * the flush also holds the GPU busy for longer than the call's host time (measured for each
+    case: host_us), so that the host has queued the call before the GPU reaches the first
+    event: the pair spans the GPU's work alone, as JAX's profiler spans do, and a system whose
+    Python costs more than the flush is not charged for it inside a GPU time. The host time is
+    a figure of its own, and so is an event pair with nothing between (event_gap_us);
   * the copy floor (device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
     own library in the same process, and every bandwidth is reported as a fraction of it.
-    The events open before the call, so a call's host time (Python, the library's dispatch)
-    is in its figure whenever the GPU has to wait for it: that is part of what a way costs.
 The records are Google Benchmark aggregates, as cdl_bench writes them.
 """
 import importlib
@@ -183,8 +186,12 @@ class Device:
     def poison(self, buffer):  # every byte 0xFF: NaN as float32 and float64
         raise NotImplementedError
 
-    def flush_l2(self):
+    def flush_l2(self, hold_us=0.0):
+        """Reads twice the L2 (no dirty line left to write back in the timed call), and keeps the
+        GPU busy for at least hold_us from its start."""
         raise NotImplementedError
+
+    spans = False  # True where time_calls_ms takes the GPU's own spans instead of events (JAX)
 
     def time_ms(self, call):
         """Events around call() on the stream the peer launches on: self.start and self.stop, the
@@ -199,11 +206,12 @@ class Device:
     def elapsed_ms(self, start, stop):
         raise NotImplementedError
 
-    def time_calls_ms(self, call, iterations):
-        """One repetition: the mean time of `iterations` calls, each after an L2 flush."""
+    def time_calls_ms(self, call, iterations, hold_us=0.0):
+        """One repetition: the mean time of `iterations` calls, each after an L2 flush that holds
+        the GPU for hold_us."""
         total = 0.0
         for _ in range(iterations):
-            self.flush_l2()
+            self.flush_l2(hold_us)
             total += self.time_ms(call)
         return total / iterations
 
@@ -332,7 +340,9 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
     if not v.passed:
         return [error_entry(run_name, "validation failed: " + v.summary)], v
     launch()  # warm-up beyond the first call
-    rep_ms = [dev.time_calls_ms(launch, iterations) for _ in range(settings.repetitions)]
+    host_us = host_call_us(dev, launch)
+    hold_us = 2 * host_us + 20  # past the call's host time, with room for its spread
+    rep_ms = [dev.time_calls_ms(launch, iterations, hold_us) for _ in range(settings.repetitions)]
     gbs = problem.info["min_bytes"] / (statistics.median(rep_ms) * 1e-3) / 1e9
     counters = {
         "GB/s": gbs,
@@ -340,8 +350,35 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
         "frac_copy": gbs / copy_gbs,
         "max_rel_err": v.max_rel_error,
         "first_call_ms": first_call_ms,
+        "host_us": host_us,
+        "hold_us": hold_us,
     }
     return result_entries(run_name, rep_ms, counters, settings.repetitions, iterations), v
+
+
+def host_call_us(dev, launch, calls=7):
+    """The host's time to make one call (its return, not the GPU's end), the GPU idle before it:
+    the median of `calls`."""
+    times = []
+    for _ in range(calls):
+        dev.synchronize()
+        t0 = time.perf_counter()
+        launch()
+        times.append((time.perf_counter() - t0) * 1e6)
+    dev.synchronize()
+    return statistics.median(times)
+
+
+def event_gap_us(dev, pairs=21):
+    """An event pair with nothing between, behind a held GPU: what an event-timed figure holds
+    beyond the GPU's work (None for a system timed by the GPU's own spans)."""
+    if dev.spans:
+        return None
+    times = []
+    for _ in range(pairs):
+        dev.flush_l2(200.0)
+        times.append(dev.time_ms(lambda: None) * 1e3)
+    return statistics.median(times)
 
 
 def run_system(system, problem_dirs, settings, case_filter="", experiments_only=False):
@@ -401,6 +438,7 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     start = time.perf_counter()
     copy_gbs = measure_copy_gbs(dev, props["l2_bytes"])
     part["copy_bandwidth_gbs"] = copy_gbs
+    part["event_gap_us"] = event_gap_us(dev)
     print(
         (
             f"cdl_peers: {system.NAME} {version} on {props['name']}: copy {copy_gbs:.0f} GB/s;"

@@ -156,8 +156,9 @@ class JaxDevice(harness.Device):
         floor = [self.time_ms(lambda: tiny(one)) for _ in range(50)]
         self.notes.append(
             "timed by the GPU's clock through JAX's profiler (CUPTI; JAX has no CUDA events): a call's"
-            " first kernel's start to its last one's end, without the launch and event time that the"
-            " other systems' event pairs include; a jitted call on one element, timed alone on the host"
+            " first kernel's start to its last one's end; the other systems' event pairs, opened behind a"
+            " flush that holds the GPU past the call's host time, add only an event pair's own time"
+            " (their event_gap_us); a jitted call on one element, timed alone on the host"
             f" to its block_until_ready, takes {statistics.median(floor) * 1e3:.1f} µs"
         )
 
@@ -175,7 +176,9 @@ class JaxDevice(harness.Device):
     def poison(self, buffer):
         pass  # nothing to poison: every call writes a new array (the module's docstring)
 
-    def flush_l2(self):
+    spans = True  # timed by the GPU's spans: no hold needed, no event pair to count
+
+    def flush_l2(self, hold_us=0.0):
         self.flush(self.scratch).block_until_ready()
 
     def time_ms(self, call):
@@ -184,7 +187,7 @@ class JaxDevice(harness.Device):
         jax.block_until_ready(self.last if r is None else r)
         return (time.perf_counter() - t0) * 1e3
 
-    def time_calls_ms(self, call, iterations):
+    def time_calls_ms(self, call, iterations, hold_us=0.0):
         """One repetition's time per call (the module's docstring says how)."""
         with tempfile.TemporaryDirectory(prefix="cdl_jax_trace.") as where:
             with jax.profiler.trace(where, create_perfetto_trace=True):

@@ -27,6 +27,8 @@ after the first call.
 import importlib.metadata
 import math
 
+import statistics
+
 import numpy as np
 
 from . import harness, sources
@@ -88,8 +90,9 @@ class NumbaDevice(harness.Device):
 
         # The L2 flush (sources.FLUSH_SOURCE, written for Numba): reads twice the L2, writes
         # nothing that stays, so no dirty line's write-back lands in the timed call.
+        # Numba reads no GPU clock, so the hold is a count of 1 µs sleeps, its length measured below.
         @cuda.jit
-        def read_flush(words, never, sink):
+        def read_flush(words, never, sink, sleeps):
             acc = np.uint32(0)
             i, stride = cuda.grid(1), cuda.gridsize(1)
             while i < words.size:
@@ -97,12 +100,23 @@ class NumbaDevice(harness.Device):
                 i += stride
             if acc == never:
                 sink[0] = acc
+            if cuda.grid(1) == 0:
+                for _ in range(sleeps):
+                    cuda.nanosleep(1000)
 
         self.fill, self.read_flush = fill, read_flush
         size, _, self.flush_blocks = sources.flush_shape(self.props["l2_bytes"], int(d.MULTIPROCESSOR_COUNT))
         self.scratch = cuda.to_device(np.zeros(size // 4, dtype=np.uint32))
         self.sink = cuda.to_device(np.zeros(1, dtype=np.uint32))
         self.start, self.stop = cuda.event(timing=True), cuda.event(timing=True)
+        self.sleep_us = 1.0
+        self.sleep_us = self.hold_per_sleep_us()
+
+    def hold_per_sleep_us(self, sleeps=400):
+        """One sleep's length on this GPU: a flush holding for `sleeps` of them against one without."""
+        self.flush_l2()
+        t = lambda hold: statistics.median(self.time_ms(lambda: self.flush_l2(hold)) for _ in range(5))
+        return max(0.05, (t(sleeps * self.sleep_us) - t(0.0)) * 1e3 / sleeps)
 
     def _fill(self, bytes_view, value):
         self.fill[(bytes_view.size + BLOCK - 1) // BLOCK, BLOCK](bytes_view, np.uint8(value))
@@ -119,8 +133,11 @@ class NumbaDevice(harness.Device):
     def poison(self, buffer):
         self._fill(buffer.view(np.uint8), 0xFF)
 
-    def flush_l2(self):
-        self.read_flush[self.flush_blocks, BLOCK](self.scratch, np.uint32(sources.FLUSH_NEVER), self.sink)
+    def flush_l2(self, hold_us=0.0):
+        sleeps = np.int64(np.ceil(hold_us / self.sleep_us))
+        self.read_flush[self.flush_blocks, BLOCK](
+            self.scratch, np.uint32(sources.FLUSH_NEVER), self.sink, sleeps
+        )
 
     def elapsed_ms(self, start, stop):
         return self.cuda.event_elapsed_time(start, stop)

@@ -64,12 +64,13 @@ class PycudaDevice(harness.Device):
     def poison(self, buffer):
         self.drv.memset_d8(buffer.gpudata, 0xFF, buffer.nbytes)
 
-    def flush_l2(self):
+    def flush_l2(self, hold_us=0.0):
         self.flush_kernel(
             self.scratch.gpudata,
             np.uint64(self.flush_words),
             np.uint32(sources.FLUSH_NEVER),
             self.sink.gpudata,
+            np.uint64(hold_us * 1e3),
             grid=self.flush_grid,
             block=(sources.BLOCK, 1, 1),
         )

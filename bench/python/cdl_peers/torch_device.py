@@ -31,6 +31,14 @@ class TorchDevice(harness.Device):
         self.scratch = torch.zeros(2 * self.props["l2_bytes"] // 4, dtype=torch.int32, device="cuda")
         self.start = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)
+        # The hold: torch.cuda._sleep spins for a count of GPU cycles; their rate measured here.
+        self.cycles_per_us = 1000.0
+        self.cycles_per_us = self.cycles_per_us_measured()
+
+    def cycles_per_us_measured(self, cycles=2_000_000):
+        self.flush_l2()
+        t = lambda: min(self.time_ms(lambda: self.torch.cuda._sleep(cycles)) for _ in range(5))
+        return cycles / (t() * 1e3)
 
     def upload(self, array):
         if array.dtype.names:
@@ -46,8 +54,10 @@ class TorchDevice(harness.Device):
     def poison(self, buffer):
         buffer.view(self.torch.uint8).fill_(0xFF)
 
-    def flush_l2(self):
+    def flush_l2(self, hold_us=0.0):
         self.torch.amax(self.scratch)
+        if hold_us > 0:
+            self.torch.cuda._sleep(int(hold_us * self.cycles_per_us))
 
     def elapsed_ms(self, start, stop):
         return start.elapsed_time(stop)

@@ -4,14 +4,27 @@ from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
 from .jit import stage_ms
 
-# The C++ entry each Python peer is set beside: the same form (one element per thread, global reads,
-# a per-element switch), written with a template functor, the static best case.
+# The C++ entry of the same form as the Python peers' kernels (one element per thread, global reads,
+# a per-element switch), written with a template functor: what the claims set a peer beside.
 CPP_SAME_FORM = {
     "map": "01_template_functor/scalar",
     "zip": "01_template_functor/scalar",
     "tasks": "03_switch/per_element",
     "image": "01_template_functor/global",
 }
+
+# The one baseline of every table of this section: the template functor at its fastest form, where
+# the problem has it (its vec form), else the same form.
+CPP_BASE = {"map": "01_template_functor/vec", "zip": "01_template_functor/vec"}
+
+
+def base_entry(workload, cpp):
+    """The entry every figure of a problem is divided by (CPP_BASE), None where the C++ results lack it."""
+    for e in (CPP_BASE.get(workload), CPP_SAME_FORM.get(workload)):
+        if e and e in cpp:
+            return e
+    return None
+
 
 # How the report names each system of bench/python.
 NAMES = {
@@ -53,9 +66,13 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
         return found
     doc.add(
         "The same problems written the ways the source articles write them (`bench/python`), on the inputs"
-        " and against the reference of the C++ workloads, timed by each system's own CUDA events with the"
-        " C++ suite's protocol. Events open before each call, so a system's per-call host time is in its"
-        " figure wherever the GPU waits for it. *First call* is the host time from defining the kernel to"
+        " and against the reference of the C++ workloads, timed with the C++ suite's protocol by each"
+        " system's own CUDA events (JAX, which has none, by its profiler's spans of the GPU's work). The"
+        " flush before each call holds the GPU for twice the call's host time, so the host has queued the"
+        " call before the GPU reaches the first event: a figure is the GPU's work and one event pair, never"
+        f" the host's Python; {event_gaps(python)}. *Host per call* is the host's own time to make one call"
+        " (the GPU idle before it): where it exceeds the median, the system cannot keep the GPU busy call"
+        " after call. *First call* is the host time from defining the kernel to"
         " the end of its first run, compile included (CuPy's disk cache starts empty). Fractions of copy use"
         f" this report's copy floor ({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`:"
         f" {python.bench.context.get('date', '?')[:16]}, revision"
@@ -106,12 +123,16 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
             + (f", {f['shape']}" if "shape" in f else "")
         )
         same = cpp.get(CPP_SAME_FORM.get(workload, ""))
+        base_name = base_entry(workload, cpp)
+        base = cpp.get(base_name)
         best_entry = min(cpp, key=lambda e: cpp[e]["median"]) if cpp else None
         rows = []
         for entry, row in sorted(entries.items(), key=lambda kv: kv[1]["median"]):
             c = row["counters"]
-            ratio = row["median"] / same["median"] if same else None
-            found["ratio"][(workload, fields, label(entry))] = ratio
+            ratio = row["median"] / base["median"] if base else None
+            found["ratio"][(workload, fields, label(entry))] = (
+                row["median"] / same["median"] if same else None
+            )
             found["first_ms"][(workload, fields, label(entry))] = c.get("first_call_ms")
             rows.append(
                 [
@@ -121,10 +142,13 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
                         c.get("GB/s", float("nan")) / bench.copy_gbs, moved(workload, fields), bench.l2_bytes
                     ),
                     "–" if ratio is None else f"{ratio:.2f}×",
+                    fmt_time(c["host_us"]) if "host_us" in c else "–",
                     f"{c.get('first_call_ms', float('nan')):.1f} ms",
                 ]
             )
-        for entry in dict.fromkeys(e for e in (CPP_SAME_FORM.get(workload), best_entry) if e and e in cpp):
+        for entry in dict.fromkeys(
+            e for e in (base_name, CPP_SAME_FORM.get(workload), best_entry) if e and e in cpp
+        ):
             row = cpp[entry]
             rows.append(
                 [
@@ -135,7 +159,8 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
                         moved(workload, fields),
                         bench.l2_bytes,
                     ),
-                    f"{row['median'] / same['median']:.2f}×" if same else "–",
+                    f"{row['median'] / base['median']:.2f}×" if base else "–",
+                    "–",
                     "built ahead",
                 ]
             )
@@ -149,7 +174,8 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
                     "peer",
                     "median",
                     "of copy",
-                    f"time / C++ `{CPP_SAME_FORM.get(workload, '?')}`",
+                    f"time / C++ `{base_name or '?'}`",
+                    "host per call",
                     "first call",
                 ],
                 rows,
@@ -170,6 +196,16 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
 
 
 OWN_HEADING = "From Python, my own elementwise function"
+
+
+def event_gaps(python):
+    """What an event pair with nothing between took on each event-timed system, from the run."""
+    gaps = {n: s["event_gap_us"] for n, s in python.systems.items() if s.get("event_gap_us") is not None}
+    if not gaps:
+        return "this `python.json` does not say what an event pair alone takes (written before it did)"
+    return "an event pair with nothing between took " + ", ".join(
+        f"{fmt_time(v)} ({NAMES.get(n, n)})" for n, v in sorted(gaps.items(), key=lambda kv: kv[1])
+    )
 
 
 def own_function(bench, python):
