@@ -259,6 +259,7 @@ struct image {  // an image an op is written into
 };
 struct stencils {
   bytes cubin;
+  int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
@@ -273,19 +274,6 @@ insn at(const bytes& f, std::size_t offset) {
 const kernel_code& find(const std::map<std::string, kernel_code>& ks, const std::string& name) {
   LEARN_CHECK(ks.count(name), name + " is not in the cubin");
   return ks.at(name);
-}
-
-// The register holding x + j * delta: written by the one instruction that multiplies by delta.
-std::pair<int, std::size_t> x_register(const bytes& cubin, const kernel_code& k, const std::string& name) {
-  std::uint32_t delta;
-  std::memcpy(&delta, &lesson::delta, 4);
-  int found = 0;
-  std::pair<int, std::size_t> x;
-  for (std::size_t n = 0; n < k.count; ++n)
-    if (immediate(at(cubin, k.offset + 16 * n)) == delta)
-      ++found, x = {at(cubin, k.offset + 16 * n)[dest_field], n};
-  LEARN_CHECK(found == 1, name + ": not one instruction with delta");
-  return x;
 }
 
 int marker_of(const insn& i, bool& negated) {  // step s's marker as it appears, or -1
@@ -304,15 +292,25 @@ int marked_register(const bytes& cubin, const kernel_code& k, int s, const std::
   throw failed("the stencils do not read as expected: " + name + ": no marker " + std::to_string(s));
 }
 
+// The register holding x + j * delta: what step 0 reads in field 3 (step 0 is x + marker 0 in an
+// image and before an operation with a second register, op(x, marker 0) otherwise).
+int x_register(const bytes& cubin, const kernel_code& k, const std::string& name) {
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const insn i = at(cubin, k.offset + 16 * n);
+    if (marker_of(i, negated) == 0) return i[3];
+  }
+  throw failed("the stencils do not read as expected: " + name + ": no step 0");
+}
+
 // One chain's steps (P = 1), found from x: each step reads the one before in field 3, an operation
 // with a constant found by its marker; one with a second register reads the one before and x +
 // marker s, in fields 3 and 4. Returns their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
                                const std::vector<int>& ops, const stencils* known) {
-  const auto [x, from] = x_register(cubin, k, name);
   std::vector<std::size_t> at_step;
-  int current = x;
-  std::size_t n = from + 1;
+  int current = x_register(cubin, k, name);
+  std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
     const bool constant = stencil::has_constant(ops[s]);
     const int w = constant ? -1 : marked_register(cubin, k, int(s), name);
@@ -393,7 +391,7 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
   image im;
   im.kernel = "cdl_image_" + std::to_string(steps);
   const kernel_code& k = find(ks, im.kernel);
-  im.x = x_register(cubin, k, im.kernel).first;
+  im.x = x_register(cubin, k, im.kernel);
   std::vector<int> marker(k.count, -1), seen(steps, 0);
   for (std::size_t n = 0; n < k.count; ++n) {
     bool negated;
@@ -426,6 +424,14 @@ stencils learn(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read " + path + " (the first Build. line writes it)");
   st.cubin.assign(std::istreambuf_iterator<char>(in), {});
   const auto ks = kernels_of(st.cubin);
+  st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
+  int device = 0, major = 0, minor = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major * 10 + minor != st.arch)
+    throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
+                             std::to_string(major * 10 + minor) + "'s: build them for it");
   for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(st.cubin, ks, o);
   learn_latencies(st, ks);
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, ks, steps));
