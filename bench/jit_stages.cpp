@@ -575,8 +575,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // in every iteration, in turns (with the part first, then without it first), each by the same
   // account. Counters: the two compiles' means (with_ms, without_ms) and the mean difference of the
   // whole compile (delta_ms) and of each phase (delta_optimizer_ms, ...). Two compiles a few
-  // milliseconds apart see the same host, whose speed drifts by tens of per cent within a run:
-  // stages of their own, minutes apart, gave -lineinfo a cost of tens of milliseconds on the H100.
+  // milliseconds apart see the same host, whose speed drifts by tens of per cent within a run, so
+  // stages of their own, minutes apart, would charge a part with the drift between them.
   // The parts: the skeleton's headers (the one-line kernel with them included, both with 06's
   // -minimal), each kernel the program can instantiate with the op (one form's, or every form's at
   // once, against the one-line kernel with the headers), and each option 06 compiles with, left out

@@ -310,8 +310,8 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user) 
   // Each compiler is loaded (and its files read) before anything is timed: a process's first
   // compile, loading included, is cdl_bench's jit/first_compile_in_process. So is what a user's
   // first launch finds made already: the GPU's context (the first call that needs one creates it,
-  // a tenth of a second and more on the H100 machine, which 08's first timed load had counted) and
-  // the driver's PTX compiler, loaded with a PTX of its own.
+  // which would otherwise be counted in the first timed load) and the driver's PTX compiler,
+  // loaded with a PTX of its own.
   if (gpu) CDL_CUDA_CHECK(cudaFree(nullptr));
   jit::compile(jit::one_line_program(jit::never_seen_op()), arch, jit::code_kind::cubin);
   if (in_language) {

@@ -40,10 +40,10 @@ namespace {
 // (1, 10, 100, ... until a minimum time) would launch a kernel of microseconds thousands of
 // times, each with an L2 flush, and make the quick suite minutes long for no better median.
 // Where the bytes say nothing of the time, that search is what fits: the map's dispatch sweep at
-// k >= 64, where a kernel takes from a fifth of a millisecond (the template) to twelve (a virtual
-// call at k = 256), and a count from the bytes would run each a hundred times a repetition
-// (`by_time` below: each repetition at least `target_s` of GPU time, a single launch where one
-// takes that long).
+// k >= 64, where kernels of one problem differ in time by more than an order of magnitude (a
+// virtual call against the template), and a count from the bytes would run the slowest many
+// times a repetition (`by_time` below: each repetition at least `target_s` of GPU time, a single
+// launch where one takes that long).
 struct settings {
   bool quick;
   int repetitions;

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Compares two results directories (two GPUs, two revisions, two drivers or compilers).
 
-    reports/compare.py A B [--out compare.md] [--threshold 0.03]
+    reports/compare.py A B [--out FILE] [--threshold 0.03]
 
 A and B are directories as scripts/bench.sh writes them (bench.json, and repeat.json for each run's
 noise threshold). Writes the comparison (Markdown, and a plot beside it) to --out (default:
-compare.md in the current directory): every benchmark both ran, B's median over A's with a
+compare.md in B, never the working directory): every benchmark both ran, B's median over A's with a
 Mann-Whitney U test on the repetitions, the dispatch penalties and fractions of copy of both,
 and what only one side ran. Prints the findings' counts last.
 
@@ -15,6 +15,7 @@ some did, 2 when a directory is missing, malformed or not cdl_bench's (nothing i
 The work is done by cdl_report/compare.py.
 """
 import argparse
+import os
 import sys
 
 from cdl_report.compare import compare_runs, write
@@ -25,7 +26,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("a", help="the first results directory (the baseline)")
     ap.add_argument("b", help="the second results directory")
-    ap.add_argument("--out", default="compare.md", help="the Markdown file to write (default: compare.md)")
+    ap.add_argument("--out", help="the Markdown file to write (default: B/compare.md)")
     ap.add_argument(
         "--threshold",
         type=float,
@@ -37,6 +38,7 @@ def main(argv):
     except ResultsError as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
+    args.out = args.out or os.path.join(args.b, "compare.md")
     c = compare_runs(a, b, args.threshold)
     slower, faster = write(a, b, c, args.out)
     print(

@@ -21,12 +21,10 @@ namespace cdl::skeleton {
 
 inline constexpr int elementwise_block = 256;  // threads per block, both forms
 // 16-byte vectors per thread and input in the vec form. One: a full SM of threads with one load
-// each already keeps enough bytes in flight, so 2 and 4 bought no bandwidth on the H100 at
-// k = 1; they did amortise the map's k loop counter over more values (cheap ops at k >= 16 ran
-// faster, expensive ones and the calls that are not inlined slower), and they multiplied the
-// copies of the op in every kernel, which is what a JIT pays to compile: at 4, a new op took
-// 06, 07 and 08 a third to a half longer (measured on the H100 for issue 26; to see it, change
-// this and compare the map benchmarks and `cdl_bench --benchmark_filter=^jit/compile/` runs).
+// each already keeps enough bytes in flight, so more buys no bandwidth at k = 1; more would
+// amortise the map's k loop counter over more values, but it multiplies the copies of the op in
+// every kernel, which is what a JIT pays to compile a new op (06, 07, 08). To weigh the two on a
+// GPU, change this and compare the map benchmarks and `cdl_bench --benchmark_filter=^jit/compile/`.
 inline constexpr int vecs_per_thread = 1;
 
 #if !defined(__CUDACC_RTC__)

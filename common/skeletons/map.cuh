@@ -45,8 +45,8 @@ __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n,
 // exact, so computing it once per step, apart from the additions, changes nothing). The m
 // evaluations of a step are independent, which is the parallelism an unrolled loop would give, so
 // the loop is not unrolled: an unrolled runtime-trip loop is a copy of the body per step plus a
-// remainder loop, which doubled NVRTC's and nvJitLink's time for a new op (06, 07) and bought
-// nothing.
+// remainder loop, which lengthens NVRTC's and nvJitLink's work for a new op (06, 07) and adds no
+// parallelism the m values do not already give.
 //
 // The m values' statements are written out by template recursion (add_each), not by a loop the
 // optimiser is asked to unroll: each index is then a constant whatever the optimiser does, and the

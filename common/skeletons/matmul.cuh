@@ -6,10 +6,9 @@
 //   tiled - a block computes a 128 x 128 tile of C, staging 128 x 8 slices of A and B in shared
 //           memory (each global element read once per block, then 128 times from shared memory)
 //           and keeping an 8 x 8 block of C per thread in registers (register blocking: 16
-//           shared-memory values feed 64 steps). What took it from half of cuBLAS's SGEMM
-//           towards it, each step measured on the H100, in the order they were made; the kernel
-//           keeps them as its template parameter `Step` (0: none of them), and the report's
-//           progression measures each form in the same run:
+//           shared-memory values feed 64 steps). The steps that bring it towards cuBLAS's SGEMM
+//           are its template parameter `Step` (0: none of them), each adding to the one before;
+//           the report's progression measures each form in the same run:
 //             1. a thread's 8 rows and 8 columns as two runs of 4 half a tile apart, read as
 //                16-byte words without bank conflicts; 16-byte global loads where a slice is
 //                whole; two shared buffers, the next slice loaded while this one is computed,
@@ -20,9 +19,9 @@
 //             4. two slices per trip of the k loop, so that which buffer is computed on and which
 //                is filled is known at compile time (ncu: fewer instructions, fewer cycles
 //                stalled at the barrier).
-//           Tried and measured slower on the H100: 16-deep slices (spills at two blocks per SM;
-//           one block per SM unspilled), a warp's threads arranged 4 x 8 instead of 2 x 16, and
-//           blocks swizzled in groups of rows for the L2.
+//           Not taken, as they cost more than they gain here: 16-deep slices (they spill at two
+//           blocks per SM), a warp's threads arranged 4 x 8 instead of 2 x 16, and blocks swizzled
+//           in groups of rows for the L2.
 #pragma once
 
 #if !defined(__CUDACC_RTC__)

@@ -16,11 +16,11 @@
 //          inlined calls), `class_switch` (a switch on a class number the object holds).
 // Cost.    An arena per class, sized in advance, and a table of the classes; the inlined and
 //          switch forms need the closed set of classes at compile time.
-// Use it   where the measurement says so: on an H100 (the report's objects section) it does not
-//          pay here. Sorted by class, every form runs at the copy floor; with classes mixed in a
-//          warp COAL is slower than the virtual call, because the vtable-pointer load it saves
-//          is also the whole warp's fetch of the objects, before the call splits the warp by
-//          class. Where the set of classes is closed, class_switch is the fastest form.
+// Use it   where the measurement says so (the report's objects section gives this GPU's answer).
+//          Sorted by class, every form reads at the copy's pace; with classes mixed in a warp,
+//          the vtable-pointer load COAL saves is also the whole warp's fetch of the objects, before
+//          the call splits the warp by class, so the saving can vanish. Where the set of classes
+//          is closed, class_switch needs no lookup at all.
 // See it.  `cuobjdump -sass`: virtual's kernel loads the pointer (LDG), the vtable pointer
 //          (LD.E.64), the vtable entry (LD.E: an index), the method's address (LDC.64 from
 //          constant bank 2) and calls (CALL.REL.NOINC); coal's has the search (LDS), the table

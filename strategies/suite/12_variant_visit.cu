@@ -21,14 +21,13 @@
 //          and branches (ISETP, BRA), or a BRX where the compiler makes the chain a jump table,
 //          each op's instructions inline, no CALL; the objects form the same per element after
 //          one load of the 12-byte variant.
-// Measured: the report's map, dispatch and GEMM tables and its objects section. What they showed
-//          on an H100: in the map the visit stays in the k loop, as the switch does, and costs
-//          what the switch costs; in the tiled GEMM it costs far more than the switch, with more
-//          instructions per element and stalls on instruction fetch (`no_instruction`: each
-//          step's compare chain, three bodies inlined, outgrows the instruction cache; the
-//          profile section counts both); per element, the objects by value beat the virtual call
-//          and 11's class switch (half the bytes: a 12-byte variant where the others read a
-//          pointer and a 24-byte object, and no pointer to chase).
+// Measured: the report's map, dispatch and GEMM tables and its objects section. What to look for:
+//          in the map the visit stays in the k loop, as the switch does; in the tiled GEMM each
+//          step's compare chain, three bodies inlined, can outgrow the instruction cache (the
+//          profile section's `no_instruction` stalls and instructions per element say whether it
+//          does); per element, the objects by value read half the bytes of the virtual call and
+//          11's class switch (a 12-byte variant where the others read a pointer and a 24-byte
+//          object, and no pointer to chase).
 // Run it.  `cdl_run --strategy 12_variant_visit/vec --op quadratic --n 2^24 --k 16`
 #include "common/objects_workload.hpp"
 #include "common/registry.hpp"

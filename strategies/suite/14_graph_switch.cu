@@ -19,8 +19,8 @@
 //          not for zip, points, image or matmul, whose choice is the map's and costs the same.
 // See it.  Each body's kernel is the template kernel; `nsys --cuda-graph-trace=node` shows the nodes.
 //          Nsight Compute skipped the kernels in conditional bodies: profile 01's, the same kernel.
-// Measured: the report's map, dispatch and tasks tables (beside 01). On an H100 the plain graph ran
-//          in a direct launch's time; the switch added the same few microseconds to every run.
+// Measured: the report's map, dispatch and tasks tables (beside 01), where the plain graph and the
+//          switch are each set beside a direct launch.
 // Run it.  `cdl_run --strategy 14_graph_switch/vec --op sine --n 2^24 --k 16`
 #include "common/check.hpp"
 #include "common/device_buffer.hpp"

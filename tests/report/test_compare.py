@@ -35,6 +35,17 @@ class CompareTest(FixtureTest):
         self.assertIn("Only in A: 0; only in B: 0.", text)
         self.assertTrue(os.path.exists(os.path.join(self.out, "compare_ratios.png")))
 
+    def test_without_out_it_writes_into_b_never_the_working_directory(self):
+        run = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "reports", "compare.py"), self.results, self.b],
+            capture_output=True,
+            text=True,
+            cwd=self.dir,
+        )
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.b, "compare.md")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "compare.md")))
+
     def test_a_ten_percent_slowdown_is_found_and_fails_the_gate(self):
         def slow(doc):  # every repetition and aggregate of one benchmark 10 % slower
             for x in doc["benchmarks"]:
