@@ -72,7 +72,7 @@ def write_report(results, out_dir, readme=None, others=()):
     )
     found["tiered"] = guarded("tiered", tiered.add, doc, results.tiered or bench, noise)
     found["image"] = guarded("image", image.add, doc, bench, noise)
-    found["matmul"] = guarded("matmul", matmul.add, doc, bench)
+    found["matmul"] = guarded("matmul", matmul.add, doc, bench, noise)
     found["other"] = guarded("elementwise", elementwise.add, doc, bench)
     found["python"] = guarded(
         "Python peers",

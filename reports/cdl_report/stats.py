@@ -121,6 +121,14 @@ def can_decide(m, n):
     return m > 0 and n > 0 and 2 / math.comb(m + n, m) < ALPHA
 
 
+def goal_verdict(value, goal, noise, at_least=True):
+    """A goal's outcome by one rule for every goal of the report: within the noise of the goal it is
+    neither met nor missed; otherwise met or missed by which side of it the value lies."""
+    if goal and abs(value / goal - 1) <= noise:
+        return "within the noise of it: neither met nor missed"
+    return "met" if (value >= goal) == at_least else "missed"
+
+
 def compare(row_a, row_b, noise):
     """(ratio of medians b/a, p-value, finding?) for two benchmark rows: a finding when the ratio is
     beyond the noise threshold and, where there are enough repetitions to decide, the U test tells

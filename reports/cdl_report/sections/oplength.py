@@ -3,7 +3,7 @@ interpreter (16), the expression JIT's compiled kernel (08) and a switch over th
 (03), at k = 1, 3 and 64; each time over 08's on the same problem, and the interpreter's goal
 (at most GOAL × 08's kernel for an op of GOAL_STEPS steps, at every k) judged from them."""
 from ..document import fmt_time, table
-from ..stats import compare
+from ..stats import compare, goal_verdict
 from .dispatch import cell
 
 HEADING = "An op's length: the interpreter against compiled kernels"
@@ -52,13 +52,7 @@ def add(doc, bench, noise):
     }
     if goal:
         worst_k = max(goal, key=goal.get)
-        verdict = (
-            "within the noise of it, neither met nor missed"
-            if abs(goal[worst_k] / GOAL - 1) <= noise
-            else "met"
-            if goal[worst_k] < GOAL
-            else "not met"
-        )
+        verdict = goal_verdict(goal[worst_k], GOAL, noise, at_least=False)
         doc.add(
             f"An op of {GOAL_STEPS} steps through the interpreter takes at most {goal[worst_k]:.2f}× 08's"
             f" kernel (k = {worst_k}) over k = {', '.join(str(k) for k in sorted(goal))}: the goal of at most"
