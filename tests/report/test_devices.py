@@ -56,11 +56,25 @@ class DevicesTest(FixtureTest):
         self.assertEqual(beyond[5], beyond[1])  # every one of them "with the memory"
         matmul = rows["matmul"]
         self.assertEqual(matmul[4], "-0.00" if matmul[4].startswith("-") else "0.00")
-        self.assertEqual(matmul[7], matmul[1])  # every one "with the SMs"
+        self.assertEqual(matmul[7], matmul[1])  # every one in the SMs' class: here "unchanged"
+        self.assertIn("| with the memory | between | unchanged | slower than either |", s)
+        self.assertIn("the two GPUs' SMs run at the same rate", s)
         self.assertIn("take 1.20 times as long on B at the median", s)
         # The template and the rest moved together at k = 1, so no penalty moved.
         self.assertRegex(s, r"\| 1 \| 0 of \d+ \| 0\.0% \|")
         self.assertTrue(os.path.exists(os.path.join(self.out, "devices_Other_GPU.png")))
+
+    def test_the_sms_class_is_named_so_only_where_the_sms_differ(self):
+        def more_sms(doc):
+            env = json.loads(doc["context"]["cdl_environment"])
+            env["device"]["sm_count"] = int(env["device"]["sm_count"] * 1.25)
+            doc["context"]["cdl_environment"] = json.dumps(env)
+
+        self.edit_results(more_sms, name=os.path.join("..", "other", "bench.json"))
+        s = self.section(self.report())
+        self.assertIn("one bound by the SMs 0.800", s)
+        self.assertIn("| with the memory | between | with the SMs | slower than either |", s)
+        self.assertNotIn("unchanged", s)
 
     def test_a_penalty_that_moves_is_counted(self):
         def slow_virtual(doc):

@@ -239,15 +239,28 @@ def _one(doc, a, b):
                 else ["–"] * (1 + len(CLASSES))
             )
         )
+    # A class is named for what tells it apart: where the two GPUs' SMs run at the same rate (within
+    # the noise), a benchmark in the SMs' class did not move, which an SM-bound benchmark and one
+    # bound by neither (the host, a latency) would both do.
+    alike = abs(sm - 1) <= c["threshold"]
+    names = dict(zip(CLASSES, CLASSES), **({"with the SMs": "unchanged"} if alike else {}))
     doc.add(
         f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs"
         f" {sm:.3f}. Per group, the median time ratio B/A, its 5th to 95th percentile, the median share of"
-        " the bandwidth gain realised, and how many benchmarks fall in each class (with the memory: share ≥"
-        f" {SHARE_BANDWIDTH}; with the SMs: within ±{SHARE_CLOCKS}; between; slower than either):\n"
+        f" the bandwidth gain realised, and how many benchmarks fall in each class (with the memory: share ≥"
+        f" {SHARE_BANDWIDTH}; {names['with the SMs']}: within ±{SHARE_CLOCKS}; between; slower than either)"
+        + (
+            ": the two GPUs' SMs run at the same rate, so a benchmark that did not move may be bound by the"
+            " SMs, the host or a latency, which these two runs cannot tell apart.\n"
+            if alike
+            else ":\n"
+        )
     )
-    doc.add(table(["group", "benchmarks", "B/A", "5–95 %", "share", *CLASSES], rows))
+    doc.add(table(["group", "benchmarks", "B/A", "5–95 %", "share", *(names[k] for k in CLASSES)], rows))
     doc.add(
-        "In all: " + ", ".join(f"{counts_all[k]} {k}" for k in CLASSES) + f" of {sum(counts_all.values())}.\n"
+        "In all: "
+        + ", ".join(f"{counts_all[k]} {names[k]}" for k in CLASSES)
+        + f" of {sum(counts_all.values())}.\n"
     )
     stages = sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/"))
     if stages:
