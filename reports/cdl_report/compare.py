@@ -79,12 +79,14 @@ def write(a, b, c, out_path):
     doc.add(
         f"B's median over A's for each of the {len(rows)} benchmarks both ran. A change is a finding when it"
         f" is beyond {t:.1%} (the larger of the two runs' noise thresholds, unless given) and a Mann-Whitney"
-        " U test on the repetitions tells the two apart (p < 0.05), where there are enough repetitions to"
-        " decide.\n"
+        " U test on the repetitions tells the two apart (p < 0.05); one beyond it whose repetitions are too"
+        " few for the test to decide is *not decided*, neither a change nor none.\n"
     )
+    undecided = sum(1 for r in rows if r[3] is None)
     doc.add(
-        f"**{len(slower)} slower, {len(faster)} faster, {len(rows) - len(slower) - len(faster)} without a "
-        f"finding.** Only in A: {len(c['only_a'])}; only in B: {len(c['only_b'])}.\n"
+        f"**{len(slower)} slower, {len(faster)} faster, {undecided} not decided,"
+        f" {len(rows) - len(slower) - len(faster) - undecided} without a finding.** Only in A:"
+        f" {len(c['only_a'])}; only in B: {len(c['only_b'])}.\n"
     )
     if rows:
         fig, ax = doc.plt.subplots(figsize=(7, 4))

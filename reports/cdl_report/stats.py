@@ -130,10 +130,25 @@ def goal_verdict(value, goal, noise, at_least=True):
 
 
 def compare(row_a, row_b, noise):
-    """(ratio of medians b/a, p-value, finding?) for two benchmark rows: a finding when the ratio is
-    beyond the noise threshold and, where there are enough repetitions to decide, the U test tells
-    the two apart (p is None where it cannot decide)."""
+    """(ratio of medians b/a, p-value, finding) for two benchmark rows. finding: False within the
+    noise threshold (no difference); beyond it, True where the U test tells the two apart, False
+    where it does not, and None where the repetitions are too few for the test to decide at all
+    (p is None then): not decided, which no text may call a difference or the absence of one."""
     a, b = row_a.get("reps", []), row_b.get("reps", [])
     ratio = row_b["median"] / row_a["median"]
-    p = mann_whitney_p(a, b) if can_decide(len(a), len(b)) else None
-    return ratio, p, abs(ratio - 1) > noise and (p is None or p < ALPHA)
+    if abs(ratio - 1) <= noise:
+        return ratio, None, False
+    if not can_decide(len(a), len(b)):
+        return ratio, None, None
+    p = mann_whitney_p(a, b)
+    return ratio, p, p < ALPHA
+
+
+UNDECIDED = "?"  # after a ratio beyond the noise that the repetitions cannot decide
+
+
+def mark(ratio, finding, digits=2, unit=""):
+    """A ratio as a table prints it: bare where it is a difference, in parentheses where it is none,
+    with UNDECIDED after it where the test could not decide."""
+    text = f"{ratio:.{digits}f}{unit}"
+    return text if finding else f"{text}{UNDECIDED}" if finding is None else f"({text})"

@@ -215,3 +215,17 @@ class GoalRuleTest(FixtureTest):
         self.assertEqual(stats.goal_verdict(0.80, 0.85, 0.01), "missed")
         self.assertEqual(stats.goal_verdict(2.5, 3.0, 0.01, at_least=False), "met")  # at most 3x
         self.assertEqual(stats.goal_verdict(3.5, 3.0, 0.01, at_least=False), "missed")
+
+
+class UndecidedTest(FixtureTest):
+    def test_a_run_of_three_repetitions_says_it_cannot_decide_and_marks_its_ratios(self):
+        def three(doc):  # every benchmark cut to its first three repetitions, as the quick mode runs
+            doc["benchmarks"] = [b for b in doc["benchmarks"] if b.get("repetition_index", 0) < 3]
+
+        self.edit_results(three)
+        text = self.report()
+        self.assertIn("**This run cannot decide.** Most benchmarks ran 3 repetitions", text)
+        self.assertRegex(text, r"\| [0-9]+\.[0-9]{2}\? \|")  # a dispatch ratio beyond the noise, not decided
+
+    def test_a_full_run_does_not_say_so(self):
+        self.assertNotIn("This run cannot decide", self.report())

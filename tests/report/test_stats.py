@@ -3,7 +3,7 @@ what it takes to call two benchmarks different."""
 import unittest
 
 import helpers  # noqa: F401  (puts reports/ on the path)
-from cdl_report.stats import can_decide, compare, mann_whitney_p, quantile
+from cdl_report.stats import mark, can_decide, compare, mann_whitney_p, quantile
 
 
 class MannWhitneyTest(unittest.TestCase):
@@ -30,7 +30,11 @@ class MannWhitneyTest(unittest.TestCase):
         self.assertEqual(compare(a, near, 0.02)[2], False)  # within the noise
         self.assertEqual(compare(a, overlapping, 0.02)[2], False)  # beyond it, but not told apart
         three = {"median": 110.0, "reps": [109, 110, 111]}
-        self.assertEqual(compare({"median": 100.0, "reps": [99, 100, 101]}, three, 0.02), (1.1, None, True))
+        # three repetitions each cannot decide: beyond the noise, neither a difference nor none
+        self.assertEqual(compare({"median": 100.0, "reps": [99, 100, 101]}, three, 0.02), (1.1, None, None))
+        self.assertEqual(mark(1.1, None), "1.10?")
+        self.assertEqual(mark(1.1, True), "1.10")
+        self.assertEqual(mark(1.01, False), "(1.01)")
 
     def test_quantiles_interpolate(self):
         self.assertEqual(quantile([0, 10], 0.95), 9.5)

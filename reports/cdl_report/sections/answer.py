@@ -16,7 +16,7 @@ import math
 
 from ..document import PAST_L2, fmt_time, pow2, table
 from ..results import label
-from ..stats import compare
+from ..stats import compare, mark
 from . import dispatch, jit, map as map_section, python_peers, tasks
 from .resources import map_kernel
 
@@ -109,7 +109,7 @@ def times(op, value):
     ratio, finding = value
     if ratio is None:
         return "–"
-    return f"{ratio:.2f}× {op}" if finding else f"({ratio:.2f}×) {op}"
+    return f"{mark(ratio, finding, unit='×')} {op}"
 
 
 def choose(candidates, r, top, new_op_ms, noise, spreads=None):
@@ -333,7 +333,8 @@ def add(doc, bench, noise, python=None, resources=None):
     every = {c for _, cs in SITUATIONS for c in cs if top in r.get(c, {})}
     dear = max(every, key=lambda c: worst(r[c], top)[1][0])
     dear_op, (dear_ratio, _) = worst(r[dear], top)
-    free = [s for s, w in chosen.items() if not worst(r[w], top)[1][1] or worst(r[w], top)[1][0] <= 1]
+    # at the template's speed: no difference beyond the noise (an undecided one is not claimed), or faster
+    free = [s for s, w in chosen.items() if worst(r[w], top)[1][1] is False or worst(r[w], top)[1][0] <= 1]
     jit_way = chosen.get(SITUATIONS[3][0])
     headline = (
         "**The answer.** "

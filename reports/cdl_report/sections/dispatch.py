@@ -5,7 +5,7 @@ from collections import defaultdict
 from .. import plots
 from ..document import PAST_L2, pow2, table
 from ..results import label
-from ..stats import compare, mode, span
+from ..stats import compare, mark, mode, span
 from .map import DEMONSTRATION
 from .resources import map_kernel
 
@@ -48,9 +48,9 @@ def penalties(bench, n, noise, op=None):
 
 
 def cell(ratio_finding):
-    """A ratio, in parentheses where it is not a finding (within the noise, or not told apart)."""
-    ratio, finding = ratio_finding
-    return f"{ratio:.2f}" if finding else f"({ratio:.2f})"
+    """A ratio, in parentheses where it is not a finding (within the noise, or not told apart), with
+    a ? after it where the repetitions could not decide (stats.mark)."""
+    return mark(*ratio_finding)
 
 
 def waves(resources, entry, n, sm_count):

@@ -35,7 +35,7 @@ def add(doc, bench, noise):
                 fmt_time(times["none"]["median"]),
                 fmt_time(times["read"]["median"]),
                 fmt_time(times["memset"]["median"]),
-                f"{ratio:.2f}" + ("" if finding else " (noise)"),
+                f"{ratio:.2f}" + ("" if finding else " (not decided)" if finding is None else " (noise)"),
             ]
         )
     doc.add(table(["launch", "no flush", "read flush (the suite's)", "memset flush", "memset / read"], cells))
@@ -46,6 +46,8 @@ def add(doc, bench, noise):
             + (
                 ": the write-back of the flush's dirty lines, timed with the launch"
                 if c["finding"]
+                else ", which the repetitions are too few to decide"
+                if c["finding"] is None
                 else ", within the noise"
             )
             + f"; the empty kernel, which touches no memory, {e['memset_over_read']:.2f}×. Without any flush"

@@ -4,6 +4,7 @@ end, how to read the times and the noise threshold this run's own repeat data gi
 import os
 
 from ..document import table
+from ..stats import can_decide
 from .resources import occupancy_missing
 
 # Clock event reasons that mean the GPU slowed itself down (NVML's names, common/clocks.cpp);
@@ -136,5 +137,14 @@ def method(doc, bench, noise, noise_how):
         " kernel that reads twice the L2 and leaves it clean); `cv` is the coefficient of variation across"
         f" repetitions. **Noise: {noise:.1%}**, {noise_how}. A difference is called a difference only when it"
         " exceeds the noise and a Mann-Whitney U test on the two benchmarks' repetitions tells them apart (p"
-        " < 0.05), where there are enough repetitions for the test to decide.\n"
+        " < 0.05); a ratio within the noise is no difference, printed in parentheses, and one beyond it"
+        " that the repetitions are too few to test is *not decided*, printed with a ? after it.\n"
     )
+    reps = [len(r.get("reps", [])) for r in bench.rows.values() if r.get("reps")]
+    typical = max(set(reps), key=reps.count) if reps else 0
+    if typical and not can_decide(typical, typical):
+        doc.add(
+            f"**This run cannot decide.** Most benchmarks ran {typical} repetitions, and the U test on"
+            f" {typical} against {typical} cannot reach p < 0.05 whatever the times: every ratio beyond the"
+            " noise below is *not decided* (a full run, `scripts/bench.sh` without `--quick`, decides).\n"
+        )

@@ -705,13 +705,18 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
         jit = min(jits, key=lambda e: jits[e]["median"])
         ratio, _, differs = compare(jits[jit], rivals[rival], noise)
         saving_per_element_ms = (rivals[rival]["median"] - jits[jit]["median"]) / 1000 / dispatch["n"]
-        cells = [op, k, f"`{rival}`", f"{ratio:.2f}" + ("" if differs else " (no difference)")]
+        cells = [
+            op,
+            k,
+            f"`{rival}`",
+            f"{ratio:.2f}" + ("" if differs else " (not decided)" if differs is None else " (no difference)"),
+        ]
         for key, name in labels:
             if c[key] and differs and saving_per_element_ms > 0:
                 breakeven[(op, k, name)] = c[key] / saving_per_element_ms
                 cells.append(f"{breakeven[(op, k, name)]:.2e}")
             else:
-                cells.append("never")
+                cells.append("not decided" if differs is None else "never")
         rows.append(cells)
     doc.add(
         "**When a compile pays off.** A compile for a user's op competes with the route that runs the same"
