@@ -145,6 +145,18 @@ def compare(row_a, row_b, noise):
 
 
 UNDECIDED = "?"  # after a ratio beyond the noise that the repetitions cannot decide
+LEGEND = (
+    "a ratio in parentheses is no difference (within the noise, or the repetitions not told apart), one"
+    f" with a {UNDECIDED} after it beyond the noise but not decided (too few repetitions for the test)"
+)
+
+
+def undecided_run(bench):
+    """The repetitions most benchmarks of a run have, where they are too few for the U test to decide
+    anything (the quick mode's 3); None where the run can decide."""
+    reps = [len(r.get("reps", [])) for r in bench.rows.values() if r.get("reps")]
+    typical = max(set(reps), key=reps.count) if reps else 0
+    return typical if typical and not can_decide(typical, typical) else None
 
 
 def mark(ratio, finding, digits=2, unit=""):

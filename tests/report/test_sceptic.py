@@ -226,6 +226,12 @@ class UndecidedTest(FixtureTest):
         text = self.report()
         self.assertIn("**This run cannot decide.** Most benchmarks ran 3 repetitions", text)
         self.assertRegex(text, r"\| [0-9]+\.[0-9]{2}\? \|")  # a dispatch ratio beyond the noise, not decided
+        first_line = next(
+            line for line in text.splitlines() if line.startswith("**") and "copy floor" in line
+        )
+        self.assertIn("· **not decided**: 3 repetitions a benchmark are too few", first_line)
 
     def test_a_full_run_does_not_say_so(self):
-        self.assertNotIn("This run cannot decide", self.report())
+        text = self.report()
+        self.assertNotIn("This run cannot decide", text)
+        self.assertNotIn("**not decided**", text)

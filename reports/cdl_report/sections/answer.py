@@ -16,7 +16,7 @@ import math
 
 from ..document import PAST_L2, fmt_time, pow2, table
 from ..results import label
-from ..stats import compare, mark
+from ..stats import LEGEND, compare, mark, undecided_run
 from . import dispatch, jit, map as map_section, python_peers, tasks
 from .resources import map_kernel
 
@@ -235,7 +235,14 @@ def add(doc, bench, noise, python=None, resources=None):
     doc.add(
         f"**{dev.get('name', '?')}** · copy floor {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
         f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
-        f"([how it was measured]({anchor('How it was measured')}), near the end)\n"
+        f"([how it was measured]({anchor('How it was measured')}), near the end)"
+        + (
+            f" · **not decided**: {undecided_run(bench)} repetitions a benchmark are too few to tell a"
+            " difference from the noise's, so a ratio beyond the noise carries a ?"
+            if undecided_run(bench)
+            else ""
+        )
+        + "\n"
     )
     if not sweep:
         doc.add("This run has no dispatch sweep (`map` at k > 1): no answer can be computed from it.\n")
@@ -380,10 +387,10 @@ def add(doc, bench, noise, python=None, resources=None):
     grouped = {e: t for e, t in at_spread.items() if e in tasks.PER_LAUNCH}
     switch = at_spread.get("03_switch/per_element")
     note = (
-        "Each way's time over the template functor's (01) on the same problem, for the op it costs most; a"
-        " ratio in parentheses is no difference (within the noise, or the repetitions not told apart). Per"
-        " element: the sweep calls the same op for every element, so these are the call's cost; different"
-        f" ops in one warp add [divergence]({anchor(headings['tasks'])})"
+        "Each way's time over the template functor's (01) on the same problem, for the op it costs most; "
+        + LEGEND
+        + ". Per element: the sweep calls the same op for every element, so these are the call's cost;"
+        f" different ops in one warp add [divergence]({anchor(headings['tasks'])})"
         + (
             f": with {spread} ops at random, a switch per element took {fmt_time(switch)} where sorting by op"
             " first and running each op's template kernel took"

@@ -5,7 +5,7 @@ from collections import defaultdict
 from .. import plots
 from ..document import PAST_L2, pow2, table
 from ..results import label
-from ..stats import compare, mark, mode, span
+from ..stats import LEGEND, compare, mark, mode, span
 from .map import DEMONSTRATION
 from .resources import map_kernel
 
@@ -151,8 +151,9 @@ def add(doc, bench, noise, resources=None):
     doc.add(f"## {heading(n)}\n")
     doc.add(
         "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. The"
-        " table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); a"
-        " ratio in parentheses is not a difference (within the noise, or its repetitions not told apart).\n"
+        " table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); "
+        + LEGEND
+        + ".\n"
     )
     cols = sorted(
         {

@@ -4,7 +4,7 @@ end, how to read the times and the noise threshold this run's own repeat data gi
 import os
 
 from ..document import table
-from ..stats import can_decide
+from ..stats import undecided_run
 from .resources import occupancy_missing
 
 # Clock event reasons that mean the GPU slowed itself down (NVML's names, common/clocks.cpp);
@@ -140,11 +140,10 @@ def method(doc, bench, noise, noise_how):
         " < 0.05); a ratio within the noise is no difference, printed in parentheses, and one beyond it"
         " that the repetitions are too few to test is *not decided*, printed with a ? after it.\n"
     )
-    reps = [len(r.get("reps", [])) for r in bench.rows.values() if r.get("reps")]
-    typical = max(set(reps), key=reps.count) if reps else 0
-    if typical and not can_decide(typical, typical):
+    typical = undecided_run(bench)
+    if typical:
         doc.add(
             f"**This run cannot decide.** Most benchmarks ran {typical} repetitions, and the U test on"
             f" {typical} against {typical} cannot reach p < 0.05 whatever the times: every ratio beyond the"
-            " noise below is *not decided* (a full run, `scripts/bench.sh` without `--quick`, decides).\n"
+            " noise is *not decided* (a full run, `scripts/bench.sh` without `--quick`, decides).\n"
         )
