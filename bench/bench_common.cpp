@@ -1,4 +1,4 @@
-// How bench_common.hpp's pieces work: the GPU check, the copy floor and environment in the
+// How bench_common.hpp's pieces work: the GPU check, the copy bandwidth and environment in the
 // benchmark context, the interrupt handling that still writes a whole results file, and the
 // progress lines on stderr. Read the header first; suite.cpp and jit_stages.cpp use these.
 #include "bench_common.hpp"

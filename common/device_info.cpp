@@ -96,7 +96,7 @@ double measure_copy_bandwidth_gbs(std::size_t bytes, int repetitions) {
   const timing_stats t = time_launches([&](cudaStream_t s) { copy.launch(s); },
                                        timing_options{.warmup = 3, .repetitions = repetitions});
   if (!copy.verify())
-    throw error("device-to-device copy produced wrong data: the copy floor cannot be trusted");
+    throw error("device-to-device copy produced wrong data: the copy bandwidth cannot be trusted");
   return 2.0 * double(copy.bytes()) / (t.median_ms * 1e-3) / 1e9;
 }
 

@@ -14,7 +14,7 @@ from .stats import compare, noise_threshold
 
 
 def run_of(results):
-    """One line naming a run: device, revision, date, copy floor."""
+    """One line naming a run: device, revision, date, copy bandwidth."""
     b = results.bench
     return (
         f"{b.env.get('device', {}).get('name', '?')}, revision `{b.context.get('git_revision', '?')}`, "

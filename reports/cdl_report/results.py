@@ -38,7 +38,7 @@ def current_name(name):
 UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
-# The counters a workload's median must carry: the report sets every kernel beside the copy floor.
+# The counters a workload's median must carry: the report sets every kernel beside the copy bandwidth.
 MEDIAN_COUNTERS = {
     w: ("GB/s", "frac_copy") for w in ("map", "zip", "points", "image", "tasks", "objects", "matmul", "copy")
 }

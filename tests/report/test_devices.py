@@ -6,7 +6,7 @@ import shutil
 
 from helpers import FixtureTest, run_report
 
-FASTER_MEMORY = 1.5  # the other device's copy floor over this one's
+FASTER_MEMORY = 1.5  # the other device's copy bandwidth over this one's
 
 
 def other_device(doc):

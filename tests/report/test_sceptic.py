@@ -227,7 +227,7 @@ class UndecidedTest(FixtureTest):
         self.assertIn("**This run cannot decide.** Most benchmarks ran 3 repetitions", text)
         self.assertRegex(text, r"\| [0-9]+\.[0-9]{2}\? \|")  # a dispatch ratio beyond the noise, not decided
         first_line = next(
-            line for line in text.splitlines() if line.startswith("**") and "copy floor" in line
+            line for line in text.splitlines() if line.startswith("**") and "copy bandwidth" in line
         )
         self.assertIn("· **not decided**: 3 repetitions a benchmark are too few", first_line)
 

@@ -7,7 +7,7 @@ CuPy's own float32 kernel (cupy_peers.experiments calls experiments(dev) here).
   D3       example 3 as the article writes it (a ufunc chain, then an ElementwiseKernel) against
            the other ways CuPy offers for the same code: cupy.fuse, one ElementwiseKernel, a RawKernel
   D2       ElementwiseKernel's float32 and float64 map at each block size it can be launched
-           with, beside the copy floor: what the outlier in the peers table comes from
+           with, beside the copy bandwidth: what the outlier in the peers table comes from
   E2       a struct of mixed widths from NumPy's record arrays, packed and aligned, to a RawKernel
   compile  a RawKernel on a new source, the same source again (CuPy's memory cache), and after
            CuPy forgets it (its disk cache)

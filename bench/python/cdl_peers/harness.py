@@ -9,13 +9,13 @@ means what a strategy's figure means:
     the compile, which is what the articles' claims about compilation cost are about;
   * steady time: CUDA events from the peer's own library around each call, the L2 flushed
     before each (outside the events), a fixed number of iterations per repetition chosen from
-    the copy floor, the median over repetitions with min, max and cv;
+    the copy bandwidth, the median over repetitions with min, max and cv;
   * the flush also holds the GPU busy for longer than the call's host time (measured for each
     case: host_us), so that the host has queued the call before the GPU reaches the first
     event: the pair spans the GPU's work alone, as JAX's profiler spans do, and a system whose
     Python costs more than the flush is not charged for it inside a GPU time. The host time is
     a figure of its own, and so is an event pair with nothing between (event_gap_us);
-  * the copy floor (device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
+  * the copy bandwidth (device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
     own library in the same process, and every bandwidth is reported as a fraction of it.
 The records are Google Benchmark aggregates, as cdl_bench writes them.
 """
@@ -314,7 +314,7 @@ def measure_copy_gbs(dev, l2_bytes, repetitions=20, batch=8):
 
     times = [dev.time_ms(copies) / batch for _ in range(repetitions)]
     if not np.array_equal(dev.download(dst)[:: 1 << 16], np.ones(n, dtype=np.float32)[:: 1 << 16]):
-        raise RuntimeError("the copy floor's copy wrote wrong data")
+        raise RuntimeError("the copy bandwidth's copy wrote wrong data")
     return 2 * n * 4 / (statistics.median(times) * 1e-3) / 1e9
 
 

@@ -1,7 +1,7 @@
 """The report's first screen: which way to hand a function to a kernel, and what each way costs on
 this device, computed from the run like everything below it.
 
-  - one line: the device, its copy floor, the run's noise;
+  - one line: the device, its copy bandwidth, the run's noise;
   - a headline: the ways that run at the template's speed, the dearest way and by how much, and
     what an op written at run time costs once;
   - the decision table: for each situation a reader can be in (the op known when the program is
@@ -233,7 +233,7 @@ def add(doc, bench, noise, python=None, resources=None):
     dev = bench.env.get("device", {})
     n, sweep = dispatch.k_sweep(bench)
     doc.add(
-        f"**{dev.get('name', '?')}** · copy floor {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
+        f"**{dev.get('name', '?')}** · copy bandwidth {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
         f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
         f"([how it was measured]({anchor('How it was measured')}), near the end)"
         + (

@@ -3,7 +3,7 @@ holds one directory per device), through the compare tool: which figures move wi
 bandwidth, which with the SMs (clock times count), which with the host, and which not at all.
 
 The rule, computed per benchmark from the two runs alone. A benchmark bound by DRAM bandwidth takes
-B/A = (A's copy floor / B's) as long on B as on A; one bound by the SMs' issue rate takes (A's clock
+B/A = (A's copy bandwidth / B's) as long on B as on A; one bound by the SMs' issue rate takes (A's clock
 x SMs / B's); its *share of the bandwidth gain* is where its measured ratio lies between the two,
 on a log scale: 1 moves with the memory, 0 with the SMs, below 0 it got slower than either
 predicts. The jit/ stages run on the host's CPU, and are set apart with the hosts' clocks."""
@@ -86,7 +86,7 @@ def key_figures(c, a, b):
     rows = {n: r for n, r, _, _ in c["rows"]}
     out = [
         (
-            "copy floor (GB/s)",
+            "copy bandwidth (GB/s)",
             f"{a.bench.copy_gbs:.0f}",
             f"{b.bench.copy_gbs:.0f}",
             f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}",
@@ -172,7 +172,7 @@ def _one(doc, a, b):
                 ],
                 ["L2 (MiB)", f"{da['l2'] / 2**20:.0f}", f"{db['l2'] / 2**20:.0f}", ""],
                 [
-                    "copy floor (GB/s, measured)",
+                    "copy bandwidth (GB/s, measured)",
                     f"{da['copy']:.0f}",
                     f"{db['copy']:.0f}",
                     f"{db['copy'] / da['copy']:.3f}",
@@ -208,7 +208,7 @@ def _one(doc, a, b):
             doc.add(sentence(*(("A", "B") if marked(a) else ("B", "A"))))
     if share(bw, bw, sm) is None:
         doc.add(
-            f"The two devices' copy floors and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
+            f"The two devices' copy bandwidths and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
             "no benchmark can tell memory from SMs here, so only the ratios are listed.\n"
         )
     l2 = max(da["l2"], db["l2"])
@@ -330,7 +330,7 @@ def _one(doc, a, b):
 
 
 def _plot(doc, c, a, bw, sm, other):
-    """Each benchmark's time ratio against how near A's copy floor it ran (fraction of copy)."""
+    """Each benchmark's time ratio against how near A's copy bandwidth it ran (fraction of copy)."""
     pts = defaultdict(list)
     for name, ratio, _, _ in c["rows"]:
         if name in c["fractions"] and not name.startswith(("jit/", "flush/")):
@@ -342,7 +342,7 @@ def _plot(doc, c, a, bw, sm, other):
         ax.scatter([x for x, _ in xy], [y for _, y in xy], s=8, alpha=0.6, label=w)
     ax.axhline(bw, color="k", ls="--", lw=1, label=f"bandwidth-bound ({bw:.3f})")
     ax.axhline(sm, color="k", ls=":", lw=1, label=f"SM-bound ({sm:.3f})")
-    ax.set_xlabel(f"fraction of the copy floor on {device(a.bench)['name']}")
+    ax.set_xlabel(f"fraction of the copy bandwidth on {device(a.bench)['name']}")
     ax.set_ylabel(f"time on {other} / time on {device(a.bench)['name']}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
@@ -350,7 +350,7 @@ def _plot(doc, c, a, bw, sm, other):
         "devices_" + other.replace(" ", "_") + ".png",
         fig,
         (
-            f"Each benchmark's time on {other} over its time here, against how close to the copy floor it ran"
-            " here"
+            f"Each benchmark's time on {other} over its time here, against how close to the copy bandwidth it"
+            " ran here"
         ),
     )

@@ -1,5 +1,5 @@
 """The report's head (its title, the warnings a reader must see first, any failed benchmark) and
-its method section at the end (device, copy floor, run, the GPU's clocks at the run's start and
+its method section at the end (device, copy bandwidth, run, the GPU's clocks at the run's start and
 end, how to read the times and the noise threshold this run's own repeat data gives)."""
 import os
 

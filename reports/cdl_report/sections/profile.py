@@ -101,7 +101,7 @@ def add(doc, bench, profile):
         " Times are under the profiler (its replays flush the caches before each pass), so set them beside"
         " each other, not beside the benchmarks. "
         + __doc__.split("\n\n", 1)[1].replace("\n", " ")
-        + " DRAM GB/s is the bytes ncu counted over the kernel's time, against this run's copy floor.\n"
+        + " DRAM GB/s is the bytes ncu counted over the kernel's time, against this run's copy bandwidth.\n"
     )
     found = {"asked": []}
 

@@ -74,7 +74,7 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
         " (the GPU idle before it): where it exceeds the median, the system cannot keep the GPU busy call"
         " after call. *First call* is the host time from defining the kernel to"
         " the end of its first run, compile included (CuPy's disk cache starts empty). Fractions of copy use"
-        f" this report's copy floor ({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`:"
+        f" this report's copy bandwidth ({bench.copy_gbs:.0f} GB/s, cudaMemcpy). `python.json`:"
         f" {python.bench.context.get('date', '?')[:16]}, revision"
         f" `{python.bench.context.get('git_revision', '?')}`, mode"
         f" `{python.bench.context.get('cdl_mode', '?')}`, Python {python.bench.env.get('python', '?')}, numpy"
