@@ -44,6 +44,68 @@ def guarded(name, add, *args):
         ) from e
 
 
+# Every term the report uses that a GPU programmer may not read the same way, defined once.
+GLOSSARY = (
+    (
+        "k",
+        "how many times each element calls the op (the map sums op(x + j·δ) over j < k): the call's cost"
+        " grows with k while the memory's does not",
+    ),
+    ("n", "the number of elements of a problem, each read and written once"),
+    (
+        "vec, scalar",
+        "a kernel's form: scalar gives a thread one element, vec one 16-byte vector (4 floats)"
+        " per input, so that a warp's loads are wide",
+    ),
+    (
+        "template",
+        "`01_template_functor`, the op as a template parameter: inlined, the fastest way there"
+        " is, which every ratio is set against (×, time over its time)",
+    ),
+    (
+        "copy bandwidth",
+        "the GPU's device-to-device copy rate, measured in the run: the most a kernel that"
+        " reads and writes memory once can reach",
+    ),
+    (
+        "of copy",
+        "a kernel's bytes moved per second over the copy bandwidth; a finding only where the"
+        " working set is at least 8× the L2 and the figure at most 1 (else in parentheses with †)",
+    ),
+    (
+        "noise",
+        "how far the same benchmark's median moves when run again in a new process (a quantile over"
+        " the repeat run): a ratio within it is no difference",
+    ),
+    (
+        "not decided",
+        "a ratio beyond the noise whose repetitions are too few for the Mann-Whitney U test to"
+        " tell the two apart at p < 0.05 (the quick mode's 3 against 3), printed with a ?",
+    ),
+    (
+        "p10–p90",
+        "the 10th and 90th percentiles of a figure measured several times: its spread; two routes"
+        " whose spreads overlap are not told apart",
+    ),
+    (
+        "new op",
+        "an op the program was not built with, given at run time (08's language): what a JIT"
+        " compiles and what the interpreter runs with no compiler",
+    ),
+    (
+        "break-even",
+        "the number of elements after which a compiled kernel's saving per element has repaid"
+        " its compile, against a route that runs the same op with none",
+    ),
+    ("model", "a predicted rate, not a bound: a kernel can pass it (the semirings' halved (+,×) rate)"),
+)
+
+
+def glossary(doc):
+    doc.add("## Terms\n")
+    doc.add("\n".join(f"- **{term}**: {meaning}." for term, meaning in GLOSSARY) + "\n")
+
+
 def write_report(results, out_dir, readme=None, others=()):
     """Writes out_dir/report.md and its plots from `results` (a results.Results), with a section
     comparing it with each of `others` (other devices' Results); returns (path, found)."""
@@ -54,6 +116,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found = {"noise": noise}
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
     found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python, results.resources)
+    contents_at = len(doc.parts)  # the contents list goes here, once every section is written
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.add, doc, bench, noise, results.resources)
     found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
@@ -99,6 +162,14 @@ def write_report(results, out_dir, readme=None, others=()):
             " result), so every section above is computed without them:\n"
         )
         doc.add("\n".join(f"- `{n}`" for n in bench.not_run) + "\n")
+    glossary(doc)
+    headings = [
+        line[3:].strip() for part in doc.parts for line in part.splitlines() if line.startswith("## ")
+    ]
+    doc.parts.insert(
+        contents_at,
+        "**Contents.** " + " · ".join(f"[{h}]({answer.anchor(h)})" for h in headings) + "\n",
+    )
     path = doc.write("report.md")
     if readme:
         readme_table.update(readme, readme_table.text(bench, found))

@@ -34,7 +34,13 @@ def map_bandwidth(doc, by_entry, copy):
             label=entry,
         )
     if copy:
-        ax.plot([c[0] for c in copy], [c[1] for c in copy], color="black", lw=2.5, label="cudaMemcpy (the copy bandwidth)")
+        ax.plot(
+            [c[0] for c in copy],
+            [c[1] for c in copy],
+            color="black",
+            lw=2.5,
+            label="cudaMemcpy (the copy bandwidth)",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n (float32 elements)")
     ax.set_ylabel("GB/s (bytes read + written / time)")

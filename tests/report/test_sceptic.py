@@ -234,4 +234,19 @@ class UndecidedTest(FixtureTest):
     def test_a_full_run_does_not_say_so(self):
         text = self.report()
         self.assertNotIn("This run cannot decide", text)
-        self.assertNotIn("**not decided**", text)
+        first_line = next(
+            line for line in text.splitlines() if line.startswith("**") and "copy bandwidth" in line
+        )
+        self.assertNotIn("not decided", first_line)
+
+
+class ContentsAndTermsTest(FixtureTest):
+    def test_the_first_screen_lists_the_sections_and_the_report_defines_its_terms(self):
+        text = self.report()
+        contents = next(line for line in text.splitlines() if line.startswith("**Contents.**"))
+        for heading in (line[3:] for line in text.splitlines() if line.startswith("## ")):
+            self.assertIn(f"[{heading}](", contents)
+        self.assertLess(text.index("**Contents.**"), text.index("\n## "))  # before the first section
+        terms = text.split("\n## Terms\n", 1)[1]
+        for term in ("k", "vec, scalar", "copy bandwidth", "of copy", "noise", "not decided", "p10–p90"):
+            self.assertIn(f"- **{term}**: ", terms)
