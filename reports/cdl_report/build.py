@@ -59,8 +59,8 @@ GLOSSARY = (
     ),
     (
         "template",
-        "`01_template_functor`, the op as a template parameter: inlined, the fastest way there"
-        " is, which every ratio is set against (×, time over its time)",
+        "`01_template_functor`, the op as a template parameter, inlined at compile time: the static"
+        " case every ratio is set against (×, time over its time)",
     ),
     (
         "copy bandwidth",
