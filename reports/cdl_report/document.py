@@ -9,9 +9,25 @@ def fmt_time(us):
 EMPTY = ("–", "", "– / –")  # what a cell holds where the results have no figure
 
 
-def table(header, rows):
-    """A Markdown table; a column with no figure in any row is left out."""
+MAX_COLUMNS = 8  # the widest table a page shows whole
+
+
+def table(header, rows, keys=None):
+    """A Markdown table; a column with no figure in any row is left out. Wider than MAX_COLUMNS, it is
+    split into tables of at most that many, each repeating the first `keys` columns (the row's name:
+    one column unless given), so that no page needs scrolling sideways."""
     keep = [i for i in range(len(header)) if not rows or any(str(r[i]) not in EMPTY for r in rows)]
+    if len(keep) > MAX_COLUMNS:
+        keys = 1 if keys is None else keys
+        lead, rest = keep[:keys], keep[keys:]
+        step = MAX_COLUMNS - keys
+        return "\n".join(
+            table(
+                [header[i] for i in lead + rest[s : s + step]],
+                [[r[i] for i in lead + rest[s : s + step]] for r in rows],
+            )
+            for s in range(0, len(rest), step)
+        )
     lines = ["| " + " | ".join(header[i] for i in keep) + " |", "|" + "---|" * len(keep)]
     lines += ["| " + " | ".join(str(r[i]) for i in keep) + " |" for r in rows]
     return "\n".join(lines) + "\n"

@@ -250,3 +250,17 @@ class ContentsAndTermsTest(FixtureTest):
         terms = text.split("\n## Terms\n", 1)[1]
         for term in ("k", "vec, scalar", "copy bandwidth", "of copy", "noise", "not decided", "p10–p90"):
             self.assertIn(f"- **{term}**: ", terms)
+
+
+class TableWidthTest(FixtureTest):
+    def test_no_table_is_wider_than_eight_columns_and_a_wide_one_keeps_its_keys(self):
+        widths = [line.count("|") - 1 for line in self.report().splitlines() if line.startswith("|---")]
+        self.assertTrue(widths)
+        self.assertLessEqual(max(widths), document.MAX_COLUMNS)
+        wide = document.table(
+            ["op", "k"] + [f"c{i}" for i in range(10)], [["q", 1] + list(range(10))], keys=2
+        )
+        parts = wide.strip().split("\n\n")
+        self.assertEqual(len(parts), 2)
+        self.assertTrue(all(p.startswith("| op | k |") for p in parts))
+        self.assertIn("| q | 1 | 6 | 7 | 8 | 9 |", parts[1])

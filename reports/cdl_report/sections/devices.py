@@ -230,8 +230,7 @@ def _one(doc, a, b):
             [
                 f,
                 len(ratios),
-                f"{median(ratios):.3f}",
-                f"{quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f}",
+                f"{median(ratios):.3f} ({quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f})",
             ]
             + (
                 [f"{median(shares):.2f}"] + [counts[k] for k in CLASSES]
@@ -256,7 +255,7 @@ def _one(doc, a, b):
             else ":\n"
         )
     )
-    doc.add(table(["group", "benchmarks", "B/A", "5–95 %", "share", *(names[k] for k in CLASSES)], rows))
+    doc.add(table(["group", "benchmarks", "B/A (5–95 %)", "share", *(names[k] for k in CLASSES)], rows))
     doc.add(
         "In all: "
         + ", ".join(f"{counts_all[k]} {names[k]}" for k in CLASSES)

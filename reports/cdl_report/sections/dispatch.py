@@ -177,7 +177,7 @@ def add(doc, bench, noise, resources=None):
             ratios = {c: row[c] / base for c in cols if c in row}
             penalty[(op, k)] = ratios
             rows.append([op, k] + [cell(found[(op, k)][c]) if c in ratios else "–" for c in cols])
-    doc.add(table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows))
+    doc.add(table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows, keys=2))
     spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
     for f, es in bench.select("map", type="f32", n=n):
         if f.get("k") is not None:

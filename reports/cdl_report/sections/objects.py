@@ -54,7 +54,7 @@ def why(doc, profile):
     ]
     header = ["layout", "form", "time", "instructions / element", "loads / element", "sectors / element"]
     header += ["L1 hit rate", "DRAM bytes / minimum", "threads / warp instruction", "top waits"]
-    doc.add(table(header, rows))
+    doc.add(table(header, rows, keys=2))
     doc.add("")
 
 
@@ -135,6 +135,7 @@ def add(doc, bench, noise, profile=None):
         table(
             ["layout", "classes", "`virtual`", "of copy"] + [f"`{e.removeprefix(PREFIX)}`" for e in forms],
             rows,
+            keys=2,
         )
     )
     if speedups:

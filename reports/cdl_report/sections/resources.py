@@ -181,7 +181,7 @@ def add(doc, resources):
         "The float map kernel of each strategy, scalar and vec forms, with the quadratic op where the kernel"
         " is per op:\n"
     )
-    doc.add(table(header, [cells(k) for k in focus]))
+    doc.add(table(header, [cells(k) for k in focus], keys=2))
     per_source = defaultdict(list)
     for k in kernels:
         per_source[k["source"]].append(k)
