@@ -27,7 +27,7 @@
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/17_copy_and_patch.cu common/expression.cpp \
 //            -o 17_copy_and_patch
 // See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass op.cubin: the op's FMUL and FADD
-//          in the region between the loop's FFMA and its FADD into the sum, beside nvcc's build of
+//          in the region between the loop's x + j * delta and its FADD into the sum, beside nvcc's build of
 //          the same op (lesson::map_kernel in cuobjdump -sass 17_copy_and_patch).
 // Check it. 17_copy_and_patch --fuzz N: N random ops of the language, each compiled or refused,
 //          run at k = 1 and 3 and compared bit for bit with its steps computed on the host (where
