@@ -29,7 +29,9 @@
 // See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass op.cubin: the op's FMUL and FADD
 //          in the region between the loop's x + j * delta and its FADD into the sum, beside nvcc's build of
 //          the same op (lesson::map_kernel in cuobjdump -sass 17_copy_and_patch).
-// Check it. 17_copy_and_patch --fuzz N: N random ops of the language, each compiled or refused,
+// Check it. 17_copy_and_patch --check N, with no GPU: N random ops compiled, each image decoded and
+//          run on the host against the op's steps. On a GPU,
+//          17_copy_and_patch --fuzz N: N random ops of the language, each compiled or refused,
 //          run at k = 1 and 3 and compared bit for bit with its steps computed on the host (where
 //          they differ, the decoded machine code says whether the instructions or their timing is
 //          wrong), each launch under a time limit; and under compute-sanitizer --tool memcheck.
@@ -418,7 +420,9 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
   return im;
 }
 
-stencils learn(const std::string& path) {
+// The stencils learnt from the cubin at `path`; with `for_this_gpu`, refused unless they are this
+// GPU's architecture's (without it, for the host-only check, which runs no kernel).
+stencils learn(const std::string& path, bool for_this_gpu = true) {
   stencils st;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path + " (the first Build. line writes it)");
@@ -426,12 +430,14 @@ stencils learn(const std::string& path) {
   const auto ks = kernels_of(st.cubin);
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
   int device = 0, major = 0, minor = 0;
-  CHECK(cudaGetDevice(&device));
-  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (major * 10 + minor != st.arch)
-    throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
-                             std::to_string(major * 10 + minor) + "'s: build them for it");
+  if (for_this_gpu) {
+    CHECK(cudaGetDevice(&device));
+    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    if (major * 10 + minor != st.arch)
+      throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
+                               std::to_string(major * 10 + minor) + "'s: build them for it");
+  }
   for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(st.cubin, ks, o);
   learn_latencies(st, ks);
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, ks, steps));
@@ -701,31 +707,67 @@ struct loaded {
   }
 };
 
+// A random op of the language, of nesting up to `depth`.
+std::string random_op(std::mt19937& rng, int depth) {
+  auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+  const char* constants[] = {"0.5", "1.5", "-2", "3", "0.25", "-0.75", "7", "1e-3"};
+  if (depth == 0 || pick(4) == 0) return pick(2) ? "x" : constants[pick(8)];
+  auto sub = [&] { return random_op(rng, depth - 1); };
+  switch (pick(8)) {
+    case 0: return "(" + sub() + " + " + sub() + ")";
+    case 1: return "(" + sub() + " - " + sub() + ")";
+    case 2: return sub() + " * " + sub();
+    case 3: return "min(" + sub() + ", " + sub() + ")";
+    case 4: return "max(" + sub() + ", " + sub() + ")";
+    case 5: return "-" + sub();
+    case 6: return "(" + sub() + ") / " + (pick(2) ? "4" : "0.5");
+    default: return "(" + sub() + " * x + " + constants[pick(8)] + ")";
+  }
+}
+
+// With no GPU: random ops compiled, their images decoded and run on the host (simulate) against
+// their steps (emulate), on a sample of x: the instructions, registers and constants written,
+// though not their timing, which only a GPU run shows.
+int check(const patch::stencils& st, int count) {
+  std::mt19937 rng(2027);
+  std::uniform_real_distribution<float> x(-4.0f, 4.0f);
+  int compiled = 0, wrong = 0, refused = 0;
+  for (int t = 0; t < count; ++t) {
+    const std::string text =
+        random_op(rng, 1 + int(rng() % 7u));  // deeper than --fuzz's: the large images too
+    patch::compiled c;
+    try {
+      c = patch::compile(st, text);
+    } catch (const patch::refused&) {
+      ++refused;
+      continue;
+    }
+    ++compiled;
+    for (int i = 0; i < 64; ++i) {
+      const float x0 = x(rng), want = patch::emulate(c, x0, 3), got = patch::simulate(st, c, x0, 3);
+      if (!(want == got || (std::isnan(want) && std::isnan(got)))) {
+        std::printf("WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g\n", text.c_str(),
+                    x0, got, want);
+        ++wrong;
+        break;
+      }
+    }
+  }
+  std::printf("check: %d ops, %d compiled (%d refused), %d with wrong machine code\n", count, compiled,
+              refused, wrong);
+  return wrong ? 3 : 0;
+}
+
 // Random ops of the language, each compiled (or refused, with its reason counted), run at k = 1 and
 // 3 on 2^16 elements and compared bit for bit with emulate(), each launch under a time limit.
 int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
   std::mt19937 rng(2026);
-  auto pick = [&](int n) { return int(rng() % unsigned(n)); };
-  const char* constants[] = {"0.5", "1.5", "-2", "3", "0.25", "-0.75", "7", "1e-3"};
-  std::function<std::string(int)> gen = [&](int depth) -> std::string {
-    if (depth == 0 || pick(4) == 0) return pick(2) ? "x" : constants[pick(8)];
-    switch (pick(8)) {
-      case 0: return "(" + gen(depth - 1) + " + " + gen(depth - 1) + ")";
-      case 1: return "(" + gen(depth - 1) + " - " + gen(depth - 1) + ")";
-      case 2: return gen(depth - 1) + " * " + gen(depth - 1);
-      case 3: return "min(" + gen(depth - 1) + ", " + gen(depth - 1) + ")";
-      case 4: return "max(" + gen(depth - 1) + ", " + gen(depth - 1) + ")";
-      case 5: return "-" + gen(depth - 1);
-      case 6: return "(" + gen(depth - 1) + ") / " + (pick(2) ? "4" : "0.5");
-      default: return "(" + gen(depth - 1) + " * x + " + constants[pick(8)] + ")";
-    }
-  };
   std::vector<float> y(std::size_t(1) << 20);
   std::map<std::string, int> refusals;
   std::vector<double> first_ms;  // the text to the result of a 2^20 map at k = 1, ready
   int ran = 0, wrong = 0;
   for (int t = 0; t < count; ++t) {
-    const std::string text = gen(1 + pick(5));
+    const std::string text = random_op(rng, 1 + int(rng() % 5u));
     CHECK(cudaMemset(p.dy, 0xff, y.size() * sizeof(float)));
     CHECK(cudaDeviceSynchronize());
     const auto start = std::chrono::steady_clock::now();
@@ -789,7 +831,13 @@ int main(int argc, char** argv) {
   auto us = [](clock::time_point a) {
     return std::chrono::duration<double, std::micro>(clock::now() - a).count();
   };
-  const std::string text = "x * x + 2 * x + 1";  // the text a user typed
+  const std::string text = "x * x + 2 * x + 1";             // the text a user typed
+  if (argc > 2 && std::string(argv[1]) == "--check") try {  // no GPU needed
+      return check(patch::learn(beside_this_program("17_stencils.cubin"), false), std::atoi(argv[2]));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "copy-and-patch cannot run here: %s\n", e.what());
+      return 1;
+    }
   lesson::problem p;
   auto start = clock::now();
   patch::stencils st;

@@ -199,9 +199,21 @@ class Lessons(unittest.TestCase):
             self.assertGreaterEqual(len(built), 5)
             for name, program in built.items():
                 with self.subTest(lesson=name):
-                    program.result()
+                    run = program.result()
+                    if name == "17_copy_and_patch.cu":
+                        self.copy_and_patch_writes_its_ops_right(run[0])
         finally:
             shutil.rmtree(out)
+
+    def copy_and_patch_writes_its_ops_right(self, program):
+        """17's machine code, with no GPU: random ops compiled from the stencils nvcc just built, each
+        image decoded and run on the host against the op's steps (`--check`)."""
+        got = subprocess.run(
+            [program, "--check", "20000"], capture_output=True, text=True, env=NO_GPU, timeout=300
+        )
+        said = got.stdout + got.stderr
+        self.assertEqual(got.returncode, 0, said)
+        self.assertRegex(said, r"check: 20000 ops, [1-9][0-9]* compiled .*, 0 with wrong machine code")
 
 
 class CompileTimes(unittest.TestCase):
