@@ -64,11 +64,17 @@ class FixtureTest(unittest.TestCase):
         )
 
     def report(self, *extra, status=0):
-        """Runs the report, checks its exit status and returns the text of report.md."""
+        """Runs the report, checks its exit status and returns the text of report.md, then of the
+        details page beside it (the sections moved there), as one text."""
         run = run_report(self.results, self.out, *extra)
         self.assertEqual(run.returncode, status, run.stdout + run.stderr)
         with open(os.path.join(self.out, "report.md")) as f:
-            return f.read()
+            text = f.read()
+        details = os.path.join(self.out, "details.md")
+        if os.path.exists(details):
+            with open(details) as f:
+                text += "\n" + f.read()
+        return text
 
     def assert_refused(self, message):
         run = run_report(self.results, self.out)

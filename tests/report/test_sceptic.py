@@ -4,6 +4,7 @@ finding only past 8× the L2 and at or below the copy; compile costs are compare
 parts; the interpreter's op-length goal; a benchmark of one repetition; renamed results."""
 import json
 import os
+import re
 
 from helpers import FixtureTest
 
@@ -264,3 +265,26 @@ class TableWidthTest(FixtureTest):
         self.assertEqual(len(parts), 2)
         self.assertTrue(all(p.startswith("| op | k |") for p in parts))
         self.assertIn("| q | 1 | 6 | 7 | 8 | 9 |", parts[1])
+
+
+class DetailsPageTest(FixtureTest):
+    def test_what_the_answer_does_not_need_is_on_the_details_page_and_every_link_lands(self):
+        self.report()
+        pages = {}
+        for name in ("report.md", "details.md"):
+            with open(os.path.join(self.out, name)) as f:
+                pages[name] = f.read()
+        anchors = {
+            name: {
+                answer.anchor(line.lstrip("#").strip()) for line in text.splitlines() if line.startswith("##")
+            }
+            for name, text in pages.items()
+        }
+        self.assertIn("## The articles' claims, checked", pages["details.md"])
+        self.assertNotIn("## The articles' claims, checked", pages["report.md"])
+        self.assertIn("## The dispatch penalty", pages["report.md"])
+        self.assertLess(len(pages["report.md"].split()), len(pages["details.md"].split()))
+        for name, text in pages.items():
+            for target, anchor in re.findall(r"\]\(((?:report|details)\.md)?(#[^)]+)\)", text):
+                with self.subTest(page=name, link=target + anchor):
+                    self.assertIn(anchor, anchors[target or name])
