@@ -225,7 +225,8 @@ std::uint32_t immediate(const insn& i) { return i[4] | i[5] << 8 | i[6] << 16 | 
 void set_immediate(insn& i, std::uint32_t v) {
   for (int b = 0; b < 4; ++b) i[4 + b] = (unsigned char)(v >> 8 * b);
 }
-int stall(const insn& i) { return (i[13] >> 1) & 15; }
+int stall(const unsigned char* i) { return (i[13] >> 1) & 15; }  // cycles before the next issues
+int stall(const insn& i) { return stall(i.data()); }
 void set_stall(unsigned char* i, int cycles) {
   i[13] = (unsigned char)((i[13] & ~0x1e) | (std::min(cycles, 15) << 1));
 }
@@ -605,9 +606,8 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
     for (const auto& row : st.latency) m = std::min(m, row[o]);
     return m;
   };
-  auto stall_at = [&](unsigned char* i) { return (i[13] >> 1) & 15; };
   unsigned char* before = &out.image[im->steps.front() - 16];
-  set_stall(before, stall_at(before) + st.latency_margin);  // x's producer, whatever reads it first
+  set_stall(before, stall(before) + st.latency_margin);  // x's producer, whatever reads it first
   for (std::size_t n = 0; n < im->steps.size(); ++n) {
     const step s = n < code.size() ? code[n] : step{stencil::add, spare, spare, -1, -0.0f};
     const form& f = st.forms[s.op];
@@ -629,14 +629,14 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
       if (r >= 0) t = std::max(t, issued[r] + st.latency[producer[r]][s.op]);
     t = std::max(
         t, issued[s.dest] + max_latency(producer[s.dest]) - min_latency(s.op) + 1);  // writes land in order
-    if (t > cycle) set_stall(slot - 16, stall_at(slot - 16) + t - cycle);
+    if (t > cycle) set_stall(slot - 16, stall(slot - 16) + t - cycle);
     issued[s.dest] = t, producer[s.dest] = s.op;
-    cycle = t + stall_at(slot), last_issue = t;
+    cycle = t + stall(slot), last_issue = t;
   }
   // The sum after the region reads the result: the last step waits until it is ready.
   unsigned char* last = &out.image[im->steps.back()];
   const int ready = issued[im->result] + st.latency[producer[im->result]][stencil::addr];
-  set_stall(last, std::max(stall_at(last), ready - last_issue));
+  set_stall(last, std::max(stall(last), ready - last_issue));
   return out;
 }
 

@@ -222,7 +222,7 @@ def write_report(results, out_dir, readme=None, others=()):
         "**Contents.** "
         + " · ".join(f"[{h}]({answer.anchor(h)})" for p in main for h in headings_of(p, "##"))
         + (
-            " · on [the details page](details.md): "
+            f" · on [the details page]({DETAILS}): "
             + " · ".join(f"[{h}]({DETAILS}{answer.anchor(h)})" for p in details for h in headings_of(p, "##"))
             if details
             else ""
