@@ -19,7 +19,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.path.join(ROOT, "bench", "python")
 sys.path.insert(0, PEERS)
+sys.path.insert(0, os.path.join(ROOT, "tests", "report"))
 from cdl_peers import __main__ as runner, harness, sources  # noqa: E402
+from helpers import report_text  # noqa: E402
 
 CDL_PROBLEM = None
 PROBLEMS = {
@@ -627,11 +629,7 @@ class ResultsTest(unittest.TestCase):
             capture_output=True,
             text=True,
         )
-        text = ""
-        if os.path.exists(os.path.join(self.dir, "out", "report.md")):
-            with open(os.path.join(self.dir, "out", "report.md")) as f:
-                text = f.read()
-        return run, text
+        return run, report_text(os.path.join(self.dir, "out"))
 
     def test_the_report_sets_peers_beside_the_strategies_and_answers_the_claims(self):
         run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"

@@ -22,6 +22,17 @@ def run_report(results, out, *extra):
     )
 
 
+def report_text(out):
+    """The text of report.md in out, then of the details page beside it (the sections moved there),
+    as one text; empty where the report wrote nothing."""
+    text = ""
+    for name in ("report.md", "details.md"):
+        if os.path.exists(os.path.join(out, name)):
+            with open(os.path.join(out, name)) as f:
+                text += f.read() + "\n"
+    return text
+
+
 def renamed(entry, old, new, **fields):
     """A copy of a benchmark entry of the results, `old` replaced by `new` in its names, with `fields` set."""
     c = json.loads(json.dumps(entry))
@@ -68,13 +79,7 @@ class FixtureTest(unittest.TestCase):
         details page beside it (the sections moved there), as one text."""
         run = run_report(self.results, self.out, *extra)
         self.assertEqual(run.returncode, status, run.stdout + run.stderr)
-        with open(os.path.join(self.out, "report.md")) as f:
-            text = f.read()
-        details = os.path.join(self.out, "details.md")
-        if os.path.exists(details):
-            with open(details) as f:
-                text += "\n" + f.read()
-        return text
+        return report_text(self.out)
 
     def assert_refused(self, message):
         run = run_report(self.results, self.out)
