@@ -3,7 +3,7 @@ import os
 import re
 
 from . import claims, readme_table
-from .document import Document
+from .document import Detail, Document, anchor
 from .sections import (
     answer,
     devices,
@@ -132,14 +132,22 @@ def headings_of(part, level):
 
 
 def split_pages(parts):
-    """(the report's parts, the details page's): a part goes where the `##` section it is in goes."""
+    """(the report's parts, the details page's): a part goes where the `##` section it is in goes; a
+    Detail of a section that stays goes to the details page, under a heading naming that section."""
     main, details = [], []
-    here = main
+    here, section, parent = main, None, None
     for part in parts:
         top = headings_of(part, "##")
         if top:
-            here = details if top[0].startswith(DETAIL_SECTIONS) else main
-        here.append(part)
+            section = top[0]
+            here = details if section.startswith(DETAIL_SECTIONS) else main
+        if isinstance(part, Detail) and here is main:
+            if parent != section:
+                details.append(f"## {section}: the details\n")
+                parent = section
+            details.append(part)
+        else:
+            here.append(part)
     return main, details
 
 
@@ -208,22 +216,25 @@ def write_report(results, out_dir, readme=None, others=()):
         doc.add(
             f"{len(bench.not_run)} benchmarks of the suite are not in these results: the part of the run that"
             " holds them was interrupted before it reached them (`reports/merge.py` keeps no partial"
-            " result), so every section above is computed without them:\n"
+            " result), so every section above is computed without them.\n"
         )
-        doc.add("\n".join(f"- `{n}`" for n in bench.not_run) + "\n")
+        doc.detail(
+            "The benchmarks not run", "\n".join(f"- `{n}`" for n in bench.not_run) + "\n", "Their names"
+        )
     glossary(doc)
     main, details = split_pages(doc.parts)
-    moved = {answer.anchor(h) for part in details for h in headings_of(part, "#")}
-    kept = {answer.anchor(h) for part in main for h in headings_of(part, "#")}
+    moved = {anchor(h) for part in details for h in headings_of(part, "#")}
+    kept = {anchor(h) for part in main for h in headings_of(part, "#")}
     main = [relink(part, moved, DETAILS) for part in main]
     details = [relink(part, kept, "report.md") for part in details]
+    contents = lambda parts, page="": " · ".join(
+        f"[{h}]({page}{anchor(h)})" for p in parts for h in headings_of(p, "##")
+    )
     main.insert(
         contents_at,
-        "**Contents.** "
-        + " · ".join(f"[{h}]({answer.anchor(h)})" for p in main for h in headings_of(p, "##"))
+        f"**Contents.** {contents(main)}"
         + (
-            f" · on [the details page]({DETAILS}): "
-            + " · ".join(f"[{h}]({DETAILS}{answer.anchor(h)})" for p in details for h in headings_of(p, "##"))
+            f" · [the details page]({DETAILS}): tables, breakdowns and the sections beyond the answer"
             if details
             else ""
         )
@@ -235,7 +246,8 @@ def write_report(results, out_dir, readme=None, others=()):
             DETAILS,
             "# CUDA Dispatch Lab: the details behind the report\n\n"
             "What a reader does not need to reach the answer: each section is linked from"
-            " [the report](report.md) where it is cited.\n\n" + "\n".join(details),
+            " [the report](report.md) where it is cited.\n\n"
+            f"**Contents.** {contents(details)}\n\n" + "\n".join(details),
         )
     path = doc.write("report.md")
     if readme:

@@ -54,6 +54,28 @@ def of_copy_note(l2_bytes):
     )
 
 
+def anchor(heading):
+    """The link GitHub gives a Markdown heading."""
+    text = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return "#" + text.replace(" ", "-")
+
+
+class Detail(str):
+    """A part of a section that a reader does not need to reach the answer (a full table, a
+    breakdown): it goes to the details page under its own heading, and the report keeps a link."""
+
+    def __new__(cls, heading, text):
+        part = super().__new__(cls, f"### {heading}\n\n{text}")
+        part.heading = heading
+        return part
+
+
+class Parts(list):
+    """What a section writes aside for doc.detail, with the Document's add: "\\n".join(parts) is its text."""
+
+    add = list.append
+
+
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
@@ -73,6 +95,11 @@ class Document:
 
     def add(self, text):
         self.parts.append(text)
+
+    def detail(self, heading, text, pointer):
+        """Puts `text` on the details page under `heading`; here, the line `pointer` and a link to it."""
+        self.add(f"{pointer}: [{heading}]({anchor(heading)}).\n")
+        self.parts.append(Detail(heading, text))
 
     def figure(self, name, fig, caption):
         path = os.path.join(self.out_dir, name)

@@ -5,8 +5,9 @@ parts; the interpreter's op-length goal; a benchmark of one repetition; renamed 
 import json
 import os
 import re
+import unittest
 
-from helpers import FixtureTest
+from helpers import ROOT, FixtureTest
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
@@ -243,12 +244,18 @@ class UndecidedTest(FixtureTest):
 
 class ContentsAndTermsTest(FixtureTest):
     def test_the_first_screen_lists_the_sections_and_the_report_defines_its_terms(self):
-        text = self.report()
-        contents = next(line for line in text.splitlines() if line.startswith("**Contents.**"))
-        for heading in (line[3:] for line in text.splitlines() if line.startswith("## ")):
-            self.assertIn(f"[{heading}](", contents)
-        self.assertLess(text.index("**Contents.**"), text.index("\n## "))  # before the first section
-        terms = text.split("\n## Terms\n", 1)[1]
+        self.report()
+        pages = {}
+        for name in ("report.md", "details.md"):
+            with open(os.path.join(self.out, name)) as f:
+                pages[name] = f.read()
+        for page in pages.values():  # each page lists its own sections, before the first
+            contents = next(line for line in page.splitlines() if line.startswith("**Contents.**"))
+            for heading in (line[3:] for line in page.splitlines() if line.startswith("## ")):
+                self.assertIn(f"[{heading}](", contents)
+            self.assertLess(page.index("**Contents.**"), page.index("\n## "))
+        self.assertIn("[the details page](details.md)", pages["report.md"])
+        terms = pages["report.md"].split("\n## Terms\n", 1)[1]
         for term in ("k", "vec, scalar", "copy bandwidth", "of copy", "noise", "not decided", "p10–p90"):
             self.assertIn(f"- **{term}**: ", terms)
 
@@ -276,7 +283,9 @@ class DetailsPageTest(FixtureTest):
                 pages[name] = f.read()
         anchors = {
             name: {
-                answer.anchor(line.lstrip("#").strip()) for line in text.splitlines() if line.startswith("##")
+                document.anchor(line.lstrip("#").strip())
+                for line in text.splitlines()
+                if line.startswith("##")
             }
             for name, text in pages.items()
         }
@@ -284,7 +293,30 @@ class DetailsPageTest(FixtureTest):
         self.assertNotIn("## The articles' claims, checked", pages["report.md"])
         self.assertIn("## The dispatch penalty", pages["report.md"])
         self.assertLess(len(pages["report.md"].split()), len(pages["details.md"].split()))
+        # A full table of a section that stays (doc.detail) moves, and the section links to it.
+        self.assertIn("### Every implementation of the map", pages["details.md"])
+        self.assertNotIn("| implementation | median µs |", pages["report.md"])
+        self.assertIn("](details.md#every-implementation-of-the-map", pages["report.md"])
         for name, text in pages.items():
             for target, anchor in re.findall(r"\]\(((?:report|details)\.md)?(#[^)]+)\)", text):
                 with self.subTest(page=name, link=target + anchor):
                     self.assertIn(anchor, anchors[target or name])
+
+
+class ReferencePagesTest(unittest.TestCase):
+    def test_each_reference_report_is_short_and_opens_with_the_answer(self):
+        """The committed references' report.md (reports/report.py regenerates them): at most 6,000 words,
+        opening with the device line, the answer, its table and figure, then the contents."""
+        root = os.path.join(ROOT, "reports", "reference")
+        for device in sorted(os.listdir(root)):
+            with open(os.path.join(root, device, "report.md")) as f:
+                text = f.read()
+            with self.subTest(device=device):
+                self.assertLessEqual(len(text.split()), 6000)
+                order = [
+                    text.index(m)
+                    for m in ("copy bandwidth", "**The answer.**", "| the op is", "![", "**Contents.**")
+                ]
+                self.assertEqual(order, sorted(order))
+                answer = text.split("**The answer.**", 1)[1].split("\n\n", 1)[0]
+                self.assertLessEqual(len(answer.split()), 250)

@@ -14,7 +14,7 @@ this device, computed from the run like everything below it.
 """
 import math
 
-from ..document import PAST_L2, fmt_time, pow2, table
+from ..document import PAST_L2, anchor, fmt_time, pow2, table
 from ..results import label
 from ..stats import LEGEND, compare, mark, undecided_run
 from . import dispatch, jit, map as map_section, python_peers, tasks
@@ -77,12 +77,6 @@ NEW_OP = {
     "16_interpreter": ("jit/first_result/16/new_op",),  # no compile: its text to a map's result
 }
 CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
-
-
-def anchor(heading):
-    """The link GitHub gives a Markdown heading."""
-    text = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
-    return "#" + text.replace(" ", "-")
 
 
 def ratios(bench, n, noise):

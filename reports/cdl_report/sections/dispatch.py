@@ -119,9 +119,13 @@ def size_check(doc, bench, n, noise, resources):
         f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2"
         f" {l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each"
         " entry's time over the template's at the same size, and the waves of blocks its kernel runs at each"
-        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}):\n"
+        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}).\n"
     )
-    doc.add(table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows))
+    doc.detail(
+        f"The penalties at n = {pow2(n)} and n = {pow2(other)}",
+        table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows),
+        "Each entry at both sizes, with its waves",
+    )
     by_k = defaultdict(list)
     for (k, _), m in moved.items():
         by_k[k].append(abs(m))
@@ -151,9 +155,8 @@ def add(doc, bench, noise, resources=None):
     doc.add(f"## {heading(n)}\n")
     doc.add(
         "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. The"
-        " table gives each strategy's time over the template functor's (vec forms; 1.00 = no penalty); "
-        + LEGEND
-        + ".\n"
+        " table gives each strategy's time over the template functor's at the sweep's largest k, where a"
+        " call's cost shows most (vec forms; 1.00 = no penalty); " + LEGEND + ".\n"
     )
     cols = sorted(
         {
@@ -177,13 +180,29 @@ def add(doc, bench, noise, resources=None):
             ratios = {c: row[c] / base for c in cols if c in row}
             penalty[(op, k)] = ratios
             rows.append([op, k] + [cell(found[(op, k)][c]) if c in ratios else "–" for c in cols])
-    doc.add(table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows, keys=2))
+    top = {op: max(k for o, k in found if o == op) for op in sorted(sweep)}
+    doc.add(
+        table(
+            ["strategy"] + [f"{op}, k = {k}" for op, k in top.items()],
+            [
+                [f"`{label(c)}`"]
+                + [cell(found[(op, k)][c]) if c in found[(op, k)] else "–" for op, k in top.items()]
+                for c in cols
+            ],
+        )
+    )
+    doc.detail(
+        "The dispatch penalty at every k",
+        table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows, keys=2),
+        f"Every k the sweep ran ({', '.join(str(k) for k in sorted({k for _, k in found}))})",
+    )
     spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
     for f, es in bench.select("map", type="f32", n=n):
         if f.get("k") is not None:
             spread[(f["op"], int(f["k"]))] = {e: (r.get("min"), r.get("max")) for e, r in es.items()}
     plots.dispatch_penalty(doc, sweep, cols, spread)
     # Findings, from the largest k of each op.
+    why = " (the call cannot be inlined, and the arguments go through the ABI)"  # said at the first op
     for op in sorted(sweep):
         k = max(k for (o, k) in penalty if o == op)
         p = penalty[(op, k)]
@@ -196,8 +215,9 @@ def add(doc, bench, noise, resources=None):
         if indirect:
             text += (
                 f"function pointers and virtual calls take {span(indirect.values(), '{:.2f}')}× "
-                "the template's time (the call cannot be inlined, and the arguments go through the ABI)"
+                f"the template's time{why}"
             )
+            why = ""
         if "03_switch/vec" in p:
             text += f"; the per-element switch {p['03_switch/vec']:.2f}×"
         if "03_switch.hoisted/vec" in p:

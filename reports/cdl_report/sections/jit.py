@@ -2,7 +2,7 @@
 it meets, and the number of elements after which a compile has paid for itself against every
 strategy that takes the op at run time without a compiler."""
 from .. import plots
-from ..document import fmt_time, table
+from ..document import Parts, fmt_time, table
 from ..stats import compare, span
 from .map import DEMONSTRATION, kernel_facts
 from .resources import map_kernel
@@ -497,8 +497,9 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
             if uncached
             else ""
         )
-        + ". Host wall clock, median of the repetitions:\n"
+        + ".\n"
     )
+    every = Parts()
     by_driver = assembled_by_driver(bench.stages)
     rows, moved = [], []
     for name, row in sorted(bench.stages.items()):
@@ -522,7 +523,8 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
             + ([f"{off['median'] / 1000:.3f}" if off else "–"] if uncached else [])
             + [paired]
         )
-    doc.add(
+    every.add("Host wall clock, median of the repetitions:\n")
+    every.add(
         table(
             ["stage", "answered by", "median ms", "min–max ms"]
             + (["`CUDA_CACHE_DISABLE=1` ms"] if uncached else [])
@@ -536,7 +538,7 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
             return f"{span([m[i] for m in moved], '{:.2f}')}×"
 
         most = max(moved, key=lambda m: abs(m[2] - 1))
-        doc.add(
+        every.add(
             "*× floor, paired*: each iteration's time over that of a one-line kernel, new every time,"
             " compiled beside it (the floor of any NVRTC route), where the stage pairs them. A new op meets"
             f" no cache in either run: with the caches off, the paired stages took {between(0)} their"
@@ -554,6 +556,12 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
                 )
             )
         )
+    doc.detail(
+        "Every compile stage",
+        "\n".join(every),
+        f"Each of the {len(rows)} stages' median, range and cache state"
+        + (", with the caches on and off" if uncached else ""),
+    )
     s = bench.stages
     interleaved_table(doc, s)
     costs = {
@@ -634,11 +642,19 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
                 " compiler"
             )
         doc.add(text + ".\n")
-    phases(doc, s)
-    parts(doc, s)
-    link_steps(doc, s, c)
     fast_compile(doc, dispatch, c, resources, routes)
-    preoptimised(doc, bench, dispatch, c, noise)
+    inside = Parts()
+    phases(inside, s)
+    parts(inside, s)
+    link_steps(inside, s, c)
+    preoptimised(inside, bench, dispatch, c, noise)
+    if inside:
+        doc.detail(
+            "Where a compile's time goes",
+            "\n".join(inside),
+            "NVRTC's and nvJitLink's own accounts of a compile's phases, what each part of 06's program"
+            " costs, and 07's link with its kernels optimised before it",
+        )
     if c["08 compile"]:
         text = (
             f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program,"

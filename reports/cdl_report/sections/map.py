@@ -133,8 +133,14 @@ def add(doc, bench, resources):
                 of_copy(c.get("frac_copy", float("nan")), moved, l2),
             ]
         )
-    doc.add(table(["implementation", "median µs", "cv %", "GB/s", "of copy"], rows))
-    doc.add(of_copy_note(l2) + "\n")
+    doc.detail(
+        f"Every implementation of the map at n = {pow2(n_max)}",
+        table(["implementation", "median µs", "cv %", "GB/s", "of copy"], rows)
+        + "\n"
+        + of_copy_note(l2)
+        + "\n",
+        f"Each of the {len(rows)} implementations' median time, spread, bandwidth and fraction of copy",
+    )
     if not (l2 and moved >= PAST_L2 * l2):
         doc.add(
             f"The largest map moves {moved / 2**20:.0f} MiB, under {PAST_L2}× the L2"

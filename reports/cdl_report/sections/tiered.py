@@ -73,7 +73,7 @@ def family(doc, streams, noise, modes_of, words, cheap_word):
         if not rows:
             continue
         doc.add(f"**n = {pow2(n)}, k = {k}**\n")
-        doc.add(table(["launches", *words, f"{words[2]} / the better alone", f"{words[2]}'s move"], rows))
+        doc.add(table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows))
         no_worse = [str(L) for L, r in tiered_best if r <= 1 + noise]
         better = [str(L) for L, r in tiered_best if r < 1 - noise]
         worst = max(tiered_best, key=lambda p: p[1])
