@@ -11,7 +11,7 @@ from helpers import ROOT, FixtureTest
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
-from cdl_report.sections import answer, jit, oplength, tasks
+from cdl_report.sections import answer, jit, launches, oplength, tasks
 
 L2 = 50 * 2**20
 
@@ -320,3 +320,25 @@ class ReferencePagesTest(unittest.TestCase):
                 self.assertEqual(order, sorted(order))
                 answer = text.split("**The answer.**", 1)[1].split("\n\n", 1)[0]
                 self.assertLessEqual(len(answer.split()), 250)
+
+
+class LaunchesTest(FixtureTest):
+    def test_the_cheapest_route_by_launches_names_two_only_where_their_ranges_overlap(self):
+        self.assertEqual(launches.total((1.0, 2.0, 3.0), (10.0, 20.0, 30.0), 100), (2.0, 4.0, 6.0))
+        apart = {"a": (1.0, 2.0, 3.0), "b": (3.5, 4.0, 5.0)}
+        self.assertEqual(launches.cheapest(apart), ["a"])
+        close = {"a": (1.0, 2.0, 3.0), "b": (2.5, 2.6, 5.0), "c": (9.0, 9.5, 10.0)}
+        self.assertEqual(launches.cheapest(close), ["a", "b"])
+        self.assertEqual(launches.cheapest({"a": (5.0, 6.0, 7.0), "b": (1.0, 2.0, 3.0)}), ["b"])
+
+    def test_the_first_screen_names_the_command_and_gives_the_launches_axis(self):
+        text = self.report()
+        first = text.split("\n## ", 1)[0]
+        self.assertIn("`cdl_run --expr 'your op' --n N`", first)
+        table = first.split("**Your own op, by how many times it runs.**", 1)[1]
+        self.assertIn("| launches | n = 2^24 |", table)
+        for launches_ in ("| 1 |", "| 10 |", "| 100 |", "| 10,000 |"):
+            self.assertIn(launches_, table)
+        # The fixture's one-time and per-launch figures decide each cell: 08's compile is the cheapest.
+        self.assertIn("| 10,000 | `08_expression_jit` (", table)
+        self.assertIn("The run timed no stream of launches to set the sum against.", table)

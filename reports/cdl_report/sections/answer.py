@@ -17,7 +17,7 @@ import math
 from ..document import PAST_L2, anchor, fmt_time, pow2, table
 from ..results import label
 from ..stats import LEGEND, compare, mark, undecided_run
-from . import dispatch, jit, map as map_section, python_peers, tasks
+from . import dispatch, jit, launches, map as map_section, python_peers, tasks
 from .resources import map_kernel
 
 BASE = "01_template_functor"
@@ -397,6 +397,7 @@ def add(doc, bench, noise, python=None, resources=None):
     doc.add(headline)
     doc.add(decision)
     doc.add(note)
+    by_launches = launches.add(doc, bench)
     lines = {w: r[w] for w in set(chosen.values()) | {dear}}
     plot_op = dear_op
     fig, ax = doc.plt.subplots(figsize=(7, 4))
@@ -429,4 +430,5 @@ def add(doc, bench, noise, python=None, resources=None):
         "dearest": (dear, dear_op, dear_ratio),
         "top": top,
         "surprises": found,
+        "launches": by_launches,
     }

@@ -1,0 +1,128 @@
+"""A user's op by how many times it runs: for each route that can run an op typed at run time, its
+one-time cost plus N launches of its kernel, and which route costs least in total, at three sizes.
+Computed from the run's own figures (the new-op stages, the map's kernels at k = 1) and set against
+the streams of launches the run measured whole (strategy 10's), so it needs no benchmark of its own."""
+from ..document import pow2, table
+from . import jit
+
+LAUNCHES = (1, 10, 100, 10_000)
+SIZES = (2**20, 2**24, 2**28)
+OP = "quadratic"
+# The routes that run an op typed at run time, and the new-op stages each pays once (16: its text to
+# a first result, a launch included, so its one-time cost is not understated).
+ROUTES = {
+    "16_interpreter": ("jit/first_result/16/new_op",),
+    "08_expression_jit": ("jit/compile/08/new_op",),
+    "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
+    "06_nvrtc_jit": ("jit/compile/06/new_op", "jit/load/06/"),
+}
+
+
+def once(bench):
+    """{route: (low, median, high) ms} of its one-time cost: the interleaved benchmark's p10, p50 and
+    p90 where the run has it, else its stages' min, median and max summed; routes not run left out."""
+    spreads = {jit.ROUTES[r]: v for r, v in jit.interleaved(bench.stages).items()}
+    out = {}
+    for route, stages in ROUTES.items():
+        if route in spreads and route != "16_interpreter":
+            s = spreads[route]
+            out[route] = (s["p10"], s["p50"], s["p90"])
+            continue
+        rows = [jit.stage_row(bench.stages, s) for s in stages]
+        if None not in rows:
+            out[route] = tuple(
+                sum(r.get(q, r["median"]) for r in rows) / 1000 for q in ("min", "median", "max")
+            )
+    return out
+
+
+def kernels(bench, n, k=1):
+    """{route: (min, median, max) µs} of each route's vec kernel on the op at n and k."""
+    for fields, entries in bench.select("map", type="f32", op=OP, n=n, k=k):
+        return {
+            r: tuple(
+                entries[f"{r}/vec"].get(q, entries[f"{r}/vec"]["median"]) for q in ("min", "median", "max")
+            )
+            for r in ROUTES
+            if f"{r}/vec" in entries
+        }
+    return {}
+
+
+def total(one_time, kernel, launches):
+    """(low, median, high) ms of a route's one-time cost and `launches` of its kernel."""
+    return tuple(o + launches * t / 1000 for o, t in zip(one_time, kernel))
+
+
+def cheapest(totals):
+    """The routes that cost least: the least median, and every other whose low-high range overlaps
+    its own (a difference inside the spread is no difference)."""
+    best = min(totals, key=lambda r: totals[r][1])
+    lo, _, hi = totals[best]
+    return [best] + sorted(r for r, (l, _, h) in totals.items() if r != best and l <= hi and lo <= h)
+
+
+def streams_check(bench, fixed):
+    """Each stream of launches the run timed whole (strategy 10's), for the routes alone: [measured /
+    modelled total], and in how many of the streams' (n, k, launches) the route the sum picks is the
+    one that measured least, of how many."""
+    ratios, streams = [], {}
+    for fields, entries in bench.select("tiered"):
+        n, k, launches = int(fields["n"]), int(fields["k"]), int(fields["launches"])
+        per = kernels(bench, n, k)
+        for route in ROUTES:
+            if f"{route}/vec" in entries and route in per and route in fixed:
+                modelled = total(fixed[route], per[route], launches)[1]
+                measured = entries[f"{route}/vec"]["median"] / 1000
+                ratios.append(measured / modelled)
+                streams.setdefault((n, k, launches), {})[route] = (measured, modelled)
+    pairs = [s for s in streams.values() if len(s) > 1]
+    agree = sum(1 for s in pairs if min(s, key=lambda r: s[r][0]) == min(s, key=lambda r: s[r][1]))
+    return ratios, agree, len(pairs)
+
+
+def ms(value):
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.3g} ms"
+
+
+def add(doc, bench):
+    """The table of the cheapest route by launches and size, with the command that answers it for the
+    reader's own op; {} where the run lacks the figures."""
+    fixed = once(bench)
+    rows, found = [], {}
+    sizes = [n for n in SIZES if kernels(bench, n)]
+    for launches in LAUNCHES:
+        row = [f"{launches:,}"]
+        for n in sizes:
+            per = kernels(bench, n)
+            totals = {r: total(fixed[r], per[r], launches) for r in fixed if r in per}
+            if len(totals) < 2:
+                row.append("–")
+                continue
+            found[(launches, n)] = best = cheapest(totals)
+            row.append(" or ".join(f"`{r}`" for r in best) + f" ({ms(totals[best[0]][1])})")
+        rows.append(row)
+    if not found:
+        return {}
+    ratios, agree, pairs = streams_check(bench, fixed)
+    doc.add(
+        "**Your own op, by how many times it runs.** `cdl_run --expr 'your op' --n N` (bench/run.cpp) times"
+        " each route that can run an op typed at run time on your GPU. Here, for the quadratic op at"
+        " k = 1, the route that costs least in total (its one-time cost, then the launches' kernel time;"
+        " two named where their ranges overlap), from this run's figures:\n"
+    )
+    doc.add(table(["launches"] + [f"n = {pow2(n)}" for n in sizes], rows))
+    doc.add(
+        "One-time: "
+        + ", ".join(f"`{r}` {ms(fixed[r][1])}" for r in ROUTES if r in fixed)
+        + (
+            f". Set against the {len(ratios)} streams of launches the run timed whole (strategy 10's routes"
+            f" alone), the measured total is {min(ratios):.2f}–{max(ratios):.2f}× this sum, which counts the"
+            f" kernels alone, not the host's time between launches; the sum picks the route that measured"
+            f" least in {agree} of the {pairs} streams' lengths and sizes"
+            if ratios
+            else ". The run timed no stream of launches to set the sum against"
+        )
+        + ".\n"
+    )
+    return {"cheapest": found, "once": fixed, "streams": ratios, "agree": (agree, pairs)}
