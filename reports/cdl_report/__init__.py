@@ -9,7 +9,9 @@
     document.py      the Markdown page: tables, number formats, figures, files written whole
     plots.py         every figure, drawn from numbers a section has already computed
     sections/        one module per section of the report, in the order they appear
-    claims.py        the source articles' claims, each rule beside its text
+    experiments.py   the Python peers' experiment records: how each went, what it shows
+    claims/          the source articles' claims, one file an article, each rule beside its text;
+                     rules.py what they share
     readme_table.py  the results table of strategies/README.md
     build.py         the whole report: every section in order, then the files
 """

@@ -1,11 +1,12 @@
-"""The claims (reports/cdl_report/claims.py): every rule reaches each of its verdicts from figures,
-and none is a fixed string."""
+"""The claims (reports/cdl_report/claims/, one file an article): every rule reaches each of its
+verdicts from figures, and none is a fixed string."""
 import unittest
 from types import SimpleNamespace
 
 import helpers  # noqa: F401  (puts reports/ on the path)
 from cdl_report import claims
-from cdl_report.claims import DEPENDS, FAILS, HOLDS, UNMEASURED
+from cdl_report.claims import article_000, article_001, article_002, article_003, article_004, rules
+from cdl_report.claims.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 
 NOISE = 0.02
 
@@ -80,17 +81,17 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertEqual(verdict(rule), UNMEASURED)
 
     def test_direction(self):
-        self.assertEqual(claims.direction([0.5, 0.9], NOISE), HOLDS)
-        self.assertEqual(claims.direction([1.5, 1.1], NOISE), FAILS)
-        self.assertEqual(claims.direction([0.5, 1.01], NOISE), DEPENDS)
-        self.assertEqual(claims.direction([], NOISE), UNMEASURED)
-        self.assertEqual(claims.direction([1.5], NOISE, holds_if_below=False), HOLDS)
+        self.assertEqual(rules.direction([0.5, 0.9], NOISE), HOLDS)
+        self.assertEqual(rules.direction([1.5, 1.1], NOISE), FAILS)
+        self.assertEqual(rules.direction([0.5, 1.01], NOISE), DEPENDS)
+        self.assertEqual(rules.direction([], NOISE), UNMEASURED)
+        self.assertEqual(rules.direction([1.5], NOISE, holds_if_below=False), HOLDS)
 
     def test_gain(self):
-        self.assertEqual(claims.gain([0.5, 0.9], NOISE), HOLDS)
-        self.assertEqual(claims.gain([1.0, 1.5], NOISE), FAILS)  # no gain beyond the noise is no gain
-        self.assertEqual(claims.gain([0.5, 1.0], NOISE), DEPENDS)
-        self.assertEqual(claims.gain([], NOISE), UNMEASURED)
+        self.assertEqual(rules.gain([0.5, 0.9], NOISE), HOLDS)
+        self.assertEqual(rules.gain([1.0, 1.5], NOISE), FAILS)  # no gain beyond the noise is no gain
+        self.assertEqual(rules.gain([0.5, 1.0], NOISE), DEPENDS)
+        self.assertEqual(rules.gain([], NOISE), UNMEASURED)
 
     def test_a1_the_njit_argument(self):
         runs = exp(
@@ -104,14 +105,14 @@ class RulesReachEveryVerdict(unittest.TestCase):
             "ValueError: Cannot determine Numba type of <class 'function'>",
         )
         clash = dict(refusal, error="ValueError: no", raised_at="numba/core/cpu_options.py:51")
-        self.assertEqual(verdict(claims.a1, experiments=[runs]), HOLDS)
-        self.assertEqual(verdict(claims.a1, experiments=[refusal]), FAILS)
+        self.assertEqual(verdict(article_000.a1, experiments=[runs]), HOLDS)
+        self.assertEqual(verdict(article_000.a1, experiments=[refusal]), FAILS)
         # A failure outside Numba's typing and dispatch (a clash of the installed versions) decides nothing.
-        self.assertEqual(verdict(claims.a1, experiments=[clash]), UNMEASURED)
-        self.assertIn("cpu_options.py:51", claims.a1(data(experiments=[clash]))[1])
-        self.assertIn("not counted", claims.a1(data(experiments=[clash]))[1])
-        self.assertEqual(verdict(claims.a1, experiments=[dict(runs, valid=False)]), UNMEASURED)
-        self.assertEqual(verdict(claims.a1), UNMEASURED)
+        self.assertEqual(verdict(article_000.a1, experiments=[clash]), UNMEASURED)
+        self.assertIn("cpu_options.py:51", article_000.a1(data(experiments=[clash]))[1])
+        self.assertIn("not counted", article_000.a1(data(experiments=[clash]))[1])
+        self.assertEqual(verdict(article_000.a1, experiments=[dict(runs, valid=False)]), UNMEASURED)
+        self.assertEqual(verdict(article_000.a1), UNMEASURED)
 
     def test_a2_the_precompiled_function(self):
         second_calls = {"njit_host_compile_ms": 300, "njit_second_call_ms": 0.1, "device_second_call_ms": 0.1}
@@ -121,15 +122,18 @@ class RulesReachEveryVerdict(unittest.TestCase):
                 "A2", "a kernel", dict(second_calls, njit_first_call_ms=njit, device_first_call_ms=device)
             )
 
-        self.assert_verdicts(claims.a2, first_calls, {HOLDS: (5, 200), FAILS: (180, 200), DEPENDS: (60, 200)})
+        self.assert_verdicts(
+            article_000.a2, first_calls, {HOLDS: (5, 200), FAILS: (180, 200), DEPENDS: (60, 200)}
+        )
         self.assertEqual(
-            verdict(claims.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]), UNMEASURED
+            verdict(article_000.a2, experiments=[dict(first_calls(1, 1)[0], runs=False, error="E")]),
+            UNMEASURED,
         )
 
     def test_a3_and_c2_staging_in_the_article_s_system(self):
         for rule, claim, key in (
-            (claims.a3, "A3", "staged_over_global"),
-            (claims.c2, "C2", "shared_over_plain"),
+            (article_000.a3, "A3", "staged_over_global"),
+            (article_002.c2, "C2", "shared_over_plain"),
         ):
 
             def staged(ratio):
@@ -155,8 +159,8 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
     def test_a3_and_c2_staging_in_cpp_without_the_article_s_system(self):
         for rule, key in (
-            (claims.a3, ("map", "quadratic", "01/staged")),
-            (claims.c2, ("zip", "add", "01/staged")),
+            (article_000.a3, ("map", "quadratic", "01/staged")),
+            (article_002.c2, ("zip", "add", "01/staged")),
         ):
             self.assertEqual(verdict(rule, staged={key: 0.8}), HOLDS)
             self.assertEqual(verdict(rule, staged={key: 1.08}), FAILS)
@@ -175,24 +179,24 @@ class RulesReachEveryVerdict(unittest.TestCase):
         elsewhere = dict(
             lam, name="an @njit function as a kernel argument", raised_at="numba/core/cpu_options.py:51"
         )
-        self.assertEqual(verdict(claims.b1, experiments=[lam]), HOLDS)
+        self.assertEqual(verdict(article_001.b1, experiments=[lam]), HOLDS)
         self.assertEqual(
-            verdict(claims.b1, experiments=[lam, elsewhere]), HOLDS, "the refusal counts, not the clash"
+            verdict(article_001.b1, experiments=[lam, elsewhere]), HOLDS, "the refusal counts, not the clash"
         )
-        self.assertIn("not counted", claims.b1(data(experiments=[lam, elsewhere]))[1])
-        self.assertEqual(verdict(claims.b1, experiments=[elsewhere]), UNMEASURED)
-        self.assertEqual(verdict(claims.b1, experiments=[lam, dict(lam, runs=True, valid=True)]), FAILS)
-        self.assertEqual(verdict(claims.b1), UNMEASURED)
+        self.assertIn("not counted", article_001.b1(data(experiments=[lam, elsewhere]))[1])
+        self.assertEqual(verdict(article_001.b1, experiments=[elsewhere]), UNMEASURED)
+        self.assertEqual(verdict(article_001.b1, experiments=[lam, dict(lam, runs=True, valid=True)]), FAILS)
+        self.assertEqual(verdict(article_001.b1), UNMEASURED)
 
     def test_b2_the_branch_against_tables_and_virtual_calls(self):
         def pen(hoisted):
             return hoisted_penalties(hoisted, {"04_function_pointer.table/vec": 2.0, "05_virtual/vec": 3.0})
 
-        self.assertEqual(verdict(claims.b2, penalty=pen({1: 1.0, 16: 1.0})), HOLDS)
-        self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.5, 16: 3.0})), FAILS)
-        self.assertEqual(verdict(claims.b2, penalty=pen({1: 2.0, 16: 1.0})), DEPENDS)
-        self.assertIn("not the article's", claims.b2(data(penalty=pen({1: 1.0})))[0])
-        self.assertEqual(verdict(claims.b2), UNMEASURED)
+        self.assertEqual(verdict(article_001.b2, penalty=pen({1: 1.0, 16: 1.0})), HOLDS)
+        self.assertEqual(verdict(article_001.b2, penalty=pen({1: 2.5, 16: 3.0})), FAILS)
+        self.assertEqual(verdict(article_001.b2, penalty=pen({1: 2.0, 16: 1.0})), DEPENDS)
+        self.assertIn("not the article's", article_001.b2(data(penalty=pen({1: 1.0})))[0])
+        self.assertEqual(verdict(article_001.b2), UNMEASURED)
 
     def test_b2_is_decided_in_numba_where_it_ran(self):
         table = exp(
@@ -212,17 +216,19 @@ class RulesReachEveryVerdict(unittest.TestCase):
         # C++ figures that would say the opposite stand beside and do not decide.
         slower = hoisted_penalties({1: 2.5}, {"04_function_pointer.table/vec": 2.0})
         d = data(experiments=[table], python_problems=ratio, penalty=slower)
-        self.assertEqual(claims.b2(d)[2], HOLDS, "the if/elif runs where the dictionary is refused")
-        self.assertEqual(claims.b2(d)[0], "Numba; CUDA C++ beside")
-        self.assertIn("the if/elif once per thread / one device function: 1.02×", claims.b2(d)[1])
+        self.assertEqual(article_001.b2(d)[2], HOLDS, "the if/elif runs where the dictionary is refused")
+        self.assertEqual(article_001.b2(d)[0], "Numba; CUDA C++ beside")
+        self.assertIn("the if/elif once per thread / one device function: 1.02×", article_001.b2(d)[1])
         elsewhere = dict(table, raised_at="numba/core/cpu_options.py:51")
-        self.assertEqual(verdict(claims.b2, experiments=[elsewhere], python_problems=ratio), UNMEASURED)
-        self.assertEqual(verdict(claims.b2, experiments=[table]), UNMEASURED, "no if/elif ran")
+        self.assertEqual(verdict(article_001.b2, experiments=[elsewhere], python_problems=ratio), UNMEASURED)
+        self.assertEqual(verdict(article_001.b2, experiments=[table]), UNMEASURED, "no if/elif ran")
         runs = dict(table, runs=True, valid=True, raised_at=None)
         for switch_over_dictionary, expected in ((0.5, HOLDS), (1.5, FAILS), (1.0, DEPENDS)):
             timed = dict(runs, figures={"switch_over_dictionary": switch_over_dictionary})
-            self.assertEqual(verdict(claims.b2, experiments=[timed], python_problems=ratio), expected)
-        self.assertEqual(verdict(claims.b2, experiments=[runs], python_problems=ratio), UNMEASURED, "untimed")
+            self.assertEqual(verdict(article_001.b2, experiments=[timed], python_problems=ratio), expected)
+        self.assertEqual(
+            verdict(article_001.b2, experiments=[runs], python_problems=ratio), UNMEASURED, "untimed"
+        )
 
     def test_b3_the_article_s_kernel_calling_kernels(self):
         called = exp(
@@ -230,23 +236,23 @@ class RulesReachEveryVerdict(unittest.TestCase):
             "article 001's kernel_with_func_select",
             figures={"ptx_kernels": 1, "ptx_functions": 2, "ptx_call_instructions": 0},
         )
-        self.assertEqual(verdict(claims.b3, experiments=[called]), HOLDS)
+        self.assertEqual(verdict(article_001.b3, experiments=[called]), HOLDS)
         refusal = dict(
             called,
             runs=False,
             error="TypingError: x",
             raised_at="numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve_value_type",
         )
-        self.assertEqual(verdict(claims.b3, experiments=[refusal]), FAILS)
+        self.assertEqual(verdict(article_001.b3, experiments=[refusal]), FAILS)
         self.assertEqual(
-            verdict(claims.b3, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
+            verdict(article_001.b3, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
             UNMEASURED,
         )
-        self.assertIn("inlined", claims.b3(data(experiments=[called]))[1])
+        self.assertIn("inlined", article_001.b3(data(experiments=[called]))[1])
         # Without the Numba experiment, the C++ probes answer, and say so.
-        self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", True)), HOLDS)
-        self.assertEqual(verdict(claims.b3, facts=probe("global_calls_global", False)), FAILS)
-        self.assertEqual(verdict(claims.b3), UNMEASURED)
+        self.assertEqual(verdict(article_001.b3, facts=probe("global_calls_global", True)), HOLDS)
+        self.assertEqual(verdict(article_001.b3, facts=probe("global_calls_global", False)), FAILS)
+        self.assertEqual(verdict(article_001.b3), UNMEASURED)
 
     def test_b3_reads_nvrtc_s_machine_code_and_the_launch_from_a_kernel(self):
         def facts(outer_calls, opcodes, run):
@@ -262,57 +268,59 @@ class RulesReachEveryVerdict(unittest.TestCase):
             }
             return {"facts": [gg, dp]}
 
-        inlined = claims.b3(
+        inlined = article_001.b3(
             data(facts=facts(0, ["FADD", "LDG", "STG", "EXIT"], {"runs": True, "valid": True}))
         )[1]
         self.assertIn("`inner` inlined", inlined)
         self.assertIn("runs on the GPU, validated", inlined)
-        called = claims.b3(
+        called = article_001.b3(
             data(facts=facts(1, ["CALL", "EXIT"], {"runs": None, "reason": "no CUDA device"}))
         )[1]
         self.assertIn(
-            "`inner` not inlined", claims.b3(data(facts=facts(0, ["EXIT"], {"runs": True, "valid": True})))[1]
+            "`inner` not inlined",
+            article_001.b3(data(facts=facts(0, ["EXIT"], {"runs": True, "valid": True})))[1],
         )
         self.assertIn("`inner` not inlined", called)
         self.assertIn("not run (no CUDA device)", called)
-        failed = claims.b3(
+        failed = article_001.b3(
             data(facts=facts(0, ["LDG"], {"runs": False, "valid": False, "error": "launch failed"}))
         )[1]
         self.assertIn("fails on the GPU: `launch failed`", failed)
 
     def test_e1_a_device_function_called_from_a_kernel(self):
         runs = exp("E1", "a __global__ function calling a __device__ function")
-        self.assertEqual(verdict(claims.e1, experiments=[runs]), FAILS)
+        self.assertEqual(verdict(article_004.e1, experiments=[runs]), FAILS)
         refusal = refused(runs, "pycuda/compiler.py:130 in compile_plain", "CompileError: nvcc")
-        self.assertEqual(verdict(claims.e1, experiments=[refusal]), HOLDS)
+        self.assertEqual(verdict(article_004.e1, experiments=[refusal]), HOLDS)
         self.assertEqual(
             verdict(
-                claims.e1,
+                article_004.e1,
                 experiments=[dict(refusal, error="LogicError: cuInit", raised_at="pycuda/driver.py:1")],
             ),
             UNMEASURED,
             "a driver that would not start says nothing of the compiler",
         )
-        self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", False)), HOLDS)
-        self.assertEqual(verdict(claims.e1, facts=probe("global_calls_device", True)), FAILS)
-        self.assertEqual(verdict(claims.e1), UNMEASURED)
+        self.assertEqual(verdict(article_004.e1, facts=probe("global_calls_device", False)), HOLDS)
+        self.assertEqual(verdict(article_004.e1, facts=probe("global_calls_device", True)), FAILS)
+        self.assertEqual(verdict(article_004.e1), UNMEASURED)
 
     def test_b4_per_element_choice(self):
         article = exp("B4", "article 001's generic_compute_kernel", figures={"GB/s": 1000.0})
-        self.assertEqual(verdict(claims.b4, experiments=[article]), HOLDS)
+        self.assertEqual(verdict(article_001.b4, experiments=[article]), HOLDS)
         refusal = refused(article, "numba_cuda/numba/cuda/core/typeinfer.py:1620 in resolve")
-        self.assertEqual(verdict(claims.b4, experiments=[refusal]), FAILS)
+        self.assertEqual(verdict(article_001.b4, experiments=[refusal]), FAILS)
         self.assertEqual(
-            verdict(claims.b4, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
+            verdict(article_001.b4, experiments=[dict(refusal, raised_at="numba/core/cpu_options.py:51")]),
             UNMEASURED,
         )
-        self.assertEqual(verdict(claims.b4, experiments=[dict(article, valid=False)]), UNMEASURED)
+        self.assertEqual(verdict(article_001.b4, experiments=[dict(article, valid=False)]), UNMEASURED)
         worst = {"03_switch/per_element": 3.0}
-        self.assertEqual(verdict(claims.b4, tasks_worst=worst), HOLDS)
+        self.assertEqual(verdict(article_001.b4, tasks_worst=worst), HOLDS)
         self.assertEqual(
-            verdict(claims.b4, tasks_worst=worst, errors=[("tasks/03_switch/per_element/x", "WRONG")]), FAILS
+            verdict(article_001.b4, tasks_worst=worst, errors=[("tasks/03_switch/per_element/x", "WRONG")]),
+            FAILS,
         )
-        self.assertEqual(verdict(claims.b4), UNMEASURED)
+        self.assertEqual(verdict(article_001.b4), UNMEASURED)
 
     def test_c1_runtime_source_against_a_route_without_a_compiler(self):
         def pen(interpreted):
@@ -325,14 +333,15 @@ class RulesReachEveryVerdict(unittest.TestCase):
                 for k, x in interpreted.items()
             }
 
-        self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.0, 16: 1.01})), FAILS)
-        self.assertEqual(verdict(claims.c1, penalty=pen({1: 0.9, 16: 1.1})), DEPENDS)
-        self.assertEqual(verdict(claims.c1, penalty=pen({1: 1.2, 16: 4.1})), HOLDS)
+        self.assertEqual(verdict(article_002.c1, penalty=pen({1: 1.0, 16: 1.01})), FAILS)
+        self.assertEqual(verdict(article_002.c1, penalty=pen({1: 0.9, 16: 1.1})), DEPENDS)
+        self.assertEqual(verdict(article_002.c1, penalty=pen({1: 1.2, 16: 4.1})), HOLDS)
         # A switch over built-in ops at the template's speed takes no logic from run time: it decides nothing.
         self.assertEqual(
-            verdict(claims.c1, penalty=hoisted_penalties({1: 1.0}, {"06_nvrtc_jit/vec": 1.0})), UNMEASURED
+            verdict(article_002.c1, penalty=hoisted_penalties({1: 1.0}, {"06_nvrtc_jit/vec": 1.0})),
+            UNMEASURED,
         )
-        self.assertEqual(verdict(claims.c1), UNMEASURED)
+        self.assertEqual(verdict(article_002.c1), UNMEASURED)
 
     def test_c1_is_decided_in_pycuda_where_its_route_with_no_compiler_ran(self):
         def problems(*interpreter_over_source):
@@ -353,25 +362,27 @@ class RulesReachEveryVerdict(unittest.TestCase):
         matched = {("quadratic", 1): {"16_interpreter/vec": 1.0, "06_nvrtc_jit/vec": 1.0}}
         for ratios, expected in (((2.0, 1.5), HOLDS), ((1.0, 0.9), FAILS), ((1.0, 2.0), DEPENDS)):
             d = data(experiments=[new_op], python_problems=problems(*ratios), penalty=matched)
-            label, figures, got = claims.c1(d)
+            label, figures, got = article_002.c1(d)
             self.assertEqual(got, expected, figures)
             self.assertEqual(label, "PyCUDA; CUDA C++ beside")
             self.assertIn("first result on 2^20 floats: 3.5 ms", figures)
         # Without PyCUDA's figures the C++ rule decides, and says the PyCUDA route is missing.
-        label, figures, got = claims.c1(data(penalty=matched))
+        label, figures, got = article_002.c1(data(penalty=matched))
         self.assertEqual((label, got), ("CUDA C++ (16's interpreter); PyCUDA beside", FAILS))
         self.assertIn("not in these results", figures)
 
     def test_d2_float32_against_float64(self):
-        self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0}), HOLDS)
-        self.assertEqual(verdict(claims.d2, precision={("memory", "quadratic", 1): 0.9}), FAILS)
+        self.assertEqual(verdict(article_003.d2, precision={("memory", "quadratic", 1): 2.0}), HOLDS)
+        self.assertEqual(verdict(article_003.d2, precision={("memory", "quadratic", 1): 0.9}), FAILS)
         self.assertEqual(
-            verdict(claims.d2, precision={("memory", "quadratic", 1): 2.0, ("arithmetic", "sine", 16): 1.0}),
+            verdict(
+                article_003.d2, precision={("memory", "quadratic", 1): 2.0, ("arithmetic", "sine", 16): 1.0}
+            ),
             DEPENDS,
         )
-        self.assertEqual(verdict(claims.d2), UNMEASURED)
+        self.assertEqual(verdict(article_003.d2), UNMEASURED)
         # Answered in the systems whose figures it used.
-        self.assertEqual(claims.d2(data(precision={("memory", "quadratic", 1): 2.0}))[0], "CUDA C++")
+        self.assertEqual(article_003.d2(data(precision={("memory", "quadratic", 1): 2.0}))[0], "CUDA C++")
 
     def test_d3_cupy_against_the_same_form(self):
         def ratios(*values):
@@ -389,19 +400,20 @@ class RulesReachEveryVerdict(unittest.TestCase):
 
         # The article's example in CuPy decides; the C++ ratios stand beside whatever they say.
         cpp = ratios(5.0, 5.0)
-        self.assertEqual(verdict(claims.d3, experiments=ways(1.0, 1.01), python_ratio=cpp), HOLDS)
-        self.assertEqual(verdict(claims.d3, experiments=ways(1.4, 3.0), python_ratio=ratios(1.0)), FAILS)
-        self.assertEqual(verdict(claims.d3, experiments=ways(1.0, 3.0)), DEPENDS)
-        self.assertIn("×3.00", claims.d3(data(experiments=ways(1.0, 3.0)))[1])
+        self.assertEqual(verdict(article_003.d3, experiments=ways(1.0, 1.01), python_ratio=cpp), HOLDS)
+        self.assertEqual(verdict(article_003.d3, experiments=ways(1.4, 3.0), python_ratio=ratios(1.0)), FAILS)
+        self.assertEqual(verdict(article_003.d3, experiments=ways(1.0, 3.0)), DEPENDS)
+        self.assertIn("×3.00", article_003.d3(data(experiments=ways(1.0, 3.0)))[1])
         self.assertIn(
-            "ElementwiseKernel map op0 f32 5.00×", claims.d3(data(experiments=ways(1.0), python_ratio=cpp))[1]
+            "ElementwiseKernel map op0 f32 5.00×",
+            article_003.d3(data(experiments=ways(1.0), python_ratio=cpp))[1],
         )
         failed = dict(ways(1.0)[0], runs=False, valid=False, error="CompileError", raised_at="cupy/x.py:1")
-        self.assertEqual(verdict(claims.d3, experiments=[failed]), UNMEASURED)
+        self.assertEqual(verdict(article_003.d3, experiments=[failed]), UNMEASURED)
         self.assertEqual(
-            verdict(claims.d3, python_ratio=cpp), UNMEASURED, "the C++ ratios alone decide nothing"
+            verdict(article_003.d3, python_ratio=cpp), UNMEASURED, "the C++ ratios alone decide nothing"
         )
-        self.assertEqual(verdict(claims.d3), UNMEASURED)
+        self.assertEqual(verdict(article_003.d3), UNMEASURED)
 
     def test_d1_numpy_against_the_gpu_with_transfers(self):
         def timed(*pairs):
@@ -415,7 +427,7 @@ class RulesReachEveryVerdict(unittest.TestCase):
             )
 
         self.assert_verdicts(
-            claims.d1,
+            article_003.d1,
             timed,
             {HOLDS: ((10, 2), (5, 1)), FAILS: ((1, 2), (5, 5)), DEPENDS: ((10, 2), (1, 2))},
         )
@@ -427,32 +439,38 @@ class RulesReachEveryVerdict(unittest.TestCase):
         )
         aligned = exp("E2", "PyCUDA: a struct with align=True", figures={"itemsize": 24, "c_sizeof": 24})
         # The article's own struct decides; the structs of mixed widths stand beside it.
-        self.assertEqual(verdict(claims.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS)
-        self.assertEqual(verdict(claims.e2, experiments=[article, packed, aligned]), FAILS)
-        self.assertEqual(verdict(claims.e2, experiments=[article, dict(packed, valid=False), aligned]), FAILS)
-        refusal = refused(article, "numba_cuda/numba/cuda/core/base.py:1039 in x")
-        self.assertEqual(verdict(claims.e2, experiments=[refusal, packed]), HOLDS)
         self.assertEqual(
-            verdict(claims.e2, experiments=[dict(refusal, raised_at="pycuda/driver.py:1"), packed]),
+            verdict(article_004.e2, experiments=[dict(article, valid=False), packed, aligned]), HOLDS
+        )
+        self.assertEqual(verdict(article_004.e2, experiments=[article, packed, aligned]), FAILS)
+        self.assertEqual(
+            verdict(article_004.e2, experiments=[article, dict(packed, valid=False), aligned]), FAILS
+        )
+        refusal = refused(article, "numba_cuda/numba/cuda/core/base.py:1039 in x")
+        self.assertEqual(verdict(article_004.e2, experiments=[refusal, packed]), HOLDS)
+        self.assertEqual(
+            verdict(article_004.e2, experiments=[dict(refusal, raised_at="pycuda/driver.py:1"), packed]),
             UNMEASURED,
         )
-        answered, figures, _ = claims.e2(data(experiments=[dict(packed, valid=False), article]))
+        answered, figures, _ = article_004.e2(data(experiments=[dict(packed, valid=False), article]))
         self.assertLess(figures.index("article 004's Point"), figures.index("packed"), "the article's first")
         self.assertEqual(
-            claims.e2(data(experiments=[dict(article, system="pycuda"), dict(packed, system="numba")]))[0],
+            article_004.e2(data(experiments=[dict(article, system="pycuda"), dict(packed, system="numba")]))[
+                0
+            ],
             "PyCUDA",
             "answered in the system of the article's example",
         )
         # Without the article's example, the structs of mixed widths answer, and say so.
-        self.assertEqual(verdict(claims.e2, experiments=[packed, aligned]), FAILS)
-        self.assertEqual(verdict(claims.e2, experiments=[dict(packed, valid=False), aligned]), DEPENDS)
-        self.assertIn("not the article's", claims.e2(data(experiments=[packed, aligned]))[0])
+        self.assertEqual(verdict(article_004.e2, experiments=[packed, aligned]), FAILS)
+        self.assertEqual(verdict(article_004.e2, experiments=[dict(packed, valid=False), aligned]), DEPENDS)
+        self.assertIn("not the article's", article_004.e2(data(experiments=[packed, aligned]))[0])
         aos = {("16", "01_template_functor"): 0.97}  # without the experiments: the C++ points workload
-        self.assertEqual(verdict(claims.e2, aos=aos), FAILS)
+        self.assertEqual(verdict(article_004.e2, aos=aos), FAILS)
         self.assertEqual(
-            verdict(claims.e2, aos=aos, errors=[("points/01_template_functor/aos/x", "WRONG")]), HOLDS
+            verdict(article_004.e2, aos=aos, errors=[("points/01_template_functor/aos/x", "WRONG")]), HOLDS
         )
-        self.assertEqual(verdict(claims.e2), UNMEASURED)
+        self.assertEqual(verdict(article_004.e2), UNMEASURED)
 
     def test_e3_page_locked_memory(self):
         def copies(pinned, alloc):
@@ -471,7 +489,9 @@ class RulesReachEveryVerdict(unittest.TestCase):
                 },
             )
 
-        self.assert_verdicts(claims.e3, copies, {HOLDS: (0.2, 0.5), FAILS: (1.2, 2.0), DEPENDS: (0.2, 2.0)})
+        self.assert_verdicts(
+            article_004.e3, copies, {HOLDS: (0.2, 0.5), FAILS: (1.2, 2.0), DEPENDS: (0.2, 2.0)}
+        )
 
     def test_without_results_every_claim_is_not_measured(self):
         for c in claims.CLAIMS:

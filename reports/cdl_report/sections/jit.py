@@ -4,7 +4,7 @@ strategy that takes the op at run time without a compiler."""
 from .. import plots
 from ..document import Parts, fmt_time, table
 from ..stats import compare, span
-from .map import DEMONSTRATION, kernel_facts
+from .map import kernel_facts
 from .resources import map_kernel
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
@@ -657,8 +657,8 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
         )
     if c["08 compile"]:
         text = (
-            f"**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program,"
-            f" compiled by "
+            "**Without the C++ front end** (08: the op parsed and lowered to NVVM IR by the program,"
+            " compiled by "
             + (
                 "libNVVM, assembled by the driver's ptxas as it loads) a new op costs"
                 f" {c['08 compile']:.1f} ms to a loaded kernel"

@@ -3,6 +3,7 @@ strategies, problem by problem."""
 from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
 from .jit import stage_ms
+from ..experiments import NAMES, median_of, outcome
 
 # The C++ entry of the same form as the Python peers' kernels (one element per thread, global reads,
 # a per-element switch), written with a template functor: what the claims set a peer beside.
@@ -24,18 +25,6 @@ def base_entry(workload, cpp):
         if e and e in cpp:
             return e
     return None
-
-
-# How the report names each system of bench/python.
-NAMES = {
-    "cupy": "CuPy",
-    "numba": "Numba",
-    "pycuda": "PyCUDA",
-    "cuda_python": "cuda-python",
-    "triton": "Triton",
-    "torch": "PyTorch",
-    "jax": "JAX",
-}
 
 
 # What a Python user picks today: scripts/bench.sh runs them in a phase of their own (`today`), so a
@@ -354,8 +343,6 @@ def against(mine, theirs):
 def state_ms(e, state):
     """A compile record's milliseconds in a cache state: the median of its repetitions, or None where
     it has no number (absent, or a sentence saying why)."""
-    from ..claims import median_of
-
     v = e["figures"].get(state)
     return median_of(v) if isinstance(v, list) else v if isinstance(v, (int, float)) else None
 
@@ -366,8 +353,6 @@ def experiments(doc, records, jit_costs=None, bench=None, python=None, interleav
     routes), and every record."""
     if not records:
         return
-    from ..claims import outcome
-
     examples = [e for e in records if e.get("claim") == "example" or e.get("claim") == "A1"]
     if examples:
         systems = python.systems if python else {}

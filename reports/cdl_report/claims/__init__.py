@@ -1,0 +1,52 @@
+"""The claims of the source articles (reports/articles.md), ids A1-E3, each answered from the
+data by a rule written beside it. A rule is a function of the figures: it returns the system the
+figures come from, the figures, and a verdict, one of
+
+    holds | does not hold | depends | not measured
+
+"not measured" is itself computed: the figures the rule needs are not in the results (the article's
+own system was not run, or the experiment does not exist yet), and the row says what is missing.
+A row answered in another system than the article's says so."""
+import os
+from types import SimpleNamespace
+
+from ..document import table
+from . import article_000, article_001, article_002, article_003, article_004
+
+# The project's page of the claims, quoted with their articles' questions and examples.
+ARTICLES = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "articles.md"
+)
+
+CLAIMS = (
+    article_000.CLAIMS + article_001.CLAIMS + article_002.CLAIMS + article_003.CLAIMS + article_004.CLAIMS
+)
+
+
+def answer_all(bench, facts, found, python):
+    """[(claim, answered in, figures, verdict)] for every claim, in id order."""
+    d = SimpleNamespace(bench=bench, facts=facts, found=found, python=python, noise=found["noise"])
+    return [(c, *c.answer(d)) for c in CLAIMS]
+
+
+def add(doc, bench, facts, found, python):
+    rows = answer_all(bench, facts, found, python)
+    doc.add("## The articles' claims, checked\n")
+    articles = os.path.relpath(ARTICLES, os.path.abspath(doc.out_dir))
+    doc.add(
+        f"Each claim of [the articles]({articles}) (each quoted there with its article's question and"
+        " examples), by its id, with the figures that answer it and the rule that turns them into the"
+        f" verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come from;"
+        " where that is not the article's own, it says so, and *not measured* means the figures the rule"
+        " needs are not in these results.\n"
+    )
+    doc.add(
+        table(
+            ["id", "article", "claim", "article's system", "answered in", "figures", "rule", "verdict"],
+            [
+                [c.id, c.article, c.quote, c.system, where, figures, c.rule, f"**{verdict}**"]
+                for c, where, figures, verdict in rows
+            ],
+        )
+    )
+    return rows
