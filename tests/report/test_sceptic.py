@@ -11,7 +11,7 @@ from helpers import ROOT, FixtureTest
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
-from cdl_report.sections import answer, jit, launches, oplength, tasks
+from cdl_report.sections import answer, jit_stages, launches, oplength, tasks
 
 L2 = 50 * 2**20
 
@@ -66,15 +66,15 @@ class CompileSpreadTest(FixtureTest):
 
     def test_one_repetition_is_its_own_median_and_its_counters_are_read(self):
         b = self.bench_with(interleaved_row(**{"06": 40.0, "08": 20.0}))
-        routes = jit.interleaved(b.stages)
+        routes = jit_stages.interleaved(b.stages)
         self.assertEqual(routes["06"], {"p10": 36.0, "p50": 40.0, "p90": 44.0, "x_floor": 40.0 / 30})
-        self.assertEqual(jit.spread(routes["08"]), "20.00 ms (p10–p90 18.00 ms–22.00 ms)")
+        self.assertEqual(jit_stages.spread(routes["08"]), "20.00 ms (p10–p90 18.00 ms–22.00 ms)")
 
     def test_a_route_is_named_alone_only_where_the_spreads_do_not_overlap(self):
         apart, close = {"p10": 9.0, "p50": 10.0, "p90": 11.0}, {"p10": 10.5, "p50": 11.5, "p90": 12.5}
         far = {"p10": 20.0, "p50": 22.0, "p90": 24.0}
-        self.assertTrue(jit.overlap(apart, close))
-        self.assertFalse(jit.overlap(apart, far))
+        self.assertTrue(jit_stages.overlap(apart, close))
+        self.assertFalse(jit_stages.overlap(apart, far))
         r = {
             w: {64: {"quadratic": (1.0, False)}} for w in ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit")
         }

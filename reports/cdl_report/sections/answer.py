@@ -17,7 +17,7 @@ import math
 from ..document import PAST_L2, anchor, fmt_time, pow2, table
 from ..results import label
 from ..stats import LEGEND, compare, mark, undecided_run
-from . import dispatch, jit, launches, map as map_section, python_peers, tasks
+from . import dispatch, jit, jit_stages, launches, map as map_section, python_peers, tasks
 from .resources import map_kernel
 
 BASE = "01_template_functor"
@@ -109,7 +109,7 @@ def times(op, value):
 def choose(candidates, r, top, new_op_ms, noise, spreads=None):
     """[the way that costs least at run time (its worst op at the largest k)]; among the run-time
     compiled ways that run at the template's speed, the one whose new op is cheapest, and beside it
-    every other whose new op's p10–p90 range (spreads: jit.interleaved's, by way) overlaps its own:
+    every other whose new op's p10–p90 range (spreads: jit_stages.interleaved's, by way) overlaps its own:
     those are no cheaper or dearer than it, and the reader may take either."""
     measured = [c for c in candidates if top in r.get(c, {})]
     if not measured:
@@ -120,7 +120,7 @@ def choose(candidates, r, top, new_op_ms, noise, spreads=None):
             best = min(fast, key=lambda c: new_op_ms[c])
             s = spreads or {}
             return [best] + [
-                c for c in fast if c != best and best in s and c in s and jit.overlap(s[best], s[c])
+                c for c in fast if c != best and best in s and c in s and jit_stages.overlap(s[best], s[c])
             ]
     return [min(measured, key=lambda c: worst(r[c], top)[1][0])]
 
@@ -245,14 +245,14 @@ def add(doc, bench, noise, python=None, resources=None):
     top = max(k for ks in r.values() for k in ks)
     new_op_ms = {}  # a route's stages summed; None where one of them was not run
     for lab, stages in NEW_OP.items():
-        ms = [jit.stage_ms(bench.stages, s) for s in stages]
+        ms = [jit_stages.stage_ms(bench.stages, s) for s in stages]
         new_op_ms[lab] = None if None in ms else sum(ms)
     # Where the run interleaved the routes, their medians instead, with their spreads.
-    spreads = {jit.ROUTES[route]: v for route, v in jit.interleaved(bench.stages).items()}
+    spreads = {jit_stages.ROUTES[route]: v for route, v in jit_stages.interleaved(bench.stages).items()}
     for way, v in spreads.items():
         if way in new_op_ms:
             new_op_ms[way] = v["p50"]
-    cached = [jit.stage_ms(bench.stages, s) for s in CACHED]
+    cached = [jit_stages.stage_ms(bench.stages, s) for s in CACHED]
     headings = {
         "dispatch": dispatch.heading(n),
         "map": map_section.heading(bench),
@@ -278,7 +278,7 @@ def add(doc, bench, noise, python=None, resources=None):
         elif way in NEW_OP:
             once = (
                 (
-                    "; ".join(f"`{w}` {jit.spread(spreads[w])}" for w in ways) + " a new op"
+                    "; ".join(f"`{w}` {jit_stages.spread(spreads[w])}" for w in ways) + " a new op"
                     if all(w in spreads for w in ways)
                     else f"{new_op_ms[way]:.1f} ms a new op"
                 )

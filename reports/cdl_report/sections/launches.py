@@ -3,7 +3,7 @@ one-time cost plus N launches of its kernel, and which route costs least in tota
 Computed from the run's own figures (the new-op stages, the map's kernels at k = 1) and set against
 the streams of launches the run measured whole (strategy 10's), so it needs no benchmark of its own."""
 from ..document import pow2, table
-from . import jit
+from . import jit_stages
 
 LAUNCHES = (1, 10, 100, 10_000)
 SIZES = (2**20, 2**24, 2**28)
@@ -21,14 +21,14 @@ ROUTES = {
 def once(bench):
     """{route: (low, median, high) ms} of its one-time cost: the interleaved benchmark's p10, p50 and
     p90 where the run has it, else its stages' min, median and max summed; routes not run left out."""
-    spreads = {jit.ROUTES[r]: v for r, v in jit.interleaved(bench.stages).items()}
+    spreads = {jit_stages.ROUTES[r]: v for r, v in jit_stages.interleaved(bench.stages).items()}
     out = {}
     for route, stages in ROUTES.items():
         if route in spreads and route != "16_interpreter":
             s = spreads[route]
             out[route] = (s["p10"], s["p50"], s["p90"])
             continue
-        rows = [jit.stage_row(bench.stages, s) for s in stages]
+        rows = [jit_stages.stage_row(bench.stages, s) for s in stages]
         if None not in rows:
             out[route] = tuple(
                 sum(r.get(q, r["median"]) for r in rows) / 1000 for q in ("min", "median", "max")

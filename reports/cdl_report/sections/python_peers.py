@@ -2,7 +2,7 @@
 strategies, problem by problem."""
 from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
-from .jit import stage_ms
+from .jit_stages import stage_ms
 from ..experiments import NAMES, median_of, outcome
 
 # The C++ entry of the same form as the Python peers' kernels (one element per thread, global reads,

@@ -1,0 +1,126 @@
+"""The jit/ stages of bench/jit_stages.cpp as the report reads them: what answers each (its cache
+state), a stage's time and counters, the interleaved new-op benchmark's routes with their spread, a
+new process's first result, and a cost in NVRTC's floor."""
+from ..document import fmt_time
+
+# What answers each stage, by the state in its name (bench/jit_stages.cpp).
+ANSWERED_BY = {
+    "new_op": "nothing: a text no cache has seen, every iteration",
+    "same_text": "NVRTC's own cache, through the driver, where there is one",
+    "same_inputs": "nvJitLink's own cache, through the driver, where there is one",
+    "cache_memory_hit": "this project's cache, in memory",
+    "cache_disk_hit": "this project's cache, on disk",
+    "cache_disk_hit_fresh_process": "this project's cache, on disk, in a new process",
+    "load": "(loading a CUBIN: no compile)",
+}
+
+
+def assembled_by_driver(stages):
+    """Whether 08's PTX is assembled by the driver at the load (jit/load/08_ptx), as it is now, or
+    by nvJitLink before the load (jit/link/08_ptx_to_cubin), as in runs before that change."""
+    return any(n.startswith("jit/load/08_ptx") for n in stages)
+
+
+def answered_by(name, by_driver):
+    """What answers a stage: its cache state's usual answer; 08 has no C++ compiler, and libNVVM keeps no
+    cache, so only its PTX step can be answered (by the cache of what assembles it)."""
+    state = state_of(name)
+    if state == "same_text" and "/08/" in name:
+        if by_driver:
+            return (
+                "the driver's own cache for the PTX it assembles at the load, where there is one (libNVVM"
+                " keeps none)"
+            )
+        return (
+            "nvJitLink's own cache for the PTX step, through the driver, where there is one (libNVVM keeps"
+            " none)"
+        )
+    return ANSWERED_BY.get(state, "(its name gives no cache state)")
+
+
+def state_of(name):
+    return next((s for s in ANSWERED_BY if f"/{s}" in name or name.startswith(f"jit/{s}")), "?")
+
+
+def stage_row(stages, prefix):
+    return next((row for n, row in stages.items() if n.startswith(prefix)), None)
+
+
+def stage_ms(stages, prefix):
+    row = stage_row(stages, prefix)
+    return row["median"] / 1000 if row else None
+
+
+def stage_counter(stages, prefix, counter):
+    """A counter of a stage (median over its repetitions), or None where the run did not record it."""
+    row = stage_row(stages, prefix)
+    return row.get("counters", {}).get(counter) if row else None
+
+
+# The routes from a new op's text to its first result (bench/jit_stages.cpp's interleaved benchmark and
+# new-process probes), by the name it gives them, and the registry's way each is.
+ROUTES = {
+    "06": "06_nvrtc_jit",
+    "06_fast_compile": "06_nvrtc_jit.fast_compile",
+    "07": "07_jit_lto",
+    "08": "08_expression_jit",
+    "08_baseline": "08_expression_jit.baseline",
+    "16": "16_interpreter",
+    "10": "10_tiered_dispatch.expression",
+    "one_line_kernel": "NVRTC's one-line kernel (no load, no launch)",
+}
+
+
+def interleaved(stages):
+    """{route: {"p10", "p50", "p90" (ms), "x_floor" (its p50)}} from the run's interleaved new-op
+    benchmark, every route's compile in turn in one process; {} for a run without it."""
+    row = stage_row(stages, "jit/interleaved/new_op")
+    if not row:
+        return {}
+    c = row["counters"]
+    return {
+        r: {q: c[f"{r}_{q}_ms"] for q in ("p10", "p50", "p90")} | {"x_floor": c.get(f"{r}_x_floor_p50")}
+        for r in ROUTES
+        if f"{r}_p50_ms" in c
+    }
+
+
+def spread(route):
+    """'38.3 ms (p10–p90 35.1–44.0 ms)' of an interleaved route."""
+    ms = lambda v: fmt_time(1000 * v)  # noqa: E731
+    return f"{ms(route['p50'])} (p10–p90 {ms(route['p10'])}–{ms(route['p90'])})"
+
+
+def overlap(a, b):
+    """Whether two interleaved routes' p10–p90 ranges overlap: a difference inside the spread."""
+    return a["p10"] <= b["p90"] and b["p10"] <= a["p90"]
+
+
+def first_in_process(stages):
+    """{route: (median, min, max) ms over the repetitions} of a new process's first result through each
+    route (jit/first_result_in_process/)."""
+    out = {}
+    for name, row in stages.items():
+        if name.startswith("jit/first_result_in_process/"):
+            out[name.split("/")[2]] = tuple(
+                row.get(q, row["median"]) / 1000 for q in ("median", "min", "max")
+            )
+    return out
+
+
+def times_floor(c, route):
+    """A route's cost in NVRTC's floor (a new one-line kernel), and how it was measured: each iteration's
+    ratio to a floor compiled beside it (x_floor, bench/jit_stages.cpp) where the run paired them, else
+    the ratio of the two stages' medians."""
+    paired = c.get(f"{route} x floor")
+    if paired:
+        return (
+            paired,
+            (
+                "paired: each iteration against a one-line kernel compiled beside it,"
+                f" {c[f'{route} floor']:.0f} ms"
+            ),
+        )
+    if c[route] and c["one-line kernel"]:
+        return c[route] / c["one-line kernel"], "the ratio of the two medians, measured apart"
+    return None, ""
