@@ -65,3 +65,10 @@ def not_counted(e):
 def median_of(values):
     values = sorted(values)
     return values[len(values) // 2] if values else float("nan")
+
+
+def state_ms(e, state):
+    """A compile record's milliseconds in a cache state: the median of its repetitions, or None where
+    it has no number (absent, or a sentence saying why)."""
+    v = e["figures"].get(state)
+    return median_of(v) if isinstance(v, list) else v if isinstance(v, (int, float)) else None
