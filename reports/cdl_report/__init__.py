@@ -8,7 +8,7 @@
     stats.py         medians, spread and the noise threshold
     document.py      the Markdown page: tables, number formats, figures, files written whole
     plots.py         every figure, drawn from numbers a section has already computed
-    sections/        one module per section of the report, in the order they appear
+    sections/        a module per section of the report or part of one (build.py gives the order)
     experiments.py   the Python peers' experiment records: how each went, what it shows
     claims/          the source articles' claims, one file an article, each rule beside its text;
                      rules.py what they share

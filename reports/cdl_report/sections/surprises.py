@@ -1,0 +1,108 @@
+"""The run's largest surprises, for the first screen: each found by a rule over the figures (two ways
+of one strategy far apart, a way faster than the template, an element a thread far below 16-byte
+vectors, grouping by op dearer than a switch per element), the largest of each rule."""
+import math
+
+from ..document import PAST_L2, anchor, pow2
+from ..results import label
+from . import map as map_section, tasks
+from .resources import map_kernel
+
+BASE = "01_template_functor"  # the static case every ratio is set against
+
+
+def made_of(resources, entries, op):
+    """' (`a`: its kernel's resources; `b`: ...)', map.kernel_facts of the two vec kernels (op's where
+    the kernel is per op); '' where either is not in resources.json or the two do not differ in
+    registers, stack frame or spills."""
+    kernels = [map_kernel(resources, f"{e}/vec", op) for e in entries]
+    if not all(kernels) or len({(k["registers"], k["stack"], k["spill_stores"]) for k in kernels}) < 2:
+        return ""
+    return " (" + "; ".join(f"`{e}`: {map_section.kernel_facts(k)}" for e, k in zip(entries, kernels)) + ")"
+
+
+def find(bench, r, noise, headings, resources=None):
+    """[(size, sentence)] of the run's surprises, the largest of each rule, largest first; size is
+    |log ratio|, so a gain and a loss of one factor weigh the same."""
+    rules = {"ways": [], "beats": [], "forms": [], "grouping": []}
+    dispatch_link = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+    # Two ways of one strategy on the same op and k: the largest ratio between them.
+    by_strategy = {}
+    for lab in r:
+        by_strategy.setdefault(lab.split(".")[0], []).append(lab)
+    for labels in by_strategy.values():
+        for k, ops in r[labels[0]].items():
+            for op in ops:
+                have = [(r[l][k][op][0], l) for l in labels if op in r[l].get(k, {})]
+                (hi, a), (lo, b) = max(have), min(have)
+                if len(have) > 1 and hi / lo > 1 + noise:
+                    rules["ways"].append(
+                        (
+                            math.log(hi / lo),
+                            (
+                                f"**One strategy, two ways: {hi / lo:.2f}× apart.** `{a}` takes {hi:.2f}× the"
+                                f" template's time where `{b}` takes {lo:.2f}× ({op}, k = {k})"
+                                f"{made_of(resources, (a, b), op)}: {dispatch_link}."
+                            ),
+                        )
+                    )
+    # A way that beats the template it is measured against.
+    for lab, ks in r.items():
+        for k, ops in ks.items():
+            for op, (ratio, finding) in ops.items():
+                if lab != BASE and finding and ratio < 1:
+                    rules["beats"].append(
+                        (
+                            -math.log(ratio),
+                            (
+                                f"**Faster than the template: {ratio:.2f}×.** `{lab}/vec` ({op}, k = {k});"
+                                " its kernel differs from the template's in more than the call:"
+                                f" {dispatch_link}."
+                            ),
+                        )
+                    )
+    # Two forms of one strategy on the memory-bound map: an element a thread against 16-byte vectors.
+    big = bench.select("map", k=1, type="f32", op="quadratic")
+    n_max = max((int(f["n"]) for f, _ in big), default=0)
+    if big and bench.l2_bytes and 8 * n_max >= PAST_L2 * bench.l2_bytes:
+        es = next(e for f, e in big if int(f["n"]) == n_max)
+        for lab in {label(e) for e in es}:
+            if lab + "/vec" in es and lab + "/scalar" in es:
+                vec, scalar = (es[lab + form]["counters"]["frac_copy"] for form in ("/vec", "/scalar"))
+                rules["forms"].append(
+                    (
+                        math.log(vec / scalar),
+                        (
+                            f"**An element a thread reaches {scalar:.2f} of copy.** `{lab}/scalar`, where its"
+                            f" 16-byte vectors reach {vec:.2f} (n = {pow2(n_max)}): [the memory-bound"
+                            f" map]({anchor(headings['map'])})."
+                        ),
+                    )
+                )
+    # Sorting by op to run each op's template kernel, against a switch per element; where its parts
+    # were timed, where its time goes.
+    parts = tasks.grouping_parts(bench)
+    for (layout, distinct), (best, ratio) in tasks.grouping_ratios(bench).items():
+        if ratio > 1 + noise:
+            why = parts.get((layout, distinct))
+            rules["grouping"].append(
+                (
+                    math.log(ratio),
+                    (
+                        f"**Grouping by op costs {ratio:.1f}× a switch per element.** `{best}` against"
+                        f" `03_switch/per_element` ({layout}, {distinct} ops)"
+                        + (f"; for `grouped`, {tasks.why_grouping_costs(why)}" if why else "")
+                        + f": [per-element dispatch]({anchor(headings['tasks'])})."
+                    ),
+                )
+            )
+    return largest_per_rule(rules)
+
+
+def largest_per_rule(rules):
+    """The largest candidate of each rule, largest first."""
+    best = {}
+    for rule, candidates in rules.items():
+        if candidates:
+            best[rule] = max(candidates)
+    return sorted(best.values(), reverse=True)
