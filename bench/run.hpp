@@ -1,0 +1,45 @@
+// What cdl_run's files share (bench/run.cpp says what the program does): its options, and the
+// modes that live in files of their own (where a compile's time goes; a user's op through the
+// tiers; 16's program written out).
+#pragma once
+
+#include "common/expression.hpp"
+#include "common/inputs.hpp"
+#include "common/map_workload.hpp"
+#include "strategies/jit_kernels.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace cdl::run_tool {
+
+struct options {
+  std::string strategy = "all";
+  map_problem problem{map_op::quadratic, dtype::f32, std::size_t(1) << 24, 1};
+  int repetitions = 30;
+  std::uint64_t seed = default_seed;
+  std::string json_path;
+  bool list = false;
+  std::string expr;  // a user's op, for strategies 06 and 07
+  int expr_ulps = 16;
+  bool dump_source = false;
+  std::string ptx_path;        // --ptx: write 08's PTX for --expr and exit
+  bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
+  std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
+  std::string steps_path;      // --steps: write 16's program for --expr (or --op) and exit
+};
+
+void usage(FILE* out);
+options parse(int argc, char** argv);
+
+// --compile-times: where a new op's compile time goes, route by route (run_compile_times.cpp).
+int compile_times(const options& o, bool in_language, const jit::op_text& user);
+
+// A user's op through strategy 10's three tiers, each tier's first launch validated (run_expr.cpp).
+bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form);
+
+// --steps: 16's program for the op, as JSON (run_expr.cpp).
+int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in);
+
+}  // namespace cdl::run_tool

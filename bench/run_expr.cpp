@@ -1,0 +1,105 @@
+// cdl_run with a user's op: the op through strategy 10's three tiers, and 16's program written out
+// for a loader of plugins/cdl_interpreter.fatbin (--steps).
+#include "bench/run.hpp"
+
+#include "common/cli.hpp"
+#include "common/inputs.hpp"
+#include "common/record.hpp"
+#include "common/registry.hpp"
+#include "common/skeletons/elementwise.cuh"
+#include "strategies/expression_jit.hpp"
+#include "strategies/interpreter.hpp"
+#include "strategies/tiered_dispatch.hpp"
+#include "strategies/plugin.hpp"
+#include "strategies/minimal.hpp"
+#include "strategies/user_op.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace cdl::run_tool {
+
+// A user's op through strategy 10's three tiers (tiered_expression: 16's interpreter, then 08's
+// baseline and optimised tiers as their compiles finish): launches until the optimised tier has run,
+// each tier's first launch validated. Prints the launches each tier served and the first result's
+// time from the text; returns whether every validation passed.
+bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) {
+  using tier = tiered_expression::tier;
+  std::unique_ptr<tiered_expression> tiers;
+  tier ran = tier::interpreter;
+  const auto launch = [&](const map_launch& a) {
+    if (!tiers) tiers = std::make_unique<tiered_expression>(op);
+    ran = tiers->launch(a);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const auto since = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start);
+  };
+  f.launch(launch, form, nullptr);
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+  const double first_ms = since().count();
+  std::array<int, 3> first{-1, -1, -1};  // the launch each tier first ran
+  std::array<double, 3> at_ms{};
+  bool passed = true;
+  for (int n = 0; first[2] < 0 && since().count() < 60e3; ++n) {
+    if (n > 0) f.launch(launch, form, nullptr);
+    const tier t = ran;
+    if (first[std::size_t(t)] >= 0) continue;
+    first[std::size_t(t)] = n;
+    at_ms[std::size_t(t)] = since().count();
+    // A tier's first launch is followed by one more, validated (on this tier or a later one).
+    const validation_result v = f.run_and_validate(launch, form);
+    if (!v.passed) std::printf("  after %s: WRONG RESULT: %s\n", to_string(t), v.summary().c_str());
+    passed = passed && v.passed;
+  }
+  std::printf("10_tiered_dispatch/%s [--expr]: first result %.2f ms after the text;",
+              std::string(to_string(form)).c_str(), first_ms);
+  for (std::size_t t = 0; t < 3; ++t)
+    if (first[t] >= 0)
+      std::printf(" %s from launch %d (%.1f ms);", to_string(tier(t)), first[t] + 1, at_ms[t]);
+  std::printf(" a launch validated as each tier was reached\n");
+  if (first[2] < 0) std::printf("  08's optimised tier was not ready within 60 s\n");
+  return passed && first[2] >= 0;
+}
+
+// 16's program for an op, as a loader of plugins/cdl_interpreter.fatbin needs it: the steps' bytes,
+// the numbers, and the slots (which kernel), with the limits that lay out the kernel's argument
+// (strategies/interpreter_kernels.cuh's kernel_program: the steps, then the numbers in the element
+// type, then the count of steps).
+int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in) {
+  std::string text = o.expr;
+  if (text.empty())
+    text = jit::builtin_op(o.problem.op).source;
+  else if (!program)
+    throw error("--steps: the op is not in 08's language: " + not_in);
+  const bytecode::steps s = bytecode::lower(bytecode::encode(expr::parse(text)));
+  nlohmann::json steps = nlohmann::json::array();
+  for (const bytecode::step& st : s.code) steps.push_back({int(st.f), int(st.code), int(st.b), int(st.c)});
+  const nlohmann::json doc{{"schema", "cdl-steps/1"},
+                           {"text", text},
+                           {"steps", steps},
+                           {"constants", s.constants},
+                           {"slots", s.slots},
+                           {"max_steps", bytecode::max_steps},
+                           {"max_constants", bytecode::max_constants},
+                           {"max_slots", bytecode::max_slots}};
+  write_atomic(o.steps_path, [&](std::ostream& out) { out << doc.dump() << "\n"; });
+  std::printf("wrote %s: 16's program for '%s', %zu steps, %d slots\n", o.steps_path.c_str(), text.c_str(),
+              s.code.size(), s.slots);
+  return 0;
+}
+
+}  // namespace cdl::run_tool
