@@ -3,28 +3,18 @@
 #include "bench/run.hpp"
 
 #include "common/cli.hpp"
-#include "common/inputs.hpp"
-#include "common/record.hpp"
-#include "common/registry.hpp"
-#include "common/skeletons/elementwise.cuh"
+#include "common/device_info.hpp"
 #include "strategies/expression_jit.hpp"
-#include "strategies/interpreter.hpp"
-#include "strategies/tiered_dispatch.hpp"
-#include "strategies/plugin.hpp"
-#include "strategies/minimal.hpp"
-#include "strategies/user_op.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>

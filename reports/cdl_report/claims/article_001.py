@@ -2,20 +2,8 @@
 answers it from the figures."""
 from ..experiments import REFUSED, WORKS, not_counted, outcome, tried
 from ..stats import span
-from .rules import (
-    FAILS,
-    HOLDS,
-    UNMEASURED,
-    Claim,
-    by_trial,
-    compiles,
-    direction,
-    fact,
-    missing,
-    one,
-    peer_over,
-    records_of,
-)
+from .rules import FAILS, HOLDS, UNMEASURED
+from .rules import Claim, by_trial, compiles, direction, fact, missing, one, peer_over, records_of
 
 
 def b1(d):

@@ -1,20 +1,8 @@
 """The claims of article 003 (D1, D2, D3): each claim, its rule in words, and the function that
 answers it from the figures."""
 from ..experiments import WORKS, outcome, tried
-from .rules import (
-    DEPENDS,
-    FAILS,
-    HOLDS,
-    UNMEASURED,
-    Claim,
-    direction,
-    fmt_ms,
-    gain,
-    missing,
-    one,
-    peer_ratios,
-    records_of,
-)
+from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
+from .rules import Claim, direction, fmt_ms, gain, missing, one, peer_ratios, records_of
 
 
 def d1(d):

@@ -2,21 +2,8 @@
 answers it from the figures."""
 from ..experiments import NAMES, REFUSED, WORKS, not_counted, outcome, tried
 from ..stats import span
-from .rules import (
-    DEPENDS,
-    FAILS,
-    HOLDS,
-    UNMEASURED,
-    Claim,
-    by_trial,
-    compiles,
-    fact,
-    failed_experiment,
-    gain,
-    missing,
-    one,
-    records_of,
-)
+from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
+from .rules import Claim, by_trial, compiles, fact, failed_experiment, gain, missing, one, records_of
 
 
 def e1(d):
