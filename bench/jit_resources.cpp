@@ -13,8 +13,8 @@
 #include "common/check.hpp"
 #include "common/expression.hpp"
 #include "common/jit.hpp"
-#include "strategies/expression_jit.hpp"
-#include "strategies/jit_kernels.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/jit_kernels.hpp"
 
 #include <nlohmann/json.hpp>
 

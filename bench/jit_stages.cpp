@@ -37,10 +37,10 @@
 #include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
 #include "common/registry.hpp"
-#include "strategies/expression_jit.hpp"
-#include "strategies/interpreter.hpp"
-#include "strategies/jit_kernels.hpp"
-#include "strategies/tiered_dispatch.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/interpreter.hpp"
+#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>

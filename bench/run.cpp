@@ -5,7 +5,6 @@
 //   cdl_run --list
 //   cdl_run --strategy 04_function_pointer.symbol/vec --op sine --n 16777216 --k 16 [--json out.json]
 //   cdl_run --strategy all --op quadratic --type f64 --n 1e8
-//   cdl_run --strategy 11_type_from_address --n 2^24   (a strategy's mechanism alone: quadratic, float)
 //
 // With --expr, the op is the user's, compiled at run time and timed beside every built-in
 // strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
@@ -34,12 +33,11 @@
 #include "common/record.hpp"
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
-#include "strategies/expression_jit.hpp"
-#include "strategies/interpreter.hpp"
-#include "strategies/tiered_dispatch.hpp"
-#include "strategies/plugin.hpp"
-#include "strategies/minimal.hpp"
-#include "strategies/user_op.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/interpreter.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
+#include "strategies/suite/plugin.hpp"
+#include "strategies/suite/user_op.hpp"
 
 #include <unistd.h>
 
@@ -115,10 +113,6 @@ run_record run_row(const row& w, const options& o, const environment& env) {
 int run(const options& o) {
   if (o.list) {
     for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
-    std::printf("the mechanism alone, in its smallest form (strategies/minimal.hpp):\n");
-    for (const minimal::form* f : minimal::all)
-      std::printf("  %-22s strategies/suite/%s:%d\n", f->strategy,
-                  std::filesystem::path(f->file).filename().c_str(), f->line);
     std::printf("ops:");
     for (const op_info& op : map_op_catalogue) std::printf(" %s", std::string(op.name).c_str());
     std::printf("\n");
@@ -161,16 +155,7 @@ int run(const options& o) {
     return 0;
   }
   std::vector<const map_entry*> chosen;
-  // A strategy's name alone (`11_type_from_address`, not an entry's `.../vec`) runs its mechanism
-  // alone (strategies/minimal.hpp): the quadratic op in float, once per element, with whatever it
-  // sets up timed too. It is how 11, whose own workload is not the map, is run from here.
-  const minimal::form* alone = nullptr;
-  for (const minimal::form* f : minimal::all)
-    if (f->run && o.strategy == f->strategy) alone = f;
-  if (alone) {
-    if (o.problem.op != map_op::quadratic || o.problem.type != dtype::f32 || o.problem.k != 1)
-      throw error(o.strategy + " runs its mechanism alone: --op quadratic --type f32 --k 1 only");
-  } else if (o.strategy == "all") {
+  if (o.strategy == "all") {
     for (const map_entry& e : get_registry().map) chosen.push_back(&e);
   } else {
     chosen.push_back(&find_map_entry(o.strategy));
@@ -243,12 +228,6 @@ int run(const options& o) {
            &fixture, [scalar, vec](const map_launch& a) { plugin::launch_map(scalar, vec, a); }, form,
            "13_precompiled_plugin", "plugin", std::string(info(o.problem.op).name)});
   }
-  if (alone)
-    rows.push_back({o.strategy + " (the mechanism alone)", &fixture,
-                    [alone](const map_launch& a) {
-                      alone->run(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.stream);
-                    },
-                    map_form::scalar, o.strategy, "", "quadratic"});
   nlohmann::json records = nlohmann::json::array();
   bool all_passed = tiered_passed;
   for (const row& w : rows) {

@@ -6,7 +6,7 @@
 #include "common/expression.hpp"
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
-#include "strategies/jit_kernels.hpp"
+#include "strategies/suite/jit_kernels.hpp"
 
 #include <cstdio>
 #include <optional>

@@ -4,7 +4,7 @@
 
 #include "common/cli.hpp"
 #include "common/device_info.hpp"
-#include "strategies/expression_jit.hpp"
+#include "strategies/suite/expression_jit.hpp"
 
 #include <nlohmann/json.hpp>
 

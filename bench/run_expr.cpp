@@ -5,7 +5,7 @@
 #include "common/bytecode.hpp"
 #include "common/cli.hpp"
 #include "common/record.hpp"
-#include "strategies/tiered_dispatch.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
 
 #include <array>
 #include <chrono>
@@ -59,7 +59,7 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
 
 // 16's program for an op, as a loader of plugins/cdl_interpreter.fatbin needs it: the steps' bytes,
 // the numbers, and the slots (which kernel), with the limits that lay out the kernel's argument
-// (strategies/interpreter_kernels.cuh's kernel_program: the steps, then the numbers in the element
+// (strategies/suite/interpreter_kernels.cuh's kernel_program: the steps, then the numbers in the element
 // type, then the count of steps).
 int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in) {
   std::string text = o.expr;

@@ -101,7 +101,7 @@ void add(const Entry& entry, const Problem& p, const settings& s, std::vector<st
 }
 
 // Variants measured where they show their point, not over every sweep: the crowded builds of 04
-// and 05 (strategies/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
+// and 05 (strategies/suite/one_workload.hpp) on the memory-bound map at its largest n and the quadratic
 // op's penalty, 06's `fast_compile` and 07's `preoptimised` (their point is the compile or link, in the
 // jit/ stages) on the same, 07's `preoptimised` also on the large tiled GEMM (where its kernel is
 // not 07's), and 13's `lto` (the fatbin's kernel again, the op inlined by the link: its point is

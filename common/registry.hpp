@@ -90,7 +90,7 @@ struct registry {
   void add_all(const std::string& strategy, const launches& l, const std::string& variant = "");
 };
 
-// Built on first use from the strategy list in strategies/registry.cpp.
+// Built on first use from the strategy list in strategies/suite/registry.cpp.
 const registry& get_registry();
 
 // Finds an entry by name(); throws cdl::error listing the registered names when there is none.
@@ -99,24 +99,5 @@ const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name
 inline const map_entry& find_map_entry(std::string_view name) {
   return find_entry(get_registry().map, name, "map");
 }
-
-// Each strategy registers its entries through one of these, called in reading order.
-void register_00_inline(registry&);
-void register_01_template_functor(registry&);
-void register_02_device_lambda(registry&);
-void register_03_switch(registry&);
-void register_04_function_pointer(registry&);  // registry.cpp: the parts of strategies/one_workload.hpp
-void register_05_virtual(registry&);
-void register_06_nvrtc_jit(registry&);
-void register_07_jit_lto(registry&);
-void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
-void register_09_shared_memory(registry&);   // the tiled and staged forms of the others' entries
-void register_10_tiered_dispatch(registry&);
-void register_11_type_from_address(registry&);   // the objects workload only
-void register_12_variant_visit(registry&);       // every workload but tasks (its header says why)
-void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)
-void register_14_graph_switch(registry&);        // the map and the tasks groups (nodes choose kernels)
-void register_15_device_launch(registry&);       // the map and the tasks groups (a kernel launches them)
-void register_16_interpreter(registry&);         // the map (08's language, run as data)
 
 }  // namespace cdl

@@ -2,7 +2,7 @@
 // compiled by libNVVM and nvJitLink: neither needs a GPU, so all of it runs here.
 #include "common/expression.hpp"
 #include "common/ops.cuh"
-#include "strategies/expression_jit.hpp"
+#include "strategies/suite/expression_jit.hpp"
 
 #include <gtest/gtest.h>
 

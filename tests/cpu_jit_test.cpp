@@ -2,9 +2,9 @@
 // every built-in op is compiled to a CUBIN here, bad op sources are shown to fail cleanly, and
 // the cache is put through its faults. Loading and running the kernels is in the GPU tests.
 #include "common/jit_cache.hpp"
-#include "strategies/expression_jit.hpp"
-#include "strategies/jit_kernels.hpp"
-#include "strategies/user_op.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/user_op.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // on the CPU). Loading and running them are the GPU tests' (the registry's map entries).
 #include "common/device_info.hpp"
 #include "common/ops.cuh"
-#include "strategies/plugin.hpp"
+#include "strategies/suite/plugin.hpp"
 
 #include <gtest/gtest.h>
 

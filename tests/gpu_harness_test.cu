@@ -5,8 +5,8 @@
 #include "common/registry.hpp"
 #include "common/timing.hpp"
 #include "gpu_test.hpp"
-#include "strategies/expression_jit.hpp"
-#include "strategies/interpreter.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/interpreter.hpp"
 
 namespace cdl {
 namespace {

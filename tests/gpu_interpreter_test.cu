@@ -6,7 +6,7 @@
 #include "common/device_buffer.hpp"
 #include "gpu_test.hpp"
 #include "random_programs.hpp"
-#include "strategies/interpreter.hpp"
+#include "strategies/suite/interpreter.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -5,9 +5,9 @@
 #include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
 #include "gpu_test.hpp"
-#include "strategies/expression_jit.hpp"
-#include "strategies/jit_kernels.hpp"
-#include "strategies/user_op.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/user_op.hpp"
 
 namespace cdl {
 namespace {

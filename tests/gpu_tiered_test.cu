@@ -6,7 +6,7 @@
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
 #include "common/bytecode.hpp"
-#include "strategies/tiered_dispatch.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
 
 #include <array>
 #include <chrono>

@@ -15,7 +15,8 @@ Benchmark names are Google Benchmark's run names as cdl_bench registers them:
     workload/strategy[.variant]/form/key:value/.../iterations:N/manual_time
     jit/<stage>/...                 host-timed costs of the run-time strategies
     copy/cudaMemcpy/bytes:N         the floor
-This module is the one place that takes such a name apart.
+This module is the one place that takes such a name apart; docs/results_format.md describes every
+file and field.
 """
 import json
 import os

@@ -3,11 +3,11 @@
 // time and no C++ build of its own: the Python peers load it with PyCUDA (module_from_file) and run
 // a user's op as data, the program written by `cdl_run --steps`. The kernels have C names (no
 // mangling), the contract between the file and its loader; each is the suite's kernel of the same
-// form (suite/16_interpreter.cu), its body from strategies/interpreter_kernels.cuh.
+// form (suite/16_interpreter.cu), its body from strategies/suite/interpreter_kernels.cuh.
 //   cdl_interpreter_scalar_f32_<S>_<slots>      an element a thread, S steps of the k loop a pass
 //   cdl_interpreter_vec_f32_<V>_<S>_<slots>     V 16-byte vectors a thread, S steps a pass
 // Their last parameter is cdl::interpreter::kernel_program<float>, by value.
-#include "strategies/interpreter_kernels.cuh"
+#include "strategies/suite/interpreter_kernels.cuh"
 
 using cdl::interpreter::kernel_program;
 

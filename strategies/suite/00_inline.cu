@@ -20,33 +20,16 @@
 // other strategies is how the op reaches the loop.
 // Run it.  `cdl_run --strategy 00_inline/vec --op quadratic --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, each
-//          op written into a copy of the skeleton's loop by a macro, as in every workload, so that
-//          every strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/00_inline.cu. This is the general form, each op
+//          written into a copy of the skeleton's loop by a macro, as in every workload, so that every
+//          strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
 #include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form inline_form{"00_inline", inline_op, nullptr, __FILE__, __LINE__};
-__global__ void inline_kernel(const float* x, float* y, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;  // the op, written into the kernel
-}
-void inline_op(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  inline_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

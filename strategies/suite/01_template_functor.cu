@@ -18,37 +18,16 @@
 //          dispatch.
 // Run it.  `cdl_run --strategy 01_template_functor/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, the
-//          op's functor handed to the skeleton's kernel template, as in every workload, so that
-//          every strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/01_template_functor.cu. This is the general form,
+//          the op's functor handed to the skeleton's kernel template, as in every workload, so that every
+//          strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
 #include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form functor_form{"01_template_functor", functor, nullptr, __FILE__, __LINE__};
-struct quadratic_op {  // the op as a type
-  __device__ float operator()(float v) const { return v * v + 2.0f * v + 1.0f; }
-};
-template <class Op>  // the kernel as a template over it: one instantiation per op, the call inlined
-__global__ void functor_kernel(const float* x, float* y, std::size_t n, Op op) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = op(x[i]);
-}
-void functor(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  functor_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, quadratic_op{});
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -21,35 +21,16 @@
 //          out-of-line slow path for huge arguments keeps a small local array.
 // Run it.  `cdl_run --strategy 02_device_lambda/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, a
-//          lambda wrapping the op, handed to the skeleton's kernel template, as in every workload,
-//          so that every strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/02_device_lambda.cu. This is the general form, a
+//          lambda wrapping the op, handed to the skeleton's kernel template, as in every workload, so that
+//          every strategy runs the same loop and a difference in time is the call.
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
 #include "common/skeletons/points.cuh"
 #include "common/skeletons/tasks.cuh"
 #include "common/skeletons/zip.cuh"
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form lambda_form{"02_device_lambda", device_lambda, nullptr, __FILE__, __LINE__};
-template <class F>  // the same template kernel as 01's; the op arrives as a lambda's closure type
-__global__ void lambda_kernel(const float* x, float* y, std::size_t n, F f) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = f(x[i]);
-}
-void device_lambda(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  const auto op = [] __device__(float v) { return v * v + 2.0f * v + 1.0f; };  // needs --extended-lambda
-  lambda_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, op);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

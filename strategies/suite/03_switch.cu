@@ -24,12 +24,11 @@
 //          (the GEMMs): no spill, the template kernel's loop in each case.
 // Run it.  `cdl_run --strategy 03_switch/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
-//          invoker that switches on the op's id, handed to the skeletons, as in every workload, so
-//          that every strategy runs the same loop and a difference in time is the call.
+// Read it. The mechanism alone is the lesson, strategies/03_switch.cu. This is the general form, an invoker
+//          that switches on the op's id, handed to the skeletons, as in every workload, so that every
+//          strategy runs the same loop and a difference in time is the call.
 #include "common/polynomial.hpp"
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -39,29 +38,6 @@
 
 #include <algorithm>
 #include <iterator>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form switch_form{"03_switch", switch_on_id, nullptr, __FILE__, __LINE__};
-// Every op compiled into one kernel; the id picks one at run time, at every element.
-__global__ void switch_kernel(const float* x, float* y, std::size_t n, int op) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float v = x[i];
-  switch (op) {
-    case 0: y[i] = v * v + 2.0f * v + 1.0f; break;  // quadratic
-    case 1: y[i] = v * v; break;                    // square
-    default: y[i] = v; break;
-  }
-}
-void switch_on_id(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  switch_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, /*op=*/0);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -21,19 +21,17 @@
 //          gives map_vec_kernel<float, pointer_invoker> against the template's kernel).
 //          Fetch the pointer once, not per launch: cudaMemcpyFromSymbol synchronises.
 // Build.   ptxas sizes a call through a pointer for every function the module could reach
-//          with it, so this file is compiled once per workload (strategies/one_workload.hpp):
+//          with it, so this file is compiled once per workload (strategies/suite/one_workload.hpp):
 //          the map kernel's registers are then set by the map's table, not by the image
 //          filters'. The variant `crowded` is the file compiled whole, kept to show the cost.
 // Run it.  `cdl_run --strategy 04_function_pointer.symbol/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
-//          invoker that calls through a __device__ pointer, handed to the skeletons, as in every
-//          workload, so that every strategy runs the same loop and a difference in time is the
-//          call.
-#include "strategies/one_workload.hpp"
+// Read it. The mechanism alone is the lesson, strategies/04_function_pointer.cu. This is the general form, an
+//          invoker that calls through a __device__ pointer, handed to the skeletons, as in every workload, so
+//          that every strategy runs the same loop and a difference in time is the call.
+#include "strategies/suite/one_workload.hpp"
 
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -43,31 +41,6 @@
 
 #include <array>
 #include <mutex>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Compiled into the `crowded` object only, so that its function adds nothing to what the
-// measured per-workload objects' calls may reach (one_workload.hpp says why that matters).
-#if CDL_CROWDED
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form pointer_form{"04_function_pointer", function_pointer, nullptr, __FILE__, __LINE__};
-using op_fn = float (*)(float);
-__device__ float quadratic_fn(float v) { return v * v + 2.0f * v + 1.0f; }
-__device__ op_fn quadratic_ptr = quadratic_fn;  // a device address: only device code can take it
-__global__ void pointer_kernel(const float* x, float* y, std::size_t n, op_fn f) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = f(x[i]);  // a call through a register: not inlined, the ABI's registers
-}
-void function_pointer(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  op_fn f = nullptr;
-  CDL_CUDA_CHECK(cudaMemcpyFromSymbol(&f, quadratic_ptr, sizeof f));  // the host reads the address
-  pointer_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, f);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-#endif
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

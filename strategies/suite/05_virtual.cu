@@ -18,17 +18,16 @@
 //          function's address from the vtable (LDC from constant bank 2, where the compiler
 //          places vtables), then `CALL.REL.NOINC R<n>`; each op_object<...>::apply is a
 //          separate function (the report's resource table gives the kernels' registers).
-// Build.   As 04, compiled once per workload (strategies/one_workload.hpp), so that one
+// Build.   As 04, compiled once per workload (strategies/suite/one_workload.hpp), so that one
 //          workload's objects do not size another's calls; `crowded` is the file compiled whole.
 // Run it.  `cdl_run --strategy 05_virtual/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone first (one op, one kernel, one launch); then the general form, an
-//          invoker that calls a virtual method, handed to the skeletons, as in every workload, so
-//          that every strategy runs the same loop and a difference in time is the call.
-#include "strategies/one_workload.hpp"
+// Read it. The mechanism alone is the lesson, strategies/05_virtual.cu. This is the general form, an invoker
+//          that calls a virtual method, handed to the skeletons, as in every workload, so that every strategy
+//          runs the same loop and a difference in time is the call.
+#include "strategies/suite/one_workload.hpp"
 
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -37,42 +36,6 @@
 #include "common/skeletons/zip.cuh"
 
 #include <new>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-// Compiled into the `crowded` object only, as 04's (one_workload.hpp says why).
-#if CDL_CROWDED
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form virtual_form{"05_virtual", virtual_call, nullptr, __FILE__, __LINE__};
-struct op_base {
-  __device__ virtual float apply(float v) const = 0;
-  __device__ virtual ~op_base() {}
-};
-struct quadratic_object : op_base {
-  __device__ float apply(float v) const override { return v * v + 2.0f * v + 1.0f; }
-};
-// An object with virtual functions must be made on the device: its vtable lives there.
-__global__ void make_object(op_base** slot) { *slot = new quadratic_object(); }
-__global__ void destroy_object(op_base** slot) { delete *slot; }
-__global__ void virtual_kernel(const float* x, float* y, std::size_t n, op_base* const* slot) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = (*slot)->apply(x[i]);  // a load of the vtable, then a call through a register
-}
-void virtual_call(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  device_buffer<op_base*> slot(1);
-  op_base** object = slot.data();
-  make_object<<<1, 1, 0, stream>>>(object);
-  CDL_CHECK_LAUNCH();
-  virtual_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, object);
-  CDL_CHECK_LAUNCH();
-  destroy_object<<<1, 1, 0, stream>>>(object);
-  CDL_CHECK_LAUNCH();
-  CDL_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the slot is freed
-}
-}  // namespace cdl::minimal
-#endif
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -34,15 +34,15 @@
 //          expressions typed by a user, generated code (query engines, simulators), or ops
 //          specialised to run-time constants. With an op per element (tasks) the JIT still
 //          needs a switch in the kernel; here its ops are compiled from text like the others.
-// See it.  Each compiled program's source is in jit::whole_program (strategies/jit_kernels.cu);
+// See it.  Each compiled program's source is in jit::whole_program (strategies/suite/jit_kernels.cu);
 //          `cdl_run --expr '...' --dump-source` prints one. Its SASS (the CUBIN is in the cache
 //          directory; `cuobjdump -sass` reads it) matches strategy 01's kernel for the same op.
 // Run it.  `cdl_run --strategy 06_nvrtc_jit/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone is the lesson, strategies/06_nvrtc_jit.cu. This is the general
-//          form: the skeleton's own header compiled by NVRTC with the op's text, as in every
-//          workload, so that every strategy runs the same loop and a difference in time is the call.
-#include "strategies/jit_kernels.hpp"
+// Read it. The mechanism alone is the lesson, strategies/06_nvrtc_jit.cu. This is the general form: the
+//          skeleton's own header compiled by NVRTC with the op's text, as in every workload, so that every
+//          strategy runs the same loop and a difference in time is the call.
+#include "strategies/suite/jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"
 

@@ -26,13 +26,13 @@
 //          is made by NVRTC from the embedded skeleton header, for the running architecture.
 // See it.  The linked CUBIN's SASS has no CALL to lto_entry: the op's instructions sit in the
 //          kernel's loop. Programs: jit::lto_skeleton_program and jit::lto_op_program in
-//          strategies/jit_kernels.cu.
+//          strategies/suite/jit_kernels.cu.
 // Run it.  `cdl_run --strategy 07_jit_lto/vec --op sine --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone is the lesson, strategies/07_jit_lto.cu. This is the general form:
-//          the skeleton's kernels as LTO-IR, linked with the op's, as in every workload, so that
-//          every strategy runs the same loop and a difference in time is the call.
-#include "strategies/jit_kernels.hpp"
+// Read it. The mechanism alone is the lesson, strategies/07_jit_lto.cu. This is the general form: the
+//          skeleton's kernels as LTO-IR, linked with the op's, as in every workload, so that every strategy
+//          runs the same loop and a difference in time is the call.
+#include "strategies/suite/jit_kernels.hpp"
 
 #include "common/jit_cache.hpp"
 

@@ -27,10 +27,10 @@
 //          relocatable code (as -rdc), which gave the vec kernel other registers and speeds.
 // Run it.  `cdl_run --strategy 08_expression_jit/vec --expr 's = sin(x); s * s + 2 * x' --n 2^24`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
-// Read it. The mechanism alone is the lesson, strategies/08_expression_jit.cu. This is the general
-//          form: the map skeleton's kernels lowered to NVVM IR around a parsed expression, so that
-//          08 runs the loop the other strategies run and a difference in time is the call.
-#include "strategies/expression_jit.hpp"
+// Read it. The mechanism alone is the lesson, strategies/08_expression_jit.cu. This is the general form: the
+//          map skeleton's kernels lowered to NVVM IR around a parsed expression, so that 08 runs the loop the
+//          other strategies run and a difference in time is the call.
+#include "strategies/suite/expression_jit.hpp"
 
 #include "common/jit_cache.hpp"
 #include "common/skeletons/map.cuh"

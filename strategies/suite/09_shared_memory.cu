@@ -33,7 +33,7 @@
 //          cuBLAS, for every strategy, beside each tiled kernel's registers, occupancy and
 //          indirect calls (a function pointer in the GEMM's inner loop: a CALL per step).
 //
-// The mechanism alone, a tile, its halo and the barrier, opens the code below (a 3 x 3 blur);
+// The mechanism alone, a tile, its halo and the barrier, is the lesson (strategies/09_shared_memory.cu);
 // the suite writes it once per workload in the skeletons, generic over the op, so that every
 // strategy runs the same tiles and a difference in time is the call.
 // The forms travel in each launch's arguments (map_launch::form, image_launch::form,
@@ -43,38 +43,6 @@
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 #include "common/check.hpp"
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-// Listed by cdl_run --list, with the line this block opens at.
-const form tiled_blur_form{"09_shared_memory", nullptr, tiled_blur, __FILE__, __LINE__};
-constexpr int tile = 16;  // a block computes a 16 x 16 tile of the output, a thread a pixel
-__global__ void tiled_blur_kernel(const float* in, float* out, int width, int height) {
-  __shared__ float s[tile + 2][tile + 2];  // the tile and a one-pixel halo around it
-  const int x0 = int(blockIdx.x) * tile - 1, y0 = int(blockIdx.y) * tile - 1;  // the halo's corner
-  // The block's threads load the (tile + 2)^2 pixels together, each once, borders clamped.
-  for (int i = int(threadIdx.y) * tile + int(threadIdx.x); i < (tile + 2) * (tile + 2); i += tile * tile) {
-    const int x = min(max(x0 + i % (tile + 2), 0), width - 1),
-              y = min(max(y0 + i / (tile + 2), 0), height - 1);
-    s[i / (tile + 2)][i % (tile + 2)] = in[std::size_t(y) * width + x];
-  }
-  __syncthreads();  // every pixel is in before any thread reads its neighbours'
-  const int x = x0 + 1 + int(threadIdx.x), y = y0 + 1 + int(threadIdx.y);
-  if (x >= width || y >= height) return;
-  float sum = 0.0f;  // nine reads of shared memory for one pixel read from global memory
-  for (int dy = 0; dy < 3; ++dy)
-    for (int dx = 0; dx < 3; ++dx) sum += s[threadIdx.y + dy][threadIdx.x + dx];
-  out[std::size_t(y) * width + x] = sum / 9.0f;
-}
-void tiled_blur(const float* in, float* out, int width, int height, cudaStream_t stream) {
-  if (width <= 0 || height <= 0) return;
-  const dim3 grid(unsigned(width + tile - 1) / tile, unsigned(height + tile - 1) / tile);
-  tiled_blur_kernel<<<grid, dim3(tile, tile), 0, stream>>>(in, out, width, height);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -32,20 +32,20 @@
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 //          A user's op (no switch knows it) has three tiers, tiered_expression: 16's interpreter
 //          at once (no compiler), then 08's baseline tier, then its optimised tier, in that order.
-// Read it. The mechanism alone is the lesson, strategies/10_tiered_dispatch.cu (a loop of
-//          launches of a new op: 03's kernel until 06's compile is done). This is the general form:
-//          tiered_map, which launches the skeleton's kernels of both tiers, so that the two differ
-//          only in how the op is called; then tiered_expression.
+// Read it. The mechanism alone is the lesson, strategies/10_tiered_dispatch.cu (a loop of launches of a new
+//          op: 03's kernel until 06's compile is done). This is the general form: tiered_map, which launches
+//          the skeleton's kernels of both tiers, so that the two differ only in how the op is called; then
+//          tiered_expression.
 //
 // Registered for the map workload only (the other workloads' tiers would be the same two files
 // again). The registry entry keeps one tiered_map per (op, type, form) for the process, made at its
 // first launch, so the tests validate every launch, before and after the move; the `tiered/`
 // benchmarks make one per stream of launches, from a text no cache has seen.
-#include "strategies/tiered_dispatch.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
 
 #include "common/skeletons/elementwise.cuh"
-#include "strategies/expression_jit.hpp"
-#include "strategies/interpreter.hpp"
+#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/interpreter.hpp"
 
 #include "common/check.hpp"
 #include "common/warm_threads.hpp"

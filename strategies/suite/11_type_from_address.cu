@@ -28,58 +28,13 @@
 //          coal_prefetched adds CCTL.E.PF1; coal_inlined and class_switch have a BRX, no CALL.
 // Measured: the report's objects section (each form against virtual, per layout, the paper's
 //          figure beside, where COAL's time goes, and the counters).
-// Run it.  `cdl_run --strategy 11_type_from_address --op quadratic --n 2^24`
+// Run it.  `cdl_bench --benchmark_filter=^objects/11_type_from_address/.*/layout:random/distinct:32/`
+//          (its workload is the objects', which cdl_bench runs and cdl_run does not)
 #include "common/check.hpp"
 #include "common/objects_workload.hpp"
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 
 #include <new>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-const form type_from_address_form{"11_type_from_address", type_from_address, nullptr, __FILE__, __LINE__};
-struct shape {  // a class with a virtual method, and one that derives from it
-  __device__ virtual float apply(float v) const = 0;
-};
-struct quadratic_shape final : shape {
-  __device__ float apply(float v) const override { return v * v + 2.0f * v + 1.0f; }
-};
-// One object per element, all of one class, in that class's arena [begin, end), and the
-// element's pointer to it.
-__global__ void make_shapes(quadratic_shape* arena, const shape** objects, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) objects[i] = new (arena + i) quadratic_shape();
-}
-__global__ void type_from_address_kernel(const float* x, float* y, std::size_t n, const shape* const* objects,
-                                         const char* begin, const char* end) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const shape* o = objects[i];
-  const char* at = reinterpret_cast<const char*>(o);
-  if (at >= begin && at < end)  // the class from the address: no load of the vtable pointer
-    y[i] = static_cast<const quadratic_shape*>(o)->quadratic_shape::apply(x[i]);  // a direct, inlined call
-  else
-    y[i] = o->apply(x[i]);  // any other class: the virtual call
-}
-void type_from_address(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  quadratic_shape* arena = nullptr;
-  const shape** objects = nullptr;
-  CDL_CUDA_CHECK(cudaMallocAsync(&arena, n * sizeof(quadratic_shape), stream));
-  CDL_CUDA_CHECK(cudaMallocAsync(&objects, n * sizeof(shape*), stream));
-  const unsigned grid = unsigned((n + 255) / 256);
-  make_shapes<<<grid, 256, 0, stream>>>(arena, objects, n);
-  CDL_CHECK_LAUNCH();
-  const char* begin = reinterpret_cast<const char*>(arena);
-  type_from_address_kernel<<<grid, 256, 0, stream>>>(x, y, n, objects, begin,
-                                                     begin + n * sizeof(quadratic_shape));
-  CDL_CHECK_LAUNCH();
-  CDL_CUDA_CHECK(cudaFreeAsync(objects, stream));
-  CDL_CUDA_CHECK(cudaFreeAsync(arena, stream));
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

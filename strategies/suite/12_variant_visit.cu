@@ -31,7 +31,6 @@
 // Run it.  `cdl_run --strategy 12_variant_visit/vec --op quadratic --n 2^24 --k 16`
 #include "common/objects_workload.hpp"
 #include "common/registry.hpp"
-#include "strategies/minimal.hpp"
 #include "common/skeletons/image.cuh"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/matmul.cuh"
@@ -39,29 +38,6 @@
 #include "common/skeletons/zip.cuh"
 
 #include <cuda/std/variant>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-const form variant_form{"12_variant_visit", variant_visit, nullptr, __FILE__, __LINE__};
-struct quadratic_op {  // two op types with no common base
-  __device__ float operator()(float v) const { return v * v + 2.0f * v + 1.0f; }
-};
-struct square_op {
-  __device__ float operator()(float v) const { return v * v; }
-};
-using any_op = cuda::std::variant<quadratic_op, square_op>;  // one of them, by value
-__global__ void variant_kernel(const float* x, float* y, std::size_t n, any_op op) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = cuda::std::visit([&](auto f) { return f(x[i]); }, op);
-}
-void variant_visit(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  const any_op op = quadratic_op{};  // chosen on the host, passed by value
-  variant_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, y, n, op);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -32,37 +32,14 @@
 #include "common/check.hpp"
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
-#include "strategies/jit_kernels.hpp"
-#include "strategies/minimal.hpp"
-#include "strategies/plugin.hpp"
+#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/plugin.hpp"
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-const form plugin_form{"13_precompiled_plugin", precompiled_plugin, nullptr, __FILE__, __LINE__};
-// The quadratic op's plugin, built by nvcc into its own file; its kernel found by its C name.
-void precompiled_plugin(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  static const cudaKernel_t kernel = [] {
-    const std::string path = plugin::fatbin_path("quadratic");
-    cudaLibrary_t library = nullptr;  // loaded for the rest of the process
-    CDL_CUDA_CHECK(cudaLibraryLoadFromFile(&library, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    cudaKernel_t k = nullptr;
-    CDL_CUDA_CHECK(cudaLibraryGetKernel(&k, library, "cdl_plugin_map_scalar_f32"));
-    return k;
-  }();
-  int evaluations = 1;  // the map's k
-  void* args[] = {&x, &y, &n, &evaluations};
-  CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned((n + 255) / 256)),
-                                  dim3(256), args, 0, stream));
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl::plugin {
 

@@ -27,64 +27,11 @@
 #include "common/registry.hpp"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/tasks.cuh"
-#include "strategies/minimal.hpp"
 
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-const form graph_switch_form{"14_graph_switch", graph_switch, nullptr, __FILE__, __LINE__};
-__global__ void choose_op(cudaGraphConditionalHandle h, const int* id) { cudaGraphSetConditional(h, *id); }
-__global__ void quadratic_kernel(const float* x, float* y, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;
-}
-__global__ void square_kernel(const float* x, float* y, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i];
-}
-void graph_switch(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  int* id = nullptr;  // the op's id, in device memory, where a kernel could have written it
-  CDL_CUDA_CHECK(cudaMallocAsync(&id, sizeof(int), stream));
-  CDL_CUDA_CHECK(cudaMemsetAsync(id, 0, sizeof(int), stream));  // 0: quadratic
-  cudaGraph_t graph = nullptr;
-  CDL_CUDA_CHECK(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle handle = 0;
-  CDL_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph));
-  cudaGraphNodeParams choose{};
-  choose.type = cudaGraphNodeTypeKernel;
-  void* choose_args[] = {&handle, &id};
-  choose.kernel = {reinterpret_cast<void*>(choose_op), dim3(1), dim3(1), 0, choose_args, nullptr};
-  cudaGraphNode_t chosen = nullptr;
-  CDL_CUDA_CHECK(cudaGraphAddNode(&chosen, graph, nullptr, nullptr, 0, &choose));
-  cudaGraphNodeParams cases{};
-  cases.type = cudaGraphNodeTypeConditional;
-  cases.conditional = {handle, cudaGraphCondTypeSwitch, 2, nullptr};
-  cudaGraphNode_t node = nullptr;
-  CDL_CUDA_CHECK(cudaGraphAddNode(&node, graph, &chosen, nullptr, 1, &cases));
-  void* args[] = {&x, &y, &n};
-  void* kernels[] = {reinterpret_cast<void*>(quadratic_kernel), reinterpret_cast<void*>(square_kernel)};
-  for (int i = 0; i < 2; ++i) {  // body i: op i's own kernel
-    cudaGraphNodeParams body{};
-    body.type = cudaGraphNodeTypeKernel;
-    body.kernel = {kernels[i], dim3(unsigned((n + 255) / 256)), dim3(256), 0, args, nullptr};
-    cudaGraphNode_t b = nullptr;
-    CDL_CUDA_CHECK(cudaGraphAddNode(&b, cases.conditional.phGraph_out[i], nullptr, nullptr, 0, &body));
-  }
-  cudaGraphExec_t exec = nullptr;
-  CDL_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CDL_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  CDL_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the graph and the id go
-  CDL_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  CDL_CUDA_CHECK(cudaGraphDestroy(graph));
-  CDL_CUDA_CHECK(cudaFree(id));
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

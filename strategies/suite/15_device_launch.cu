@@ -39,26 +39,6 @@
 #include "common/registry.hpp"
 #include "common/skeletons/map.cuh"
 #include "common/skeletons/tasks.cuh"
-#include "strategies/minimal.hpp"
-
-// ---- The mechanism alone (strategies/minimal.hpp); the general, measured form follows ----------
-namespace cdl::minimal {
-const form device_launch_form{"15_device_launch", device_launch, nullptr, __FILE__, __LINE__};
-__global__ void quadratic_child(const float* x, float* y, std::size_t n) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] * x[i] + 2.0f * x[i] + 1.0f;
-}
-__global__ void launch_from_device(const float* x, float* y, std::size_t n) {  // one thread
-  quadratic_child<<<unsigned((n + 255) / 256), 256, 0, cudaStreamTailLaunch>>>(x, y, n);
-  if (cudaGetLastError() != cudaSuccess) __trap();  // no error reaches the host otherwise
-}
-void device_launch(const float* x, float* y, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  launch_from_device<<<1, 1, 0, stream>>>(x, y, n);
-  CDL_CHECK_LAUNCH();
-}
-}  // namespace cdl::minimal
-// ------------------------------------------------------------------------------------------------
 
 namespace cdl {
 namespace {

@@ -25,8 +25,8 @@
 // Run it.  `cdl_run --strategy 16_interpreter/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. strategies/16_interpreter.cu is the lesson: the same kernel for one type, with its main.
-#include "strategies/interpreter.hpp"
-#include "strategies/interpreter_kernels.cuh"
+#include "strategies/suite/interpreter.hpp"
+#include "strategies/suite/interpreter_kernels.cuh"
 
 #include "common/registry.hpp"
 
@@ -40,7 +40,7 @@ namespace {
 namespace bc = bytecode;
 
 // The map skeleton's two forms (an element a thread; 16-byte vectors, whole vectors only), with
-// the interpreter in place of the op: the bodies in strategies/interpreter_kernels.cuh, which the
+// the interpreter in place of the op: the bodies in strategies/suite/interpreter_kernels.cuh, which the
 // interpreter's plugin (plugins/interpreter_plugin.cu) wraps too.
 template <class T, int S, int Slots>
 __global__ void __launch_bounds__(skeleton::elementwise_block)

@@ -1,7 +1,7 @@
 """Strategy 16's interpreter from Python with no compiler at run time: its kernels built ahead of
 time into build/<preset>/plugins/cdl_interpreter.fatbin (strategies/plugins/interpreter_plugin.cu),
 an op's program written by `cdl_run --steps` (common/bytecode.hpp's encoder, in C++), and the
-kernel's last argument, strategies/interpreter_kernels.cuh's kernel_program<float>, packed here as a
+kernel's last argument, strategies/suite/interpreter_kernels.cuh's kernel_program<float>, packed here as a
 NumPy structured scalar. A loader (pycuda_peers) loads the file, picks the kernel and launches it.
 
 The build's programs are found through CDL_BENCH_DIR (the folder of cdl_problem, which cdl_peers

@@ -9,7 +9,7 @@ from .resources import map_kernel
 from ..stats import span
 
 COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best form should reach
-DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/one_workload.hpp), to show the cost
+DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/suite/one_workload.hpp), to show the cost
 
 
 def kernel_facts(k):

@@ -46,7 +46,7 @@ def map_kernel(resources, entry, op="quadratic"):
     strategy, _, variant = lab.partition(".")
     if lab not in MAP_INVOKER:
         return None
-    # 04 and 05 are compiled once per workload (strategies/one_workload.hpp), and whole as `crowded`.
+    # 04 and 05 are compiled once per workload (strategies/suite/one_workload.hpp), and whole as `crowded`.
     part = (
         ("crowded" if variant == "crowded" else "map")
         if strategy in ("04_function_pointer", "05_virtual")

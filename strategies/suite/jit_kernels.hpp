@@ -37,7 +37,7 @@ void check_op_source(std::string_view source);
 
 // The op alone: `struct <type>` in namespace cdl::ops, made from the op's text in the shape the
 // workload's skeleton calls, as every program below contains it. Its members are __device__;
-// with that macro defined empty it compiles for the host too (strategies/user_op.cpp).
+// with that macro defined empty it compiles for the host too (strategies/suite/user_op.cpp).
 std::string op_definition(workload w, const op_text& op, std::string_view type);
 
 // The NVRTC option of 06's variant `fast_compile`: fewer optimisations, a shorter compile.

@@ -3,11 +3,30 @@
 #include "common/registry.hpp"
 
 #include "common/check.hpp"
-#include "strategies/one_workload.hpp"
+#include "strategies/suite/one_workload.hpp"
 
 #include <algorithm>
 
 namespace cdl {
+
+// Each strategy registers its entries through one of these, called in reading order.
+void register_00_inline(registry&);
+void register_01_template_functor(registry&);
+void register_02_device_lambda(registry&);
+void register_03_switch(registry&);
+void register_04_function_pointer(registry&);  // below: the parts of one_workload.hpp
+void register_05_virtual(registry&);
+void register_06_nvrtc_jit(registry&);
+void register_07_jit_lto(registry&);
+void register_08_expression_jit(registry&);  // map only: the language has x and nothing else
+void register_09_shared_memory(registry&);   // the tiled and staged forms of the others' entries
+void register_10_tiered_dispatch(registry&);
+void register_11_type_from_address(registry&);   // the objects workload only
+void register_12_variant_visit(registry&);       // every workload but tasks (its header says why)
+void register_13_precompiled_plugin(registry&);  // the map (its plugins are map kernels)
+void register_14_graph_switch(registry&);        // the map and the tasks groups (nodes choose kernels)
+void register_15_device_launch(registry&);       // the map and the tasks groups (a kernel launches them)
+void register_16_interpreter(registry&);         // the map (08's language, run as data)
 
 // 04 and 05 are compiled once per workload (one_workload.hpp); each part registers its own.
 #define CDL_DECLARE_PART(strategy, workload) void register_##strategy##_##workload(registry&);
