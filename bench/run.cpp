@@ -184,7 +184,9 @@ int run(const options& o) {
     }
     user_fixture = std::make_unique<map_fixture>(o.problem, o.seed, custom_map_op{reference, o.expr_ulps});
     // First, while the text is new to this process: no tier's compile has been made yet.
-    if (program && (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
+    // (not with --launches: each route's first launch must then be its own compile)
+    if (program && o.launches == 0 &&
+        (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
       tiered_passed = tiered_stream(*user_fixture, user_expression, map_form::vec);
       std::printf(
           "  (08's vec rows below launch the kernels the tiers compiled; --strategy with another\n"
@@ -228,13 +230,13 @@ int run(const options& o) {
            &fixture, [scalar, vec](const map_launch& a) { plugin::launch_map(scalar, vec, a); }, form,
            "13_precompiled_plugin", "plugin", std::string(info(o.problem.op).name)});
   }
-  nlohmann::json records = nlohmann::json::array();
+  std::vector<run_record> records;
   bool all_passed = tiered_passed;
   for (const row& w : rows) {
-    const run_record r = run_row(w, o, env);
-    all_passed = all_passed && r.validation.passed;
-    records.push_back(r);
+    records.push_back(run_row(w, o, env));
+    all_passed = all_passed && records.back().validation.passed;
   }
+  if (o.launches > 0) print_launches(o, records);
   if (!o.json_path.empty()) write_json_atomic(o.json_path, records);
   return all_passed ? 0 : 3;
 }

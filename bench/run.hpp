@@ -6,11 +6,13 @@
 #include "common/expression.hpp"
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
+#include "common/record.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cdl::run_tool {
 
@@ -28,6 +30,7 @@ struct options {
   bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
   std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
   std::string steps_path;      // --steps: write 16's program for --expr (or --op) and exit
+  long long launches = 0;      // --launches: each route's total for this many launches of --expr
 };
 
 void usage(FILE* out);
@@ -38,6 +41,10 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user);
 
 // A user's op through strategy 10's three tiers, each tier's first launch validated (run_expr.cpp).
 bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form);
+
+// --launches: each route that ran the user's op, its total for o.launches launches (its first, the
+// compile in it, then the rest at its median), and the cheapest (run_expr.cpp).
+void print_launches(const options& o, const std::vector<run_record>& records);
 
 // --steps: 16's program for the op, as JSON (run_expr.cpp).
 int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in);

@@ -1,5 +1,6 @@
-// cdl_run with a user's op: the op through strategy 10's three tiers, and 16's program written out
-// for a loader of plugins/cdl_interpreter.fatbin (--steps).
+// cdl_run with a user's op: the op through strategy 10's three tiers, each route's total for a
+// number of launches (--launches), and 16's program written out for a loader of
+// plugins/cdl_interpreter.fatbin (--steps).
 #include "bench/run.hpp"
 
 #include "common/bytecode.hpp"
@@ -7,6 +8,7 @@
 #include "common/record.hpp"
 #include "strategies/suite/tiered_dispatch.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -55,6 +57,34 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
   std::printf(" a launch validated as each tier was reached\n");
   if (first[2] < 0) std::printf("  08's optimised tier was not ready within 60 s\n");
   return passed && first[2] >= 0;
+}
+
+void print_launches(const options& o, const std::vector<run_record>& records) {
+  struct total {
+    std::string route;
+    double low, median, high;  // ms: the first launch, then the rest at p10, median and p90
+  };
+  std::vector<total> totals;
+  const double rest = double(o.launches - 1);
+  for (const run_record& r : records)
+    if (r.problem.value("op", "") == o.expr && r.validation.passed)
+      totals.push_back({r.strategy + (r.variant.empty() ? "" : "." + r.variant) + "/" + r.form,
+                        r.first_launch_ms + rest * r.timing.p10_ms,
+                        r.first_launch_ms + rest * r.timing.median_ms,
+                        r.first_launch_ms + rest * r.timing.p90_ms});
+  if (totals.empty()) return;
+  std::sort(totals.begin(), totals.end(), [](const total& a, const total& b) { return a.median < b.median; });
+  std::printf(
+      "\n%lld launches of --expr at %s: each route's first launch (its compile in it), then the rest at\n"
+      "its median (p10-p90); one measurement of each first launch, so its spread is not in the range\n",
+      o.launches, o.problem.describe().c_str());
+  for (const total& t : totals)
+    std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);
+  // The cheapest, and beside it every route whose range overlaps its own: no cheaper or dearer.
+  std::printf("cheapest: %s", totals[0].route.c_str());
+  for (std::size_t i = 1; i < totals.size(); ++i)
+    if (totals[i].low <= totals[0].high) std::printf(" or %s (the ranges overlap)", totals[i].route.c_str());
+  std::printf("\n");
 }
 
 // 16's program for an op, as a loader of plugins/cdl_interpreter.fatbin needs it: the steps' bytes,

@@ -17,6 +17,7 @@ void usage(FILE* out) {
       "               [--reps R] [--seed S] [--json FILE]\n"
       "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--ptx FILE] [--compile-times]\n"
       "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
+      "       cdl_run --expr EXPRESSION --launches N [--n N] [--type f32|f64]\n"
       "       cdl_run (--expr EXPRESSION | --op OP) --steps FILE\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
@@ -31,6 +32,8 @@ void usage(FILE* out) {
       "  --plugin loads FILE, a fatbin or CUBIN built as strategies/plugins/map_plugin.cu builds one\n"
       "  (nvcc -fatbin -DCDL_PLUGIN_OP=OP), and times its kernels beside the strategies, checked\n"
       "  against --op's reference: its op must be --op.\n"
+      "  --launches N adds, for each route that ran --expr, its total for N launches (its first launch,\n"
+      "  the compile in it, then N - 1 at its median) and names the cheapest; 10's tiers are left out.\n"
       "  --steps FILE writes 16's program for the op in 08's language (--expr, else --op's text) as\n"
       "  JSON, for a program that loads 16's kernels from plugins/cdl_interpreter.fatbin, and exits.\n");
 }
@@ -77,7 +80,10 @@ options parse(int argc, char** argv) {
         o.compile_times = true;
       else if (arg == "--steps")
         o.steps_path = value();
-      else if (arg == "--plugin") {
+      else if (arg == "--launches") {
+        o.launches = (long long)parse_size(value());
+        if (o.launches < 1) throw error("--launches must be at least 1");
+      } else if (arg == "--plugin") {
         o.plugin_path = value();
         plugin::check_loadable(o.plugin_path);  // a file that is not one is refused before any CUDA call
       } else if (arg == "--help" || arg == "-h") {
@@ -94,6 +100,8 @@ options parse(int argc, char** argv) {
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
   if (!o.ptx_path.empty() && o.expr.empty()) throw error("--ptx needs --expr");
   if (o.compile_times && o.expr.empty()) throw error("--compile-times needs --expr");
+  if (o.launches != 0 && o.expr.empty())
+    throw error("--launches needs --expr (the op whose launches to count)");
   return o;
 }
 

@@ -66,6 +66,8 @@ class BadInput(Scratch):
             (["--frobnicate"], "unknown option '--frobnicate'"),
             (["--expr", ""], "the op is empty"),
             (["--expr", "  \n"], "the op is empty"),
+            (["--launches", "10"], "--launches needs --expr"),
+            (["--expr", "x", "--launches", "0"], "--launches must be at least 1"),
         ):
             r = run(CDL_RUN, *args, "--json", self.path("r.json"))
             self.assertEqual(r.returncode, 2, args)

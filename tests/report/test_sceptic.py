@@ -334,7 +334,7 @@ class LaunchesTest(FixtureTest):
     def test_the_first_screen_names_the_command_and_gives_the_launches_axis(self):
         text = self.report()
         first = text.split("\n## ", 1)[0]
-        self.assertIn("`cdl_run --expr 'your op' --n N`", first)
+        self.assertIn("`cdl_run --expr 'your op' --n N --launches L`", first)
         table = first.split("**Your own op, by how many times it runs.**", 1)[1]
         self.assertIn("| launches | n = 2^24 |", table)
         for launches_ in ("| 1 |", "| 10 |", "| 100 |", "| 10,000 |"):

@@ -106,10 +106,11 @@ def add(doc, bench):
         return {}
     ratios, agree, pairs = streams_check(bench, fixed)
     doc.add(
-        "**Your own op, by how many times it runs.** `cdl_run --expr 'your op' --n N` (bench/run.cpp) times"
-        " each route that can run an op typed at run time on your GPU. Here, for the quadratic op at"
-        " k = 1, the route that costs least in total (its one-time cost, then the launches' kernel time;"
-        " two named where their ranges overlap), from this run's figures:\n"
+        "**Your own op, by how many times it runs.** `cdl_run --expr 'your op' --n N --launches L`"
+        " (bench/run.cpp) times each route that can run an op typed at run time on your GPU and names the"
+        " cheapest for L launches. Here, for the quadratic op at k = 1, the route that costs least in total"
+        " (its one-time cost, then the launches' kernel time; two named where their ranges overlap), from"
+        " this run's figures:\n"
     )
     doc.add(table(["launches"] + [f"n = {pow2(n)}" for n in sizes], rows))
     doc.add(
