@@ -81,6 +81,15 @@ class FixtureTest(unittest.TestCase):
         self.assertEqual(run.returncode, status, run.stdout + run.stderr)
         return report_text(self.out)
 
+    def pages(self):
+        """Runs the report; {"report.md": its text, "details.md": the details page's}."""
+        self.report()
+        out = {}
+        for name in ("report.md", "details.md"):
+            with open(os.path.join(self.out, name)) as f:
+                out[name] = f.read()
+        return out
+
     def assert_refused(self, message):
         run = run_report(self.results, self.out)
         self.assertEqual(run.returncode, 2, run.stdout + run.stderr)

@@ -244,11 +244,7 @@ class UndecidedTest(FixtureTest):
 
 class ContentsAndTermsTest(FixtureTest):
     def test_the_first_screen_lists_the_sections_and_the_report_defines_its_terms(self):
-        self.report()
-        pages = {}
-        for name in ("report.md", "details.md"):
-            with open(os.path.join(self.out, name)) as f:
-                pages[name] = f.read()
+        pages = self.pages()
         for page in pages.values():  # each page lists its own sections, before the first
             contents = next(line for line in page.splitlines() if line.startswith("**Contents.**"))
             for heading in (line[3:] for line in page.splitlines() if line.startswith("## ")):
@@ -276,11 +272,7 @@ class TableWidthTest(FixtureTest):
 
 class DetailsPageTest(FixtureTest):
     def test_what_the_answer_does_not_need_is_on_the_details_page_and_every_link_lands(self):
-        self.report()
-        pages = {}
-        for name in ("report.md", "details.md"):
-            with open(os.path.join(self.out, name)) as f:
-                pages[name] = f.read()
+        pages = self.pages()
         anchors = {
             name: {
                 document.anchor(line.lstrip("#").strip())
