@@ -177,7 +177,8 @@ def write_report(results, out_dir, readme=None, others=()):
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.add, doc, bench, noise, results.resources)
     found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
-    found["precision"] = guarded("precision", precision.add, doc, bench, found["dispatch"])
+    found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
+    guarded("precision", precision.add, doc, found["precision"])
     found["tasks"] = guarded("tasks", tasks.add, doc, bench)
     found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
     found["jit"] = guarded(

@@ -372,17 +372,27 @@ class RulesReachEveryVerdict(unittest.TestCase):
         self.assertIn("not in these results", figures)
 
     def test_d2_float32_against_float64(self):
-        self.assertEqual(verdict(article_003.d2, precision={("memory", "quadratic", 1): 2.0}), HOLDS)
-        self.assertEqual(verdict(article_003.d2, precision={("memory", "quadratic", 1): 0.9}), FAILS)
+        self.assertEqual(
+            verdict(article_003.d2, precision={("memory", "quadratic", 1): (1024, 1.0, 2.0)}), HOLDS
+        )
+        self.assertEqual(
+            verdict(article_003.d2, precision={("memory", "quadratic", 1): (1024, 1.0, 0.9)}), FAILS
+        )
         self.assertEqual(
             verdict(
-                article_003.d2, precision={("memory", "quadratic", 1): 2.0, ("arithmetic", "sine", 16): 1.0}
+                article_003.d2,
+                precision={
+                    ("memory", "quadratic", 1): (1024, 1.0, 2.0),
+                    ("arithmetic", "sine", 16): (1024, 1.0, 1.0),
+                },
             ),
             DEPENDS,
         )
         self.assertEqual(verdict(article_003.d2), UNMEASURED)
         # Answered in the systems whose figures it used.
-        self.assertEqual(article_003.d2(data(precision={("memory", "quadratic", 1): 2.0}))[0], "CUDA C++")
+        self.assertEqual(
+            article_003.d2(data(precision={("memory", "quadratic", 1): (1024, 1.0, 2.0)}))[0], "CUDA C++"
+        )
 
     def test_d3_cupy_against_the_same_form(self):
         def ratios(*values):

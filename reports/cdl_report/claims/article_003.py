@@ -1,6 +1,7 @@
 """The claims of article 003 (D1, D2, D3): each claim, its rule in words, and the function that
 answers it from the figures."""
 from ..experiments import WORKS, outcome, tried
+from ..sections import precision
 from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 from .rules import Claim, direction, fmt_ms, gain, missing, one, peer_ratios, records_of
 
@@ -33,7 +34,10 @@ def d1(d):
 
 
 def d2(d):
-    ratios = {f"C++ {kind} ({op}, k = {k})": x for (kind, op, k), x in d.found["precision"].items()}
+    ratios = {
+        f"C++ {kind} ({op}, k = {k})": x
+        for (kind, op, k), x in precision.ratios(d.found["precision"]).items()
+    }
     for peer in ("cupy.RawKernel", "cupy.ElementwiseKernel"):
         per = {}
         for (w, f, p), ratio in d.found["python"]["ratio"].items():
@@ -67,7 +71,7 @@ def d2(d):
         s
         for s, used in (
             ("CuPy", any(k.startswith("cupy") for k in ratios) or e),
-            ("CUDA C++", d.found["precision"]),
+            ("CUDA C++", precision.ratios(d.found["precision"])),
         )
         if used
     ]
