@@ -175,11 +175,13 @@ def write_report(results, out_dir, readme=None, others=()):
     found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python, results.resources)
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
-    found["dispatch"] = guarded("dispatch", dispatch.add, doc, bench, noise, results.resources)
+    found["dispatch"] = guarded("dispatch", dispatch.find, bench, noise, results.resources)
+    guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
     found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
     found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
     guarded("precision", precision.add, doc, found["precision"])
-    found["tasks"] = guarded("tasks", tasks.add, doc, bench)
+    found["tasks"] = guarded("tasks", tasks.find, bench)
+    guarded("tasks", tasks.add, doc, found["tasks"])
     found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
     found["jit"] = guarded(
         "run-time compilation",
@@ -194,7 +196,8 @@ def write_report(results, out_dir, readme=None, others=()):
     found["tiered"] = guarded("tiered", tiered.add, doc, results.tiered or bench, noise)
     found["image"] = guarded("image", image.add, doc, bench, noise)
     found["matmul"] = guarded("matmul", matmul.add, doc, bench, noise)
-    found["other"] = guarded("elementwise", elementwise.add, doc, bench)
+    found["other"] = guarded("elementwise", elementwise.find, bench)
+    guarded("elementwise", elementwise.add, doc, bench, found["other"])
     found["python"] = guarded(
         "Python peers",
         python_peers.add,

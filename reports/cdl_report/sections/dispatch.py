@@ -78,9 +78,9 @@ def in_l2(n, l2):
     )
 
 
-def size_check(doc, bench, n, noise, resources):
-    """The quadratic op's penalties at the sweep's n and at another n, side by side, with the waves
-    of blocks each kernel runs at both sizes."""
+def size_find(bench, n, noise, resources):
+    """The quadratic op's penalties at the sweep's n and at the largest other n, side by side, with the
+    waves of blocks each kernel runs at both sizes; {} where the run has no other n."""
     sizes = sorted(
         {
             int(f["n"])
@@ -93,46 +93,66 @@ def size_check(doc, bench, n, noise, resources):
     other = sizes[-1]
     sms = bench.env.get("device", {}).get("sm_count", 0)
     sweep_p, other_p = penalties(bench, n, noise, "quadratic"), penalties(bench, other, noise, "quadratic")
-    rows, moved = [], {}
-    wave = lambda e, size: (
-        "–" if waves(resources, e, size, sms) is None else f"{waves(resources, e, size, sms):.2f}"
-    )
+    rows, moved = [], {}  # rows: (k, entry, at n, at other, waves at n, waves at other)
     for (op, k), ratios in sorted(other_p.items()):
         for e, (r_other, _) in sorted(ratios.items()):
             r_sweep = sweep_p.get((op, k), {}).get(e)
             if r_sweep:
                 moved[(k, e)] = r_other / r_sweep[0] - 1
                 rows.append(
-                    [
-                        k,
-                        f"`{label(e)}`",
-                        f"{r_sweep[0]:.2f}",
-                        f"{r_other:.2f}",
-                        f"{moved[(k, e)]:+.1%}",
-                        f"{wave(e, n)} / {wave(e, other)}",
-                    ]
+                    (k, e, r_sweep[0], r_other, waves(resources, e, n, sms), waves(resources, e, other, sms))
                 )
     if not rows:
         return {}
+    by_k = defaultdict(list)
+    for (k, _), m in moved.items():
+        by_k[k].append(abs(m))
+    return {
+        "n_other": other,
+        "sms": sms,
+        "rows": rows,
+        "base_waves": (waves(resources, BASE, n, sms), waves(resources, BASE, other, sms)),
+        "moved": moved,
+        "by_k": {k: max(v) for k, v in sorted(by_k.items())},
+        "worst": max(max(v) for v in by_k.values()),
+    }
+
+
+def size_render(doc, bench, n, noise, found):
+    if not found:
+        return
+    other, sms = found["n_other"], found["sms"]
+    wave = lambda w: "–" if w is None else f"{w:.2f}"  # noqa: E731
     l2 = bench.env.get("device", {}).get("l2_bytes", 0)
     doc.add(
         f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2"
         f" {l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each"
         " entry's time over the template's at the same size, and the waves of blocks its kernel runs at each"
-        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(BASE, n)} / {wave(BASE, other)}).\n"
+        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(found['base_waves'][0])} /"
+        f" {wave(found['base_waves'][1])}).\n"
     )
     doc.detail(
         f"The penalties at n = {pow2(n)} and n = {pow2(other)}",
-        table(["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"], rows),
+        table(
+            ["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"],
+            [
+                [
+                    k,
+                    f"`{label(e)}`",
+                    f"{at_n:.2f}",
+                    f"{at_other:.2f}",
+                    f"{found['moved'][(k, e)]:+.1%}",
+                    f"{wave(w_n)} / {wave(w_other)}",
+                ]
+                for k, e, at_n, at_other, w_n, w_other in found["rows"]
+            ],
+        ),
         "Each entry at both sizes, with its waves",
     )
-    by_k = defaultdict(list)
-    for (k, _), m in moved.items():
-        by_k[k].append(abs(m))
-    worst = max(max(v) for v in by_k.values())
+    worst = found["worst"]
     doc.add(
         "The penalties move by at most "
-        + ", ".join(f"{max(v):.1%} at k = {k}" for k, v in sorted(by_k.items()))
+        + ", ".join(f"{v:.1%} at k = {k}" for k, v in found["by_k"].items())
         + f" between the sizes; the noise is {noise:.1%}. "
         + ("So the size matters: " if worst > noise else "So the size does not matter here: ")
         + f"the table of penalties above is at n = {pow2(n)}"
@@ -145,19 +165,15 @@ def size_check(doc, bench, n, noise, resources):
         + "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each"
         " size, and kernels of different occupancy run different numbers of waves.\n"
     )
-    return {"n_other": other, "moved": moved, "worst": worst}
 
 
-def add(doc, bench, noise, resources=None):
+def find(bench, noise, resources=None):
+    """The dispatch sweep's figures: its n, the medians ({op: {k: {entry: µs}}}), the vec columns, each
+    entry's time over the template's with whether it is a finding (`compared`) and as a plain ratio
+    (`penalty`), the repetitions' spread, the sizes' check and 08's loop; {} without a sweep."""
     n, sweep = k_sweep(bench)
     if not sweep:
         return {}
-    doc.add(f"## {heading(n)}\n")
-    doc.add(
-        "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. The"
-        " table gives each strategy's time over the template functor's at the sweep's largest k, where a"
-        " call's cost shows most (vec forms; 1.00 = no penalty); " + LEGEND + ".\n"
-    )
     cols = sorted(
         {
             e
@@ -170,37 +186,66 @@ def add(doc, bench, noise, resources=None):
             and (e != EXPRESSION or bench.map_loop_fused)
         }
     )
-    rows, penalty = [], {}
-    found = penalties(bench, n, noise)
+    compared = penalties(bench, n, noise)
+    penalty = {}
     for op, ks in sorted(sweep.items()):
         for k, row in sorted(ks.items()):
             base = row.get(BASE)
-            if not base:
-                continue
-            ratios = {c: row[c] / base for c in cols if c in row}
-            penalty[(op, k)] = ratios
-            rows.append([op, k] + [cell(found[(op, k)][c]) if c in ratios else "–" for c in cols])
-    top = {op: max(k for o, k in found if o == op) for op in sorted(sweep)}
+            if base:
+                penalty[(op, k)] = {c: row[c] / base for c in cols if c in row}
+    spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
+    for f, es in bench.select("map", type="f32", n=n):
+        if f.get("k") is not None:
+            spread[(f["op"], int(f["k"]))] = {e: (r.get("min"), r.get("max")) for e, r in es.items()}
+    loop = {}
+    if not bench.map_loop_fused:
+        loop = {(op, k): r[EXPRESSION][0] for (op, k), r in compared.items() if EXPRESSION in r}
+    return {
+        "n": n,
+        "sweep": sweep,
+        "cols": cols,
+        "compared": compared,
+        "penalty": penalty,
+        "spread": spread,
+        "sizes": size_find(bench, n, noise, resources),
+        "expression_loop": loop,
+    }
+
+
+def add(doc, bench, noise, found):
+    if not found:
+        return
+    n, sweep, cols, compared, penalty = (found[k] for k in ("n", "sweep", "cols", "compared", "penalty"))
+    doc.add(f"## {heading(n)}\n")
+    doc.add(
+        "Each element evaluates the op k times, so the cost of a call separates from the cost of memory. The"
+        " table gives each strategy's time over the template functor's at the sweep's largest k, where a"
+        " call's cost shows most (vec forms; 1.00 = no penalty); " + LEGEND + ".\n"
+    )
+    top = {op: max(k for o, k in compared if o == op) for op in sorted(sweep)}
     doc.add(
         table(
             ["strategy"] + [f"{op}, k = {k}" for op, k in top.items()],
             [
                 [f"`{label(c)}`"]
-                + [cell(found[(op, k)][c]) if c in found[(op, k)] else "–" for op, k in top.items()]
+                + [cell(compared[(op, k)][c]) if c in compared[(op, k)] else "–" for op, k in top.items()]
                 for c in cols
             ],
         )
     )
     doc.detail(
         "The dispatch penalty at every k",
-        table(["op", "k"] + [f"`{label(c)}`" for c in cols], rows, keys=2),
-        f"Every k the sweep ran ({', '.join(str(k) for k in sorted({k for _, k in found}))})",
+        table(
+            ["op", "k"] + [f"`{label(c)}`" for c in cols],
+            [
+                [op, k] + [cell(compared[(op, k)][c]) if c in ratios else "–" for c in cols]
+                for (op, k), ratios in penalty.items()
+            ],
+            keys=2,
+        ),
+        f"Every k the sweep ran ({', '.join(str(k) for k in sorted({k for _, k in compared}))})",
     )
-    spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
-    for f, es in bench.select("map", type="f32", n=n):
-        if f.get("k") is not None:
-            spread[(f["op"], int(f["k"]))] = {e: (r.get("min"), r.get("max")) for e, r in es.items()}
-    plots.dispatch_penalty(doc, sweep, cols, spread)
+    plots.dispatch_penalty(doc, sweep, cols, found["spread"])
     # Findings, from the largest k of each op.
     why = " (the call cannot be inlined, and the arguments go through the ABI)"  # said at the first op
     for op in sorted(sweep):
@@ -228,20 +273,16 @@ def add(doc, bench, noise, resources=None):
             text += " (" + ", ".join(f"`{label(c)}` {v:.2f}×" for c, v in sorted(variants.items())) + ")"
         doc.add(text + ".")
     doc.add("")
-    loop = expression_loop(doc, bench, n, noise)
-    sizes = size_check(doc, bench, n, noise, resources)
-    return {"n": n, "sweep": sweep, "penalty": penalty, "sizes": sizes, "expression_loop": loop}
+    expression_loop(doc, found["expression_loop"])
+    size_render(doc, bench, n, noise, found["sizes"])
 
 
-def expression_loop(doc, bench, n, noise):
+def expression_loop(doc, ratios):
     """08's vec kernel over the template's, per op and k: at k = 1 the same loads, beyond it one fused
     k loop against the skeleton's loop per value."""
-    if bench.map_loop_fused:
-        return {}
-    ratios = {(op, k): r[EXPRESSION] for (op, k), r in penalties(bench, n, noise).items() if EXPRESSION in r}
     if not ratios:
-        return {}
-    at_1 = [r for (_, k), (r, _) in ratios.items() if k == 1]
+        return
+    at_1 = [r for (_, k), r in ratios.items() if k == 1]
     top = max(k for _, k in ratios)
     at_top = {op: ratios[(op, k)] for op, k in ratios if k == top}
     doc.add(
@@ -249,10 +290,9 @@ def expression_loop(doc, bench, n, noise):
         f" loads as the skeleton's: at k = 1 it takes {span(at_1, '{:.2f}')}× the template's time. Beyond k ="
         " 1 it runs one k loop for all of a thread's values, where the skeleton's `map_apply` runs a loop"
         f" per value; the loads, the op's arithmetic and the stores are the same. At k = {top} it takes "
-        + ", ".join(f"{r:.2f}× ({op})" for op, (r, _) in sorted(at_top.items()))
+        + ", ".join(f"{r:.2f}× ({op})" for op, r in sorted(at_top.items()))
         + " the template's time: the cheaper the op, the larger the gain. The kernels differ in that loop"
         " alone, so the difference measures the skeleton's loop, not a way to call the op (which of the"
         " loop's instructions it comes from is not measured here); every penalty above is taken against a"
         " template that pays it too.\n"
     )
-    return {(op, k): r for (op, k), (r, _) in ratios.items()}

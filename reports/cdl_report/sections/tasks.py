@@ -101,10 +101,32 @@ def parts_text(parts):
     return text
 
 
-def add(doc, bench):
+def find(bench):
+    """The tasks workload's figures: each entry's time at one op (uniform) and its worst layout over
+    that, the groupings against the per-element switch, and their parts; {} without the workload."""
     runs = bench.select("tasks")
     if not runs:
         return {}
+    uniform = {e: row["median"] for f, es in runs if f["layout"] == "uniform" for e, row in es.items()}
+    worst = {}
+    for f, es in runs:
+        for e, row in es.items():
+            if e in uniform:
+                worst[e] = max(worst.get(e, 1.0), row["median"] / uniform[e])
+    return {
+        "runs": runs,
+        "layouts": sorted({f["layout"] for f, _ in runs if f["layout"] != "uniform"}),
+        "entries": sorted({e for _, es in runs for e in es if not e.startswith("parts/")}),
+        "uniform": uniform,
+        "worst": worst,
+        "grouping": grouping_ratios(bench),
+        "parts": grouping_parts(bench),
+    }
+
+
+def add(doc, found):
+    if not found:
+        return
     doc.add(f"## {HEADING}\n")
     doc.add(
         "Each element's op id comes from a task record. `per_element` strategies dispatch per element (a warp"
@@ -115,19 +137,14 @@ def add(doc, bench):
         " op id, each reading its own range; 14's graph runs only the ops present (an IF node per op id, set"
         " on the GPU), and 15's kernel launches them from the device, each with a grid sized to its group.\n"
     )
-    uniform = {e: row["median"] for f, es in runs if f["layout"] == "uniform" for e, row in es.items()}
-    layouts = sorted({f["layout"] for f, _ in runs if f["layout"] != "uniform"})
-    entries = sorted({e for _, es in runs for e in es if not e.startswith("parts/")})
-    plots.tasks_divergence(doc, runs, layouts, entries, uniform)
-    worst = {}
-    for f, es in runs:
-        for e, row in es.items():
-            if e in uniform:
-                worst[e] = max(worst.get(e, 1.0), row["median"] / uniform[e])
-    rows = [[f"`{e}`", fmt_time(uniform[e]), f"{worst.get(e, 1.0):.2f}"] for e in entries if e in uniform]
+    uniform, worst = found["uniform"], found["worst"]
+    plots.tasks_divergence(doc, found["runs"], found["layouts"], found["entries"], uniform)
+    rows = [
+        [f"`{e}`", fmt_time(uniform[e]), f"{worst.get(e, 1.0):.2f}"] for e in found["entries"] if e in uniform
+    ]
     doc.add(table(["implementation", "uniform (1 op)", "worst layout / uniform"], rows))
     # Grouping against the per-element switch, from the better of the two groupings, per problem.
-    grouping = grouping_ratios(bench)
+    grouping = found["grouping"]
     if grouping:
         ratios = [r for _, r in grouping.values()]
         wins = sorted({b.split("/")[1] for b, _ in grouping.values()})
@@ -136,7 +153,5 @@ def add(doc, bench):
             f" ({', '.join(f'`{w}`' for w in wins)}), takes {span(ratios, '{:.1f}')}× the per-element"
             f" switch's time over {len(grouping)} problems.\n"
         )
-    parts = grouping_parts(bench)
-    if parts:
-        doc.add(parts_text(parts))
-    return {"uniform": uniform, "worst": worst, "grouping": grouping, "parts": parts}
+    if found["parts"]:
+        doc.add(parts_text(found["parts"]))
