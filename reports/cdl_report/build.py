@@ -2,7 +2,7 @@
 import os
 import re
 
-from . import claims, readme_table
+from . import claims, findings, readme_table
 from .document import Detail, Document, anchor
 from .sections import (
     answer,
@@ -26,7 +26,6 @@ from .sections import (
     tiered,
 )
 from .results import ResultsError
-from .stats import noise_threshold
 
 
 def guarded(name, add, *args):
@@ -169,18 +168,15 @@ def write_report(results, out_dir, readme=None, others=()):
     doc = Document(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
-    noise, noise_how = noise_threshold(bench, results.repeat)
-    found = {"noise": noise}
+    found = findings.compute(results, guarded)
+    noise = found["noise"]
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
     found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python, results.resources)
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
     found["map"] = guarded("map", map.add, doc, bench, results.resources)
-    found["dispatch"] = guarded("dispatch", dispatch.find, bench, noise, results.resources)
     guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
     found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
-    found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
     guarded("precision", precision.add, doc, found["precision"])
-    found["tasks"] = guarded("tasks", tasks.find, bench)
     guarded("tasks", tasks.add, doc, found["tasks"])
     found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
     found["jit"] = guarded(
@@ -196,9 +192,8 @@ def write_report(results, out_dir, readme=None, others=()):
     found["tiered"] = guarded("tiered", tiered.add, doc, results.tiered or bench, noise)
     found["image"] = guarded("image", image.add, doc, bench, noise)
     found["matmul"] = guarded("matmul", matmul.add, doc, bench, noise)
-    found["other"] = guarded("elementwise", elementwise.find, bench)
     guarded("elementwise", elementwise.add, doc, bench, found["other"])
-    found["python"] = guarded(
+    guarded(
         "Python peers",
         python_peers.add,
         doc,
@@ -212,7 +207,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found["profile"] = guarded("profile", profile.add, doc, bench, results.profile)
     guarded("claims", claims.add, doc, bench, results.facts, found, results.python)
     found["devices"] = guarded("devices", devices.add, doc, results, others)
-    guarded("method", header.method, doc, bench, noise, noise_how)
+    guarded("method", header.method, doc, bench, noise, found["noise_how"])
     found["flush"] = guarded("flush", flush.add, doc, bench, noise)
     guarded("run to run", repeat.add, doc, bench, results.repeat, noise)
     if bench.not_run:

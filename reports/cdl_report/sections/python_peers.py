@@ -44,8 +44,22 @@ def moved(workload, fields):
     return per * int(f["n"]) if per and "n" in f else 0
 
 
-def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
+def find(bench, python):
+    """{"ratio": {(workload, fields, peer): its time / the C++ kernel of the same form (None without
+    one)}, "first_ms": {the same: its first call, compile included}} of every peer's problem."""
     found = {"ratio": {}, "first_ms": {}}
+    for (workload, fields), entries in sorted(python.bench.problems.items()) if python else ():
+        same = bench.problems.get((workload, fields), {}).get(CPP_SAME_FORM.get(workload, ""))
+        for entry, row in entries.items():
+            found["ratio"][(workload, fields, label(entry))] = (
+                row["median"] / same["median"] if same else None
+            )
+            found["first_ms"][(workload, fields, label(entry))] = row["counters"].get("first_call_ms")
+    return found
+
+
+def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
+    """Renders the section from the results and the run-time compilation's costs."""
     doc.add("## The articles' own systems: CuPy, Numba, runtime-compiled source from Python\n")
     if python is None:
         doc.add(
@@ -53,7 +67,7 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
             " peers did not run. `scripts/bench.sh --phases peers` runs them (CuPy, Numba, cuda-python,"
             " PyCUDA, each where it is installed); the claims below that they answer are *not measured*.\n"
         )
-        return found
+        return
     doc.add(
         "The same problems written the ways the source articles write them (`bench/python`), on the inputs"
         " and against the reference of the C++ workloads, timed with the C++ suite's protocol by each"
@@ -112,7 +126,6 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
             + ", ".join(f"{k} = {pow2(v) if k == 'n' else v}" for k, v in f.items() if k != "shape")
             + (f", {f['shape']}" if "shape" in f else "")
         )
-        same = cpp.get(CPP_SAME_FORM.get(workload, ""))
         base_name = base_entry(workload, cpp)
         base = cpp.get(base_name)
         best_entry = min(cpp, key=lambda e: cpp[e]["median"]) if cpp else None
@@ -120,10 +133,6 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
         for entry, row in sorted(entries.items(), key=lambda kv: kv[1]["median"]):
             c = row["counters"]
             ratio = row["median"] / base["median"] if base else None
-            found["ratio"][(workload, fields, label(entry))] = (
-                row["median"] / same["median"] if same else None
-            )
-            found["first_ms"][(workload, fields, label(entry))] = c.get("first_call_ms")
             rows.append(
                 [
                     f"`{label(entry)}`",
@@ -173,7 +182,7 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
         )
     if python.bench.problems:
         doc.add(of_copy_note(bench.l2_bytes) + "\n")
-    found["own"] = own_function_table(
+    own_function_table(
         doc,
         bench,
         python,
@@ -182,7 +191,6 @@ def add(doc, bench, python, jit_costs=None, interleaved=None, fresh=None):
         else stage_ms(python.cpp_stages, "jit/compile/08/new_op"),
     )
     experiments(doc, python.experiments, jit_costs, bench, python, interleaved, fresh)
-    return found
 
 
 OWN_HEADING = "From Python, my own elementwise function"

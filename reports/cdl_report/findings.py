@@ -1,0 +1,20 @@
+"""The findings stage: the figures and verdicts that more than one part of the report reads (the
+sections that state them, the first screen, the claims, the README's table), computed from the
+results before a line is written. A section's add() renders what its find() found; the claims read
+these, never a rendered section."""
+from .sections import dispatch, elementwise, precision, python_peers, tasks
+from .stats import noise_threshold
+
+
+def compute(results, guarded):
+    """{"noise", "noise_how", "dispatch", "precision", "tasks", "other", "python"} of `results`;
+    guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
+    bench = results.bench
+    noise, how = noise_threshold(bench, results.repeat)
+    found = {"noise": noise, "noise_how": how}
+    found["dispatch"] = guarded("dispatch", dispatch.find, bench, noise, results.resources)
+    found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
+    found["tasks"] = guarded("tasks", tasks.find, bench)
+    found["other"] = guarded("elementwise", elementwise.find, bench)
+    found["python"] = guarded("Python peers", python_peers.find, bench, results.python)
+    return found
