@@ -184,6 +184,7 @@ def write_report(results, out_dir, readme=None, others=()):
         jit.add,
         doc,
         bench,
+        found["jit"],
         found["dispatch"],
         noise,
         results.jit_uncached,

@@ -140,7 +140,63 @@ def fast_compile(doc, dispatch, c, resources, routes):
     doc.add(text + ".\n")
 
 
-def add(doc, bench, dispatch, noise, uncached=None, resources=None):
+def find(bench):
+    """{"costs": {what: ms} of a new op's compile, link, load and cache hits through each route (the
+    interleaved benchmark's median where the run has it, a new process's first likewise), "interleaved":
+    its routes with their spread, "first_in_process": a new process's first result by route}."""
+    s = bench.stages
+    costs = {
+        "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
+        "compile": stage_ms(s, "jit/compile/06/new_op"),
+        "06 fast compile": stage_ms(s, "jit/compile/06_fast_compile/new_op"),
+        "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
+        "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
+        "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
+        "07 link": stage_ms(s, "jit/link/07/new_op"),
+        "one-line link": stage_ms(s, "jit/link/one_line_kernel/new_op"),
+        "07 preoptimised link": stage_ms(s, "jit/link/07_preoptimised/new_op"),
+        "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
+        "memory hit": stage_ms(s, "jit/cache_memory_hit"),
+        "load": stage_ms(s, "jit/load/06"),
+        "08 first compile, new process": stage_ms(s, "jit/first_compile_in_process/08/new_op"),
+        "08 compile": stage_ms(s, "jit/compile/08/new_op"),
+        "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
+        "08 ptxas": stage_ms(s, "jit/load/08_ptx/new_op") or stage_ms(s, "jit/link/08_ptx_to_cubin/new_op"),
+        "08 driver compiler": stage_counter(s, "jit/load/08_ptx/new_op", "driver_compiler_ms"),
+        "08 baseline compile": stage_ms(s, "jit/compile/08_baseline/new_op"),
+        "08 baseline libNVVM": stage_ms(s, "jit/compile/08_baseline_nvvm_to_ptx/new_op"),
+        "08 baseline ptxas": stage_ms(s, "jit/load/08_baseline_ptx/new_op"),
+    }
+    for route, prefix in (
+        ("compile", "jit/compile/06/new_op"),
+        ("08 compile", "jit/compile/08/new_op"),
+        ("08 baseline compile", "jit/compile/08_baseline/new_op"),
+        ("07 link", "jit/link/07/new_op"),
+        ("one-line link", "jit/link/one_line_kernel/new_op"),
+        ("07 preoptimised link", "jit/link/07_preoptimised/new_op"),
+    ):
+        costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
+        costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
+    # One figure for a route's new op in the whole report: the interleaved benchmark's median, where
+    # the run has it, in place of the stage timed on its own; a new process's first likewise.
+    routes, fresh = interleaved(s), first_in_process(s)
+    for key, route in (
+        ("compile", "06"),
+        ("06 fast compile", "06_fast_compile"),
+        ("08 compile", "08"),
+        ("08 baseline compile", "08_baseline"),
+        ("one-line kernel", "one_line_kernel"),
+    ):
+        if route in routes:
+            costs[key] = routes[route]["p50"]
+    for key, route in (("first compile, new process", "06"), ("08 first compile, new process", "08")):
+        if route in fresh:
+            costs[key] = fresh[route][0]
+    return {"costs": costs, "interleaved": routes, "first_in_process": fresh}
+
+
+def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
+    """Renders the section from its findings (find()); returns them with the break-even."""
     if not bench.stages:
         return {}
     doc.add(f"## {HEADING}\n")
@@ -222,59 +278,12 @@ def add(doc, bench, dispatch, noise, uncached=None, resources=None):
     )
     s = bench.stages
     interleaved_table(doc, s)
-    costs = {
-        "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
-        "compile": stage_ms(s, "jit/compile/06/new_op"),
-        "06 fast compile": stage_ms(s, "jit/compile/06_fast_compile/new_op"),
-        "compile, same text": stage_ms(s, "jit/compile/06/same_text"),
-        "one-line kernel": stage_ms(s, "jit/compile/one_line_kernel/new_op"),
-        "07 op": stage_ms(s, "jit/compile/07_op_ltoir/new_op"),
-        "07 link": stage_ms(s, "jit/link/07/new_op"),
-        "one-line link": stage_ms(s, "jit/link/one_line_kernel/new_op"),
-        "07 preoptimised link": stage_ms(s, "jit/link/07_preoptimised/new_op"),
-        "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
-        "memory hit": stage_ms(s, "jit/cache_memory_hit"),
-        "load": stage_ms(s, "jit/load/06"),
-        "08 first compile, new process": stage_ms(s, "jit/first_compile_in_process/08/new_op"),
-        "08 compile": stage_ms(s, "jit/compile/08/new_op"),
-        "08 libNVVM": stage_ms(s, "jit/compile/08_nvvm_to_ptx/new_op"),
-        "08 ptxas": stage_ms(s, "jit/load/08_ptx/new_op") or stage_ms(s, "jit/link/08_ptx_to_cubin/new_op"),
-        "08 driver compiler": stage_counter(s, "jit/load/08_ptx/new_op", "driver_compiler_ms"),
-        "08 baseline compile": stage_ms(s, "jit/compile/08_baseline/new_op"),
-        "08 baseline libNVVM": stage_ms(s, "jit/compile/08_baseline_nvvm_to_ptx/new_op"),
-        "08 baseline ptxas": stage_ms(s, "jit/load/08_baseline_ptx/new_op"),
-    }
-    for route, prefix in (
-        ("compile", "jit/compile/06/new_op"),
-        ("08 compile", "jit/compile/08/new_op"),
-        ("08 baseline compile", "jit/compile/08_baseline/new_op"),
-        ("07 link", "jit/link/07/new_op"),
-        ("one-line link", "jit/link/one_line_kernel/new_op"),
-        ("07 preoptimised link", "jit/link/07_preoptimised/new_op"),
-    ):
-        costs[f"{route} x floor"] = stage_counter(s, prefix, "x_floor")
-        costs[f"{route} floor"] = stage_counter(s, prefix, "floor_ms")
-    # One figure for a route's new op in the whole report: the interleaved benchmark's median, where
-    # the run has it, in place of the stage timed on its own; a new process's first likewise.
-    routes, fresh = interleaved(s), first_in_process(s)
-    for key, route in (
-        ("compile", "06"),
-        ("06 fast compile", "06_fast_compile"),
-        ("08 compile", "08"),
-        ("08 baseline compile", "08_baseline"),
-        ("one-line kernel", "one_line_kernel"),
-    ):
-        if route in routes:
-            costs[key] = routes[route]["p50"]
-    for key, route in (("first compile, new process", "06"), ("08 first compile, new process", "08")):
-        if route in fresh:
-            costs[key] = fresh[route][0]
-    out = {"costs": costs, "interleaved": routes, "first_in_process": fresh}
-    c = costs
+    c, routes = found["costs"], found["interleaved"]
+    out = dict(found)
     if c["compile"] and c["first compile, new process"]:
         text = (
             f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first"
-            + (" result" if "06" in fresh else " compile")
+            + (" result" if "06" in found["first_in_process"] else " compile")
             + " of a new process (from before NVRTC is loaded: the programs load it at their first compile)"
             f" and {c['compile']:.0f} ms later in it"
         )
