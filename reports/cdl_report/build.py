@@ -191,8 +191,8 @@ def write_report(results, out_dir, readme=None, others=()):
         results.resources,
     )
     found["tiered"] = guarded("tiered", tiered.add, doc, results.tiered or bench, noise)
-    found["image"] = guarded("image", image.add, doc, bench, noise)
-    found["matmul"] = guarded("matmul", matmul.add, doc, bench, noise)
+    guarded("image", image.add, doc, found["image"], noise)
+    guarded("matmul", matmul.add, doc, bench, noise, found["matmul"])
     guarded("elementwise", elementwise.add, doc, bench, found["other"])
     guarded(
         "Python peers",

@@ -53,7 +53,7 @@ def text(bench, found):
         )
         if lab == "cublas":
             tiled = 1.0
-        blur = found["image"].get((lab, 8))
+        blur = found["image"].get("ratio", {}).get((lab, 8))
         apart = (lambda v: "–" if v is None else f"({v:.2f})") if lab in loop_apart else cell
         rows.append(
             [

@@ -569,6 +569,9 @@ class ReportTest(FixtureTest):
         self.assertTrue(text.endswith("<!-- results:end -->\nafter\n"))
         self.assertIn("| `08_expression_jit` | – | – | (0.67) | (0.99) |", text)
         self.assertIn("In parentheses: 08's vec kernel runs one k loop", text)
+        # The blur's column, from the stencil section's findings (global over tiled at r = 8).
+        self.assertIn("| strategy | blur r = 8: global / tiled |", text)
+        self.assertIn("| `01_template_functor` | 1.36 |", text)
         answer = text.split("<!-- answer:begin -->")[1].split("<!-- answer:end -->")[0]
         self.assertIn("**The answer.**", answer)
         # The report's links, made links into the report's file from the README's folder.

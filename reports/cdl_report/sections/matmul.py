@@ -33,32 +33,43 @@ def dispatch_shape(fractions):
     return max(counts, key=lambda s: (counts[s], volume(s)), default=None)
 
 
-def add(doc, bench, noise):
+def runs_of(bench):
+    """The (+,×) problems that have cuBLAS's time, float32 then float64, smallest first."""
     runs = [
         (f, e) for f, e in bench.select("matmul", semiring="plus_times") if CUBLAS.get(f.get("type")) in e
     ]
+    return sorted(runs, key=lambda fe: (fe[0]["type"], volume(fe[0]["shape"])))
+
+
+def find(bench):
+    """{(shape, entry): cuBLAS's time over the entry's} of the float32 (+,×) problems."""
+    return {
+        (f["shape"], entry): es[CUBLAS["f32"]]["median"] / row["median"]
+        for f, es in runs_of(bench)
+        if f["type"] == "f32"
+        for entry, row in es.items()
+        if "/tiled_step" not in entry
+    }
+
+
+def add(doc, bench, noise, fractions):
+    runs = runs_of(bench)
     if not runs:
-        return {}
+        return
     doc.add("## Matrix products against cuBLAS\n")
-    fractions = {}  # float32: (shape, entry) -> fraction of cuBLAS
-    for f, es in sorted(runs, key=lambda fe: (fe[0]["type"], volume(fe[0]["shape"]))):
+    for f, es in runs:
         base_name = CUBLAS[f["type"]]
         base = es[base_name]["median"]
-        rows = []
-        for entry, row in sorted(es.items(), key=lambda kv: kv[1]["median"]):
-            if "/tiled_step" in entry:
-                continue  # the progression's table
-            frac = base / row["median"]
-            if f["type"] == "f32":
-                fractions[(f["shape"], entry)] = frac
-            rows.append(
-                [
-                    f"`{entry}`",
-                    fmt_time(row["median"]),
-                    f"{row['counters'].get('TOP/s', float('nan')):.2f}",
-                    f"{frac:.3f}",
-                ]
-            )
+        rows = [
+            [
+                f"`{entry}`",
+                fmt_time(row["median"]),
+                f"{row['counters'].get('TOP/s', float('nan')):.2f}",
+                f"{base / row['median']:.3f}",
+            ]
+            for entry, row in sorted(es.items(), key=lambda kv: kv[1]["median"])
+            if "/tiled_step" not in entry  # the progression's table
+        ]
         kind = "float32" if f["type"] == "f32" else "float64"
         doc.add(f"(+,×), {kind}, {f['shape']}: fraction of `{base_name}` (its time / each time)\n")
         doc.add(table(["implementation", "median", "TOP/s", f"of {base_name.split('/')[1]}"], rows))
@@ -75,7 +86,6 @@ def add(doc, bench, noise):
         plots.matmul_fractions(doc, sorted(items, reverse=True), shape)
     progression(doc, bench, noise)
     semirings(doc, bench, noise)
-    return fractions
 
 
 def progression(doc, bench, noise):
