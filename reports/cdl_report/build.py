@@ -173,7 +173,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
     found["answer"] = guarded("answer", answer.add, doc, bench, noise, results.python, results.resources)
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
-    found["map"] = guarded("map", map.add, doc, bench, results.resources)
+    guarded("map", map.add, doc, bench, found["map"], results.resources)
     guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
     found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
     guarded("precision", precision.add, doc, found["precision"])

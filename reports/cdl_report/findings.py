@@ -2,17 +2,18 @@
 sections that state them, the first screen, the claims, the README's table), computed from the
 results before a line is written. A section's add() renders what its find() found; the claims read
 these, never a rendered section."""
-from .sections import dispatch, elementwise, image, jit, matmul, precision, python_peers, tasks
+from .sections import dispatch, elementwise, image, jit, map, matmul, precision, python_peers, tasks
 from .stats import noise_threshold
 
 
 def compute(results, guarded):
-    """{"noise", "noise_how", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
+    """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
     "matmul"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
     found = {"noise": noise, "noise_how": how}
+    found["map"] = guarded("map", map.find, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.find, bench, noise, results.resources)
     found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
     found["tasks"] = guarded("tasks", tasks.find, bench)

@@ -26,17 +26,12 @@ def kernel_facts(k):
     )
 
 
-def explain_scalar(doc, entries, resources):
-    """Why the one-element-per-thread forms differ, from their kernels' registers and occupancy:
-    a table, and what it shows, computed. Returns {entry: (of copy, kernel)}."""
-    scalar = {
-        e: (row["counters"]["frac_copy"], map_kernel(resources, e))
-        for e, row in entries.items()
-        if e.endswith("/scalar")
-    }
+def explain_scalar(doc, scalar):
+    """Why the one-element-per-thread forms differ, from their kernels' registers and occupancy
+    (scalar: {entry: (of copy, kernel)}): a table, and what it shows, computed."""
     known = {e: (f, k) for e, (f, k) in scalar.items() if k and k.get("occupancy") is not None}
     if not known:
-        return scalar
+        return
     doc.add(
         "Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime"
         " say about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n"
@@ -104,7 +99,6 @@ def explain_scalar(doc, entries, resources):
             "compiler's resource report."
         )
     doc.add(" ".join(text) + "\n")
-    return scalar
 
 
 def heading(bench):
@@ -113,12 +107,36 @@ def heading(bench):
     return f"The memory-bound map (quadratic, float32, k = 1, n = {pow2(n_max)})"
 
 
-def add(doc, bench, resources):
+def find(bench, resources):
+    """The map at k = 1 (quadratic, float32): its largest n and that size's entries, each strategy's best
+    form (entry, fraction of copy), and the scalar forms' fractions beside their kernels' resources;
+    {} without the map."""
     runs = bench.select("map", k=1, type="f32", op="quadratic")
     if not runs:
         return {}
     n_max = max(int(f["n"]) for f, _ in runs)
     entries = next(e for f, e in runs if int(f["n"]) == n_max)
+    best = {}
+    for entry, row in entries.items():
+        if (
+            DEMONSTRATION in entry
+        ):  # the crowded builds are not a strategy's form, but a lesson in what not to do
+            continue
+        s, frac = strategy_of(entry), row["counters"].get("frac_copy", 0)
+        if s not in best or frac > best[s][1]:
+            best[s] = (entry, frac)
+    scalar = {
+        e: (row["counters"]["frac_copy"], map_kernel(resources, e))
+        for e, row in entries.items()
+        if e.endswith("/scalar")
+    }
+    return {"runs": runs, "n": n_max, "entries": entries, "best": best, "scalar": scalar}
+
+
+def add(doc, bench, found, resources):
+    if not found:
+        return
+    runs, n_max, entries, best = found["runs"], found["n"], found["entries"], found["best"]
     doc.add(f"## {heading(bench)}\n")
     moved, l2 = 2 * 4 * n_max, bench.l2_bytes
     rows = []
@@ -146,16 +164,7 @@ def add(doc, bench, resources):
             f"The largest map moves {moved / 2**20:.0f} MiB, under {PAST_L2}× the L2"
             f" ({PAST_L2 * l2 / 2**20:.0f} MiB): this run makes no bandwidth statement.\n"
         )
-        return {"n": n_max}
-    best = {}
-    for entry, row in entries.items():
-        if (
-            DEMONSTRATION in entry
-        ):  # the crowded builds are not a strategy's form, but a lesson in what not to do
-            continue
-        s, frac = strategy_of(entry), row["counters"].get("frac_copy", 0)
-        if s not in best or frac > best[s][1]:
-            best[s] = (entry, frac)
+        return
     reached = [s for s, (_, f) in best.items() if f >= COPY_TARGET]
     below = sorted(((f, s, e) for s, (e, f) in best.items() if f < COPY_TARGET))
     facts = {e: map_kernel(resources, e) for _, _, e in below}
@@ -180,7 +189,7 @@ def add(doc, bench, resources):
             f"One element per thread (`scalar`) reaches {span(scalar, '{:.2f}')} of copy; 16-byte loads "
             f"and stores (`vec`) reach {span(vec, '{:.2f}')}.\n"
         )
-    scalar_kernels = explain_scalar(doc, entries, resources)
+    explain_scalar(doc, found["scalar"])
     by_entry = defaultdict(list)
     for f, e in runs:
         for entry, row in e.items():
@@ -188,4 +197,3 @@ def add(doc, bench, resources):
                 by_entry[entry].append((int(f["n"]), row["counters"]["GB/s"]))
     copy = sorted((b // 4, row["counters"]["GB/s"]) for b, row in bench.copies.items())
     plots.map_bandwidth(doc, by_entry, copy)
-    return {"best": best, "n": n_max, "scalar": scalar_kernels}
