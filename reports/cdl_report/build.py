@@ -209,7 +209,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("claims", claims.add, doc, bench, results.facts, found, results.python)
     found["devices"] = guarded("devices", devices.add, doc, results, others)
     guarded("method", header.method, doc, bench, noise, found["noise_how"])
-    found["flush"] = guarded("flush", flush.add, doc, bench, noise)
+    guarded("flush", flush.add, doc, found["flush"])
     guarded("run to run", repeat.add, doc, bench, results.repeat, noise)
     if bench.not_run:
         doc.add("## Not run\n")

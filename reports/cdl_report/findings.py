@@ -2,13 +2,13 @@
 sections that state them, the first screen, the claims, the README's table), computed from the
 results before a line is written. A section's add() renders what its find() found; the claims read
 these, never a rendered section."""
-from .sections import dispatch, elementwise, image, jit, map, matmul, precision, python_peers, tasks
+from .sections import dispatch, elementwise, flush, image, jit, map, matmul, precision, python_peers, tasks
 from .stats import noise_threshold
 
 
 def compute(results, guarded):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
-    "matmul"} of `results`;
+    "matmul", "flush"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -22,4 +22,5 @@ def compute(results, guarded):
     found["jit"] = guarded("run-time compilation", jit.find, bench) if bench.stages else {}
     found["image"] = guarded("image", image.find, bench)
     found["matmul"] = guarded("matmul", matmul.find, bench)
+    found["flush"] = guarded("flush", flush.find, bench, noise)
     return found
