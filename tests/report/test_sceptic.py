@@ -334,3 +334,18 @@ class LaunchesTest(FixtureTest):
         # The fixture's one-time and per-launch figures decide each cell: 08's compile is the cheapest.
         self.assertIn("| 10,000 | `08_expression_jit` (", table)
         self.assertIn("The run timed no stream of launches to set the sum against.", table)
+
+
+class DispatchCauseTest(FixtureTest):
+    def test_the_indirect_ways_cost_is_set_beside_their_counted_calls_or_left_unexplained(self):
+        """The penalty's cause is the kernels' calls through a register, counted in their SASS
+        (resources.json) beside the template's; without those counts the report gives no cause."""
+        text = self.report()
+        self.assertRegex(
+            text,
+            r"function pointers and virtual calls take [0-9.–]+× the template's time \(their vec kernels make"
+            r" [0-9]+(–[0-9]+)? calls through a register where the template's makes 0, by their SASS\)",
+        )
+        self.assertNotIn("the arguments go through the ABI", text)
+        os.remove(os.path.join(self.results, "resources.json"))
+        self.assertNotIn("calls through a register where the template's", self.report())

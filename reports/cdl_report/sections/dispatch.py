@@ -197,6 +197,15 @@ def find(bench, noise, resources=None):
     for f, es in bench.select("map", type="f32", n=n):
         if f.get("k") is not None:
             spread[(f["op"], int(f["k"]))] = {e: (r.get("min"), r.get("max")) for e, r in es.items()}
+    # What the compiler made of the indirect ways' calls (resources.json, from the SASS), beside the
+    # template's kernel: the cause the findings name, counted rather than assumed.
+    calls = {
+        c: (map_kernel(resources, c) or {}).get("indirect_calls")
+        for c in cols
+        if c.startswith(("04_", "05_"))
+    }
+    calls = {c: v for c, v in calls.items() if v is not None}
+    base_calls = (map_kernel(resources, BASE) or {}).get("indirect_calls")
     loop = {}
     if not bench.map_loop_fused:
         loop = {(op, k): r[EXPRESSION][0] for (op, k), r in compared.items() if EXPRESSION in r}
@@ -208,6 +217,7 @@ def find(bench, noise, resources=None):
         "penalty": penalty,
         "spread": spread,
         "sizes": size_find(bench, n, noise, resources),
+        "calls": (calls, base_calls),
         "expression_loop": loop,
     }
 
@@ -247,7 +257,13 @@ def add(doc, bench, noise, found):
     )
     plots.dispatch_penalty(doc, sweep, cols, found["spread"])
     # Findings, from the largest k of each op.
-    why = " (the call cannot be inlined, and the arguments go through the ABI)"  # said at the first op
+    calls, base_calls = found["calls"]
+    why = (  # said at the first op
+        f" (their vec kernels make {span(calls.values(), '{:.0f}')} calls through a register where the"
+        f" template's makes {base_calls}, by their SASS)"
+        if calls and base_calls is not None
+        else ""
+    )
     for op in sorted(sweep):
         k = max(k for (o, k) in penalty if o == op)
         p = penalty[(op, k)]
