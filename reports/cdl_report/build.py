@@ -175,7 +175,7 @@ def write_report(results, out_dir, readme=None, others=()):
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
     guarded("map", map.add, doc, bench, found["map"], results.resources)
     guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
-    found["oplength"] = guarded("op length", oplength.add, doc, bench, noise)
+    guarded("op length", oplength.add, doc, found["oplength"])
     guarded("precision", precision.add, doc, found["precision"])
     guarded("tasks", tasks.add, doc, found["tasks"])
     found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
@@ -210,7 +210,7 @@ def write_report(results, out_dir, readme=None, others=()):
     found["devices"] = guarded("devices", devices.add, doc, results, others)
     guarded("method", header.method, doc, bench, noise, found["noise_how"])
     guarded("flush", flush.add, doc, found["flush"])
-    guarded("run to run", repeat.add, doc, bench, results.repeat, noise)
+    guarded("run to run", repeat.add, doc, found["repeat"], noise)
     if bench.not_run:
         doc.add("## Not run\n")
         doc.add(

@@ -2,13 +2,27 @@
 sections that state them, the first screen, the claims, the README's table), computed from the
 results before a line is written. A section's add() renders what its find() found; the claims read
 these, never a rendered section."""
-from .sections import dispatch, elementwise, flush, image, jit, map, matmul, precision, python_peers, tasks
+from .sections import (
+    dispatch,
+    elementwise,
+    flush,
+    image,
+    jit,
+    map,
+    matmul,
+    oplength,
+    precision,
+    python_peers,
+    repeat,
+    tasks,
+)
 from .stats import noise_threshold
 
 
 def compute(results, guarded):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
-    "matmul", "flush"} of `results`;
+    "matmul", "flush",
+    "oplength", "repeat"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -23,4 +37,6 @@ def compute(results, guarded):
     found["image"] = guarded("image", image.find, bench)
     found["matmul"] = guarded("matmul", matmul.find, bench)
     found["flush"] = guarded("flush", flush.find, bench, noise)
+    found["oplength"] = guarded("op length", oplength.find, bench, noise)
+    found["repeat"] = guarded("run to run", repeat.find, bench, results.repeat)
     return found

@@ -159,16 +159,9 @@ class OpLengthGoalTest(FixtureTest):
         with open(os.path.join(self.results, "bench.json")) as f:
             b = Bench("bench.json", json.load(f))
 
-        class Doc:  # the section's text, without the page around it
-            def __init__(self):
-                self.parts = []
-
-            def add(self, text):
-                self.parts.append(text)
-
-        d = Doc()
-        oplength.add(d, b, noise)
-        return "".join(d.parts)
+        section = document.Parts()  # the section's text, without the page around it
+        oplength.add(section, oplength.find(b, noise))
+        return "".join(section)
 
     def test_the_goal_in_each_outcome(self):
         self.assertIn("is met", self.goal_text(2.5))

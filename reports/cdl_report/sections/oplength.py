@@ -28,10 +28,26 @@ def ratios(bench, noise):
     return out
 
 
-def add(doc, bench, noise):
+def find(bench, noise):
+    """{"ratios": ratios(), "goal": {k: the interpreter's time over 08's at GOAL_STEPS steps},
+    "verdict": (the worst k, the goal's verdict)}; {} without the sweep."""
     r = ratios(bench, noise)
     if not r:
         return {}
+    goal = {
+        k: row["16_interpreter/vec"][0]
+        for (steps, k), row in r.items()
+        if steps == GOAL_STEPS and "16_interpreter/vec" in row
+    }
+    worst_k = max(goal, key=goal.get) if goal else None
+    verdict = goal_verdict(goal[worst_k], GOAL, noise, at_least=False) if goal else None
+    return {"ratios": r, "goal": goal, "verdict": (worst_k, verdict)}
+
+
+def add(doc, found):
+    if not found:
+        return
+    r, goal = found["ratios"], found["goal"]
     doc.add(f"## {HEADING}\n")
     doc.add(
         "The catalogue's ops are one to seven steps of 08's language; a user's op is often longer. Here"
@@ -45,17 +61,10 @@ def add(doc, bench, noise):
         for (steps, k), row in sorted(r.items())
     ]
     doc.add(table(["steps", "k", "08's kernel", "03 × 08", "16 × 08"], rows))
-    goal = {
-        k: row["16_interpreter/vec"][0]
-        for (steps, k), row in r.items()
-        if steps == GOAL_STEPS and "16_interpreter/vec" in row
-    }
     if goal:
-        worst_k = max(goal, key=goal.get)
-        verdict = goal_verdict(goal[worst_k], GOAL, noise, at_least=False)
+        worst_k, verdict = found["verdict"]
         doc.add(
             f"An op of {GOAL_STEPS} steps through the interpreter takes at most {goal[worst_k]:.2f}× 08's"
             f" kernel (k = {worst_k}) over k = {', '.join(str(k) for k in sorted(goal))}: the goal of at most"
             f" {GOAL:.0f}× at every k is {verdict}.\n"
         )
-    return {"ratios": r, "goal": goal}

@@ -5,9 +5,11 @@ from ..results import ResultsError
 from ..stats import median
 
 
-def add(doc, bench, repeat, noise):
+def find(bench, repeat):
+    """{"file", "diffs": sorted [(|repeat / first - 1|, name)] of the GPU benchmarks in both}, or None
+    without repeat.json; a repeat.json with no benchmark in common is an error of the input."""
     if repeat is None:
-        return
+        return None
     common = [
         n
         for n in bench.rows
@@ -19,11 +21,18 @@ def add(doc, bench, repeat, noise):
     if not common:
         raise ResultsError(f"{repeat.path}: no benchmark in common with {bench.path}")
     diffs = sorted((abs(repeat.rows[n]["median"] / bench.rows[n]["median"] - 1), n) for n in common)
+    return {"file": os.path.basename(repeat.path), "diffs": diffs}
+
+
+def add(doc, found, noise):
+    if found is None:
+        return
+    diffs = found["diffs"]
     over = [(d, n) for d, n in diffs if d > noise]
     doc.add("## Run to run\n")
     doc.add(
-        f"{len(common)} GPU benchmarks were run again in a second process"
-        f" (`{os.path.basename(repeat.path)}`). Their medians differ by {median(d for d, _ in diffs):.2%} at"
+        f"{len(diffs)} GPU benchmarks were run again in a second process"
+        f" (`{found['file']}`). Their medians differ by {median(d for d, _ in diffs):.2%} at"
         f" the median and {diffs[-1][0]:.2%} at most (`{diffs[-1][1].split('/iterations')[0]}`);"
         f" {len(over)} differ by more than the noise threshold ({noise:.1%}) this gives.\n"
     )
