@@ -15,6 +15,7 @@ from .sections import (
     python_peers,
     repeat,
     tasks,
+    tiered,
 )
 from .stats import noise_threshold
 
@@ -22,7 +23,7 @@ from .stats import noise_threshold
 def compute(results, guarded):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
     "matmul", "flush",
-    "oplength", "repeat"} of `results`;
+    "oplength", "repeat", "tiered"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -39,4 +40,5 @@ def compute(results, guarded):
     found["flush"] = guarded("flush", flush.find, bench, noise)
     found["oplength"] = guarded("op length", oplength.find, bench, noise)
     found["repeat"] = guarded("run to run", repeat.find, bench, results.repeat)
+    found["tiered"] = guarded("tiered", tiered.find, results.tiered or bench, noise)
     return found

@@ -9,13 +9,29 @@ MODES = ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch")
 EXPRESSION = ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression")
 
 
-def add(doc, bench, noise):
+def find(bench, noise):
+    """{"streams": {(n, k): {launches: {mode: row}}}, "catalogue": family_find()'s of the catalogue's
+    op, "expression": of a user's op (None where the run has not its three modes)}; {} without streams."""
     streams = {}  # (n, k) -> launches -> {mode: row}
     for fields, entries in bench.select("tiered"):
         key = (int(fields["n"]), int(fields["k"]))
         streams.setdefault(key, {})[int(fields["launches"])] = {label(e): r for e, r in entries.items()}
     if not streams:
         return {}
+    has_expression = any(
+        all(m in modes for m in EXPRESSION) for s in streams.values() for modes in s.values()
+    )
+    return {
+        "streams": streams,
+        "catalogue": family_find(streams, noise, MODES),
+        "expression": family_find(streams, noise, EXPRESSION) if has_expression else None,
+    }
+
+
+def add(doc, found, noise):
+    if not found:
+        return
+    streams = found["streams"]
     doc.add("## Tiered dispatch: a new op's stream of launches (strategy 10)\n")
     doc.add(
         "Each stream launches a new text of the quadratic op (new to every compile cache) L times: with the"
@@ -25,10 +41,10 @@ def add(doc, bench, noise):
         " median of the repetitions; the stream is validated by one more launch of the kernel it ended on"
         " (the GPU tests validate every launch of the move).\n"
     )
-    found = family(doc, streams, noise, MODES, ("switch alone", "JIT alone", "tiered"), "switch")
-    if found:
+    family(doc, found["catalogue"], noise, ("switch alone", "JIT alone", "tiered"), "switch", False)
+    if found["catalogue"]:
         plot(doc, streams, MODES, "tiered_dispatch.png", "a new op")
-    if any(all(m in modes for m in EXPRESSION) for s in streams.values() for modes in s.values()):
+    if found["expression"] is not None:
         doc.add(
             "**A user's op.** The same streams for a text of 08's language that no cache has seen (the"
             " quadratic op under `min` with a number past every value it reaches, new in every stream):"
@@ -38,78 +54,91 @@ def add(doc, bench, noise):
             " thread).\n"
         )
         words = ("interpreter alone", "JIT alone", "three tiers")
-        expression = family(doc, streams, noise, EXPRESSION, words, "interpreter")
-        if expression:
+        family(doc, found["expression"], noise, words, "interpreter", True)
+        if found["expression"]:
             plot(doc, streams, EXPRESSION, "tiered_expression.png", "a user's new op")
-        found.update({("expression",) + key: v for key, v in expression.items()})
-    return found
 
 
-def family(doc, streams, noise, modes_of, words, cheap_word):
-    """The table and the findings of one family of streams: (cheap way, JIT alone, tiered)."""
+def family_find(streams, noise, modes_of):
+    """{(n, k): one family's streams (cheap way, JIT alone, tiered): "rows" [(launches, the three
+    medians, tiered over the better alone, the launch tiered moved on or -1)], "break_even" (the
+    first length the JIT alone beats the cheap way), "no_worse" and "better" (the lengths tiered is
+    within the noise of the better alone, and beats both), "worst" (length, ratio), and "start"
+    (the shortest stream's length, tiered minus the cheap way in µs, within the noise?)}."""
     cheap, jit, tiered = modes_of
     found = {}
     for (n, k), by_launches in sorted(streams.items()):
-        rows, break_even, tiered_best = [], None, []
+        rows, break_even = [], None
         for launches, modes in sorted(by_launches.items()):
             if not all(m in modes for m in modes_of):
                 continue
             t = {m: modes[m]["median"] for m in modes_of}
-            best = min(t[cheap], t[jit])
-            first_own = modes[tiered]["counters"].get("first_own_kernel_launch", -1)
             if break_even is None and t[jit] < t[cheap]:
                 break_even = launches
-            tiered_best.append((launches, t[tiered] / best))
-            rows.append(
-                [
-                    launches,
-                    fmt_time(t[cheap]),
-                    fmt_time(t[jit]),
-                    fmt_time(t[tiered]),
-                    f"{t[tiered] / best:.2f}",
-                    "never (the stream ended first)" if first_own < 0 else f"launch {int(first_own) + 1}",
-                ]
-            )
+            first_own = modes[tiered]["counters"].get("first_own_kernel_launch", -1)
+            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / min(t[cheap], t[jit]), first_own))
         if not rows:
             continue
-        doc.add(f"**n = {pow2(n)}, k = {k}**\n")
-        doc.add(table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows))
-        no_worse = [str(L) for L, r in tiered_best if r <= 1 + noise]
-        better = [str(L) for L, r in tiered_best if r < 1 - noise]
-        worst = max(tiered_best, key=lambda p: p[1])
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
         start_us = by_launches[shortest][tiered]["median"] - by_launches[shortest][cheap]["median"]
-        plural = tiered != MODES[2]
+        found[(n, k)] = {
+            "rows": rows,
+            "break_even": break_even,
+            "tiered_over_best": {r[0]: r[4] for r in rows},
+            "no_worse": [r[0] for r in rows if r[4] <= 1 + noise],
+            "better": [r[0] for r in rows if r[4] < 1 - noise],
+            "worst": max(((r[0], r[4]) for r in rows), key=lambda p: p[1]),
+            "start": (shortest, start_us, abs(start_us) <= noise * by_launches[shortest][cheap]["median"]),
+        }
+    return found
+
+
+def family(doc, found, noise, words, cheap_word, plural):
+    """The table and the findings of one family of streams (family_find()'s)."""
+    for (n, k), f in found.items():
+        rows = [
+            [
+                launches,
+                fmt_time(cheap),
+                fmt_time(jit),
+                fmt_time(tiered),
+                f"{over:.2f}",
+                "never (the stream ended first)" if first_own < 0 else f"launch {int(first_own) + 1}",
+            ]
+            for launches, cheap, jit, tiered, over, first_own in f["rows"]
+        ]
+        doc.add(f"**n = {pow2(n)}, k = {k}**\n")
+        doc.add(table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows))
+        shortest, start_us, same = f["start"]
+        worst = f["worst"]
         whom, verb, adds = (
             ("the three tiers", "take", "they add") if plural else ("tiered", "takes", "it adds")
         )
-        if abs(start_us) <= noise * by_launches[shortest][cheap]["median"]:
+        if same:
             start = f"the same as the {cheap_word} alone (within the noise)"
         else:
             start = f"{abs(start_us):.0f} µs {'more' if start_us > 0 else 'less'} than the {cheap_word} alone"
         doc.add(
             (
-                f"The JIT alone beats the {cheap_word} alone from {break_even} launches on"
-                if break_even
+                f"The JIT alone beats the {cheap_word} alone from {f['break_even']} launches on"
+                if f["break_even"]
                 else f"The JIT alone never beats the {cheap_word} alone in these streams"
             )
             + f". {whom.capitalize()} {verb} no more than the better of the two"
             f" (within the noise, {noise:.1%}) at "
-            + (", ".join(no_worse) or "no length")
+            + (", ".join(str(L) for L in f["no_worse"]) or "no length")
             + " launches, less than both at "
-            + (", ".join(better) or "none")
+            + (", ".join(str(L) for L in f["better"]) or "none")
             + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
             + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}"
             + (
                 "."
-                if abs(start_us) <= noise * by_launches[shortest][cheap]["median"]
+                if same
                 else f": what {adds} before the move (starting the compile on a host thread among it) is not"
                 " timed part by part here, so this run does not say what the difference is made of."
             )
             + "\n"
         )
-        found[(n, k)] = {"break_even": break_even, "tiered_over_best": dict(tiered_best)}
-    return found
 
 
 def plot(doc, streams, modes_of, name, what):
