@@ -178,7 +178,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("op length", oplength.add, doc, found["oplength"])
     guarded("precision", precision.add, doc, found["precision"])
     guarded("tasks", tasks.add, doc, found["tasks"])
-    found["objects"] = guarded("objects", objects.add, doc, bench, noise, results.profile)
+    guarded("objects", objects.add, doc, found["objects"], results.profile)
     found["jit"] = guarded(
         "run-time compilation",
         jit.add,

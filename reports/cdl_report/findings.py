@@ -10,6 +10,7 @@ from .sections import (
     jit,
     map,
     matmul,
+    objects,
     oplength,
     precision,
     python_peers,
@@ -23,7 +24,7 @@ from .stats import noise_threshold
 def compute(results, guarded):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
     "matmul", "flush",
-    "oplength", "repeat", "tiered"} of `results`;
+    "oplength", "repeat", "tiered", "objects"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -40,5 +41,6 @@ def compute(results, guarded):
     found["flush"] = guarded("flush", flush.find, bench, noise)
     found["oplength"] = guarded("op length", oplength.find, bench, noise)
     found["repeat"] = guarded("run to run", repeat.find, bench, results.repeat)
+    found["objects"] = guarded("objects", objects.find, bench, noise)
     found["tiered"] = guarded("tiered", tiered.find, results.tiered or bench, noise)
     return found

@@ -58,28 +58,51 @@ def why(doc, profile):
     doc.add("")
 
 
-def decomposition(doc, runs):
+# The forms that change one thing each, for where COAL's time goes (decomposition).
+PARTS = ("virtual", "virtual_by_class", "coal", "type_pointer", "coal_prefetched")
+
+
+def find(bench, noise):
+    """Per problem (layout, classes), in order: `virtual`'s time and fraction of copy and each form's
+    time over it ("rows"), COAL's speed-up with its verdict against the paper's ("speedups"), and the
+    ratios of the forms that change one thing each ("parts"); {} without the workload."""
+    runs = sorted(bench.select("objects"), key=lambda fe: (fe[0]["layout"], int(fe[0]["distinct"])))
+    if not runs:
+        return {}
+    forms = sorted({e for _, es in runs for e in es} - {VIRTUAL})
+    rows, speedups, parts = [], {}, []
+    for f, es in runs:
+        base = es.get(VIRTUAL)
+        if not base:
+            continue
+        key = (f["layout"], int(f["distinct"]))
+        over = {e: es[e]["median"] / base["median"] for e in forms if e in es}
+        rows.append((key, base["median"], base.get("counters", {}).get("frac_copy"), over))
+        if COAL in es:
+            speedup = base["median"] / es[COAL]["median"]
+            speedups[key] = (speedup, verdict(speedup, noise))
+    for f, es in runs:
+        t = {e.removeprefix(PREFIX): row["median"] for e, row in es.items()}
+        if f["layout"] != "uniform" and all(n in t for n in PARTS):
+            parts.append(
+                (
+                    (f["layout"], f["distinct"]),
+                    t["coal"] / t["virtual"],
+                    t["virtual_by_class"] / t["virtual"],
+                    t["coal"] / t["type_pointer"],
+                    t["coal"] / t["coal_prefetched"],
+                )
+            )
+    return {"forms": forms, "rows": rows, "speedups": speedups, "parts": parts}
+
+
+def decomposition(doc, parts):
     """COAL's time against virtual's, split by the forms that change one thing each: the allocation
     by class (virtual_by_class), the search (type_pointer finds the class without one), and the
     warp's load of its objects before the call splits it (coal_prefetched)."""
-    need = ("virtual", "virtual_by_class", "coal", "type_pointer", "coal_prefetched")
-    rows = []
-    for f, es in sorted(runs, key=lambda fe: (fe[0]["layout"], int(fe[0]["distinct"]))):
-        t = {e.removeprefix(PREFIX): row["median"] for e, row in es.items()}
-        if f["layout"] == "uniform" or not all(n in t for n in need):
-            continue
-        rows.append(
-            [
-                f["layout"],
-                f["distinct"],
-                f"{t['coal'] / t['virtual']:.2f}",
-                f"{t['virtual_by_class'] / t['virtual']:.2f}",
-                f"{t['coal'] / t['type_pointer']:.2f}",
-                f"{t['coal'] / t['coal_prefetched']:.2f}",
-            ]
-        )
-    if not rows:
+    if not parts:
         return
+    rows = [[layout, distinct] + [f"{r:.2f}" for r in ratios] for (layout, distinct), *ratios in parts]
     doc.add(
         "Where COAL's time goes, each a ratio of two forms that differ in one thing (above 1: that thing"
         " costs time): the allocation by class alone (`virtual_by_class` / `virtual`: a warp's objects spread"
@@ -93,10 +116,9 @@ def decomposition(doc, runs):
     doc.add(table(header + ["objects not asked for before the call"], rows))
 
 
-def add(doc, bench, noise, profile=None):
-    runs = bench.select("objects")
-    if not runs:
-        return {}
+def add(doc, found, profile=None):
+    if not found:
+        return
     doc.add("## Virtual calls on an object per element (COAL, strategy 11)\n")
     doc.add(
         "The tasks workload's work written as object-oriented code: one device object per element, of one of"
@@ -112,25 +134,12 @@ def add(doc, bench, noise, profile=None):
         " pointer), and visits it. `virtual` is given as a fraction of the copy bandwidth (each element moves"
         " its pointer, its object, x and y); the forms as their time over `virtual`'s (below 1: faster):\n"
     )
-    forms = sorted({e for _, es in runs for e in es} - {VIRTUAL})
-    rows, speedups = [], {}
-    for f, es in sorted(runs, key=lambda fe: (fe[0]["layout"], int(fe[0]["distinct"]))):
-        base = es.get(VIRTUAL)
-        if not base:
-            continue
-        of_copy = base.get("counters", {}).get("frac_copy")
-        cells = [f"{es[e]['median'] / base['median']:.2f}" if e in es else "–" for e in forms]
-        rows.append(
-            [
-                f["layout"],
-                f["distinct"],
-                fmt_time(base["median"]),
-                "–" if of_copy is None else f"{of_copy:.2f}",
-            ]
-            + cells
-        )
-        if COAL in es:
-            speedups[(f["layout"], int(f["distinct"]))] = base["median"] / es[COAL]["median"]
+    forms, speedups = found["forms"], found["speedups"]
+    rows = [
+        [layout, str(distinct), fmt_time(time), "–" if of_copy is None else f"{of_copy:.2f}"]
+        + [f"{over[e]:.2f}" if e in over else "–" for e in forms]
+        for (layout, distinct), time, of_copy, over in found["rows"]
+    ]
     doc.add(
         table(
             ["layout", "classes", "`virtual`", "of copy"] + [f"`{e.removeprefix(PREFIX)}`" for e in forms],
@@ -148,11 +157,10 @@ def add(doc, bench, noise, profile=None):
             table(
                 ["layout", "classes", "paper", "this run", "verdict"],
                 [
-                    [l, str(d), f"{PAPER_SPEEDUP:.1f}", f"{s:.2f}", verdict(s, noise)]
-                    for (l, d), s in sorted(speedups.items())
+                    [l, str(d), f"{PAPER_SPEEDUP:.1f}", f"{s:.2f}", v]
+                    for (l, d), (s, v) in sorted(speedups.items())
                 ],
             )
         )
-    decomposition(doc, runs)
+    decomposition(doc, found["parts"])
     why(doc, profile)
-    return {"speedups": speedups}
