@@ -206,7 +206,7 @@ def write_report(results, out_dir, readme=None, others=()):
     )
     guarded("kernel resources", resources.add, doc, results.resources)
     found["profile"] = guarded("profile", profile.add, doc, bench, results.profile)
-    guarded("claims", claims.add, doc, bench, results.facts, found, results.python)
+    guarded("claims", claims.add, doc, found["claims"], noise)
     found["devices"] = guarded("devices", devices.add, doc, results, others)
     guarded("method", header.method, doc, bench, noise, found["noise_how"])
     guarded("flush", flush.add, doc, found["flush"])

@@ -2,6 +2,7 @@
 sections that state them, the first screen, the claims, the README's table), computed from the
 results before a line is written. A section's add() renders what its find() found; the claims read
 these, never a rendered section."""
+from . import claims
 from .sections import (
     dispatch,
     elementwise,
@@ -24,7 +25,7 @@ from .stats import noise_threshold
 def compute(results, guarded):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
     "matmul", "flush",
-    "oplength", "repeat", "tiered", "objects"} of `results`;
+    "oplength", "repeat", "tiered", "objects", "claims"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -43,4 +44,6 @@ def compute(results, guarded):
     found["repeat"] = guarded("run to run", repeat.find, bench, results.repeat)
     found["objects"] = guarded("objects", objects.find, bench, noise)
     found["tiered"] = guarded("tiered", tiered.find, results.tiered or bench, noise)
+    # Last: the claims' verdicts read the figures above (the findings, never a rendered section).
+    found["claims"] = guarded("claims", claims.answer_all, bench, results.facts, found, results.python)
     return found

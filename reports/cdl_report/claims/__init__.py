@@ -29,14 +29,14 @@ def answer_all(bench, facts, found, python):
     return [(c, *c.answer(d)) for c in CLAIMS]
 
 
-def add(doc, bench, facts, found, python):
-    rows = answer_all(bench, facts, found, python)
+def add(doc, rows, noise):
+    """Renders the claims' verdicts (answer_all's rows)."""
     doc.add("## The articles' claims, checked\n")
     articles = os.path.relpath(ARTICLES, os.path.abspath(doc.out_dir))
     doc.add(
         f"Each claim of [the articles]({articles}) (each quoted there with its article's question and"
         " examples), by its id, with the figures that answer it and the rule that turns them into the"
-        f" verdict (the noise is {found['noise']:.1%}). *Answered in* names the system the figures come from;"
+        f" verdict (the noise is {noise:.1%}). *Answered in* names the system the figures come from;"
         " where that is not the article's own, it says so, and *not measured* means the figures the rule"
         " needs are not in these results.\n"
     )
@@ -49,4 +49,3 @@ def add(doc, bench, facts, found, python):
             ],
         )
     )
-    return rows
