@@ -8,10 +8,8 @@
     stats.py         medians, spread and the noise threshold
     document.py      the Markdown page: tables, number formats, figures, files written whole
     plots.py         every figure, drawn from numbers a section has already computed
-    findings.py      the stage before any writing: the figures more than one part reads (the
-                     dispatch sweep, precision, tasks, elementwise, the Python peers' ratios, the
-                     compiles' costs), each from its section's find(); the section's add()
-                     renders it, the claims read it
+    findings.py      the stage before any writing: each section's figures and verdicts from
+                     its find(), the claims' last; each section's add() renders them
     sections/        a module per section of the report or part of one (build.py gives the order)
     experiments.py   the Python peers' experiment records: how each went, what it shows
     claims/          the source articles' claims, one file an article, each rule beside its text;

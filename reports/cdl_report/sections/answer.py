@@ -123,24 +123,13 @@ def choose(candidates, r, top, new_op_ms, noise, spreads=None):
     return [min(measured, key=lambda c: worst(r[c], top)[1][0])]
 
 
-def add(doc, bench, noise, python=None, resources=None):
-    """The first screen; returns what it found ({} when the run has no dispatch sweep)."""
-    dev = bench.env.get("device", {})
+def find(bench, noise, python=None, resources=None):
+    """The first screen's figures: the sweep's ratios, each route's new-op cost and spread, the way
+    each situation takes (several where their new ops' costs overlap), the Python row, the dearest
+    way, the situations served at the template's speed, the tasks' note, the launches' table and
+    the run's surprises; {} without a dispatch sweep."""
     n, sweep = dispatch.k_sweep(bench)
-    doc.add(
-        f"**{dev.get('name', '?')}** · copy bandwidth {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
-        f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
-        f"([how it was measured]({anchor('How it was measured')}), near the end)"
-        + (
-            f" · **not decided**: {undecided_run(bench)} repetitions a benchmark are too few to tell a"
-            " difference from the noise's, so a ratio beyond the noise carries a ?"
-            if undecided_run(bench)
-            else ""
-        )
-        + "\n"
-    )
     if not sweep:
-        doc.add("This run has no dispatch sweep (`map` at k > 1): no answer can be computed from it.\n")
         return {}
     r = ratios(bench, n, noise)
     top = max(k for ks in r.values() for k in ks)
@@ -153,20 +142,83 @@ def add(doc, bench, noise, python=None, resources=None):
     for way, v in spreads.items():
         if way in new_op_ms:
             new_op_ms[way] = v["p50"]
-    cached = [jit_stages.stage_ms(bench.stages, s) for s in CACHED]
     headings = {
         "dispatch": dispatch.heading(n),
         "map": map_section.heading(bench),
         "tasks": tasks.HEADING,
         "jit": jit.HEADING,
     }
-    chosen, rows = {}, []
+    ways = {}
     for situation, candidates in SITUATIONS:
-        ways = choose(candidates, r, top, new_op_ms, noise, spreads)
-        if not ways:
-            continue
+        chosen_ways = choose(candidates, r, top, new_op_ms, noise, spreads)
+        if chosen_ways:
+            ways[situation] = chosen_ways
+    chosen = {situation: w[0] for situation, w in ways.items()}
+    # From Python: the system whose own function runs fastest at this sweep's largest k.
+    own, own_top = python_peers.own_function(bench, python)
+    steady = {sy: v for sy, v in own.items() if v["top"] and own_top == top}
+    py = min(steady.items(), key=lambda kv: kv[1]["top"][0]) if steady else None
+    # The dearest way measured, over every way the situations name.
+    every = {c for _, cs in SITUATIONS for c in cs if top in r.get(c, {})}
+    dear = max(every, key=lambda c: worst(r[c], top)[1][0])
+    dear_op, (dear_ratio, _) = worst(r[dear], top)
+    # at the template's speed: no difference beyond the noise (an undecided one is not claimed), or faster
+    free = [s for s, w in chosen.items() if worst(r[w], top)[1][1] is False or worst(r[w], top)[1][0] <= 1]
+    random = bench.select("tasks", layout="random")
+    spread = max((int(f["distinct"]) for f, _ in random), default=None)
+    at_spread = {
+        e: row["median"] for f, es in random if int(f["distinct"]) == spread for e, row in es.items()
+    }
+    return {
+        "n": n,
+        "r": r,
+        "top": top,
+        "new_op_ms": new_op_ms,
+        "spreads": spreads,
+        "cached": [jit_stages.stage_ms(bench.stages, s) for s in CACHED],
+        "headings": headings,
+        "ways": ways,
+        "chosen": chosen,
+        "python": py,
+        "dearest": (dear, dear_op, dear_ratio),
+        "free": free,
+        "jit_way": chosen.get(SITUATIONS[3][0]),
+        "tasks": (
+            spread,
+            at_spread.get("03_switch/per_element"),
+            {e: t for e, t in at_spread.items() if e in tasks.PER_LAUNCH},
+        ),
+        "launches": launches.find(bench),
+        "surprises": surprises.find(bench, r, noise, headings, resources),
+    }
+
+
+def add(doc, bench, noise, found):
+    """The first screen, rendered from find()'s figures; returns its answer's text (the README's), or
+    None where the run has no sweep."""
+    dev = bench.env.get("device", {})
+    doc.add(
+        f"**{dev.get('name', '?')}** · copy bandwidth {bench.copy_gbs:.0f} GB/s · noise {noise:.1%} · "
+        f"suite `{bench.context.get('cdl_mode', '?')}`, revision `{bench.context.get('git_revision', '?')}` "
+        f"([how it was measured]({anchor('How it was measured')}), near the end)"
+        + (
+            f" · **not decided**: {undecided_run(bench)} repetitions a benchmark are too few to tell a"
+            " difference from the noise's, so a ratio beyond the noise carries a ?"
+            if undecided_run(bench)
+            else ""
+        )
+        + "\n"
+    )
+    if not found:
+        doc.add("This run has no dispatch sweep (`map` at k > 1): no answer can be computed from it.\n")
+        return None
+    n, r, top, new_op_ms, spreads, cached, headings = (
+        found[k] for k in ("n", "r", "top", "new_op_ms", "spreads", "cached", "headings")
+    )
+    chosen = found["chosen"]
+    rows = []
+    for situation, ways in found["ways"].items():
         way = ways[0]
-        chosen[situation] = way
         op1, at1 = worst(r[way], 1)
         opk, atk = worst(r[way], top)
         if way == "16_interpreter":
@@ -214,12 +266,8 @@ def add(doc, bench, noise, python=None, resources=None):
                 where,
             ]
         )
-    # From Python: the system whose own function runs fastest at this sweep's largest k.
-    own, own_top = python_peers.own_function(bench, python)
-    steady = {sy: r for sy, r in own.items() if r["top"] and own_top == top}
-    if steady:
-        sy = min(steady, key=lambda name: steady[name]["top"][0])
-        py = steady[sy]
+    if found["python"]:
+        sy, py = found["python"]
         rows.append(
             [
                 "your own elementwise function, from Python",
@@ -231,13 +279,8 @@ def add(doc, bench, noise, python=None, resources=None):
                 f"[from Python]({anchor(python_peers.OWN_HEADING)})",
             ]
         )
-    # The dearest way measured, over every way the situations name.
-    every = {c for _, cs in SITUATIONS for c in cs if top in r.get(c, {})}
-    dear = max(every, key=lambda c: worst(r[c], top)[1][0])
-    dear_op, (dear_ratio, _) = worst(r[dear], top)
-    # at the template's speed: no difference beyond the noise (an undecided one is not claimed), or faster
-    free = [s for s, w in chosen.items() if worst(r[w], top)[1][1] is False or worst(r[w], top)[1][0] <= 1]
-    jit_way = chosen.get(SITUATIONS[3][0])
+    dear, dear_op, dear_ratio = found["dearest"]
+    free, jit_way = found["free"], found["jit_way"]
     headline = (
         "**The answer.** "
         + (
@@ -274,13 +317,7 @@ def add(doc, bench, noise, python=None, resources=None):
         ],
         rows,
     )
-    random = bench.select("tasks", layout="random")
-    spread = max((int(f["distinct"]) for f, _ in random), default=None)
-    at_spread = {
-        e: row["median"] for f, es in random if int(f["distinct"]) == spread for e, row in es.items()
-    }
-    grouped = {e: t for e, t in at_spread.items() if e in tasks.PER_LAUNCH}
-    switch = at_spread.get("03_switch/per_element")
+    spread, switch, grouped = found["tasks"]
     note = (
         "Each way's time over the template functor's (01) on the same problem, for the op it costs most; "
         + LEGEND
@@ -298,7 +335,7 @@ def add(doc, bench, noise, python=None, resources=None):
     doc.add(headline)
     doc.add(decision)
     doc.add(note)
-    by_launches = launches.add(doc, bench)
+    launches.add(doc, found["launches"])
     lines = {w: r[w] for w in set(chosen.values()) | {dear}}
     plot_op = dear_op
     fig, ax = doc.plt.subplots(figsize=(7, 4))
@@ -320,16 +357,7 @@ def add(doc, bench, noise, python=None, resources=None):
             " situation's way and the dearest"
         ),
     )
-    found = surprises.find(bench, r, noise, headings, resources)
-    if found:
+    if found["surprises"]:
         doc.add("**The run's largest surprises** (each found by a rule over the figures):\n")
-        doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(found[:3], 1)) + "\n")
-    return {
-        "text": "\n".join([headline, decision, note]),
-        "chosen": chosen,
-        "rows": rows,
-        "dearest": (dear, dear_op, dear_ratio),
-        "top": top,
-        "surprises": found,
-        "launches": by_launches,
-    }
+        doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(found["surprises"][:3], 1)) + "\n")
+    return "\n".join([headline, decision, note])

@@ -85,26 +85,43 @@ def ms(value):
     return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.3g} ms"
 
 
-def add(doc, bench):
-    """The table of the cheapest route by launches and size, with the command that answers it for the
-    reader's own op; {} where the run lacks the figures."""
+def find(bench):
+    """{"once": each route's one-time cost, "sizes": the sizes measured, "cheapest": {(launches, n):
+    ([the cheapest routes], its total ms)}, "streams": [measured / modelled], "agree": (streams where
+    the sum picks the route that measured least, of how many)}; {} where the run lacks the figures."""
     fixed = once(bench)
-    rows, found = [], {}
+    found = {}
     sizes = [n for n in SIZES if kernels(bench, n)]
     for launches in LAUNCHES:
-        row = [f"{launches:,}"]
         for n in sizes:
             per = kernels(bench, n)
             totals = {r: total(fixed[r], per[r], launches) for r in fixed if r in per}
-            if len(totals) < 2:
-                row.append("–")
-                continue
-            found[(launches, n)] = best = cheapest(totals)
-            row.append(" or ".join(f"`{r}`" for r in best) + f" ({ms(totals[best[0]][1])})")
-        rows.append(row)
+            if len(totals) >= 2:
+                best = cheapest(totals)
+                found[(launches, n)] = (best, totals[best[0]][1])
     if not found:
         return {}
     ratios, agree, pairs = streams_check(bench, fixed)
+    return {"once": fixed, "sizes": sizes, "cheapest": found, "streams": ratios, "agree": (agree, pairs)}
+
+
+def add(doc, found):
+    """The table of the cheapest route by launches and size, with the command that answers it for the
+    reader's own op."""
+    if not found:
+        return
+    fixed, sizes, ratios, (agree, pairs) = found["once"], found["sizes"], found["streams"], found["agree"]
+    rows = [
+        [f"{launches:,}"]
+        + [
+            " or ".join(f"`{r}`" for r in found["cheapest"][(launches, n)][0])
+            + f" ({ms(found['cheapest'][(launches, n)][1])})"
+            if (launches, n) in found["cheapest"]
+            else "–"
+            for n in sizes
+        ]
+        for launches in LAUNCHES
+    ]
     doc.add(
         "**Your own op, by how many times it runs.** `cdl_run --expr 'your op' --n N --launches L`"
         " (bench/run.cpp) times each route that can run an op typed at run time on your GPU and names the"
@@ -126,4 +143,3 @@ def add(doc, bench):
         )
         + ".\n"
     )
-    return {"cheapest": found, "once": fixed, "streams": ratios, "agree": (agree, pairs)}
