@@ -7,23 +7,8 @@ renders what its find() found. Still computed where they are written: the head, 
 resources and the profile (tables of what resources.json and profile.json hold), and the section
 across devices."""
 from . import claims
-from .sections import (
-    answer,
-    dispatch,
-    elementwise,
-    flush,
-    image,
-    jit,
-    map,
-    matmul,
-    objects,
-    oplength,
-    precision,
-    python_peers,
-    repeat,
-    tasks,
-    tiered,
-)
+from .sections import answer, dispatch, elementwise, flush, image, jit, map, matmul
+from .sections import objects, oplength, precision, python_peers, repeat, tasks, tiered
 from .stats import noise_threshold
 
 
