@@ -205,7 +205,7 @@ def write_report(results, out_dir, readme=None, others=()):
         found["jit"].get("first_in_process"),
     )
     guarded("kernel resources", resources.add, doc, results.resources)
-    found["profile"] = guarded("profile", profile.add, doc, bench, results.profile)
+    guarded("profile", profile.add, doc, bench, found["profile"])
     guarded("claims", claims.add, doc, found["claims"], noise)
     found["devices"] = guarded("devices", devices.add, doc, results, others)
     guarded("method", header.method, doc, bench, noise, found["noise_how"])

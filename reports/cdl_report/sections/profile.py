@@ -82,20 +82,78 @@ HEADER = [
 ]
 
 
-def add(doc, bench, profile):
-    """The counters' sections; returns {'asked': rows of the figures the closing note asks for}."""
+def find(bench, profile):
+    """The kernels each of the counters' questions sets side by side, picked from profile.json: an
+    indirect call's (`calls`: {(entry, k): kernel}, and `absent`, the measured entries profiled
+    nowhere), the scalar form's against the vec's (`pairs`), divergence in tasks (`tasks`), tiling
+    (`tiles`), and the figures the closing note asks for first (`asked`); None without profile.json."""
     if profile is None:
+        return None
+    calls = {}
+    for k_ in (1, 64):
+        for e in CALLS:
+            k = pick(profile, "map", e + "/vec", f"k={k_}")
+            if k:
+                calls[(e, k_)] = k
+    measured = {entry for (w, _), entries in bench.problems.items() if w == "map" for entry in entries}
+    pairs = [
+        (e, pick(profile, "map", e + "/scalar", "k=1"), pick(profile, "map", e + "/vec", "k=1"))
+        for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual")
+    ]
+    tasks = [
+        (e, pick(profile, "tasks", e, "layout=uniform"), pick(profile, "tasks", e, "layout=random"))
+        for e in ("03_switch/per_element", "04_function_pointer.table/per_element", "05_virtual/per_element")
+    ]
+    tiles = [
+        ("blur, global", pick(profile, "image", "01_template_functor/global")),
+        ("blur, tiled", pick(profile, "image", "01_template_functor/tiled")),
+        ("GEMM, naive", pick(profile, "matmul", "01_template_functor/naive")),
+    ] + [
+        (f"GEMM, tiled, {k['entry'].split('/')[0]}", k)
+        for k in profile["kernels"]
+        if k["workload"] == "matmul" and k["entry"].endswith("/tiled")
+    ]
+    asked = []
+    for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual"):
+        for form, k_ in (("scalar", 1), ("vec", 64)):
+            k = pick(profile, "map", f"{e}/{form}", f"k={k_}")
+            if k:
+                r, s = top_wait(k)
+                asked.append(
+                    (
+                        f"{e}/{form}, k = {k_}",
+                        k["occupancy_achieved"],
+                        k["thread_instructions_per_element"],
+                        r,
+                        s,
+                    )
+                )
+    return {
+        "context": profile["context"],
+        "count": len(profile["kernels"]),
+        "calls": calls,
+        "absent": [e for e in CALLS if (e, 64) not in calls and e + "/vec" in measured],
+        "pairs": [(e, s, v) for e, s, v in pairs if s and v],
+        "tasks": [(e, u, r) for e, u, r in tasks if u and r],
+        "tiles": [(label, k) for label, k in tiles if k],
+        "asked": asked,
+    }
+
+
+def add(doc, bench, found):
+    """The counters' sections, from find()'s kernels."""
+    if found is None:
         doc.add(
             "## What the hardware did (Nsight Compute)\n\nNo `profile.json` beside the results (or it was set"
             " aside, as the report's head says): `scripts/profile.sh` runs Nsight Compute over the suite's"
             " kernels and writes it.\n"
         )
-        return {}
-    c = profile["context"]
+        return
+    c = found["context"]
     copy = bench.copy_gbs
     doc.add("## What the hardware did (Nsight Compute)\n")
     doc.add(
-        f"One launch of each of {len(profile['kernels'])} kernels, after a validated run of the same problem,"
+        f"One launch of each of {found['count']} kernels, after a validated run of the same problem,"
         f" under `ncu` ({c.get('ncu_version', '?')}) on the {c.get('device', '?')}, revision"
         f" `{c.get('git_revision', '?')}` ({c.get('date', '?')}); `scripts/profile.sh` makes `profile.json`."
         " Times are under the profiler (its replays flush the caches before each pass), so set them beside"
@@ -103,16 +161,10 @@ def add(doc, bench, profile):
         + __doc__.split("\n\n", 1)[1].replace("\n", " ")
         + " DRAM GB/s is the bytes ncu counted over the kernel's time, against this run's copy bandwidth.\n"
     )
-    found = {"asked": []}
 
     # Why an indirect call costs what it costs.
-    rows, by = [], {}
-    for k_ in (1, 64):
-        for e in CALLS:
-            k = pick(profile, "map", e + "/vec", f"k={k_}")
-            if k:
-                by[(e, k_)] = k
-                rows.append(row(f"{e}/vec, k = {k_}", k, copy))
+    by = found["calls"]
+    rows = [row(f"{e}/vec, k = {k_}", by[(e, k_)], copy) for k_ in (1, 64) for e in CALLS if (e, k_) in by]
     if rows:
         doc.add("### Why an indirect call costs what it costs (map, quadratic, float32, 2^24, vec)\n")
         doc.add(table(HEADER, rows))
@@ -138,8 +190,7 @@ def add(doc, bench, profile):
         stacked = [(f"{e}, k = 64", by[(e, 64)]) for e in CALLS if (e, 64) in by]
         if stacked:
             stall_bars(doc, stacked)
-        measured = {entry for (w, _), entries in bench.problems.items() if w == "map" for entry in entries}
-        absent = [e for e in CALLS if (e, 64) not in by and e + "/vec" in measured]
+        absent = found["absent"]
         if absent:
             doc.add(
                 "Measured in this run but not in this `profile.json` (profiled before they existed, or"
@@ -147,11 +198,7 @@ def add(doc, bench, profile):
             )
 
     # Why the scalar form stops below copy.
-    pairs = [
-        (e, pick(profile, "map", e + "/scalar", "k=1"), pick(profile, "map", e + "/vec", "k=1"))
-        for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual")
-    ]
-    pairs = [(e, s, v) for e, s, v in pairs if s and v]
+    pairs = found["pairs"]
     if pairs:
         doc.add("### Why the scalar form stops below copy (map, quadratic, float32, 2^24, k = 1)\n")
         doc.add(table(HEADER, paired_rows(pairs, "/scalar", "/vec", copy)))
@@ -168,11 +215,7 @@ def add(doc, bench, profile):
         )
 
     # What divergence does in tasks.
-    tasks = [
-        (e, pick(profile, "tasks", e, "layout=uniform"), pick(profile, "tasks", e, "layout=random"))
-        for e in ("03_switch/per_element", "04_function_pointer.table/per_element", "05_virtual/per_element")
-    ]
-    tasks = [(e, u, r) for e, u, r in tasks if u and r]
+    tasks = found["tasks"]
     if tasks:
         doc.add("### What divergence does in tasks (an op per element, 2^24)\n")
         doc.add(table(HEADER, paired_rows(tasks, ", uniform", ", random/32", copy)))
@@ -191,16 +234,7 @@ def add(doc, bench, profile):
         )
 
     # Why tiling pays.
-    tiles = [
-        ("blur, global", pick(profile, "image", "01_template_functor/global")),
-        ("blur, tiled", pick(profile, "image", "01_template_functor/tiled")),
-        ("GEMM, naive", pick(profile, "matmul", "01_template_functor/naive")),
-    ] + [
-        (f"GEMM, tiled, {k['entry'].split('/')[0]}", k)
-        for k in profile["kernels"]
-        if k["workload"] == "matmul" and k["entry"].endswith("/tiled")
-    ]
-    tiles = [(label, k) for label, k in tiles if k]
+    tiles = found["tiles"]
     if tiles:
         doc.add("### Why tiling pays (blur 3840x2160 r = 4; GEMM 4096^3, float32, (+,×))\n")
         doc.add(table(HEADER, [row(label, k, copy) for label, k in tiles]))
@@ -222,20 +256,6 @@ def add(doc, bench, profile):
                 )
                 + ".\n"
             )
-    for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual"):
-        for form, k_ in (("scalar", 1), ("vec", 64)):
-            k = pick(profile, "map", f"{e}/{form}", f"k={k_}")
-            if k:
-                r, s = top_wait(k)
-                found["asked"].append(
-                    (
-                        f"{e}/{form}, k = {k_}",
-                        k["occupancy_achieved"],
-                        k["thread_instructions_per_element"],
-                        r,
-                        s,
-                    )
-                )
     if found["asked"]:
         doc.add("The figures asked for first (map, quadratic, float32, 2^24):\n")
         doc.add(
@@ -244,7 +264,6 @@ def add(doc, bench, profile):
                 [[a, f"{o:.2f}", f"{i:.1f}", f"{r} ({s:.0%})"] for a, o, i, r, s in found["asked"]],
             )
         )
-    return found
 
 
 def stall_bars(doc, items):
