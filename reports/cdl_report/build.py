@@ -168,7 +168,7 @@ def write_report(results, out_dir, readme=None, others=()):
     doc = Document(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
-    found = findings.compute(results, guarded)
+    found = findings.compute(results, guarded, others)
     noise = found["noise"]
     guarded("head", header.top, doc, bench, results.resources, results.set_aside)
     answer_text = guarded("answer", answer.add, doc, bench, noise, found["answer"])
@@ -207,7 +207,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("kernel resources", resources.add, doc, results.resources)
     guarded("profile", profile.add, doc, bench, found["profile"])
     guarded("claims", claims.add, doc, found["claims"], noise)
-    found["devices"] = guarded("devices", devices.add, doc, results, others)
+    guarded("devices", devices.add, doc, found["devices"])
     guarded("method", header.method, doc, bench, noise, found["noise_how"])
     guarded("flush", flush.add, doc, found["flush"])
     guarded("run to run", repeat.add, doc, found["repeat"], noise)

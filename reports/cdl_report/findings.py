@@ -2,19 +2,20 @@
 line is written, each by its section's find(): the first screen's answer, the map, the dispatch
 sweep, op length, precision, tasks, objects, the compiles' costs, the tiered streams, the stencils,
 the GEMMs, the elementwise section, the Python peers' ratios, the counters, the flush, run to run,
-and last the claims' verdicts, which read the findings above them, never a rendered section. A
-section's add() renders what its find() found. Still computed where they are written: the head,
-the kernels' resources (the tables of what resources.json holds) and the section across devices."""
+the other devices' runs, and last the claims' verdicts, which read the findings above them, never a
+rendered section. A section's add() renders what its find() found. Still computed where they are
+written: the head and the kernels' resources (the tables of what resources.json holds)."""
 from . import claims
-from .sections import answer, dispatch, elementwise, flush, image, jit, map, matmul
+from .sections import answer, devices, dispatch, elementwise, flush, image, jit, map, matmul
 from .sections import objects, oplength, precision, profile, python_peers, repeat, tasks, tiered
 from .stats import noise_threshold
 
 
-def compute(results, guarded):
+def compute(results, guarded, others=()):
     """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
     "matmul", "flush",
-    "oplength", "repeat", "tiered", "objects", "profile", "answer", "claims"} of `results`;
+    "oplength", "repeat", "tiered", "objects", "profile", "devices", "answer",
+    "claims"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
@@ -34,6 +35,7 @@ def compute(results, guarded):
     found["objects"] = guarded("objects", objects.find, bench, noise)
     found["tiered"] = guarded("tiered", tiered.find, results.tiered or bench, noise)
     found["profile"] = guarded("profile", profile.find, bench, results.profile)
+    found["devices"] = guarded("devices", devices.find, results, others)
     found["answer"] = guarded("answer", answer.find, bench, noise, results.python, results.resources)
     # Last: the claims' verdicts read the figures above (the findings, never a rendered section).
     found["claims"] = guarded("claims", claims.answer_all, bench, results.facts, found, results.python)

@@ -130,10 +130,92 @@ def _cublas_fraction(rows, name, shape):
     return cublas["median"] / mine["median"] if mine and cublas else None
 
 
-def add(doc, results, others):
-    """One subsection per other device's run; returns {device name: key figures}."""
-    if not others:
-        return {}
+# Kernels the two builds wrote differently: a ratio of such kernels compares two kernels, not two
+# devices. Each: what marks a run's kernel, and the sentence given the run that has it and the other.
+CHANGED = (
+    (
+        lambda run: run.bench.map_loop_fused,
+        lambda has, other: (
+            f"**The map's vec kernels differ between the runs.** {has}'s skeleton runs one k loop for all"
+            f" of a thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value:"
+            " beyond k = 1, and for the calls that are not inlined at every k, a map ratio below"
+            " compares two kernels, not two devices.\n"
+        ),
+    ),
+    (
+        lambda run: run.bench.gemm_steps,
+        lambda has, other: (
+            f"**The tiled GEMMs may differ between the runs.** {has} measured the tiled kernel's steps"
+            f" (`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with"
+            " an earlier tiled kernel (the revisions above say), in which case a matmul ratio below"
+            " compares two kernels, not two devices.\n"
+        ),
+    ),
+)
+
+
+def find(results, others):
+    """{other device's name: _find(results, other)} for each other run."""
+    return {device(other.bench)["name"]: _find(results, other) for other in others}
+
+
+def _find(a, b):
+    """Run A against run B: the comparison (compare_runs), each device, the ratios a DRAM-bound and an
+    SM-bound benchmark would show, which kernels the builds wrote differently, per group the time
+    ratios and the classes of their shares, the jit/ stages' ratios, the penalties' moves per k, and
+    the figures asked for first."""
+    c = compare_runs(a, b)
+    da, db = device(a.bench), device(b.bench)
+    bw, sm = expected(da, db)
+    l2 = max(da["l2"], db["l2"])
+    groups = defaultdict(list)
+    for name, ratio, _, _ in c["rows"]:
+        f = family(name, l2)
+        if f:
+            groups[f].append(ratio)
+    counts_all = defaultdict(int)
+    group_rows = []  # (group, ratios, shares, {class: count})
+    for f in sorted(groups):
+        shares = [s for s in (share(r, bw, sm) for r in groups[f]) if s is not None]
+        counts = defaultdict(int)
+        for s in shares:
+            counts[klass(s)] += 1
+            counts_all[klass(s)] += 1
+        group_rows.append((f, groups[f], shares, counts))
+    pen = c["penalties"]
+    by_k = []  # (k, [(|move|, key)] sorted, those over the noise)
+    for k in sorted({key[1] for key in pen}):
+        moved = sorted((abs(pen[key][1] / pen[key][0] - 1), key) for key in pen if key[1] == k)
+        by_k.append((k, moved, [m for m in moved if m[0] > c["threshold"]]))
+    return {
+        "a": a,
+        "b": b,
+        "c": c,
+        "da": da,
+        "db": db,
+        "bw": bw,
+        "sm": sm,
+        "changed": [
+            sentence(*(("A", "B") if marked(a) else ("B", "A")))
+            for marked, sentence in CHANGED
+            if marked(a) != marked(b)
+        ],
+        "groups": group_rows,
+        "counts": counts_all,
+        # A class is named for what tells it apart: where the two GPUs' SMs run at the same rate (within
+        # the noise), a benchmark in the SMs' class did not move, which an SM-bound benchmark and one
+        # bound by neither (the host, a latency) would both do.
+        "alike": abs(sm - 1) <= c["threshold"],
+        "stages": sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/")),
+        "penalties_by_k": by_k,
+        "figures": key_figures(c, a, b),
+    }
+
+
+def add(doc, found):
+    """One subsection per other device's run, from find()'s comparisons."""
+    if not found:
+        return
     doc.add("## Across devices\n")
     doc.add(
         "This run beside each other device's run in the same folder, benchmark by benchmark "
@@ -141,16 +223,12 @@ def add(doc, results, others):
         + __doc__.split("\n\n", 1)[1].replace("\n", " ")
         + "\n"
     )
-    found = {}
-    for other in others:
-        found[device(other.bench)["name"]] = _one(doc, results, other)
-    return found
+    for comparison in found.values():
+        _one(doc, comparison)
 
 
-def _one(doc, a, b):
-    c = compare_runs(a, b)
-    da, db = device(a.bench), device(b.bench)
-    bw, sm = expected(da, db)
+def _one(doc, f):
+    a, b, c, da, db, bw, sm = (f[k] for k in ("a", "b", "c", "da", "db", "bw", "sm"))
     doc.add(f"### {da['name']} (A) and {db['name']} (B)\n")
     doc.add(
         table(
@@ -181,67 +259,20 @@ def _one(doc, a, b):
             ],
         )
     )
-    # Kernels the two builds wrote differently: a ratio of such kernels compares two kernels, not two
-    # devices. Each: what marks a run's kernel, and the sentence given the run that has it and the other.
-    changed = (
-        (
-            lambda run: run.bench.map_loop_fused,
-            lambda has, other: (
-                f"**The map's vec kernels differ between the runs.** {has}'s skeleton runs one k loop for all"
-                f" of a thread's values (`cdl_map_vec_loop` in its context), {other}'s one loop per value:"
-                " beyond k = 1, and for the calls that are not inlined at every k, a map ratio below"
-                " compares two kernels, not two devices.\n"
-            ),
-        ),
-        (
-            lambda run: run.bench.gemm_steps,
-            lambda has, other: (
-                f"**The tiled GEMMs may differ between the runs.** {has} measured the tiled kernel's steps"
-                f" (`tiled_step*` forms) and {other} did not: {other}'s build may be from before them, with"
-                " an earlier tiled kernel (the revisions above say), in which case a matmul ratio below"
-                " compares two kernels, not two devices.\n"
-            ),
-        ),
-    )
-    for marked, sentence in changed:
-        if marked(a) != marked(b):
-            doc.add(sentence(*(("A", "B") if marked(a) else ("B", "A"))))
+    for sentence in f["changed"]:
+        doc.add(sentence)
     if share(bw, bw, sm) is None:
         doc.add(
             f"The two devices' copy bandwidths and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
             "no benchmark can tell memory from SMs here, so only the ratios are listed.\n"
         )
-    l2 = max(da["l2"], db["l2"])
-    groups = defaultdict(list)
-    for name, ratio, _, _ in c["rows"]:
-        f = family(name, l2)
-        if f:
-            groups[f].append(ratio)
-    rows = []
-    counts_all = defaultdict(int)
-    for f in sorted(groups):
-        ratios = groups[f]
-        shares = [s for s in (share(r, bw, sm) for r in ratios) if s is not None]
-        counts = defaultdict(int)
-        for s in shares:
-            counts[klass(s)] += 1
-            counts_all[klass(s)] += 1
-        rows.append(
-            [
-                f,
-                len(ratios),
-                f"{median(ratios):.3f} ({quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f})",
-            ]
-            + (
-                [f"{median(shares):.2f}"] + [counts[k] for k in CLASSES]
-                if shares
-                else ["–"] * (1 + len(CLASSES))
-            )
-        )
-    # A class is named for what tells it apart: where the two GPUs' SMs run at the same rate (within
-    # the noise), a benchmark in the SMs' class did not move, which an SM-bound benchmark and one
-    # bound by neither (the host, a latency) would both do.
-    alike = abs(sm - 1) <= c["threshold"]
+    rows = [
+        [g, len(ratios), f"{median(ratios):.3f} ({quantile(ratios, 0.05):.3f}–{quantile(ratios, 0.95):.3f})"]
+        + ([f"{median(shares):.2f}"] + [counts[k] for k in CLASSES] if shares else ["–"] * (1 + len(CLASSES)))
+        for g, ratios, shares, counts in f["groups"]
+    ]
+    counts_all = f["counts"]
+    alike = f["alike"]
     names = dict(zip(CLASSES, CLASSES), **({"with the SMs": "unchanged"} if alike else {}))
     doc.add(
         f"A benchmark bound by DRAM bandwidth would take {bw:.3f} times as long on B, one bound by the SMs"
@@ -261,7 +292,7 @@ def _one(doc, a, b):
         + ", ".join(f"{counts_all[k]} {names[k]}" for k in CLASSES)
         + f" of {sum(counts_all.values())}.\n"
     )
-    stages = sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/"))
+    stages = f["stages"]
     if stages:
         rs = [r for _, r in stages]
         same = (da["cpus"], da["cpu_mhz"]) == (db["cpus"], db["cpu_mhz"])
@@ -284,20 +315,16 @@ def _one(doc, a, b):
             "**The dispatch penalties** (time over the template's, vec forms, the dispatch sweep) are ratios"
             " on one device: a faster memory or clock that sped every form alike would cancel in them.\n"
         )
-        krows = []
-        for k in sorted({key[1] for key in pen}):
-            moved = sorted((abs(pen[key][1] / pen[key][0] - 1), key) for key in pen if key[1] == k)
-            over = [m for m in moved if m[0] > c["threshold"]]
-            worst = moved[-1]
-            krows.append(
-                [
-                    k,
-                    f"{len(over)} of {len(moved)}",
-                    f"{median(m for m, _ in moved):.1%}",
-                    f"{worst[0]:.1%} ({worst[1][2].split('/')[0]}, {worst[1][0]})",
-                    "no" if len(over) <= len(moved) // 10 else "yes",
-                ]
-            )
+        krows = [
+            [
+                k,
+                f"{len(over)} of {len(moved)}",
+                f"{median(m for m, _ in moved):.1%}",
+                f"{moved[-1][0]:.1%} ({moved[-1][1][2].split('/')[0]}, {moved[-1][1][0]})",
+                "no" if len(over) <= len(moved) // 10 else "yes",
+            ]
+            for k, moved, over in f["penalties_by_k"]
+        ]
         doc.add(
             f"Per k: how many moved by more than the noise threshold ({c['threshold']:.1%}), by how much, and"
             " whether the penalties at that k move with the device (more than a tenth of them moved):\n"
@@ -321,11 +348,10 @@ def _one(doc, a, b):
                     )
         doc.add("\nA → B, for the quadratic and sine ops:\n")
         doc.add(table(["", *(e.split("/")[0] for e in entries)], prow))
-    figures = key_figures(c, a, b)
+    figures = f["figures"]
     doc.add("The figures asked for first:\n")
     doc.add(table(["figure", "A", "B", "B/A or B − A"], [list(r) for r in figures]))
     _plot(doc, c, a, bw, sm, db["name"])
-    return figures
 
 
 def _plot(doc, c, a, bw, sm, other):
