@@ -179,7 +179,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("precision", precision.add, doc, found["precision"])
     guarded("tasks", tasks.add, doc, found["tasks"])
     guarded("objects", objects.add, doc, found["objects"], results.profile)
-    found["jit"] = guarded(
+    guarded(
         "run-time compilation",
         jit.add,
         doc,

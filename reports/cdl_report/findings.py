@@ -26,7 +26,9 @@ def compute(results, guarded, others=()):
     found["tasks"] = guarded("tasks", tasks.find, bench)
     found["other"] = guarded("elementwise", elementwise.find, bench)
     found["python"] = guarded("Python peers", python_peers.find, bench, results.python)
-    found["jit"] = guarded("run-time compilation", jit.find, bench) if bench.stages else {}
+    found["jit"] = (
+        guarded("run-time compilation", jit.find, bench, found["dispatch"], noise) if bench.stages else {}
+    )
     found["image"] = guarded("image", image.find, bench)
     found["matmul"] = guarded("matmul", matmul.find, bench)
     found["flush"] = guarded("flush", flush.find, bench, noise)

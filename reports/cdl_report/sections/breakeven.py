@@ -10,8 +10,18 @@ from ..stats import compare
 RIVAL = "16_interpreter/"
 
 
-def add(doc, bench, dispatch, noise, c):
-    """The break-even table and its finding; returns {(op, k, which compile): elements}."""
+# Each compile the break-even is taken for: its key in the compiles' costs, and its column's name.
+LABELS = (
+    ("first compile, new process", "first compile (new process)"),
+    ("compile", "later compile"),
+    ("disk hit (fresh process)", "disk-cache hit"),
+)
+
+
+def find(bench, dispatch, noise, c):
+    """Per (op, k) of the dispatch sweep: the rival, 06's kernel time over the rival's with whether
+    it is a finding, and the break-even n of each compile (None: never, or not decided); and
+    {(op, k, which compile): elements}. c: the compiles' costs (jit.find's)."""
     # A compile pays once the time it saves over the route that needs none exceeds it: after n
     # elements, n * (t_rival - t_jit) / n_sweep; a break-even is printed only where the two times
     # differ beyond the noise, and only against a route that runs the same user's op (RIVAL).
@@ -19,11 +29,6 @@ def add(doc, bench, dispatch, noise, c):
     # 06's kernel is the skeleton's; 08's vec kernel runs one k loop for all of a thread's values
     # (dispatch.py says how much that alone changes), so its speed against a rival is not the
     # JIT's alone, and 08 is left out here.
-    labels = (
-        ("first compile, new process", "first compile (new process)"),
-        ("compile", "later compile"),
-        ("disk hit (fresh process)", "disk-cache hit"),
-    )
     sweep_rows = {
         (f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=dispatch["n"]) if "k" in f
     }
@@ -39,18 +44,32 @@ def add(doc, bench, dispatch, noise, c):
         jit = min(jits, key=lambda e: jits[e]["median"])
         ratio, _, differs = compare(jits[jit], rivals[rival], noise)
         saving_per_element_ms = (rivals[rival]["median"] - jits[jit]["median"]) / 1000 / dispatch["n"]
+        for key, name in LABELS:
+            if c[key] and differs and saving_per_element_ms > 0:
+                breakeven[(op, k, name)] = c[key] / saving_per_element_ms
+        rows.append((op, k, rival, ratio, differs))
+    return {"rows": rows, "breakeven": breakeven}
+
+
+def add(doc, dispatch, found):
+    """The break-even table and its finding, from find()'s."""
+    breakeven = found["breakeven"]
+    rows = []
+    for op, k, rival, ratio, differs in found["rows"]:
         cells = [
             op,
             k,
             f"`{rival}`",
             f"{ratio:.2f}" + ("" if differs else " (not decided)" if differs is None else " (no difference)"),
         ]
-        for key, name in labels:
-            if c[key] and differs and saving_per_element_ms > 0:
-                breakeven[(op, k, name)] = c[key] / saving_per_element_ms
-                cells.append(f"{breakeven[(op, k, name)]:.2e}")
-            else:
-                cells.append("not decided" if differs is None else "never")
+        for _, name in LABELS:
+            cells.append(
+                f"{breakeven[(op, k, name)]:.2e}"
+                if (op, k, name) in breakeven
+                else "not decided"
+                if differs is None
+                else "never"
+            )
         rows.append(cells)
     doc.add(
         "**When a compile pays off.** A compile for a user's op competes with the route that runs the same"
@@ -64,7 +83,7 @@ def add(doc, bench, dispatch, noise, c):
     if rows:
         doc.add(
             table(
-                ["op", "k", "rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in labels],
+                ["op", "k", "rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in LABELS],
                 rows,
             )
         )
@@ -78,4 +97,3 @@ def add(doc, bench, dispatch, noise, c):
         )
         if breakeven:
             plots.jit_breakeven(doc, breakeven)
-    return breakeven

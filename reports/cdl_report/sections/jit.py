@@ -140,10 +140,11 @@ def fast_compile(doc, dispatch, c, resources, routes):
     doc.add(text + ".\n")
 
 
-def find(bench):
+def find(bench, dispatch, noise):
     """{"costs": {what: ms} of a new op's compile, link, load and cache hits through each route (the
     interleaved benchmark's median where the run has it, a new process's first likewise), "interleaved":
-    its routes with their spread, "first_in_process": a new process's first result by route}."""
+    its routes with their spread, "first_in_process": a new process's first result by route,
+    "breakeven": breakeven.find()'s against the dispatch sweep}."""
     s = bench.stages
     costs = {
         "first compile, new process": stage_ms(s, "jit/first_compile_in_process/06/new_op"),
@@ -192,13 +193,19 @@ def find(bench):
     for key, route in (("first compile, new process", "06"), ("08 first compile, new process", "08")):
         if route in fresh:
             costs[key] = fresh[route][0]
-    return {"costs": costs, "interleaved": routes, "first_in_process": fresh}
+    return {
+        "costs": costs,
+        "interleaved": routes,
+        "first_in_process": fresh,
+        # When a compile pays off, against the interpreter on the dispatch sweep.
+        "breakeven": breakeven.find(bench, dispatch, noise, costs) if dispatch and costs["compile"] else None,
+    }
 
 
 def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
-    """Renders the section from its findings (find()); returns them with the break-even."""
+    """Renders the section from its findings (find())."""
     if not bench.stages:
-        return {}
+        return
     doc.add(f"## {HEADING}\n")
     doc.add(
         "Each stage is named by the cache state it meets. A *new op* compiles a text no cache has seen in"
@@ -279,7 +286,6 @@ def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
     s = bench.stages
     interleaved_table(doc, s)
     c, routes = found["costs"], found["interleaved"]
-    out = dict(found)
     if c["compile"] and c["first compile, new process"]:
         text = (
             f"**A new op costs** {c['first compile, new process']:.0f} ms through 06 as the first"
@@ -360,5 +366,4 @@ def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
         doc.add(text + ".\n")
     baseline(doc, c, dispatch)
     if dispatch and c["compile"]:
-        out["breakeven"] = breakeven.add(doc, bench, dispatch, noise, c)
-    return out
+        breakeven.add(doc, dispatch, found["breakeven"])
