@@ -93,6 +93,11 @@ GLOSSARY = (
         " compiles and what the interpreter runs with no compiler",
     ),
     (
+        "one-time cost",
+        "what a route pays once for a new op before its kernel runs: a compile and its load, or, for the"
+        " interpreter, the op's text to a first result",
+    ),
+    (
         "break-even",
         "the number of elements after which a compiled kernel's saving per element has repaid"
         " its compile, against a route that runs the same op with none",
