@@ -24,7 +24,7 @@ def once(bench):
     spreads = {jit_stages.ROUTES[r]: v for r, v in jit_stages.interleaved(bench.stages).items()}
     out = {}
     for route, stages in ROUTES.items():
-        if route in spreads and route != "16_interpreter":
+        if route in spreads:
             s = spreads[route]
             out[route] = (s["p10"], s["p50"], s["p90"])
             continue
