@@ -193,7 +193,6 @@ def write_report(results, out_dir, readme=None, others=()):
         found["dispatch"],
         noise,
         results.jit_uncached,
-        results.resources,
     )
     guarded("tiered", tiered.add, doc, found["tiered"], noise)
     guarded("image", image.add, doc, found["image"], noise)

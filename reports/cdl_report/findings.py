@@ -27,7 +27,9 @@ def compute(results, guarded, others=()):
     found["other"] = guarded("elementwise", elementwise.find, bench)
     found["python"] = guarded("Python peers", python_peers.find, bench, results.python)
     found["jit"] = (
-        guarded("run-time compilation", jit.find, bench, found["dispatch"], noise) if bench.stages else {}
+        guarded("run-time compilation", jit.find, bench, found["dispatch"], noise, results.resources)
+        if bench.stages
+        else {}
     )
     found["image"] = guarded("image", image.find, bench)
     found["matmul"] = guarded("matmul", matmul.find, bench)

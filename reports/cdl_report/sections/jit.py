@@ -56,7 +56,7 @@ def interleaved_table(doc, stages):
 BASELINE, OPTIMISED = "08_expression_jit.baseline/vec", "08_expression_jit/vec"
 
 
-def baseline(doc, c, dispatch):
+def baseline(doc, c, variants):
     """08's baseline tier (libNVVM -opt=0) against its optimised tier: the compile it saves, and what its
     kernels cost over the dispatch sweep (vec forms, time over the optimised tier's)."""
     if not (c["08 baseline compile"] and c["08 compile"]):
@@ -82,11 +82,7 @@ def baseline(doc, c, dispatch):
                 " the two tiers' milliseconds compare less well than their ratios to a floor compiled beside"
                 " each)"
             )
-    ratios = {
-        key: p[BASELINE] / p[OPTIMISED]
-        for key, p in (dispatch or {}).get("penalty", {}).items()
-        if BASELINE in p and OPTIMISED in p
-    }
+    ratios = variants["baseline"]
     if ratios:
         memory = [r for (_, k), r in ratios.items() if k == 1]
         slowest = max(ratios, key=ratios.get)
@@ -99,18 +95,13 @@ def baseline(doc, c, dispatch):
     doc.add(text + ".\n")
 
 
-def fast_compile(doc, dispatch, c, resources, routes):
+def fast_compile(doc, c, variants, routes):
     """06's variant fast_compile: the compile it saves (no difference where the two routes' spreads
     overlap), its kernel's time beside 06's, and what its kernel is made of (resources.json's records
     of the two vec kernels, quadratic)."""
     if not (c["06 fast compile"] and c["compile"]):
         return
-    penalty = (dispatch or {}).get("penalty", {})
-    ratio = {
-        k: p["06_nvrtc_jit.fast_compile/vec"] / p["06_nvrtc_jit/vec"]
-        for (op, k), p in penalty.items()
-        if "06_nvrtc_jit.fast_compile/vec" in p and "06_nvrtc_jit/vec" in p
-    }
+    ratio = variants["fast_compile"]
     text = (
         "**06's variant `fast_compile`** (NVRTC's `--Ofast-compile=mid`: fewer optimisations for a shorter"
         f" compile, not faster code) compiles a new op in {c['06 fast compile']:.0f} ms against 06's"
@@ -129,7 +120,7 @@ def fast_compile(doc, dispatch, c, resources, routes):
             f"; its vec kernel takes {span(ratio.values(), '{:.2f}')}× the time of 06's over the penalty"
             f" sweep (k = {min(ratio)} to {max(ratio)})"
         )
-    kernels = {e: map_kernel(resources, f"{e}/vec") for e in ("06_nvrtc_jit", "06_nvrtc_jit.fast_compile")}
+    kernels = variants["fast_compile_kernels"]
     if all(kernels.values()):
         f, d = kernels["06_nvrtc_jit.fast_compile"], kernels["06_nvrtc_jit"]
         text += f". Its quadratic vec kernel: {kernel_facts(f)}; 06's: {kernel_facts(d)}" + (
@@ -140,7 +131,27 @@ def fast_compile(doc, dispatch, c, resources, routes):
     doc.add(text + ".\n")
 
 
-def find(bench, dispatch, noise):
+def variant_figures(dispatch, resources):
+    """The variants' kernels against their routes': 08's baseline tier over its optimised tier per
+    (op, k) of the dispatch sweep, 06's fast_compile over 06 per k, and the two 06 vec kernels'
+    resources (quadratic)."""
+    penalty = (dispatch or {}).get("penalty", {})
+    return {
+        "baseline": {
+            key: p[BASELINE] / p[OPTIMISED] for key, p in penalty.items() if BASELINE in p and OPTIMISED in p
+        },
+        "fast_compile": {
+            k: p["06_nvrtc_jit.fast_compile/vec"] / p["06_nvrtc_jit/vec"]
+            for (op, k), p in penalty.items()
+            if "06_nvrtc_jit.fast_compile/vec" in p and "06_nvrtc_jit/vec" in p
+        },
+        "fast_compile_kernels": {
+            e: map_kernel(resources, f"{e}/vec") for e in ("06_nvrtc_jit", "06_nvrtc_jit.fast_compile")
+        },
+    }
+
+
+def find(bench, dispatch, noise, resources=None):
     """{"costs": {what: ms} of a new op's compile, link, load and cache hits through each route (the
     interleaved benchmark's median where the run has it, a new process's first likewise), "interleaved":
     its routes with their spread, "first_in_process": a new process's first result by route,
@@ -197,12 +208,13 @@ def find(bench, dispatch, noise):
         "costs": costs,
         "interleaved": routes,
         "first_in_process": fresh,
+        "variants": variant_figures(dispatch, resources),
         # When a compile pays off, against the interpreter on the dispatch sweep.
         "breakeven": breakeven.find(bench, dispatch, noise, costs) if dispatch and costs["compile"] else None,
     }
 
 
-def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
+def add(doc, bench, found, dispatch, noise, uncached=None):
     """Renders the section from its findings (find())."""
     if not bench.stages:
         return
@@ -315,7 +327,7 @@ def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
                 " compiler"
             )
         doc.add(text + ".\n")
-    fast_compile(doc, dispatch, c, resources, routes)
+    fast_compile(doc, c, found["variants"], routes)
     inside = Parts()
     phases(inside, s)
     parts(inside, s)
@@ -364,6 +376,6 @@ def add(doc, bench, found, dispatch, noise, uncached=None, resources=None):
             )
             text += f", the floor of any route through C++ ({how})"
         doc.add(text + ".\n")
-    baseline(doc, c, dispatch)
+    baseline(doc, c, found["variants"])
     if dispatch and c["compile"]:
         breakeven.add(doc, dispatch, found["breakeven"])
