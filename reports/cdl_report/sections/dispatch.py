@@ -78,9 +78,10 @@ def in_l2(n, l2):
     )
 
 
-def size_find(bench, n, noise, resources):
-    """The quadratic op's penalties at the sweep's n and at the largest other n, side by side, with the
-    waves of blocks each kernel runs at both sizes; {} where the run has no other n."""
+def size_find(bench, n, noise, resources, compared):
+    """The quadratic op's penalties at the sweep's n (compared: penalties() there) and at the largest
+    other n, side by side, with the waves of blocks each kernel runs at both sizes; {} where the run
+    has no other n."""
     sizes = sorted(
         {
             int(f["n"])
@@ -92,7 +93,8 @@ def size_find(bench, n, noise, resources):
         return {}
     other = sizes[-1]
     sms = bench.env.get("device", {}).get("sm_count", 0)
-    sweep_p, other_p = penalties(bench, n, noise, "quadratic"), penalties(bench, other, noise, "quadratic")
+    sweep_p = {key: ratios for key, ratios in compared.items() if key[0] == "quadratic"}  # at n
+    other_p = penalties(bench, other, noise, "quadratic")
     rows, moved = [], {}  # rows: (k, entry, at n, at other, waves at n, waves at other)
     for (op, k), ratios in sorted(other_p.items()):
         for e, (r_other, _) in sorted(ratios.items()):
@@ -187,12 +189,8 @@ def find(bench, noise, resources=None):
         }
     )
     compared = penalties(bench, n, noise)
-    penalty = {}
-    for op, ks in sorted(sweep.items()):
-        for k, row in sorted(ks.items()):
-            base = row.get(BASE)
-            if base:
-                penalty[(op, k)] = {c: row[c] / base for c in cols if c in row}
+    # The same ratios without the test's answer, for the columns the tables show.
+    penalty = {key: {c: compared[key][c][0] for c in cols if c in compared[key]} for key in sorted(compared)}
     spread = defaultdict(dict)  # (op, k) -> entry -> (min, max) over the repetitions
     for f, es in bench.select("map", type="f32", n=n):
         if f.get("k") is not None:
@@ -216,7 +214,7 @@ def find(bench, noise, resources=None):
         "compared": compared,
         "penalty": penalty,
         "spread": spread,
-        "sizes": size_find(bench, n, noise, resources),
+        "sizes": size_find(bench, n, noise, resources, compared),
         "calls": (calls, base_calls),
         "expression_loop": loop,
     }
