@@ -66,14 +66,6 @@ WHAT = {
     "15_device_launch": "the op's kernel launched from a kernel",
     "16_interpreter": "the op in 08's language as data, run by a precompiled interpreter kernel",
 }
-# A new op's cost for each run-time compiled way: the stages it pays, summed (bench/jit_stages.cpp).
-NEW_OP = {
-    "06_nvrtc_jit": ("jit/compile/06/new_op", "jit/load/06/"),
-    "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
-    "08_expression_jit": ("jit/compile/08/new_op",),  # its compile and its load
-    "08_expression_jit.baseline": ("jit/compile/08_baseline/new_op",),
-    "16_interpreter": ("jit/first_result/16/new_op",),  # no compile: its text to a map's result
-}
 CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
 
 
@@ -112,7 +104,7 @@ def choose(candidates, r, top, new_op_ms, noise, spreads=None):
     measured = [c for c in candidates if top in r.get(c, {})]
     if not measured:
         return []
-    if all(c in NEW_OP for c in measured):
+    if all(c in jit_stages.NEW_OP for c in measured):
         fast = [c for c in measured if worst(r[c], top)[1][0] <= 1 + noise and new_op_ms.get(c) is not None]
         if fast:
             best = min(fast, key=lambda c: new_op_ms[c])
@@ -133,15 +125,11 @@ def find(bench, noise, python=None, resources=None):
         return {}
     r = ratios(bench, n, noise)
     top = max(k for ks in r.values() for k in ks)
-    new_op_ms = {}  # a route's stages summed; None where one of them was not run
-    for lab, stages in NEW_OP.items():
-        ms = [jit_stages.stage_ms(bench.stages, s) for s in stages]
-        new_op_ms[lab] = None if None in ms else sum(ms)
-    # Where the run interleaved the routes, their medians instead, with their spreads.
+    # Each way's new op: the interleaved median where the run has it, else its stages summed; None
+    # where one of them was not run. The spreads are the interleaved benchmark's.
+    costs = jit_stages.new_op_costs(bench.stages)
+    new_op_ms = {way: costs[way][1] if way in costs else None for way in jit_stages.NEW_OP}
     spreads = {jit_stages.ROUTES[route]: v for route, v in jit_stages.interleaved(bench.stages).items()}
-    for way, v in spreads.items():
-        if way in new_op_ms:
-            new_op_ms[way] = v["p50"]
     headings = {
         "dispatch": dispatch.heading(n),
         "map": map_section.heading(bench),
@@ -228,7 +216,7 @@ def add(doc, bench, noise, found):
                 else "–"
             )
             where = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
-        elif way in NEW_OP:
+        elif way in jit_stages.NEW_OP:
             once = (
                 (
                     "; ".join(f"`{w}` {jit_stages.spread(spreads[w])}" for w in ways) + " a new op"

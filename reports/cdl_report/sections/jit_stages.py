@@ -124,3 +124,33 @@ def times_floor(c, route):
     if c[route] and c["one-line kernel"]:
         return c[route] / c["one-line kernel"], "the ratio of the two medians, measured apart"
     return None, ""
+
+
+# A new op's cost for each route that runs an op typed at run time: the stages it pays, summed
+# (bench/jit_stages.cpp). 16's is its text to a first result, a launch included, so its one-time
+# cost is not understated.
+NEW_OP = {
+    "06_nvrtc_jit": ("jit/compile/06/new_op", "jit/load/06/"),
+    "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
+    "08_expression_jit": ("jit/compile/08/new_op",),  # its compile and its load
+    "08_expression_jit.baseline": ("jit/compile/08_baseline/new_op",),
+    "16_interpreter": ("jit/first_result/16/new_op",),  # no compile: its text to a map's result
+}
+
+
+def new_op_costs(stages):
+    """{way: (low, median, high) ms} of a new op through each NEW_OP way: the interleaved benchmark's
+    p10, p50 and p90 where the run has it, else its stages' min, median and max summed; a way whose
+    stages the run lacks is left out."""
+    spreads = {ROUTES[r]: v for r, v in interleaved(stages).items()}
+    out = {}
+    for way, names in NEW_OP.items():
+        if way in spreads:
+            out[way] = tuple(spreads[way][q] for q in ("p10", "p50", "p90"))
+            continue
+        rows = [stage_row(stages, name) for name in names]
+        if None not in rows:
+            out[way] = tuple(
+                sum(r.get(q, r["median"]) for r in rows) / 1000 for q in ("min", "median", "max")
+            )
+    return out

@@ -8,32 +8,15 @@ from . import jit_stages
 LAUNCHES = (1, 10, 100, 10_000)
 SIZES = (2**20, 2**24, 2**28)
 OP = "quadratic"
-# The routes that run an op typed at run time, and the new-op stages each pays once (16: its text to
-# a first result, a launch included, so its one-time cost is not understated).
-ROUTES = {
-    "16_interpreter": ("jit/first_result/16/new_op",),
-    "08_expression_jit": ("jit/compile/08/new_op",),
-    "07_jit_lto": ("jit/compile/07_op_ltoir/new_op", "jit/link/07/new_op"),
-    "06_nvrtc_jit": ("jit/compile/06/new_op", "jit/load/06/"),
-}
+# The routes that run an op typed at run time (jit_stages.NEW_OP's, its baseline tier aside).
+ROUTES = ("16_interpreter", "08_expression_jit", "07_jit_lto", "06_nvrtc_jit")
 
 
 def once(bench):
-    """{route: (low, median, high) ms} of its one-time cost: the interleaved benchmark's p10, p50 and
-    p90 where the run has it, else its stages' min, median and max summed; routes not run left out."""
-    spreads = {jit_stages.ROUTES[r]: v for r, v in jit_stages.interleaved(bench.stages).items()}
-    out = {}
-    for route, stages in ROUTES.items():
-        if route in spreads:
-            s = spreads[route]
-            out[route] = (s["p10"], s["p50"], s["p90"])
-            continue
-        rows = [jit_stages.stage_row(bench.stages, s) for s in stages]
-        if None not in rows:
-            out[route] = tuple(
-                sum(r.get(q, r["median"]) for r in rows) / 1000 for q in ("min", "median", "max")
-            )
-    return out
+    """{route: (low, median, high) ms} of its one-time cost (jit_stages.new_op_costs); routes not run
+    left out."""
+    costs = jit_stages.new_op_costs(bench.stages)
+    return {r: costs[r] for r in ROUTES if r in costs}
 
 
 def kernels(bench, n, k=1):
@@ -91,10 +74,11 @@ def find(bench):
     the sum picks the route that measured least, of how many)}; {} where the run lacks the figures."""
     fixed = once(bench)
     found = {}
-    sizes = [n for n in SIZES if kernels(bench, n)]
+    per_size = {n: kernels(bench, n) for n in SIZES}
+    sizes = [n for n in SIZES if per_size[n]]
     for launches in LAUNCHES:
         for n in sizes:
-            per = kernels(bench, n)
+            per = per_size[n]
             totals = {r: total(fixed[r], per[r], launches) for r in fixed if r in per}
             if len(totals) >= 2:
                 best = cheapest(totals)
