@@ -16,8 +16,8 @@
 // one-line kernel through NVRTC, new every iteration (the floor of any NVRTC route). Strategy 08
 // (no C++ front end) the same way: its first compile in a process (from before libNVVM is
 // loaded), a whole new op (parse, lower, libNVVM, and the load, where the driver's ptxas
-// assembles the PTX), and libNVVM and the load apart. Strategy 16 (no compiler): a new op's first
-// result, from its text to a map's output ready. NVRTC's own account of where a compile goes
+// assembles the PTX), and libNVVM and the load apart. Strategies 16 and 17 (no compiler): a new
+// op's first result, from its text to a map's output ready. NVRTC's own account of where a compile goes
 // (jit/phases/: its --time phases, each a counter) for 06's program and the one-line kernel, and
 // what each part of 06's program costs (jit/parts/: the headers, a kernel, an option, each against
 // a program without it, compiled beside it); nvJitLink's (its -time) for 07's link.
@@ -37,6 +37,7 @@
 #include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
 #include "common/registry.hpp"
+#include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/interpreter.hpp"
 #include "strategies/suite/jit_kernels.hpp"
@@ -199,7 +200,8 @@ void compile_and_load_08(const jit::op_text& op, int arch, tier level = tier::op
 // The run-time routes from a new op's text to its first result, by the name the interleaved benchmark
 // and the new-process probes give them: the compilers (06, its fast_compile variant, 07, 08's two
 // tiers: compiled and loaded at the first launch) and the routes with no compiler (16's interpreter;
-// 10's three tiers, whose first launch runs on the interpreter while 08 compiles on a host thread).
+// 17's machine code patched and loaded; 10's three tiers, whose first launch runs on the interpreter
+// while 08 compiles on a host thread).
 // Route 10's dispatchers by op text, kept past their first result (their compiles run on after it);
 // the probe empties this before it returns, so that each waits for its compiles while everything a
 // compile uses is still there (statics made during a compile are destroyed before this one).
@@ -211,7 +213,8 @@ std::map<std::string, std::unique_ptr<tiered_expression>>& tiers() {
 struct route {
   const char* name;
   void (*launch)(const map_launch& a, const jit::op_text& op);
-  bool interleaved = true;  // 10's compiles run on after its first result, on the host's cores
+  bool interleaved = true;        // 10's compiles run on after its first result, on the host's cores
+  map_form form = map_form::vec;  // 17's patched kernel is an element a thread
 };
 const route routes[] = {
     {"06", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(nvrtc_jit_build, a, op); }},
@@ -223,6 +226,8 @@ const route routes[] = {
     {"08_baseline",
      [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); }},
     {"16", [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); }},
+    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op.source); },
+     true, map_form::scalar},
     {"10",
      [](const map_launch& a, const jit::op_text& op) {
        std::unique_ptr<tiered_expression>& t = tiers()[op.source];
@@ -247,10 +252,10 @@ double first_result(const route& r, const jit::op_text& op, std::size_t n) {
   const auto launch = [&](const map_launch& a) { r.launch(a, op); };
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
   const auto start = clock::now();
-  f.launch(launch, map_form::vec, nullptr);
+  f.launch(launch, r.form, nullptr);
   CDL_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   const double seconds = seconds_since(start);
-  const validation_result v = f.run_and_validate(launch, map_form::vec);
+  const validation_result v = f.run_and_validate(launch, r.form);
   if (!v.passed) throw error(std::string(r.name) + "'s first result for " + op.source + ": " + v.summary());
   return seconds;
 }
@@ -706,6 +711,13 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // output is validated after the clock stops, against the language's float64 interpreter.
   add_stage("jit/first_result/16/new_op/map/n:1048576/type:f32", counts, 10, names,
             [] { return first_result(route_named("16"), next_new_op(), std::size_t(1) << 20); });
+  // 17: the same with no compiler either: the op's machine code patched into the stencils' image and
+  // loaded (the stencils learnt before the first iteration: once a process).
+  add_stage("jit/first_result/17/new_op/map/n:1048576/type:f32", counts, 10, names, [] {
+    static const std::string learnt = copy_and_patch::refusal("x", dtype::f32);  // the stencils, untimed
+    if (!learnt.empty()) throw error(learnt);
+    return first_result(route_named("17"), next_new_op(), std::size_t(1) << 20);
+  });
   add_stage("jit/compile/08/same_text" + suffix, counts, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);

@@ -10,13 +10,14 @@
 // strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
 // runs first through strategy 10's three tiers (16's interpreter, then 08's baseline and optimised
 // tiers as their compiles finish: the launch each tier served first), then through 08, through 16
-// (no compiler: its first launch is the op's first result), and through 06 and 07 as the C++ it
-// prints, all validated against the language's float64 interpreter. The tiers compile 08's vec
-// kernels, so 08's vec rows then launch what they compiled; with --strategy naming another
-// strategy than 10, the tiers do not run and every route's first launch is its own. Any other
-// text is taken as C++ (an expression in x of type T, or a function body with `return`) for 06 and 07 alone,
-// validated against the same text compiled for the host; the table says why 08 did not run,
-// naming the position.
+// (no compiler: its first launch is the op's first result), through 17 where its stencils hold the
+// op (no compiler either: machine code patched; the line says why where it is refused), and
+// through 06 and 07 as the C++ it prints, all validated against the language's float64
+// interpreter. The tiers compile 08's vec kernels, so 08's vec rows then launch what they
+// compiled; with --strategy naming another strategy than 10, the tiers do not run and every
+// route's first launch is its own. Any other text is taken as C++ (an expression in x of type T,
+// or a function body with `return`) for 06 and 07 alone, validated against the same text compiled
+// for the host; the table says why 08 did not run, naming the position.
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
@@ -33,10 +34,11 @@
 #include "common/record.hpp"
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
+#include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/interpreter.hpp"
-#include "strategies/suite/tiered_dispatch.hpp"
 #include "strategies/suite/plugin.hpp"
+#include "strategies/suite/tiered_dispatch.hpp"
 #include "strategies/suite/user_op.hpp"
 
 #include <unistd.h>
@@ -210,6 +212,17 @@ int run(const options& o) {
       for (map_form form : {map_form::scalar, map_form::vec})
         rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),
                         launch, form, strategy, "", o.expr});
+    // 17's patched kernel: an element a thread, float, the operations it has stencils for.
+    if (program) {
+      if (const std::string why = copy_and_patch::refusal(o.expr, o.problem.type); !why.empty())
+        std::printf("17_copy_and_patch/scalar [--expr]: not run: %s\n", why.c_str());
+      else
+        rows.push_back({"17_copy_and_patch/scalar [--expr]", user_fixture.get(),
+                        [&user_expression](const map_launch& a) {
+                          copy_and_patch::launch_map(a, user_expression.source);
+                        },
+                        map_form::scalar, "17_copy_and_patch", "", o.expr});
+    }
   }
   const map_fixture fixture(o.problem, o.seed);
   for (const map_entry* e : chosen)

@@ -219,7 +219,8 @@ void register_map(const settings& s, std::vector<std::string>& names) {
 
 // The op-length sweep: polynomials of 1 to 64 steps (common/polynomial.hpp) through each strategy
 // that runs an op of any length (the registry's op_length), at k = 1, 3 and 64, float: what a step
-// costs compiled (08, 03's switch over the lengths built in) and interpreted (16). n = 2^24 at k = 1
+// costs compiled (08, 03's switch over the lengths built in), interpreted (16) and patched (17).
+// n = 2^24 at k = 1
 // and 3 (memory past the L2, as the dispatch sweep); 2^22 at k = 64, where arithmetic sets the time,
 // so that the float64 reference (the polynomial's own definition, in double) takes seconds.
 struct length_problem {
@@ -251,11 +252,11 @@ void register_op_length(const settings& s, std::vector<std::string>& names) {
               static std::map<std::string, validation_result> checked;
               const length_fixture& f = fixture_for<length_fixture>(p);
               const map_launcher launch = [&](const map_launch& a) { e.launch(a, p.steps); };
-              if (!checked.count(name)) checked[name] = f.run_and_validate(launch, map_form::vec);
+              if (!checked.count(name)) checked[name] = f.run_and_validate(launch, e.form);
               const validation_result& v = checked[name];
               if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
               timed_loop(
-                  state, [&](cudaStream_t st) { f.launch(launch, map_form::vec, st); }, double(p.min_bytes()),
+                  state, [&](cudaStream_t st) { f.launch(launch, e.form, st); }, double(p.min_bytes()),
                   s.copy_gbs);
               if (!state.error_occurred()) state.counters["max_rel_err"] = v.max_rel_error;
             });

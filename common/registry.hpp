@@ -42,14 +42,17 @@ using tasks_entry = registry_entry<tasks_launch, tasks_form>;
 using matmul_entry = registry_entry<matmul_launch, matmul_form>;
 using objects_entry = registry_entry<objects_launch, object_form>;
 
-// The op-length sweep (common/polynomial.hpp): the map (vec form) of a polynomial of `steps` steps,
-// by each strategy that runs an op of any length: from its text (08, 16), or by a switch over the
-// lengths built in (03).
+// The op-length sweep (common/polynomial.hpp): the map of a polynomial of `steps` steps, by each
+// strategy that runs an op of any length: from its text (08, 16, 17), or by a switch over the
+// lengths built in (03); in the vec form, but 17's, whose patched kernel is an element a thread
+// and float's alone.
 using length_launch_fn = void (*)(const map_launch& a, int steps);
 struct length_entry {
   std::string strategy;
   length_launch_fn launch;
-  std::string name() const { return strategy + "/vec"; }
+  map_form form = map_form::vec;
+  bool float64 = true;  // whether it runs the float64 problems too
+  std::string name() const { return strategy + "/" + std::string(to_string(form)); }
 };
 
 struct registry {

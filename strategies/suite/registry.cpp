@@ -27,6 +27,7 @@ void register_13_precompiled_plugin(registry&);  // the map (its plugins are map
 void register_14_graph_switch(registry&);        // the map and the tasks groups (nodes choose kernels)
 void register_15_device_launch(registry&);       // the map and the tasks groups (a kernel launches them)
 void register_16_interpreter(registry&);         // the map (08's language, run as data)
+void register_17_copy_and_patch(registry&);      // the op-length sweep (float, its stencils' operations)
 
 // 04 and 05 are compiled once per workload (one_workload.hpp); each part registers its own.
 #define CDL_DECLARE_PART(strategy, workload) void register_##strategy##_##workload(registry&);
@@ -84,6 +85,7 @@ const registry& get_registry() {
     register_14_graph_switch(built);
     register_15_device_launch(built);
     register_16_interpreter(built);
+    register_17_copy_and_patch(built);
     register_09_shared_memory(built);  // last: it adds its forms to every strategy's entries
     // Reading order: each strategy's forms together, strategies by number.
     const auto in_reading_order = [](auto& entries) {

@@ -2,7 +2,7 @@
 commands the documentation gives: the one-file example's and each lesson's nvcc line (built alone
 without a GPU, run and validated with --gpu), cdl_run --compile-times.
 
-    test_run_lines.py [--gpu] CDL_RUN [unittest arguments]
+    test_run_lines.py [--gpu] CDL_RUN [unittest arguments, e.g. a test class's name]
 
 Each strategies/suite/NN_*.cu (the suite's form of a strategy) opens with a header that ends in a line
     // Run it.  `cdl_run ...`      (or `cdl_bench --benchmark_filter=...` for a workload not the map's)
@@ -290,6 +290,46 @@ class RunLinesOnTheGpu(unittest.TestCase):
         self.assertIn("16's interpreter from launch 1 ", line.group(0))
         self.assertRegex(line.group(0), r"08's optimised tier from launch [0-9]+ ")
 
+    def test_a_users_op_is_patched_or_refused_with_its_reason(self):
+        """cdl_run --expr through 17: an op of its operations is patched, validated and timed; one
+        it has no stencil for is named with the reason and the routes to use, and the run goes on."""
+        for expression, patched in (("x * x + 2 * x + 1", True), ("sqrt(x) + 1", False)):
+            got = subprocess.run(
+                [CDL_RUN, "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            said = got.stdout + got.stderr
+            self.assertEqual(got.returncode, 0, said)
+            if patched:
+                self.assertRegex(said, r"(?m)^17_copy_and_patch/scalar \[--expr\] +[0-9.]+ ms  \(p10 ")
+            else:
+                self.assertRegex(
+                    said, r"(?m)^17_copy_and_patch/scalar \[--expr\]: not run: .*sqrt.*16_interpreter"
+                )
+
+    def test_each_line_runs_and_validates(self):
+        """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
+        (bench/run.cpp), and prints "(not timed)" beside a wrong result; cdl_bench exits 3 where a
+        benchmark failed its validation."""
+        for name, argv in run_lines().items():
+            got = subprocess.run(program(argv), capture_output=True, text=True, timeout=600)
+            said = f"{name}: {' '.join(argv)}\n{got.stdout}{got.stderr}"
+            self.assertEqual(got.returncode, 0, said)
+            if argv[0] == "cdl_bench":
+                self.assertIn(f"/{name[: -len('.cu')]}/", got.stdout, said)
+                continue
+            self.assertNotIn("WRONG RESULT", got.stdout, said)
+            self.assertNotIn("(not timed)", got.stdout, said)
+            strategy = argv[argv.index("--strategy") + 1].split("/")[0].split(".")[0]
+            self.assertRegex(got.stdout, rf"(?m)^{re.escape(strategy)}\S* .* [0-9.]+ ms  \(p10 ", said)
+
+
+class LessonsOnTheGpu(unittest.TestCase):
+    """The lessons built, run and compared with the suite: a test of its own (ctest runs it beside
+    RunLinesOnTheGpu), as it builds every lesson first."""
+
     def test_each_lesson_runs_validates_and_times_its_knob(self):
         """A lesson exits 0 only when every result validated (strategies/lesson.cuh), and prints at
         least two timed rows. A map lesson prints the template's and its own ways' times at k = 1
@@ -382,22 +422,6 @@ class RunLinesOnTheGpu(unittest.TestCase):
                         f" {measured:.2f}× (each kernel's least time over its runs)",
                     )
 
-    def test_each_line_runs_and_validates(self):
-        """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
-        (bench/run.cpp), and prints "(not timed)" beside a wrong result; cdl_bench exits 3 where a
-        benchmark failed its validation."""
-        for name, argv in run_lines().items():
-            got = subprocess.run(program(argv), capture_output=True, text=True, timeout=600)
-            said = f"{name}: {' '.join(argv)}\n{got.stdout}{got.stderr}"
-            self.assertEqual(got.returncode, 0, said)
-            if argv[0] == "cdl_bench":
-                self.assertIn(f"/{name[: -len('.cu')]}/", got.stdout, said)
-                continue
-            self.assertNotIn("WRONG RESULT", got.stdout, said)
-            self.assertNotIn("(not timed)", got.stdout, said)
-            strategy = argv[argv.index("--strategy") + 1].split("/")[0].split(".")[0]
-            self.assertRegex(got.stdout, rf"(?m)^{re.escape(strategy)}\S* .* [0-9.]+ ms  \(p10 ", said)
-
 
 if __name__ == "__main__":
     gpu = "--gpu" in sys.argv
@@ -409,5 +433,8 @@ if __name__ == "__main__":
     if gpu and not gpu_visible():
         print("no GPU visible: the run lines are not run (skipped)")
         sys.exit(77)
-    suites = ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample", "Lessons", "CompileTimes"]
+    # Test classes named after CDL_RUN run alone (ctest runs the GPU ones as two tests, side by side).
+    named = [a for a in argv[1:] if not a.startswith("-")]
+    gpu_suites = ["RunLinesOnTheGpu", "LessonsOnTheGpu"]
+    suites = [] if named else gpu_suites if gpu else ["RunLines", "OneFileExample", "Lessons", "CompileTimes"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])

@@ -66,6 +66,7 @@ ROUTES = {
     "08": "08_expression_jit",
     "08_baseline": "08_expression_jit.baseline",
     "16": "16_interpreter",
+    "17": "17_copy_and_patch",
     "10": "10_tiered_dispatch.expression",
     "one_line_kernel": "NVRTC's one-line kernel (no load, no launch)",
 }
@@ -135,6 +136,7 @@ NEW_OP = {
     "08_expression_jit": ("jit/compile/08/new_op",),  # its compile and its load
     "08_expression_jit.baseline": ("jit/compile/08_baseline/new_op",),
     "16_interpreter": ("jit/first_result/16/new_op",),  # no compile: its text to a map's result
+    "17_copy_and_patch": ("jit/first_result/17/new_op",),  # no compile: patched, loaded, launched
 }
 
 

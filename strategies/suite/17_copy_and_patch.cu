@@ -1,0 +1,142 @@
+// 17 - Copy-and-patch: a user's op written into machine code nvcc compiled ahead of time, and
+// loaded with no compiler in the process.
+//
+// Idea.    The lesson (strategies/17_copy_and_patch.cu) is the mechanism, and this file includes
+//          it: the build compiles the stencils (the lesson with CDL_STENCILS: the map kernel with a
+//          region of marked steps, one kernel per operation, one chain through every pair) into
+//          plugins/cdl_stencils.cubin for the GPU it targets; once a process the program learns
+//          from that cubin each operation's instruction, its register fields and the latencies
+//          between them; a new op is parsed, given the region's registers, written into the
+//          region with stalls from the learnt latencies, and loaded with cudaLibraryLoadData.
+// Cost.    Per new op: the patch (microseconds) and the image's load; then nvcc's own instructions
+//          in a k loop that is not unrolled, an element a thread. Once a process: reading the
+//          stencils. The report's op-length sweep sets it beside 08's compiled kernel and 16's
+//          interpreter; its first result is in the JIT stages' interleaved table.
+// Scope.   float, an element a thread, the operations that are one instruction each (+ - * min
+//          max, division by a power of two), as many live values as the region has registers.
+//          Anything else is refused with cdl::error naming the reason and the routes that run it
+//          (08, 16); so is a GPU whose architecture the stencils were not built for.
+// See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
+// Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/scalar/steps:30/`
+//          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:
+//          cdl_run --expr 'x * x + 2 * x + 1' (its row 17_copy_and_patch/scalar [--expr]).
+//          Its lesson's Check it. line fuzzes the mechanism on the GPU.
+// Read it. strategies/17_copy_and_patch.cu is the lesson: everything above its main is used here.
+#define CDL_COPY_AND_PATCH_MECHANISM
+#include "strategies/17_copy_and_patch.cu"
+
+#include "strategies/suite/copy_and_patch.hpp"
+#include "strategies/suite/jit_kernels.hpp"
+
+#include "common/check.hpp"
+#include "common/registry.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace cdl::copy_and_patch {
+
+std::string stencils_path() {
+  const char* from_environment = std::getenv("CDL_PLUGIN_DIR");
+  return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) +
+         "/cdl_stencils.cubin";
+}
+
+namespace {
+
+constexpr const char* other_routes = "run it with 08_expression_jit or 16_interpreter";
+
+// The stencils, learnt the first time an op is patched; a refusal (no file, another architecture,
+// a cubin that does not read as expected) is kept and given again to every later op.
+const patch::stencils& stencils() {
+  static std::once_flag once;
+  static std::optional<patch::stencils> learnt;
+  static std::string why;
+  std::call_once(once, [] {
+    try {
+      learnt = patch::learn(stencils_path());
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  });
+  if (!learnt) throw error("17_copy_and_patch cannot run on this GPU: " + why + "; " + other_routes);
+  return *learnt;
+}
+
+// op's image, patched and loaded the first time its text is seen (a map lookup after that).
+const loaded& prepare(const std::string& text) {
+  static std::map<std::string, std::unique_ptr<loaded>> images;
+  static std::mutex mutex;
+  const patch::stencils& st = stencils();
+  const std::lock_guard lock(mutex);
+  auto found = images.find(text);
+  if (found == images.end()) {
+    patch::compiled c;
+    try {
+      c = patch::compile(st, text);
+    } catch (const patch::refused& e) {
+      throw error("17_copy_and_patch refuses '" + text + "': " + e.what() + "; " + other_routes);
+    }
+    found = images.emplace(text, std::make_unique<loaded>(c)).first;
+  }
+  return *found->second;
+}
+
+}  // namespace
+
+std::string refusal(const std::string& text, dtype t) {
+  try {
+    if (t != dtype::f32)
+      throw error(std::string("17_copy_and_patch runs float alone (its stencils are float's), not ") +
+                  std::string(to_string(t)) + "; " + other_routes);
+    patch::compile(stencils(), text);
+    return "";
+  } catch (const patch::refused& e) {
+    return std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes;
+  } catch (const error& e) {
+    return e.what();
+  }
+}
+
+void launch_map(const map_launch& a, const std::string& text) {
+  if (const std::string why = a.type == dtype::f32 ? "" : refusal(text, a.type); !why.empty())
+    throw error(why);
+  const loaded& image = prepare(text);  // an op refused is refused at every size, n = 0 too
+  if (a.n == 0) return;
+  image.launch(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.k, a.stream);
+}
+
+std::string check_on_host(const std::string& text, int samples) {
+  static const patch::stencils st = patch::learn(stencils_path(), false);
+  patch::compiled c;
+  try {
+    c = patch::compile(st, text);
+  } catch (const patch::refused& e) {
+    return std::string("refused: ") + e.what();
+  }
+  for (int i = 0; i < samples; ++i) {
+    const float x = -4.0f + 8.0f * float(i) / float(samples);
+    const float want = patch::emulate(c, x, 3), got = patch::simulate(st, c, x, 3);
+    if (!(want == got || (std::isnan(want) && std::isnan(got))))
+      return "at x = " + std::to_string(x) + " the machine code computes " + std::to_string(got) +
+             ", the steps " + std::to_string(want);
+  }
+  return "";
+}
+
+}  // namespace cdl::copy_and_patch
+
+namespace cdl {
+
+void register_17_copy_and_patch(registry& r) {
+  r.op_length.push_back({"17_copy_and_patch",
+                         [](const map_launch& a, int steps) {
+                           copy_and_patch::launch_map(a, jit::polynomial_op(steps).source);
+                         },
+                         map_form::scalar, false});
+}
+
+}  // namespace cdl

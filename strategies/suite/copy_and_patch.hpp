@@ -1,0 +1,31 @@
+// Strategy 17's suite form (17_copy_and_patch.cu), for its registry entries, cdl_run --expr, the
+// tests and the compile-time benchmarks.
+#pragma once
+
+#include "common/map_workload.hpp"
+
+#include <string>
+
+namespace cdl::copy_and_patch {
+
+// The map of a user's op (08's language) through an image nvcc compiled ahead of time with the
+// op's instructions written into it: float, an element a thread. Patched and loaded the first time
+// a text is seen, found by it after that. cdl::error where the op, the element type or this GPU is
+// refused: its message says why and which routes run it instead (08, 16).
+void launch_map(const map_launch& a, const std::string& text);
+
+// Why launch_map would refuse text at type t, with the routes to use instead; empty where it runs
+// it. Learns the stencils (once a process) and patches no image: nothing is loaded.
+std::string refusal(const std::string& text, dtype t);
+
+// With no GPU: text patched from the stencils (whatever architecture they were built for), the
+// image decoded with the learnt forms and run on the host against the op's steps, at k = 3 and
+// `samples` values of x (the lesson's --check). Empty where every value agrees; else why not (the
+// refusal, or the first value whose machine code computes something else). Not the timing, which
+// only a GPU run shows.
+std::string check_on_host(const std::string& text, int samples = 64);
+
+// Where the stencils are read from: CDL_PLUGIN_DIR from the environment, else the build's plugins/.
+std::string stencils_path();
+
+}  // namespace cdl::copy_and_patch
