@@ -274,7 +274,7 @@ insn at(const bytes& f, std::size_t offset) {
   std::copy_n(f.begin() + std::ptrdiff_t(offset), 16, i.begin());
   return i;
 }
-const kernel_code& find(const std::map<std::string, kernel_code>& ks, const std::string& name) {
+kernel_code find(const std::map<std::string, kernel_code>& ks, const std::string& name) {
   LEARN_CHECK(ks.count(name), name + " is not in the cubin");
   return ks.at(name);
 }
@@ -339,7 +339,7 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
 // An operation's form, from its stencil's chain: the instruction, and which field holds what.
 form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int o) {
   const std::string name = std::string("cdl_op_") + stencil::names[o];
-  const kernel_code& k = find(ks, name);
+  const kernel_code k = find(ks, name);
   const std::vector<std::size_t> steps =
       trace(cubin, k, name, std::vector<int>(stencil::learn_steps, o), nullptr);
   form f;
@@ -370,7 +370,7 @@ void learn_latencies(stencils& st, const std::map<std::string, kernel_code>& ks)
   std::vector<int> ops;
   for (int s = 0; s < stencil::pair_steps; ++s)
     ops.push_back(s % 2 == 0 ? s / 2 / stencil::count : s / 2 % stencil::count);
-  const kernel_code& k = find(ks, "cdl_pairs");
+  const kernel_code k = find(ks, "cdl_pairs");
   const std::vector<std::size_t> steps = trace(st.cubin, k, "cdl_pairs", ops, &st);
   for (auto& row : st.latency) std::fill(std::begin(row), std::end(row), 0);
   for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
@@ -393,7 +393,7 @@ void learn_latencies(stencils& st, const std::map<std::string, kernel_code>& ks)
 image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
   image im;
   im.kernel = "cdl_image_" + std::to_string(steps);
-  const kernel_code& k = find(ks, im.kernel);
+  const kernel_code k = find(ks, im.kernel);
   im.x = x_register(cubin, k, im.kernel);
   std::vector<int> marker(k.count, -1), seen(steps, 0);
   for (std::size_t n = 0; n < k.count; ++n) {
