@@ -75,9 +75,10 @@ void print_launches(const options& o, const std::vector<run_record>& records) {
   if (totals.empty()) return;
   std::sort(totals.begin(), totals.end(), [](const total& a, const total& b) { return a.median < b.median; });
   std::printf(
-      "\n%lld launches of --expr at %s: each route's first launch (its compile in it), then the rest at\n"
-      "its median (p10-p90); one measurement of each first launch, so its spread is not in the range\n",
-      o.launches, o.problem.describe().c_str());
+      "\n%lld launches of '%s' (map, type=%s n=%zu k=%d): each route's first launch (its compile in it),\n"
+      "then the rest at its median (p10-p90); one measurement of each first launch, so its spread is not\n"
+      "in the range\n",
+      o.launches, o.expr.c_str(), std::string(to_string(o.problem.type)).c_str(), o.problem.n, o.problem.k);
   for (const total& t : totals)
     std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);
   // The cheapest, and beside it every route whose range overlaps its own: no cheaper or dearer.

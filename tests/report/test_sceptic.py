@@ -140,7 +140,10 @@ class GroupingPartsTest(FixtureTest):
 
 
 class OpLengthGoalTest(FixtureTest):
-    def goal_text(self, ratio, noise=0.01):
+    def goal_text(self, ratio, noise=0.01, patched=None):
+        """The section's text where the interpreter takes `ratio` × 08's kernel at k = 3 and, given
+        `patched`, copy-and-patch (17's scalar form) that × 08's at k = 1."""
+
         def add_sweep(doc):
             base = next(
                 b
@@ -148,9 +151,12 @@ class OpLengthGoalTest(FixtureTest):
                 if b["run_name"].startswith("map/01_template_functor/vec/")
                 and b.get("aggregate_name") == "median"
             )
-            for e, t in (("08_expression_jit", 100.0), ("16_interpreter", 100.0 * ratio)):
+            rows = [("08_expression_jit/vec", 3, 100.0), ("16_interpreter/vec", 3, 100.0 * ratio)]
+            if patched is not None:
+                rows += [("08_expression_jit/vec", 1, 100.0), ("17_copy_and_patch/scalar", 1, 100.0 * patched)]
+            for e, k, t in rows:
                 c = json.loads(json.dumps(base))
-                c["run_name"] = c["name"] = f"oplength/{e}/vec/steps:30/type:f32/n:16777216/k:3/iterations:10"
+                c["run_name"] = c["name"] = f"oplength/{e}/steps:30/type:f32/n:16777216/k:{k}/iterations:10"
                 c["real_time"] = t
                 doc["benchmarks"].append(c)
 
@@ -167,6 +173,15 @@ class OpLengthGoalTest(FixtureTest):
         self.assertIn("is met", self.goal_text(2.5))
         self.assertIn("is missed", self.goal_text(3.5))
         self.assertIn("within the noise of it", self.goal_text(3.01))
+
+    def test_copy_and_patch_has_its_column_and_its_goal_only_where_the_run_has_it(self):
+        without = self.goal_text(2.5)
+        self.assertNotIn("17 × 08", without)
+        self.assertNotIn("Copy-and-patch takes", without)
+        self.assertIn("| 17 × 08 |", self.goal_text(2.5, patched=1.2))
+        self.assertIn("Copy-and-patch takes 1.20× 08's kernel", self.goal_text(2.5, patched=1.2))
+        self.assertIn("at most 1.5× is met", self.goal_text(2.5, patched=1.2))
+        self.assertIn("at most 1.5× is missed", self.goal_text(2.5, patched=2.0))
 
 
 class RenamedTest(FixtureTest):
