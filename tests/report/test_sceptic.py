@@ -153,7 +153,10 @@ class OpLengthGoalTest(FixtureTest):
             )
             rows = [("08_expression_jit/vec", 3, 100.0), ("16_interpreter/vec", 3, 100.0 * ratio)]
             if patched is not None:
-                rows += [("08_expression_jit/vec", 1, 100.0), ("17_copy_and_patch/scalar", 1, 100.0 * patched)]
+                rows += [
+                    ("08_expression_jit/vec", 1, 100.0),
+                    ("17_copy_and_patch/scalar", 1, 100.0 * patched),
+                ]
             for e, k, t in rows:
                 c = json.loads(json.dumps(base))
                 c["run_name"] = c["name"] = f"oplength/{e}/steps:30/type:f32/n:16777216/k:{k}/iterations:10"
