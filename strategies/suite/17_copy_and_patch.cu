@@ -12,10 +12,11 @@
 //          in a k loop that is not unrolled, an element a thread. Once a process: reading the
 //          stencils. The report's op-length sweep sets it beside 08's compiled kernel and 16's
 //          interpreter; its first result is in the JIT stages' interleaved table.
-// Scope.   float, an element a thread, the operations that are one instruction each (+ - * min
-//          max, division by a power of two), as many live values as the region has registers.
-//          Anything else is refused with cdl::error naming the reason and the routes that run it
-//          (08, 16); so is a GPU whose architecture the stencils were not built for.
+// Use it   for a user's op that must run as machine code within a millisecond of its text, where
+//          it is float, its operations one instruction each (+ - * min max, division by a power of
+//          two) and its live values no more than the region's registers. Anything else is refused
+//          with cdl::error naming the reason and the routes that run it (08, 16); so is a GPU whose
+//          architecture the stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
 // Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/scalar/steps:30/`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:
