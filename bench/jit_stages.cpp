@@ -214,7 +214,6 @@ struct route {
   const char* name;
   void (*launch)(const map_launch& a, const jit::op_text& op);
   bool interleaved = true;        // 10's compiles run on after its first result, on the host's cores
-  map_form form = map_form::vec;  // 17's patched kernel is an element a thread
 };
 const route routes[] = {
     {"06", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(nvrtc_jit_build, a, op); }},
@@ -226,8 +225,7 @@ const route routes[] = {
     {"08_baseline",
      [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); }},
     {"16", [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); }},
-    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op.source); },
-     true, map_form::scalar},
+    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op.source); }},
     {"10",
      [](const map_launch& a, const jit::op_text& op) {
        std::unique_ptr<tiered_expression>& t = tiers()[op.source];
@@ -252,10 +250,10 @@ double first_result(const route& r, const jit::op_text& op, std::size_t n) {
   const auto launch = [&](const map_launch& a) { r.launch(a, op); };
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
   const auto start = clock::now();
-  f.launch(launch, r.form, nullptr);
+  f.launch(launch, map_form::vec, nullptr);
   CDL_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   const double seconds = seconds_since(start);
-  const validation_result v = f.run_and_validate(launch, r.form);
+  const validation_result v = f.run_and_validate(launch, map_form::vec);
   if (!v.passed) throw error(std::string(r.name) + "'s first result for " + op.source + ": " + v.summary());
   return seconds;
 }

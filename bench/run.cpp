@@ -212,16 +212,21 @@ int run(const options& o) {
       for (map_form form : {map_form::scalar, map_form::vec})
         rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),
                         launch, form, strategy, "", o.expr});
-    // 17's patched kernel: an element a thread, float, the operations it has stencils for.
+    // 17's patched kernel: float, the operations it has stencils for; the vec form where the op
+    // fits its image (else the scalar image runs, and the line says why).
     if (program) {
-      if (const std::string why = copy_and_patch::refusal(o.expr, o.problem.type); !why.empty())
-        std::printf("17_copy_and_patch/scalar [--expr]: not run: %s\n", why.c_str());
-      else
-        rows.push_back({"17_copy_and_patch/scalar [--expr]", user_fixture.get(),
+      if (const std::string why = copy_and_patch::refusal(o.expr, o.problem.type); !why.empty()) {
+        std::printf("17_copy_and_patch/vec [--expr]: not run: %s\n", why.c_str());
+      } else {
+        if (const std::string why = copy_and_patch::scalar_only(o.expr); !why.empty())
+          std::printf("17_copy_and_patch/vec [--expr]: runs the scalar image, an element a thread: %s\n",
+                      why.c_str());
+        rows.push_back({"17_copy_and_patch/vec [--expr]", user_fixture.get(),
                         [&user_expression](const map_launch& a) {
                           copy_and_patch::launch_map(a, user_expression.source);
                         },
-                        map_form::scalar, "17_copy_and_patch", "", o.expr});
+                        map_form::vec, "17_copy_and_patch", "", o.expr});
+      }
     }
   }
   const map_fixture fixture(o.problem, o.seed);

@@ -44,8 +44,8 @@ using objects_entry = registry_entry<objects_launch, object_form>;
 
 // The op-length sweep (common/polynomial.hpp): the map of a polynomial of `steps` steps, by each
 // strategy that runs an op of any length: from its text (08, 16, 17), or by a switch over the
-// lengths built in (03); in the vec form, but 17's, whose patched kernel is an element a thread
-// and float's alone.
+// lengths built in (03); in the vec form (17's: where its vec image holds the op), 17 in float
+// alone.
 using length_launch_fn = void (*)(const map_launch& a, int steps);
 struct length_entry {
   std::string strategy;

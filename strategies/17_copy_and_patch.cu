@@ -44,10 +44,11 @@
 namespace stencil {
 
 // The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
-// constant; then the same with a second register b.
-enum op : int { add, sub, rsub, mul, min, max, addr, subr, mulr, minr, maxr, count };
-inline constexpr const char* names[count] = {"add",  "sub",  "rsub", "mul",  "min", "max",
-                                             "addr", "subr", "mulr", "minr", "maxr"};
+// constant, a * c + b (a multiply fused into the add that follows it); then the first five's
+// forms with a second register b.
+enum op : int { add, sub, rsub, mul, min, max, fmac, addr, subr, mulr, minr, maxr, count };
+inline constexpr const char* names[count] = {"add",  "sub",  "rsub", "mul",  "min",  "max",
+                                             "fmac", "addr", "subr", "mulr", "minr", "maxr"};
 __host__ __device__ constexpr bool has_constant(int o) { return o < addr; }
 
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
@@ -55,10 +56,13 @@ inline constexpr int chains = 8;                           // values the region 
 inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the images an op can be written into
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
 inline constexpr int pair_steps = 2 * count * count;       // the latency chain: a, b for every pair (a, b)
+inline constexpr int vec_region_sizes[] = {4, 8, 16, 32, 64};  // a lane's steps in the vec images
+inline constexpr int lanes = 4;                            // the vec images' elements a thread
+inline constexpr int lane_markers = 256;                   // lane l's step s: marker l * 256 + s
 
 // What each operation computes: on the host, for the emulation and the decoded machine code.
 inline float evaluate(int o, float a, float b, float c) {
-  const float r[count] = {a + c, a - c, c - a, a * c,           std::fmin(a, c), std::fmax(a, c),
+  const float r[count] = {a + c, a - c, c - a, a * c,           std::fmin(a, c), std::fmax(a, c), std::fma(a, c, b),
                           a + b, a - b, a * b, std::fmin(a, b), std::fmax(a, b)};
   return r[o];
 }
@@ -71,11 +75,41 @@ __device__ __forceinline__ float apply(float a, float b, float c) {
   if constexpr (O == mul) return a * c;
   if constexpr (O == min) return fminf(a, c);
   if constexpr (O == max) return fmaxf(a, c);
+  if constexpr (O == fmac) return fmaf(a, c, b);
   if constexpr (O == addr) return a + b;
   if constexpr (O == subr) return a - b;
   if constexpr (O == mulr) return a * b;
   if constexpr (O == minr) return fminf(a, b);
   if constexpr (O == maxr) return fmaxf(a, b);
+}
+
+// The vec form of lesson::map_kernel: four elements a thread, read and written as one float4
+// (x and y 16-byte aligned: the launcher's check; the last thread's missing elements read as 0
+// and not written); body(xj, v) gives the op's value for each of the four.
+template <class Body>
+__device__ __forceinline__ void map_vec(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k,
+                                        Body body) {
+  const std::size_t i = lanes * (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  float v[lanes], acc[lanes] = {};
+  if (i + lanes <= n) {
+    const float4 q = *reinterpret_cast<const float4*>(x + i);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    for (int l = 0; l < lanes; ++l) v[l] = i + l < n ? x[i + l] : 0.0f;
+  }
+#pragma unroll 1
+  for (int j = 0; j < k; ++j) {
+    float xj[lanes], r[lanes];
+    for (int l = 0; l < lanes; ++l) xj[l] = fmaf(float(j), lesson::delta, v[l]);
+    body(xj, r);
+    for (int l = 0; l < lanes; ++l) acc[l] += r[l];
+  }
+  if (i + lanes <= n)
+    *reinterpret_cast<float4*>(y + i) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  else
+    for (int l = 0; l < lanes; ++l)
+      if (i + l < n) y[i + l] = acc[l];
 }
 
 #ifdef CDL_STENCILS
@@ -85,9 +119,9 @@ __device__ __forceinline__ float apply(float a, float b, float c) {
 // each step tells the compiler that every chain may have changed there, so that no step's code
 // depends on its neighbours (without it, c - a chains alternate signs) and each stays one
 // instruction.
-template <int P, int S, int s, class Op>
+template <int P, int S, int s, class Op, int lane = 0>
 __device__ __forceinline__ void step(float (&r)[chains], float x, Op op_of) {
-  const float c = __uint_as_float(marker_bits + s);
+  const float c = __uint_as_float(marker_bits + lane * lane_markers + s);
   if constexpr (P == 1 || s < S - (P - 1))
     r[s % P] = op_of(std::integral_constant<int, s>{}, r[s % P], x, c);
   else
@@ -100,6 +134,22 @@ template <int P, int S, class Op>
 __device__ __forceinline__ void region(float (&r)[chains], float x, Op op_of) {
   [&]<int... s>(std::integer_sequence<int, s...>) { (step<P, S, s>(r, x, op_of), ...); }
   (std::make_integer_sequence<int, S>{});
+}
+
+// The vec images: a region for each of the four elements (lane l's markers l * 256 + s), their
+// steps in one sequence, step s of every lane before step s + 1 of any, so that the compiler may
+// interleave four independent chains as nvcc does with its own.
+template <int P, int S, class Op>
+__device__ __forceinline__ void vec_region(const float (&xj)[lanes], float (&out)[lanes], Op op_of) {
+  float r[lanes][chains];
+  for (int l = 0; l < lanes; ++l)
+    for (float& w : r[l]) w = xj[l];
+  [&]<int... s>(std::integer_sequence<int, s...>) {
+    ((step<P, S, s, Op, 0>(r[0], xj[0], op_of), step<P, S, s, Op, 1>(r[1], xj[1], op_of),
+      step<P, S, s, Op, 2>(r[2], xj[2], op_of), step<P, S, s, Op, 3>(r[3], xj[3], op_of)),
+     ...);
+  }(std::make_integer_sequence<int, S>{});
+  for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
 }
 
 // lesson::map_kernel, the region for the op.
@@ -156,6 +206,18 @@ CDL_KERNEL(cdl_image_8, 4, 8, every<add>)
 CDL_KERNEL(cdl_image_16, chains, 16, every<add>)
 CDL_KERNEL(cdl_image_32, chains, 32, every<add>)
 CDL_KERNEL(cdl_image_64, chains, 64, every<add>)
+#define CDL_VEC_KERNEL(name, P, S)                                                                   \
+  extern "C" __global__ void name(const float* __restrict__ x, float* __restrict__ y, std::size_t n, \
+                                  int k) {                                                           \
+    map_vec(x, y, n, k, [](const float(&xj)[lanes], float(&out)[lanes]) {                           \
+      vec_region<P, S>(xj, out, every<add>{});                                                       \
+    });                                                                                              \
+  }
+CDL_VEC_KERNEL(cdl_image_vec_4, 2, 4)
+CDL_VEC_KERNEL(cdl_image_vec_8, 4, 8)
+CDL_VEC_KERNEL(cdl_image_vec_16, chains, 16)
+CDL_VEC_KERNEL(cdl_image_vec_32, chains, 32)
+CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
 // One stencil per operation: one chain of 8 steps of that operation.
 CDL_KERNEL(cdl_op_add, 1, learn_steps, every<add>)
 CDL_KERNEL(cdl_op_sub, 1, learn_steps, every<sub>)
@@ -163,6 +225,7 @@ CDL_KERNEL(cdl_op_rsub, 1, learn_steps, every<rsub>)
 CDL_KERNEL(cdl_op_mul, 1, learn_steps, every<mul>)
 CDL_KERNEL(cdl_op_min, 1, learn_steps, every<min>)
 CDL_KERNEL(cdl_op_max, 1, learn_steps, every<max>)
+CDL_KERNEL(cdl_op_fmac, 1, learn_steps, every<fmac>)
 CDL_KERNEL(cdl_op_addr, 1, learn_steps, every<addr>)
 CDL_KERNEL(cdl_op_subr, 1, learn_steps, every<subr>)
 CDL_KERNEL(cdl_op_mulr, 1, learn_steps, every<mulr>)
@@ -175,11 +238,13 @@ CDL_KERNEL(cdl_pairs, 1, pair_steps, pairs)
 
 #ifndef CDL_STENCILS
 #include <array>
+#include <bit>
 #include <chrono>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -236,7 +301,8 @@ void clear_reuse(unsigned char* i) {
 // The same instruction of operation o but for its registers (and its constant): bytes 2-4 (and 4-7).
 bool same_but_operands(const insn& a, const insn& b, int o) {
   for (int f = 0; f < 13; ++f)
-    if (a[f] != b[f] && !(f >= 2 && f <= (stencil::has_constant(o) ? 7 : 4))) return false;
+    if (a[f] != b[f] && !(f >= 2 && f <= (o == stencil::fmac ? 8 : stencil::has_constant(o) ? 7 : 4)))
+      return false;
   return true;
 }
 
@@ -260,10 +326,25 @@ struct image {  // an image an op is written into
   int result = -1;                 // where the sum after the region reads the op's value
   std::vector<int> pool;           // every register the region may write
 };
+// A vec image (four elements a thread): the compiler interleaved the lanes' steps and gave them
+// registers across lanes, so the patch keeps only the places. Inside its window (the first
+// instruction making a lane's x to the last step) every step's place takes any lane's step; each
+// lane gets its own registers from those the window's steps and x's makers wrote, so that lanes
+// written in any interleaving never meet; x's makers keep their place and get a new register.
+struct vec_image {
+  std::string kernel;
+  int steps = 0;                           // a lane's region
+  std::size_t first = 0, last = 0;         // the window: its first and last instruction's offsets
+  std::vector<std::size_t> places;         // the steps' offsets, in the order they run
+  std::size_t maker[stencil::lanes]{};     // the instruction making lane l's x: j * delta + x[i + l]
+  std::size_t deadline[stencil::lanes]{};  // lane l's result is read here (the window's end: after it)
+  image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
+};
 struct stencils {
   bytes cubin;
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
+  std::vector<vec_image> vec_images;
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
   int latency_margin = 0;                         // the largest latency less the least
@@ -348,6 +429,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     bool negated;
     marker_of(f.code, negated);
     f.negated = negated;
+    if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
   } else {  // step 1 reads step 0's value and x + marker 1
     f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
@@ -360,6 +442,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     // a - b keeps b in its field; where the operation commutes the compiler may swap them
     LEARN_CHECK(o != stencil::subr || i[f.b] == marked_register(cubin, k, int(s), name),
                 name + ": a - b's fields change");
+    LEARN_CHECK(o != stencil::fmac || i[f.b] == x_register(cubin, k, name), name + ": the addend is not x");
   }
   return f;
 }
@@ -421,6 +504,80 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
   return im;
 }
 
+// A vec image's window, its places and each lane's registers, found by the lanes' markers.
+vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
+  constexpr int lanes = stencil::lanes;
+  vec_image im;
+  im.kernel = "cdl_image_vec_" + std::to_string(steps), im.steps = steps;
+  const kernel_code k = find(ks, im.kernel);
+  auto insn_at = [&](std::size_t n) { return at(cubin, k.offset + 16 * n); };
+  std::vector<int> seen(std::size_t(lanes * steps), 0);
+  std::size_t step0[lanes]{}, final_step[lanes]{};
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const int m = marker_of(insn_at(n), negated), l = m / stencil::lane_markers, s = m % stencil::lane_markers;
+    if (m < 0 || negated || l >= lanes || s >= steps) continue;
+    ++seen[std::size_t(l * steps + s)], im.places.push_back(k.offset + 16 * n);
+    if (s == 0) step0[l] = n;
+    if (s == steps - 1) final_step[l] = n;
+  }
+  for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
+  std::set<int> written, kept;  // the window's registers; those the lanes may not have
+  int j = -1;
+  for (int l = 0; l < lanes; ++l) {
+    im.lane[l].x = insn_at(step0[l])[3];
+    im.lane[l].result = insn_at(final_step[l])[dest_field];
+    std::size_t n = step0[l];
+    while (n > 0 && insn_at(--n)[dest_field] != im.lane[l].x) {
+    }
+    const insn maker = insn_at(n), first_maker = at(cubin, im.maker[0] ? im.maker[0] : k.offset + 16 * n);
+    LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
+                    std::equal(maker.begin(), maker.begin() + 2, first_maker.begin()) && maker[3] == first_maker[3],
+                im.kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
+    im.maker[l] = k.offset + 16 * n, j = maker[3];
+    kept.insert(maker[8]);  // the element itself, live through the loop
+  }
+  im.first = *std::min_element(std::begin(im.maker), std::end(im.maker)), im.last = im.places.back();
+  for (std::size_t offset : im.places) written.insert(cubin[offset + dest_field]);
+  for (std::size_t offset : im.maker) written.insert(cubin[offset + dest_field]);
+  std::set<int> results;
+  for (const image& lane : im.lane) results.insert(lane.result);
+  LEARN_CHECK(results.size() == lanes, im.kernel + ": two lanes' results share a register");
+  for (auto& d : im.deadline) d = im.last + 16;
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end() ||
+        std::find(std::begin(im.maker), std::end(im.maker), offset) != std::end(im.maker))
+      continue;
+    const insn i = insn_at(n);
+    const bool inside = offset > im.first && offset < im.last;
+    for (int field : {3, 4, 8}) {  // where a register an instruction reads may be
+      for (int l = 0; l < lanes; ++l)
+        if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
+      if (!results.count(i[field])) kept.insert(i[field]);
+      LEARN_CHECK(!inside || results.count(i[field]) || !written.count(i[field]),
+                  im.kernel + ": instruction " + std::to_string(n) + " in the window reads a step's register");
+    }
+    if (inside) kept.insert(i[dest_field]);
+  }
+  // Each lane: its result's register, and every `lanes`-th of the rest; float(j) goes to the lane
+  // whose x is made last (every maker reads it), as that lane's x.
+  const int last_lane = int(std::max_element(std::begin(im.maker), std::end(im.maker)) - std::begin(im.maker));
+  std::vector<int> rest;
+  for (int r : written)
+    if (!kept.count(r) && !results.count(r) && r != j) rest.push_back(r);
+  for (int l = 0; l < lanes; ++l) {
+    image& lane = im.lane[l];
+    lane.kernel = im.kernel, lane.pool.clear();
+    if (l == last_lane && written.count(j) && !kept.count(j)) lane.pool.push_back(j);
+    for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
+    LEARN_CHECK(!lane.pool.empty(), im.kernel + ": no register for lane " + std::to_string(l) + "'s x");
+    lane.x = lane.pool.front();
+    lane.pool.push_back(lane.result);
+  }
+  return im;
+}
+
 // The stencils learnt from the cubin at `path`; with `for_this_gpu`, refused unless they are this
 // GPU's architecture's (without it, for the host-only check, which runs no kernel).
 stencils learn(const std::string& path, bool for_this_gpu = true) {
@@ -442,6 +599,7 @@ stencils learn(const std::string& path, bool for_this_gpu = true) {
   for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(st.cubin, ks, o);
   learn_latencies(st, ks);
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, ks, steps));
+  for (int steps : stencil::vec_region_sizes) st.vec_images.push_back(learn_vec_image(st.cubin, ks, steps));
   return st;
 }
 
@@ -532,6 +690,44 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   return materialise(v[p.result]);
 }
 
+// A multiply by a constant whose one reader is an add (or the subtrahend of a subtract) becomes
+// one step with it: a * c + b (b - a * c is a * -c + b), as nvcc contracts them.
+int fuse(std::vector<step>& code, int result) {
+  std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    made_by[std::size_t(code[n].dest)] = int(n);
+    for (int r : {code[n].a, code[n].b})
+      if (r >= 0) ++reads[std::size_t(r)];
+  }
+  std::vector<bool> gone(code.size(), false);
+  for (step& s : code) {
+    if (s.op != stencil::addr && s.op != stencil::subr) continue;
+    for (int side : {0, 1}) {
+      const int r = side == 0 ? s.a : s.b;
+      const int m = r > 0 ? made_by[std::size_t(r)] : -1;
+      if (m < 0 || gone[std::size_t(m)] || code[std::size_t(m)].op != stencil::mul || reads[std::size_t(r)] != 1 ||
+          r == result || (s.op == stencil::subr && side == 0))
+        continue;
+      const step& product = code[std::size_t(m)];
+      s = {stencil::fmac, s.dest, product.a, side == 0 ? s.b : s.a,
+           s.op == stencil::subr ? -product.constant : product.constant};
+      gone[std::size_t(m)] = true;
+      break;
+    }
+  }
+  std::vector<int> renamed(reads.size(), -1);  // the steps left, their registers numbered 1, 2, ... again
+  renamed[0] = 0;
+  std::size_t kept = 0;
+  for (std::size_t n = 0; n < code.size(); ++n)
+    if (!gone[n]) renamed[std::size_t(code[n].dest)] = int(kept + 1), code[kept++] = code[n];
+  code.resize(kept);
+  for (step& s : code) {
+    s.dest = renamed[std::size_t(s.dest)], s.a = renamed[std::size_t(s.a)];
+    if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
+  }
+  return renamed[std::size_t(result)];
+}
+
 // Physical registers for the virtual ones, from the image's pool, x where it already is; a value's
 // register is free again after its last read. The result is copied into the register the sum reads.
 std::vector<step> allocate(std::vector<step> code, int result, const image& im) {
@@ -572,6 +768,8 @@ struct compiled {
   int steps = 0;
   std::vector<step> code;  // the steps on virtual registers (0 is x), and where the result is
   int result = 0;
+  std::string vec_kernel;  // the vec image's, in the same bytes; empty where it was refused
+  std::string vec_refused;
 };
 
 // What the patched kernel computes for one element, in float on the host, step by step: the test
@@ -593,7 +791,7 @@ float emulate(const compiled& c, float x0, int k) {
 // The image with the op's instructions in its region (the rest of the region: v + -0 on a dead
 // register), then every stall set so that each instruction issues only once what it reads is ready.
 compiled write(const stencils& st, const image* im, const std::vector<step>& code) {
-  compiled out{st.cubin, im->kernel, int(code.size()), {}, 0};
+  compiled out{st.cubin, im->kernel, int(code.size()), {}, 0, {}, {}};
   const int spare = im->pool[0] == im->result ? im->pool[1] : im->pool[0];
   int issued[256], producer[256], cycle = 0, last_issue = 0;
   std::fill(std::begin(issued), std::end(issued), -100);
@@ -640,10 +838,115 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   return out;
 }
 
+// The lanes' steps in a vec image's places, each lane after its x is made and done before its
+// result is read (the lane due first takes the place, else the one that waited longest), with
+// RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does.
+void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
+               bytes& out) {
+  constexpr int lanes = stencil::lanes, maker_op = stencil::count;  // x's maker: its own latency
+  std::vector<int> chosen(im.places.size(), -1);
+  std::size_t next[lanes]{}, last_placed[lanes]{};
+  for (std::size_t p = 0; p < im.places.size(); ++p) {
+    int best = -1;
+    for (int l = 0; l < lanes; ++l)
+      if (next[l] < code[l].size() && im.maker[l] < im.places[p] &&
+          (best < 0 || im.deadline[l] < im.deadline[best] ||
+           (im.deadline[l] == im.deadline[best] && last_placed[l] < last_placed[best])))
+        best = l;
+    if (best >= 0) chosen[p] = best, last_placed[best] = p + 1, ++next[best];
+  }
+  for (int l = 0; l < lanes; ++l) {
+    if (next[l] < code[l].size()) throw refused("more steps than the vec image's places");
+    std::size_t lane_last = 0;
+    for (std::size_t p = 0; p < chosen.size(); ++p)
+      if (chosen[p] == l) lane_last = im.places[p];
+    if (lane_last >= im.deadline[l]) throw refused("a lane's result is read before its steps are done");
+  }
+  int issued[256], producer[256], cycle = 0, last_issue = 0, longest = 0, least = 99;
+  std::fill(std::begin(issued), std::end(issued), -100);
+  std::fill(std::begin(producer), std::end(producer), int(stencil::add));
+  for (const auto& row : st.latency)
+    for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
+  auto latency = [&](int from, int to) {  // x's maker: the longest learnt, and the margin
+    return from == maker_op ? longest + st.latency_margin : st.latency[from][to];
+  };
+  auto longest_from = [&](int o) {
+    int m = 0;
+    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(o, to));
+    return m;
+  };
+  auto wait_before = [&](unsigned char* slot, int t) {  // the instruction before waits t - cycle more
+    if (t <= cycle) return cycle;
+    if (stall(slot - 16) + t - cycle > 15) throw refused("a wait longer than a stall field holds");
+    set_stall(slot - 16, stall(slot - 16) + t - cycle);
+    return t;
+  };
+  std::size_t next_step[lanes]{}, p = 0;
+  clear_reuse(&out[im.first - 16]);
+  for (std::size_t offset = im.first; offset <= im.last; offset += 16) {
+    unsigned char* slot = &out[offset];
+    clear_reuse(slot);
+    int t = cycle;
+    if (const auto m = std::find(std::begin(im.maker), std::end(im.maker), offset); m != std::end(im.maker)) {
+      const int l = int(m - std::begin(im.maker)), x = im.lane[l].x;
+      slot[dest_field] = (unsigned char)x;
+      t = wait_before(slot, std::max(t, issued[x] + longest_from(producer[x]) - least + 1));
+      issued[x] = t, producer[x] = maker_op;
+    } else if (p < im.places.size() && im.places[p] == offset) {
+      const int l = chosen[p++];
+      const step s = l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f};
+      const form& f = st.forms[s.op];
+      insn i = f.code;
+      i[dest_field] = (unsigned char)s.dest;
+      i[f.a] = (unsigned char)s.a;
+      if (f.b >= 0) i[f.b] = (unsigned char)s.b;
+      if (stencil::has_constant(s.op)) set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
+      std::copy_n(slot + 13, 3, i.begin() + 13);
+      std::copy(i.begin(), i.end(), slot);
+      clear_reuse(slot);
+      for (int r : {s.a, s.b})
+        if (r >= 0 && r != 255) t = std::max(t, issued[r] + latency(producer[r], s.op));
+      if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
+      t = wait_before(slot, t);
+      if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op;
+    } else {  // not the patch's: it may read a lane's result
+      for (int l = 0; l < lanes; ++l)
+        if (im.deadline[l] == offset) t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
+      t = wait_before(slot, t);
+    }
+    cycle = t + stall(slot), last_issue = t;
+  }
+  // After the window the sums read the results: the last instruction waits until all are ready.
+  int ready = 0;
+  for (const image& lane : im.lane) ready = std::max(ready, issued[lane.result] + latency(producer[lane.result], stencil::addr));
+  unsigned char* last = &out[im.last];
+  if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
+  set_stall(last, std::max(stall(last), ready - last_issue));
+}
+
+// The op in the smallest vec image that holds it, written into `c`'s image beside its scalar one;
+// where none does, why not.
+void compile_vec(const stencils& st, const std::vector<step>& code, int result, compiled& c) {
+  c.vec_refused = "more steps than the largest vec region";
+  for (const vec_image& im : st.vec_images) {
+    if (im.steps < int(code.size())) continue;
+    try {
+      std::vector<step> placed[stencil::lanes];
+      for (int l = 0; l < stencil::lanes; ++l) placed[l] = allocate(code, result, im.lane[l]);
+      bytes out = c.image;
+      write_vec(st, im, placed, out);
+      c.image = std::move(out), c.vec_kernel = im.kernel, c.vec_refused.clear();
+      return;
+    } catch (const refused& e) {
+      c.vec_refused = e.what();
+    }
+  }
+}
+
 // The smallest image whose region holds the op and whose registers suffice for its live values.
 compiled compile(const stencils& st, const std::string& text) {
   std::vector<step> code;
-  const int result = select(cdl::expr::parse(text), code);
+  const int result = fuse(code, select(cdl::expr::parse(text), code));
   std::string why =
       "more steps than the largest region (" + std::to_string(st.images.back().steps.size()) + ")";
   for (const image& im : st.images) {
@@ -653,6 +956,7 @@ compiled compile(const stencils& st, const std::string& text) {
       if (placed.size() <= im.steps.size()) {
         compiled c = write(st, &im, placed);
         c.code = code, c.result = result;
+        compile_vec(st, code, result, c);
         return c;
       }
     } catch (const refused& e) {
@@ -689,23 +993,63 @@ float simulate(const stencils& st, const compiled& c, float x0, int k) {
   return acc;
 }
 
+// The same for a vec image's window: x's makers, then each place decoded; lane l's sum.
+std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
+                                               const std::array<float, stencil::lanes>& x0, int k) {
+  const vec_image* im = nullptr;
+  for (const vec_image& i : st.vec_images)
+    if (i.kernel == c.vec_kernel) im = &i;
+  std::array<float, stencil::lanes> acc{};
+  float reg[256];
+  for (int j = 0; j < k; ++j) {
+    std::fill(std::begin(reg), std::end(reg), NAN);
+    for (int l = 0; l < stencil::lanes; ++l) reg[c.image[im->maker[l] + 8]] = x0[std::size_t(l)];
+    reg[c.image[im->maker[0] + 3]] = float(j), reg[255] = 0.0f;
+    for (std::size_t offset = im->first; offset <= im->last; offset += 16) {
+      const insn i = at(c.image, offset);
+      if (std::find(std::begin(im->maker), std::end(im->maker), offset) != std::end(im->maker)) {
+        reg[i[dest_field]] = std::fma(reg[i[3]], lesson::delta, reg[i[8]]);
+        continue;
+      }
+      if (std::find(im->places.begin(), im->places.end(), offset) == im->places.end()) continue;
+      int o = 0;
+      while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
+      if (o == stencil::count) return {NAN, NAN, NAN, NAN};
+      const form& f = st.forms[o];
+      const float constant = std::bit_cast<float>(immediate(i) ^ (f.negated ? 0x80000000u : 0u));
+      const float v = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f, constant);
+      if (i[dest_field] != 255) reg[i[dest_field]] = v;
+    }
+    for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[im->lane[l].result];
+  }
+  return acc;
+}
+
 }  // namespace patch
 
 // Loads a patched image and launches it: the runtime's library calls, as 08's lesson loads PTX.
+// The vec kernel runs where the op has one and x and y are 16-byte aligned; else the scalar one.
 struct loaded {
   cudaLibrary_t library{};
-  cudaKernel_t kernel{};
+  cudaKernel_t kernel{}, vec_kernel{};
   explicit loaded(const patch::compiled& c) {
     CHECK(cudaLibraryLoadData(&library, c.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     CHECK(cudaLibraryGetKernel(&kernel, library, c.kernel.c_str()));
+    if (!c.vec_kernel.empty()) CHECK(cudaLibraryGetKernel(&vec_kernel, library, c.vec_kernel.c_str()));
   }
   loaded(const loaded&) = delete;  // one unload per load
   loaded& operator=(const loaded&) = delete;
   ~loaded() { cudaLibraryUnload(library); }
-  void launch(const float* x, float* y, std::size_t n, int k, cudaStream_t stream = nullptr) const {
+  bool runs_vec(const float* x, const float* y) const {
+    return vec_kernel && (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  }
+  void launch(const float* x, float* y, std::size_t n, int k, cudaStream_t stream = nullptr,
+              bool vec = true) const {
     void* args[] = {&x, &y, &n, &k};
-    CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), lesson::grid(n), lesson::block, args, 0,
-                           stream));
+    const bool four = vec && runs_vec(x, y);
+    CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(four ? vec_kernel : kernel),
+                           lesson::grid(four ? (n + stencil::lanes - 1) / stencil::lanes : n), lesson::block,
+                           args, 0, stream));
   }
 };
 
@@ -737,7 +1081,7 @@ std::string random_op(std::mt19937& rng, int depth) {
 int check(const patch::stencils& st, int count) {
   std::mt19937 rng(2027);
   std::uniform_real_distribution<float> x(-4.0f, 4.0f);
-  int compiled = 0, wrong = 0, refused = 0;
+  int compiled = 0, wrong = 0, refused = 0, vec = 0;
   for (int t = 0; t < count; ++t) {
     const std::string text =
         random_op(rng, 1 + int(rng() % 7u));  // deeper than --fuzz's: the large images too
@@ -748,19 +1092,25 @@ int check(const patch::stencils& st, int count) {
       ++refused;
       continue;
     }
-    ++compiled;
+    ++compiled, vec += !c.vec_kernel.empty();
+    auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
     for (int i = 0; i < 64; ++i) {
-      const float x0 = x(rng), want = patch::emulate(c, x0, 3), got = patch::simulate(st, c, x0, 3);
-      if (!(want == got || (std::isnan(want) && std::isnan(got)))) {
-        std::printf("WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g\n", text.c_str(),
-                    x0, got, want);
+      const std::array<float, stencil::lanes> x0 = {x(rng), x(rng), x(rng), x(rng)};
+      const float want = patch::emulate(c, x0[0], 3), got = patch::simulate(st, c, x0[0], 3);
+      const auto lanes = c.vec_kernel.empty() ? x0 : patch::simulate_vec(st, c, x0, 3);
+      int bad_lane = -1;
+      for (int l = 0; l < stencil::lanes && !c.vec_kernel.empty(); ++l)
+        if (!same(lanes[std::size_t(l)], patch::emulate(c, x0[std::size_t(l)], 3))) bad_lane = l;
+      if (!same(want, got) || bad_lane >= 0) {
+        std::printf("WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g (vec lane %d wrong)\n",
+                    text.c_str(), x0[0], got, want, bad_lane);
         ++wrong;
         break;
       }
     }
   }
-  std::printf("check: %d ops, %d compiled (%d refused), %d with wrong machine code\n", count, compiled,
-              refused, wrong);
+  std::printf("check: %d ops, %d compiled (%d refused; %d in a vec image too), %d with wrong machine code\n",
+              count, compiled, refused, vec, wrong);
   return wrong ? 3 : 0;
 }
 
@@ -771,7 +1121,7 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
   std::vector<float> y(std::size_t(1) << 20);
   std::map<std::string, int> refusals;
   std::vector<double> first_ms;  // the text to the result of a 2^20 map at k = 1, ready
-  int ran = 0, wrong = 0;
+  int ran = 0, wrong = 0, vec_runs = 0;
   for (int t = 0; t < count; ++t) {
     const std::string text = random_op(rng, 1 + int(rng() % 5u));
     CHECK(cudaMemset(p.dy, 0xff, y.size() * sizeof(float)));
@@ -785,10 +1135,12 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
       continue;
     }
     const loaded kernel(c);
-    for (int k : {1, 3}) {
-      const std::size_t n = k == 1 ? y.size() : std::size_t(1) << 16;
-      if (k != 1) CHECK(cudaMemset(p.dy, 0xff, n * sizeof(float)));
-      kernel.launch(p.dx, p.dy, n, k);
+    bool timed = false;
+    for (const auto [k, vec] : {std::pair(1, true), std::pair(3, true), std::pair(1, false), std::pair(3, false)}) {
+      if (vec && !kernel.runs_vec(p.dx, p.dy)) continue;
+      const std::size_t n = k == 1 ? y.size() : (std::size_t(1) << 16) + 3;  // k = 3: the vec form's tail
+      if (k != 1 || !vec) CHECK(cudaMemset(p.dy, 0xff, n * sizeof(float)));
+      kernel.launch(p.dx, p.dy, n, k, nullptr, vec);
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       cudaError_t state;
       while ((state = cudaStreamQuery(nullptr)) == cudaErrorNotReady)
@@ -797,8 +1149,8 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
           return 4;
         }
       CHECK(state);
-      if (k == 1)
-        first_ms.push_back(
+      if (!timed)  // the form a user's op runs in
+        timed = true, first_ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       CHECK(cudaMemcpy(y.data(), p.dy, n * sizeof(float), cudaMemcpyDeviceToHost));
       std::size_t bad = 0;
@@ -806,10 +1158,12 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
       for (std::size_t i = 0; i < n; ++i) {
         const float want = patch::emulate(c, p.x[i], k);
         if (!same(want, y[i]) && bad++ == 0)
-          std::printf("WRONG RESULT: `%s` k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
-                      text.c_str(), k, i, y[i], want, patch::simulate(st, c, p.x[i], k));
+          std::printf("WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
+                      text.c_str(), vec ? "vec" : "scalar", k, i, y[i], want,
+                      vec ? patch::simulate_vec(st, c, {p.x[i], p.x[i], p.x[i], p.x[i]}, k)[0]
+                          : patch::simulate(st, c, p.x[i], k));
       }
-      ++ran, wrong += bad > 0;
+      ++ran, wrong += bad > 0, vec_runs += vec;
     }
   }
   std::sort(first_ms.begin(), first_ms.end());
@@ -819,10 +1173,17 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
         "over %zu ops\n",
         first_ms[first_ms.size() / 10], first_ms[first_ms.size() / 2], first_ms[first_ms.size() * 9 / 10],
         first_ms.size());
-  std::printf("fuzz: %d ops, %d runs, %d wrong; refused:", count, ran, wrong);
+  std::printf("fuzz: %d ops, %d runs (%d of them vec), %d wrong; refused:", count, ran, vec_runs, wrong);
   for (const auto& [why, times] : refusals) std::printf(" %d (%s);", times, why.c_str());
   std::printf("\n");
   return wrong ? 3 : 0;
+}
+
+// nvcc's build of the op in the vec images' form: what the patched vec kernel is measured against.
+__global__ void nvcc_vec_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k) {
+  stencil::map_vec(x, y, n, k, [](const float(&xj)[stencil::lanes], float(&out)[stencil::lanes]) {
+    for (int l = 0; l < stencil::lanes; ++l) out[l] = lesson::quadratic{}(xj[l]);
+  });
 }
 
 std::string beside_this_program(const char* file) {
@@ -866,16 +1227,21 @@ int main(int argc, char** argv) {
   kernel.launch(p.dx, p.dy, p.n, 1);
   CHECK(cudaDeviceSynchronize());
   std::printf(
-      "`%s`: parsed and patched (%d steps) in %.1f us, loaded in %.1f us, first result %.3f ms after the "
-      "text\n",
-      text.c_str(), op.steps, patched_us, load_us, (patched_us + load_us) / 1e3 + us(start) / 1e3);
+      "`%s`: parsed and patched (%d steps, into %s and %s) in %.1f us, loaded in %.1f us, first result %.3f ms "
+      "after the text\n",
+      text.c_str(), op.steps, op.kernel.c_str(), op.vec_kernel.empty() ? "no vec image" : op.vec_kernel.c_str(),
+      patched_us, load_us, (patched_us + load_us) / 1e3 + us(start) / 1e3);
   if (argc > 2 && std::string(argv[1]) == "--fuzz") return fuzz(st, p, std::atoi(argv[2]));
   if (argc > 2 && std::string(argv[1]) == "--dump") {
     std::ofstream(argv[2], std::ios::binary)
         .write(reinterpret_cast<const char*>(op.image.data()), std::streamsize(op.image.size()));
     std::printf("the patched image is in %s (cuobjdump -sass %s)\n", argv[2], argv[2]);
   }
-  return lesson::compare(p, {{"patched", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
+  if (op.vec_kernel.empty()) std::printf("no vec image for it: %s\n", op.vec_refused.c_str());
+  const unsigned vec_grid = lesson::grid((p.n + stencil::lanes - 1) / stencil::lanes);
+  return lesson::compare(p, {{"patched", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k, nullptr, false); }},
+                             {"nvcc vec", [&](int k) { nvcc_vec_kernel<<<vec_grid, lesson::block>>>(p.dx, p.dy, p.n, k); }},
+                             {"patch vec", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
 }
 #endif  // CDL_COPY_AND_PATCH_MECHANISM
 #endif  // CDL_STENCILS

@@ -8,19 +8,22 @@
 //          from that cubin each operation's instruction, its register fields and the latencies
 //          between them; a new op is parsed, given the region's registers, written into the
 //          region with stalls from the learnt latencies, and loaded with cudaLibraryLoadData.
-// Cost.    Per new op: the patch (microseconds) and the image's load; then nvcc's own instructions
-//          in a k loop that is not unrolled, an element a thread. Once a process: reading the
-//          stencils. The report's op-length sweep sets it beside 08's compiled kernel and 16's
+// Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms; then
+//          nvcc's own instructions (a multiply and the add after it fused, as nvcc does) in a k
+//          loop that is not unrolled: four elements a thread in the vec form, whose four regions
+//          the compiler interleaved, an element a thread in the scalar form, which runs where x
+//          or y is not 16-byte aligned or the op's values do not fit a lane's registers
+//          (cdl_run --expr says so). Once a process: reading the stencils. The report's op-length sweep sets it beside 08's compiled kernel and 16's
 //          interpreter; its first result is in the JIT stages' interleaved table.
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
-//          it is float, its operations one instruction each (+ - * min max, division by a power of
-//          two) and its live values no more than the region's registers. Anything else is refused
+//          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
+//          a power of two) and its live values no more than the region's registers. Anything else is refused
 //          with cdl::error naming the reason and the routes that run it (08, 16); so is a GPU whose
 //          architecture the stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
-// Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/scalar/steps:30/`
+// Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/vec/steps:30/`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:
-//          cdl_run --expr 'x * x + 2 * x + 1' (its row 17_copy_and_patch/scalar [--expr]).
+//          cdl_run --expr 'x * x + 2 * x + 1' (its row 17_copy_and_patch/vec [--expr]).
 //          Its lesson's Check it. line fuzzes the mechanism on the GPU.
 // Read it. strategies/17_copy_and_patch.cu is the lesson: everything above its main is used here.
 #define CDL_COPY_AND_PATCH_MECHANISM
@@ -107,23 +110,46 @@ void launch_map(const map_launch& a, const std::string& text) {
     throw error(why);
   const loaded& image = prepare(text);  // an op refused is refused at every size, n = 0 too
   if (a.n == 0) return;
-  image.launch(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.k, a.stream);
+  image.launch(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.k, a.stream,
+               a.form == map_form::vec);
+}
+
+// The stencils read for the host alone (no GPU, whatever architecture they are for).
+const patch::stencils& host_stencils() {
+  static const patch::stencils st = patch::learn(stencils_path(), false);
+  return st;
+}
+
+std::string scalar_only(const std::string& text) {
+  try {
+    return patch::compile(host_stencils(), text).vec_refused;
+  } catch (const std::exception&) {
+    return "";  // refused altogether: refusal() says why
+  }
 }
 
 std::string check_on_host(const std::string& text, int samples) {
-  static const patch::stencils st = patch::learn(stencils_path(), false);
+  const patch::stencils& st = host_stencils();
   patch::compiled c;
   try {
     c = patch::compile(st, text);
   } catch (const patch::refused& e) {
     return std::string("refused: ") + e.what();
   }
+  auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   for (int i = 0; i < samples; ++i) {
     const float x = -4.0f + 8.0f * float(i) / float(samples);
     const float want = patch::emulate(c, x, 3), got = patch::simulate(st, c, x, 3);
-    if (!(want == got || (std::isnan(want) && std::isnan(got))))
+    if (!same(want, got))
       return "at x = " + std::to_string(x) + " the machine code computes " + std::to_string(got) +
              ", the steps " + std::to_string(want);
+    if (c.vec_kernel.empty()) continue;
+    const std::array<float, stencil::lanes> xs = {x, -x, x / 2, 1 - x};
+    const std::array<float, stencil::lanes> lanes = patch::simulate_vec(st, c, xs, 3);
+    for (std::size_t l = 0; l < xs.size(); ++l)
+      if (!same(lanes[l], patch::emulate(c, xs[l], 3)))
+        return "at x = " + std::to_string(xs[l]) + " the vec image's lane " + std::to_string(l) + " computes " +
+               std::to_string(lanes[l]) + ", the steps " + std::to_string(patch::emulate(c, xs[l], 3));
   }
   return "";
 }
@@ -137,7 +163,7 @@ void register_17_copy_and_patch(registry& r) {
                          [](const map_launch& a, int steps) {
                            copy_and_patch::launch_map(a, jit::polynomial_op(steps).source);
                          },
-                         map_form::scalar, false});
+                         map_form::vec, false});
 }
 
 }  // namespace cdl

@@ -9,8 +9,9 @@
 namespace cdl::copy_and_patch {
 
 // The map of a user's op (08's language) through an image nvcc compiled ahead of time with the
-// op's instructions written into it: float, an element a thread. Patched and loaded the first time
-// a text is seen, found by it after that. cdl::error where the op, the element type or this GPU is
+// op's instructions written into it: float; four elements a thread where a.form is vec, x and y
+// are 16-byte aligned and the op fits the vec image (scalar_only says why where it does not),
+// else an element a thread. Patched and loaded the first time a text is seen, found by it after. cdl::error where the op, the element type or this GPU is
 // refused: its message says why and which routes run it instead (08, 16).
 void launch_map(const map_launch& a, const std::string& text);
 
@@ -18,9 +19,13 @@ void launch_map(const map_launch& a, const std::string& text);
 // it. Learns the stencils (once a process) and patches no image: nothing is loaded.
 std::string refusal(const std::string& text, dtype t);
 
+// Why text runs in the scalar image even where the vec form is asked for; empty where it has a vec
+// image (or where it is refused altogether: see refusal()).
+std::string scalar_only(const std::string& text);
+
 // With no GPU: text patched from the stencils (whatever architecture they were built for), the
-// image decoded with the learnt forms and run on the host against the op's steps, at k = 3 and
-// `samples` values of x (the lesson's --check). Empty where every value agrees; else why not (the
+// images (scalar and vec) decoded with the learnt forms and run on the host against the op's
+// steps, at k = 3 and `samples` values of x (the lesson's --check). Empty where every value agrees; else why not (the
 // refusal, or the first value whose machine code computes something else). Not the timing, which
 // only a GPU run shows.
 std::string check_on_host(const std::string& text, int samples = 64);

@@ -303,10 +303,10 @@ class RunLinesOnTheGpu(unittest.TestCase):
             said = got.stdout + got.stderr
             self.assertEqual(got.returncode, 0, said)
             if patched:
-                self.assertRegex(said, r"(?m)^17_copy_and_patch/scalar \[--expr\] +[0-9.]+ ms  \(p10 ")
+                self.assertRegex(said, r"(?m)^17_copy_and_patch/vec \[--expr\] +[0-9.]+ ms  \(p10 ")
             else:
                 self.assertRegex(
-                    said, r"(?m)^17_copy_and_patch/scalar \[--expr\]: not run: .*sqrt.*16_interpreter"
+                    said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*sqrt.*16_interpreter"
                 )
 
     def test_each_line_runs_and_validates(self):

@@ -155,7 +155,7 @@ class OpLengthGoalTest(FixtureTest):
             if patched is not None:
                 rows += [
                     ("08_expression_jit/vec", 1, 100.0),
-                    ("17_copy_and_patch/scalar", 1, 100.0 * patched),
+                    ("17_copy_and_patch/vec", 1, 100.0 * patched),
                 ]
             for e, k, t in rows:
                 c = json.loads(json.dumps(base))
