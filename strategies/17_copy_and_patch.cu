@@ -328,15 +328,15 @@ struct image {  // an image an op is written into
 };
 // A vec image (four elements a thread): the compiler interleaved the lanes' steps and gave them
 // registers across lanes, so the patch keeps only the places. Inside its window (the first
-// instruction making a lane's x to the last step) every step's place takes any lane's step; each
-// lane gets its own registers from those the window's steps and x's makers wrote, so that lanes
-// written in any interleaving never meet; x's makers keep their place and get a new register.
+// instruction making a lane's x to the last step) the places of the steps and of x's makers take
+// the four makers first, then the lanes' steps in any interleaving; each lane gets its own
+// registers from those the window's steps and makers wrote, so that the lanes never meet.
 struct vec_image {
   std::string kernel;
   int steps = 0;                           // a lane's region
-  std::size_t first = 0, last = 0;         // the window: its first and last instruction's offsets
-  std::vector<std::size_t> places;         // the steps' offsets, in the order they run
-  std::size_t maker[stencil::lanes]{};     // the instruction making lane l's x: j * delta + x[i + l]
+  std::size_t last = 0;                    // the window's last instruction's offset
+  std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
+  insn maker[stencil::lanes]{};            // the instruction making lane l's x: j * delta + x[i + l]
   std::size_t deadline[stencil::lanes]{};  // lane l's result is read here (the window's end: after it)
   image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
 };
@@ -512,7 +512,7 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   const kernel_code k = find(ks, im.kernel);
   auto insn_at = [&](std::size_t n) { return at(cubin, k.offset + 16 * n); };
   std::vector<int> seen(std::size_t(lanes * steps), 0);
-  std::size_t step0[lanes]{}, final_step[lanes]{};
+  std::size_t step0[lanes]{}, final_step[lanes]{}, makers[lanes]{};
   for (std::size_t n = 0; n < k.count; ++n) {
     bool negated;
     const int m = marker_of(insn_at(n), negated), l = m / stencil::lane_markers, s = m % stencil::lane_markers;
@@ -530,27 +530,28 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     std::size_t n = step0[l];
     while (n > 0 && insn_at(--n)[dest_field] != im.lane[l].x) {
     }
-    const insn maker = insn_at(n), first_maker = at(cubin, im.maker[0] ? im.maker[0] : k.offset + 16 * n);
+    const insn maker = insn_at(n), first = l == 0 ? maker : im.maker[0];
     LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
-                    std::equal(maker.begin(), maker.begin() + 2, first_maker.begin()) && maker[3] == first_maker[3],
+                    std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
                 im.kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
-    im.maker[l] = k.offset + 16 * n, j = maker[3];
+    im.maker[l] = maker, makers[l] = k.offset + 16 * n, j = maker[3];
     kept.insert(maker[8]);  // the element itself, live through the loop
   }
-  im.first = *std::min_element(std::begin(im.maker), std::end(im.maker)), im.last = im.places.back();
   for (std::size_t offset : im.places) written.insert(cubin[offset + dest_field]);
-  for (std::size_t offset : im.maker) written.insert(cubin[offset + dest_field]);
+  for (std::size_t offset : makers) written.insert(cubin[offset + dest_field]);
+  im.places.insert(im.places.end(), std::begin(makers), std::end(makers));
+  std::sort(im.places.begin(), im.places.end());
+  const std::size_t first = im.places.front();
+  im.last = im.places.back();
   std::set<int> results;
   for (const image& lane : im.lane) results.insert(lane.result);
   LEARN_CHECK(results.size() == lanes, im.kernel + ": two lanes' results share a register");
   for (auto& d : im.deadline) d = im.last + 16;
   for (std::size_t n = 0; n < k.count; ++n) {
     const std::size_t offset = k.offset + 16 * n;
-    if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end() ||
-        std::find(std::begin(im.maker), std::end(im.maker), offset) != std::end(im.maker))
-      continue;
+    if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end()) continue;
     const insn i = insn_at(n);
-    const bool inside = offset > im.first && offset < im.last;
+    const bool inside = offset > first && offset < im.last;
     for (int field : {3, 4, 8}) {  // where a register an instruction reads may be
       for (int l = 0; l < lanes; ++l)
         if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
@@ -560,16 +561,17 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     }
     if (inside) kept.insert(i[dest_field]);
   }
-  // Each lane: its result's register, and every `lanes`-th of the rest; float(j) goes to the lane
-  // whose x is made last (every maker reads it), as that lane's x.
-  const int last_lane = int(std::max_element(std::begin(im.maker), std::end(im.maker)) - std::begin(im.maker));
+  // Each lane: its result's register, and every `lanes`-th of the rest; float(j) goes to the last
+  // lane, whose x is made last (every maker reads it), as that lane's x.
+  const int last_lane = lanes - 1;
   std::vector<int> rest;
   for (int r : written)
     if (!kept.count(r) && !results.count(r) && r != j) rest.push_back(r);
   for (int l = 0; l < lanes; ++l) {
     image& lane = im.lane[l];
     lane.kernel = im.kernel, lane.pool.clear();
-    if (l == last_lane && written.count(j) && !kept.count(j)) lane.pool.push_back(j);
+    if (l == last_lane && written.count(j) && !kept.count(j) && (!results.count(j) || j == lane.result))
+      lane.pool.push_back(j);
     for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
     LEARN_CHECK(!lane.pool.empty(), im.kernel + ": no register for lane " + std::to_string(l) + "'s x");
     lane.x = lane.pool.front();
@@ -844,24 +846,28 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
 void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
                bytes& out) {
   constexpr int lanes = stencil::lanes, maker_op = stencil::count;  // x's maker: its own latency
+  // The makers in the first places; then at each place the lane that must take it (as many steps
+  // left as places before its result is read), else the one that waited longest.
   std::vector<int> chosen(im.places.size(), -1);
   std::size_t next[lanes]{}, last_placed[lanes]{};
-  for (std::size_t p = 0; p < im.places.size(); ++p) {
+  for (std::size_t p = lanes; p < im.places.size(); ++p) {
     int best = -1;
-    for (int l = 0; l < lanes; ++l)
-      if (next[l] < code[l].size() && im.maker[l] < im.places[p] &&
-          (best < 0 || im.deadline[l] < im.deadline[best] ||
-           (im.deadline[l] == im.deadline[best] && last_placed[l] < last_placed[best])))
+    for (int l = 0; l < lanes; ++l) {
+      if (next[l] == code[l].size()) continue;
+      const std::size_t left = code[l].size() - next[l],
+                        before = std::size_t(std::count_if(im.places.begin() + std::ptrdiff_t(p), im.places.end(),
+                                                           [&](std::size_t o) { return o < im.deadline[l]; }));
+      if (before < left) throw refused("a lane's result is read before its steps are done");
+      if (before == left) {
         best = l;
+        break;
+      }
+      if (best < 0 || last_placed[l] < last_placed[best]) best = l;
+    }
     if (best >= 0) chosen[p] = best, last_placed[best] = p + 1, ++next[best];
   }
-  for (int l = 0; l < lanes; ++l) {
+  for (int l = 0; l < lanes; ++l)
     if (next[l] < code[l].size()) throw refused("more steps than the vec image's places");
-    std::size_t lane_last = 0;
-    for (std::size_t p = 0; p < chosen.size(); ++p)
-      if (chosen[p] == l) lane_last = im.places[p];
-    if (lane_last >= im.deadline[l]) throw refused("a lane's result is read before its steps are done");
-  }
   int issued[256], producer[256], cycle = 0, last_issue = 0, longest = 0, least = 99;
   std::fill(std::begin(issued), std::end(issued), -100);
   std::fill(std::begin(producer), std::end(producer), int(stencil::add));
@@ -882,17 +888,22 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
     return t;
   };
   std::size_t next_step[lanes]{}, p = 0;
-  clear_reuse(&out[im.first - 16]);
-  for (std::size_t offset = im.first; offset <= im.last; offset += 16) {
+  clear_reuse(&out[im.places.front() - 16]);
+  for (std::size_t offset = im.places.front(); offset <= im.last; offset += 16) {
     unsigned char* slot = &out[offset];
     clear_reuse(slot);
     int t = cycle;
-    if (const auto m = std::find(std::begin(im.maker), std::end(im.maker), offset); m != std::end(im.maker)) {
-      const int l = int(m - std::begin(im.maker)), x = im.lane[l].x;
-      slot[dest_field] = (unsigned char)x;
+    const bool place = p < im.places.size() && im.places[p] == offset;
+    if (place && p < lanes) {  // lane p's x: j * delta + its element, into the lane's x register
+      const int x = im.lane[p].x;
+      insn i = im.maker[p];
+      i[dest_field] = (unsigned char)x;
+      std::copy_n(slot + 13, 3, i.begin() + 13);  // the place's barriers: the first waits for j
+      std::copy(i.begin(), i.end(), slot);
+      clear_reuse(slot);
       t = wait_before(slot, std::max(t, issued[x] + longest_from(producer[x]) - least + 1));
-      issued[x] = t, producer[x] = maker_op;
-    } else if (p < im.places.size() && im.places[p] == offset) {
+      issued[x] = t, producer[x] = maker_op, ++p;
+    } else if (place) {
       const int l = chosen[p++];
       const step s = l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f};
       const form& f = st.forms[s.op];
@@ -900,7 +911,8 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
       i[dest_field] = (unsigned char)s.dest;
       i[f.a] = (unsigned char)s.a;
       if (f.b >= 0) i[f.b] = (unsigned char)s.b;
-      if (stencil::has_constant(s.op)) set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
+      if (stencil::has_constant(s.op))
+        set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
       std::copy_n(slot + 13, 3, i.begin() + 13);
       std::copy(i.begin(), i.end(), slot);
       clear_reuse(slot);
@@ -911,7 +923,8 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
       if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op;
     } else {  // not the patch's: it may read a lane's result
       for (int l = 0; l < lanes; ++l)
-        if (im.deadline[l] == offset) t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
+        if (im.deadline[l] == offset)
+          t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
       t = wait_before(slot, t);
     }
     cycle = t + stall(slot), last_issue = t;
@@ -993,7 +1006,7 @@ float simulate(const stencils& st, const compiled& c, float x0, int k) {
   return acc;
 }
 
-// The same for a vec image's window: x's makers, then each place decoded; lane l's sum.
+// The same for a vec image's window: x's makers in its first places, then each place decoded.
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
   const vec_image* im = nullptr;
@@ -1003,15 +1016,14 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
   float reg[256];
   for (int j = 0; j < k; ++j) {
     std::fill(std::begin(reg), std::end(reg), NAN);
-    for (int l = 0; l < stencil::lanes; ++l) reg[c.image[im->maker[l] + 8]] = x0[std::size_t(l)];
-    reg[c.image[im->maker[0] + 3]] = float(j), reg[255] = 0.0f;
-    for (std::size_t offset = im->first; offset <= im->last; offset += 16) {
-      const insn i = at(c.image, offset);
-      if (std::find(std::begin(im->maker), std::end(im->maker), offset) != std::end(im->maker)) {
+    for (int l = 0; l < stencil::lanes; ++l) reg[im->maker[l][8]] = x0[std::size_t(l)];
+    reg[im->maker[0][3]] = float(j), reg[255] = 0.0f;
+    for (std::size_t p = 0; p < im->places.size(); ++p) {
+      const insn i = at(c.image, im->places[p]);
+      if (p < stencil::lanes) {  // x's makers
         reg[i[dest_field]] = std::fma(reg[i[3]], lesson::delta, reg[i[8]]);
         continue;
       }
-      if (std::find(im->places.begin(), im->places.end(), offset) == im->places.end()) continue;
       int o = 0;
       while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
       if (o == stencil::count) return {NAN, NAN, NAN, NAN};
