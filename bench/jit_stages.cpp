@@ -213,7 +213,7 @@ std::map<std::string, std::unique_ptr<tiered_expression>>& tiers() {
 struct route {
   const char* name;
   void (*launch)(const map_launch& a, const jit::op_text& op);
-  bool interleaved = true;        // 10's compiles run on after its first result, on the host's cores
+  bool interleaved = true;  // 10's compiles run on after its first result, on the host's cores
 };
 const route routes[] = {
     {"06", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(nvrtc_jit_build, a, op); }},

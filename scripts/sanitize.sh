@@ -122,8 +122,9 @@ if [ "$last" -eq $((shards - 1)) ]; then  # once per whole run: with its last sh
     for name in ${left_out[$tool]:-}; do alone_filter=$(without "$alone_filter" "${pattern[$name]}"); done
     echo "sanitize: $alone under $tool, alone on the GPU" >&2
     # shellcheck disable=SC2086
-    GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 "$sanitizer" --tool "$tool" ${options[$tool]} --error-exitcode 99 \
-      --print-limit 100 --launch-timeout 0 "$tests" --gtest_filter="$alone_filter" > "$LOGS/$tool.alone.log" 2>&1
+    GTEST_TOTAL_SHARDS=1 GTEST_SHARD_INDEX=0 "$sanitizer" --tool "$tool" ${options[$tool]} \
+      --error-exitcode 99 --print-limit 100 --launch-timeout 0 "$tests" --gtest_filter="$alone_filter" \
+      > "$LOGS/$tool.alone.log" 2>&1
   done
   run_shards=$((run_shards + 1))  # each tool's logs: its shards and the process alone
 fi

@@ -9,15 +9,22 @@
 //          comparing them, each operation's instruction, which of its bytes are which register,
 //          and from a chain of every pair of operations the cycles one result takes to reach the
 //          next (Xu and Kjolstad's copy-and-patch, OOPSLA 2021, learnt instead of written).
-//          A new op is parsed (08's language), its values given registers of the region, its
-//          instructions written into the region with stalls computed from the learnt latencies,
-//          and the image loaded with cudaLibraryLoadData: no compiler, no PTX.
+//          A new op is parsed (08's language), a multiply fused into the add after it, its
+//          values given registers of the region, its instructions written into the region with
+//          stalls computed from the learnt latencies, and the image loaded with
+//          cudaLibraryLoadData: no compiler, no PTX. The vec images hold four elements a thread,
+//          a region each, which nvcc interleaved; the patch keeps only the places of their steps
+//          and of the instructions making each element's x, gives each of the four its own
+//          registers from those nvcc used there, and interleaves the four again itself.
 // Cost.    Per new op: microseconds of patching, then the load of the image (the whole stencil
-//          cubin here: its size sets the load's cost), then the speed of nvcc's own instructions
-//          (the region's are the same ones) in a loop that is not unrolled. Once a process:
-//          reading the stencils. The language is what one instruction each can do: + - * min max, and
-//          division by a power of two; anything else (sin, sqrt, a condition) is refused with
-//          the route to use instead, as is an op with more live values than the region's registers.
+//          cubin here: its size sets the load's cost; one load holds both forms), then nvcc's own
+//          instructions in a loop that is not unrolled: in the vec form, four independent chains
+//          as nvcc's own vec kernel has, and the region's unused places (an instruction each).
+//          Once a process: reading the stencils. The language is what one instruction each can
+//          do: + - * min max, a * c + b, and division by a power of two; anything else (sin,
+//          sqrt, a condition) is refused with the route to use instead, as is an op with more
+//          live values than the region's registers (the vec form's lanes have fewer each: such
+//          an op runs in the scalar form).
 // Use it   where a new op must run at native speed within a millisecond: a user typing formulas,
 //          the first tier of a tiered dispatch (10) in place of the interpreter (16).
 // Breaks   on another architecture's encoding (the stencils are learnt per cubin, so a new toolkit
@@ -26,13 +33,15 @@
 //            strategies/17_copy_and_patch.cu -o 17_stencils.cubin
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/17_copy_and_patch.cu common/expression.cpp \
 //            -o 17_copy_and_patch
-// See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass op.cubin: the op's FMUL and FADD
-//          in the region between the loop's x + j * delta and its FADD into the sum, beside nvcc's build of
-//          the same op (lesson::map_kernel in cuobjdump -sass 17_copy_and_patch).
+// See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image_vec_4 op.cubin:
+//          the four FFMAs making x + j * delta, then the op's FMUL, FFMA and FADD for each of the
+//          four elements, interleaved, then the four FADDs into the sums, beside nvcc's build of the
+//          same op in the same form (nvcc_vec_kernel in cuobjdump -sass 17_copy_and_patch).
 // Check it. 17_copy_and_patch --check N, with no GPU: N random ops compiled, each image decoded and
 //          run on the host against the op's steps. On a GPU,
 //          17_copy_and_patch --fuzz N: N random ops of the language, each compiled or refused,
-//          run at k = 1 and 3 and compared bit for bit with its steps computed on the host (where
+//          run in both forms at k = 1 and 3 (the vec form with a tail of three elements) and
+//          compared bit for bit with its steps computed on the host (where
 //          they differ, the decoded machine code says whether the instructions or their timing is
 //          wrong), each launch under a time limit; and under compute-sanitizer --tool memcheck.
 #include <cstdint>
@@ -57,13 +66,14 @@ inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the image
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
 inline constexpr int pair_steps = 2 * count * count;       // the latency chain: a, b for every pair (a, b)
 inline constexpr int vec_region_sizes[] = {4, 8, 16, 32, 64};  // a lane's steps in the vec images
-inline constexpr int lanes = 4;                            // the vec images' elements a thread
-inline constexpr int lane_markers = 256;                   // lane l's step s: marker l * 256 + s
+inline constexpr int lanes = 4;                                // the vec images' elements a thread
+inline constexpr int lane_markers = 256;                       // lane l's step s: marker l * 256 + s
 
 // What each operation computes: on the host, for the emulation and the decoded machine code.
 inline float evaluate(int o, float a, float b, float c) {
-  const float r[count] = {a + c, a - c, c - a, a * c,           std::fmin(a, c), std::fmax(a, c), std::fma(a, c, b),
-                          a + b, a - b, a * b, std::fmin(a, b), std::fmax(a, b)};
+  const float r[count] = {
+      a + c, a - c, c - a, a * c,           std::fmin(a, c), std::fmax(a, c), std::fma(a, c, b),
+      a + b, a - b, a * b, std::fmin(a, b), std::fmax(a, b)};
   return r[o];
 }
 
@@ -87,8 +97,8 @@ __device__ __forceinline__ float apply(float a, float b, float c) {
 // (x and y 16-byte aligned: the launcher's check; the last thread's missing elements read as 0
 // and not written); body(xj, v) gives the op's value for each of the four.
 template <class Body>
-__device__ __forceinline__ void map_vec(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k,
-                                        Body body) {
+__device__ __forceinline__ void map_vec(const float* __restrict__ x, float* __restrict__ y, std::size_t n,
+                                        int k, Body body) {
   const std::size_t i = lanes * (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x);
   if (i >= n) return;
   float v[lanes], acc[lanes] = {};
@@ -148,7 +158,8 @@ __device__ __forceinline__ void vec_region(const float (&xj)[lanes], float (&out
     ((step<P, S, s, Op, 0>(r[0], xj[0], op_of), step<P, S, s, Op, 1>(r[1], xj[1], op_of),
       step<P, S, s, Op, 2>(r[2], xj[2], op_of), step<P, S, s, Op, 3>(r[3], xj[3], op_of)),
      ...);
-  }(std::make_integer_sequence<int, S>{});
+  }
+  (std::make_integer_sequence<int, S>{});
   for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
 }
 
@@ -206,12 +217,11 @@ CDL_KERNEL(cdl_image_8, 4, 8, every<add>)
 CDL_KERNEL(cdl_image_16, chains, 16, every<add>)
 CDL_KERNEL(cdl_image_32, chains, 32, every<add>)
 CDL_KERNEL(cdl_image_64, chains, 64, every<add>)
-#define CDL_VEC_KERNEL(name, P, S)                                                                   \
-  extern "C" __global__ void name(const float* __restrict__ x, float* __restrict__ y, std::size_t n, \
-                                  int k) {                                                           \
-    map_vec(x, y, n, k, [](const float(&xj)[lanes], float(&out)[lanes]) {                           \
-      vec_region<P, S>(xj, out, every<add>{});                                                       \
-    });                                                                                              \
+#define CDL_VEC_KERNEL(name, P, S)                                                                         \
+  extern "C" __global__ void name(const float* __restrict__ x, float* __restrict__ y, std::size_t n,       \
+                                  int k) {                                                                 \
+    map_vec(x, y, n, k,                                                                                    \
+            [](const float(&xj)[lanes], float(&out)[lanes]) { vec_region<P, S>(xj, out, every<add>{}); }); \
   }
 CDL_VEC_KERNEL(cdl_image_vec_4, 2, 4)
 CDL_VEC_KERNEL(cdl_image_vec_8, 4, 8)
@@ -430,7 +440,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     marker_of(f.code, negated);
     f.negated = negated;
     if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
-  } else {  // step 1 reads step 0's value and x + marker 1
+  } else {                            // step 1 reads step 0's value and x + marker 1
     f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
   for (std::size_t s = 1; s < steps.size(); ++s) {
@@ -515,7 +525,8 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   std::size_t step0[lanes]{}, final_step[lanes]{}, makers[lanes]{};
   for (std::size_t n = 0; n < k.count; ++n) {
     bool negated;
-    const int m = marker_of(insn_at(n), negated), l = m / stencil::lane_markers, s = m % stencil::lane_markers;
+    const int m = marker_of(insn_at(n), negated), l = m / stencil::lane_markers,
+              s = m % stencil::lane_markers;
     if (m < 0 || negated || l >= lanes || s >= steps) continue;
     ++seen[std::size_t(l * steps + s)], im.places.push_back(k.offset + 16 * n);
     if (s == 0) step0[l] = n;
@@ -531,9 +542,10 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     while (n > 0 && insn_at(--n)[dest_field] != im.lane[l].x) {
     }
     const insn maker = insn_at(n), first = l == 0 ? maker : im.maker[0];
-    LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
-                    std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
-                im.kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
+    LEARN_CHECK(
+        immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
+            std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
+        im.kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
     im.maker[l] = maker, makers[l] = k.offset + 16 * n, j = maker[3];
     kept.insert(maker[8]);  // the element itself, live through the loop
   }
@@ -556,8 +568,9 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
       for (int l = 0; l < lanes; ++l)
         if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
       if (!results.count(i[field])) kept.insert(i[field]);
-      LEARN_CHECK(!inside || results.count(i[field]) || !written.count(i[field]),
-                  im.kernel + ": instruction " + std::to_string(n) + " in the window reads a step's register");
+      LEARN_CHECK(
+          !inside || results.count(i[field]) || !written.count(i[field]),
+          im.kernel + ": instruction " + std::to_string(n) + " in the window reads a step's register");
     }
     if (inside) kept.insert(i[dest_field]);
   }
@@ -707,8 +720,8 @@ int fuse(std::vector<step>& code, int result) {
     for (int side : {0, 1}) {
       const int r = side == 0 ? s.a : s.b;
       const int m = r > 0 ? made_by[std::size_t(r)] : -1;
-      if (m < 0 || gone[std::size_t(m)] || code[std::size_t(m)].op != stencil::mul || reads[std::size_t(r)] != 1 ||
-          r == result || (s.op == stencil::subr && side == 0))
+      if (m < 0 || gone[std::size_t(m)] || code[std::size_t(m)].op != stencil::mul ||
+          reads[std::size_t(r)] != 1 || r == result || (s.op == stencil::subr && side == 0))
         continue;
       const step& product = code[std::size_t(m)];
       s = {stencil::fmac, s.dest, product.a, side == 0 ? s.b : s.a,
@@ -855,8 +868,9 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
     for (int l = 0; l < lanes; ++l) {
       if (next[l] == code[l].size()) continue;
       const std::size_t left = code[l].size() - next[l],
-                        before = std::size_t(std::count_if(im.places.begin() + std::ptrdiff_t(p), im.places.end(),
-                                                           [&](std::size_t o) { return o < im.deadline[l]; }));
+                        before =
+                            std::size_t(std::count_if(im.places.begin() + std::ptrdiff_t(p), im.places.end(),
+                                                      [&](std::size_t o) { return o < im.deadline[l]; }));
       if (before < left) throw refused("a lane's result is read before its steps are done");
       if (before == left) {
         best = l;
@@ -931,7 +945,8 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
   }
   // After the window the sums read the results: the last instruction waits until all are ready.
   int ready = 0;
-  for (const image& lane : im.lane) ready = std::max(ready, issued[lane.result] + latency(producer[lane.result], stencil::addr));
+  for (const image& lane : im.lane)
+    ready = std::max(ready, issued[lane.result] + latency(producer[lane.result], stencil::addr));
   unsigned char* last = &out[im.last];
   if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
   set_stall(last, std::max(stall(last), ready - last_issue));
@@ -1053,7 +1068,8 @@ struct loaded {
   loaded& operator=(const loaded&) = delete;
   ~loaded() { cudaLibraryUnload(library); }
   bool runs_vec(const float* x, const float* y) const {
-    return vec_kernel && (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+    return vec_kernel &&
+           (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
   }
   void launch(const float* x, float* y, std::size_t n, int k, cudaStream_t stream = nullptr,
               bool vec = true) const {
@@ -1114,8 +1130,9 @@ int check(const patch::stencils& st, int count) {
       for (int l = 0; l < stencil::lanes && !c.vec_kernel.empty(); ++l)
         if (!same(lanes[std::size_t(l)], patch::emulate(c, x0[std::size_t(l)], 3))) bad_lane = l;
       if (!same(want, got) || bad_lane >= 0) {
-        std::printf("WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g (vec lane %d wrong)\n",
-                    text.c_str(), x0[0], got, want, bad_lane);
+        std::printf(
+            "WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g (vec lane %d wrong)\n",
+            text.c_str(), x0[0], got, want, bad_lane);
         ++wrong;
         break;
       }
@@ -1148,7 +1165,8 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
     }
     const loaded kernel(c);
     bool timed = false;
-    for (const auto [k, vec] : {std::pair(1, true), std::pair(3, true), std::pair(1, false), std::pair(3, false)}) {
+    for (const auto [k, vec] :
+         {std::pair(1, true), std::pair(3, true), std::pair(1, false), std::pair(3, false)}) {
       if (vec && !kernel.runs_vec(p.dx, p.dy)) continue;
       const std::size_t n = k == 1 ? y.size() : (std::size_t(1) << 16) + 3;  // k = 3: the vec form's tail
       if (k != 1 || !vec) CHECK(cudaMemset(p.dy, 0xff, n * sizeof(float)));
@@ -1162,7 +1180,8 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
         }
       CHECK(state);
       if (!timed)  // the form a user's op runs in
-        timed = true, first_ms.push_back(
+        timed = true,
+        first_ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       CHECK(cudaMemcpy(y.data(), p.dy, n * sizeof(float), cudaMemcpyDeviceToHost));
       std::size_t bad = 0;
@@ -1170,10 +1189,11 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
       for (std::size_t i = 0; i < n; ++i) {
         const float want = patch::emulate(c, p.x[i], k);
         if (!same(want, y[i]) && bad++ == 0)
-          std::printf("WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
-                      text.c_str(), vec ? "vec" : "scalar", k, i, y[i], want,
-                      vec ? patch::simulate_vec(st, c, {p.x[i], p.x[i], p.x[i], p.x[i]}, k)[0]
-                          : patch::simulate(st, c, p.x[i], k));
+          std::printf(
+              "WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
+              text.c_str(), vec ? "vec" : "scalar", k, i, y[i], want,
+              vec ? patch::simulate_vec(st, c, {p.x[i], p.x[i], p.x[i], p.x[i]}, k)[0]
+                  : patch::simulate(st, c, p.x[i], k));
       }
       ++ran, wrong += bad > 0, vec_runs += vec;
     }
@@ -1239,10 +1259,12 @@ int main(int argc, char** argv) {
   kernel.launch(p.dx, p.dy, p.n, 1);
   CHECK(cudaDeviceSynchronize());
   std::printf(
-      "`%s`: parsed and patched (%d steps, into %s and %s) in %.1f us, loaded in %.1f us, first result %.3f ms "
+      "`%s`: parsed and patched (%d steps, into %s and %s) in %.1f us, loaded in %.1f us, first result %.3f "
+      "ms "
       "after the text\n",
-      text.c_str(), op.steps, op.kernel.c_str(), op.vec_kernel.empty() ? "no vec image" : op.vec_kernel.c_str(),
-      patched_us, load_us, (patched_us + load_us) / 1e3 + us(start) / 1e3);
+      text.c_str(), op.steps, op.kernel.c_str(),
+      op.vec_kernel.empty() ? "no vec image" : op.vec_kernel.c_str(), patched_us, load_us,
+      (patched_us + load_us) / 1e3 + us(start) / 1e3);
   if (argc > 2 && std::string(argv[1]) == "--fuzz") return fuzz(st, p, std::atoi(argv[2]));
   if (argc > 2 && std::string(argv[1]) == "--dump") {
     std::ofstream(argv[2], std::ios::binary)
@@ -1251,9 +1273,10 @@ int main(int argc, char** argv) {
   }
   if (op.vec_kernel.empty()) std::printf("no vec image for it: %s\n", op.vec_refused.c_str());
   const unsigned vec_grid = lesson::grid((p.n + stencil::lanes - 1) / stencil::lanes);
-  return lesson::compare(p, {{"patched", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k, nullptr, false); }},
-                             {"nvcc vec", [&](int k) { nvcc_vec_kernel<<<vec_grid, lesson::block>>>(p.dx, p.dy, p.n, k); }},
-                             {"patch vec", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
+  return lesson::compare(
+      p, {{"patched", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k, nullptr, false); }},
+          {"nvcc_vec", [&](int k) { nvcc_vec_kernel<<<vec_grid, lesson::block>>>(p.dx, p.dy, p.n, k); }},
+          {"patch_vec", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
 }
 #endif  // CDL_COPY_AND_PATCH_MECHANISM
 #endif  // CDL_STENCILS

@@ -13,13 +13,14 @@
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
 //          the compiler interleaved, an element a thread in the scalar form, which runs where x
 //          or y is not 16-byte aligned or the op's values do not fit a lane's registers
-//          (cdl_run --expr says so). Once a process: reading the stencils. The report's op-length sweep sets it beside 08's compiled kernel and 16's
-//          interpreter; its first result is in the JIT stages' interleaved table.
+//          (cdl_run --expr says so). Once a process: reading the stencils. The report's op-length
+//          sweep sets it beside 08's compiled kernel and 16's interpreter; its first result is in
+//          the JIT stages' interleaved table.
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
-//          a power of two) and its live values no more than the region's registers. Anything else is refused
-//          with cdl::error naming the reason and the routes that run it (08, 16); so is a GPU whose
-//          architecture the stencils were not built for.
+//          a power of two) and its live values no more than the region's registers. Anything else
+//          is refused with cdl::error naming the reason and the routes that run it (08, 16); so is
+//          a GPU whose architecture the stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
 // Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/vec/steps:30/`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:
@@ -148,8 +149,9 @@ std::string check_on_host(const std::string& text, int samples) {
     const std::array<float, stencil::lanes> lanes = patch::simulate_vec(st, c, xs, 3);
     for (std::size_t l = 0; l < xs.size(); ++l)
       if (!same(lanes[l], patch::emulate(c, xs[l], 3)))
-        return "at x = " + std::to_string(xs[l]) + " the vec image's lane " + std::to_string(l) + " computes " +
-               std::to_string(lanes[l]) + ", the steps " + std::to_string(patch::emulate(c, xs[l], 3));
+        return "at x = " + std::to_string(xs[l]) + " the vec image's lane " + std::to_string(l) +
+               " computes " + std::to_string(lanes[l]) + ", the steps " +
+               std::to_string(patch::emulate(c, xs[l], 3));
   }
   return "";
 }

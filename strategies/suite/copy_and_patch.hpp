@@ -11,8 +11,9 @@ namespace cdl::copy_and_patch {
 // The map of a user's op (08's language) through an image nvcc compiled ahead of time with the
 // op's instructions written into it: float; four elements a thread where a.form is vec, x and y
 // are 16-byte aligned and the op fits the vec image (scalar_only says why where it does not),
-// else an element a thread. Patched and loaded the first time a text is seen, found by it after. cdl::error where the op, the element type or this GPU is
-// refused: its message says why and which routes run it instead (08, 16).
+// else an element a thread. Patched and loaded the first time a text is seen, found by it after.
+// cdl::error where the op, the element type or this GPU is refused: its message says why and
+// which routes run it instead (08, 16).
 void launch_map(const map_launch& a, const std::string& text);
 
 // Why launch_map would refuse text at type t, with the routes to use instead; empty where it runs
@@ -25,9 +26,9 @@ std::string scalar_only(const std::string& text);
 
 // With no GPU: text patched from the stencils (whatever architecture they were built for), the
 // images (scalar and vec) decoded with the learnt forms and run on the host against the op's
-// steps, at k = 3 and `samples` values of x (the lesson's --check). Empty where every value agrees; else why not (the
-// refusal, or the first value whose machine code computes something else). Not the timing, which
-// only a GPU run shows.
+// steps, at k = 3 and `samples` values of x (the lesson's --check). Empty where every value
+// agrees; else why not (the refusal, or the first value whose machine code computes something
+// else). Not the timing, which only a GPU run shows.
 std::string check_on_host(const std::string& text, int samples = 64);
 
 // Where the stencils are read from: CDL_PLUGIN_DIR from the environment, else the build's plugins/.
