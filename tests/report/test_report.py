@@ -141,6 +141,19 @@ class ReportTest(FixtureTest):
             top(self.report()),
         )
 
+    def test_copy_and_patch_images_resources_are_listed_where_the_build_has_them(self):
+        """17's patched kernels have their image's resources, listed where resources.json has them."""
+        self.assertNotIn("17's patched kernels are the images", self.report())
+
+        def with_images(doc):
+            image = dict(doc["kernels"][0], source="strategies/17_copy_and_patch.cu", registers=24)
+            doc["kernels"].append(dict(image, kernel="cdl_image_vec_4", name="cdl_image_vec_4"))
+
+        self.edit_results(with_images, "resources.json")
+        text = self.report()
+        self.assertIn("17's patched kernels are the images", text)
+        self.assertRegex(text, r"\| `17_copy_and_patch\.cu` \| `cdl_image_vec_4` \| 24 \|")
+
     def test_the_flush_residue_is_shown(self):
         text = self.report()
         self.assertIn(

@@ -182,6 +182,17 @@ def add(doc, resources):
         " is per op:\n"
     )
     doc.add(table(header, [cells(k) for k in focus], keys=2))
+    images = [k for k in kernels if k["kernel"].startswith("cdl_image_")]
+    if images:
+        doc.add(
+            "17's patched kernels are the images nvcc compiled with a region of steps, the op's"
+            " instructions written into the region: the registers, stack and occupancy are the image's,"
+            " whatever op is written in (the smallest image whose region holds the op; `cdl_image_vec_N`"
+            " is the vec form, a region of N steps for each of its four elements):\n"
+        )
+        doc.add(
+            table(header, [cells(k) for k in sorted(images, key=lambda k: (len(k["kernel"]), k["kernel"]))])
+        )
     per_source = defaultdict(list)
     for k in kernels:
         per_source[k["source"]].append(k)
