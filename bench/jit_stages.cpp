@@ -122,11 +122,20 @@ jit::op_text next_language_text() {
 
 // Named by the strategy each stream runs. The catalogue's op: 03's switch alone, 06's JIT alone,
 // 10's two tiers. A user's op in 08's language: 16's interpreter alone, 08's JIT alone (its
-// optimised tier), 10's three tiers (16, then 08's baseline, then 08's optimised tier).
-enum class tier_mode { switch_only, jit_only, tiered, interpreter_only, expression_only, three_tiers };
+// optimised tier), 10's tiers (16, then 17's patched kernel, then 08's optimised tier), 17 alone.
+enum class tier_mode {
+  switch_only,
+  jit_only,
+  tiered,
+  interpreter_only,
+  expression_only,
+  expression_tiers,
+  patched_only
+};
 constexpr const char* tier_mode_names[] = {"03_switch",          "06_nvrtc_jit",
                                            "10_tiered_dispatch", "16_interpreter",
-                                           "08_expression_jit",  "10_tiered_dispatch.expression"};
+                                           "08_expression_jit",  "10_tiered_dispatch.expression",
+                                           "17_copy_and_patch"};
 
 // One stream: `launches` launches of a new text of the quadratic op, each mode as its name says.
 void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int repetitions,
@@ -162,6 +171,8 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                   interpreter::launch_map(a, text);
                 } else if (mode == tier_mode::expression_only) {
                   expression_jit::launch_map(a, text);  // the first launch waits for the compile
+                } else if (mode == tier_mode::patched_only) {
+                  copy_and_patch::launch_map(a, text.source);  // the first launch patches and loads
                 } else {
                   if (!tiers) tiers = std::make_unique<tiered_expression>(text);
                   if (tiers->launch(a) == tiered_expression::tier::optimised && first_own < 0)
@@ -200,7 +211,7 @@ void compile_and_load_08(const jit::op_text& op, int arch, tier level = tier::op
 // The run-time routes from a new op's text to its first result, by the name the interleaved benchmark
 // and the new-process probes give them: the compilers (06, its fast_compile variant, 07, 08's two
 // tiers: compiled and loaded at the first launch) and the routes with no compiler (16's interpreter;
-// 17's machine code patched and loaded; 10's three tiers, whose first launch runs on the interpreter
+// 17's machine code patched and loaded; 10's tiers, whose first launch runs on the interpreter
 // while 08 compiles on a host thread).
 // Route 10's dispatchers by op text, kept past their first result (their compiles run on after it);
 // the probe empties this before it returns, so that each waits for its compiles while everything a
@@ -771,8 +782,9 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   for (const auto& [n, k] :
        {std::pair<std::size_t, int>{std::size_t(1) << 24, 1}, {std::size_t(1) << 22, 256}})
     for (int launches : {1, 10, 100, 1000, 10000})
-      for (tier_mode mode : {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered,
-                             tier_mode::interpreter_only, tier_mode::expression_only, tier_mode::three_tiers})
+      for (tier_mode mode :
+           {tier_mode::switch_only, tier_mode::jit_only, tier_mode::tiered, tier_mode::interpreter_only,
+            tier_mode::expression_only, tier_mode::expression_tiers, tier_mode::patched_only})
         if (!quick || launches <= 100)
           add_tiered_stream(mode, n, k, launches, std::min(repetitions, 3), names);
 }

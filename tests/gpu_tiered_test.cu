@@ -1,7 +1,7 @@
 // Strategy 10's tiered dispatch (strategies/suite/10_tiered_dispatch.cu): every launch of a stream is
 // validated against the float64 reference, before the move to the op's own kernel, at the launch
 // that moves, and after it; the op's text is new to every cache, so the compile is a real one. And
-// the three tiers of a user's op (16, then 08's two), the same way.
+// the tiers of a user's op (16, then 17's patched kernel, then 08's optimised tier), the same way.
 #include "common/inputs.hpp"
 #include "common/registry.hpp"
 #include "gpu_test.hpp"
@@ -69,7 +69,8 @@ TEST_F(TieredDispatch, AnOpThatDoesNotCompileFailsAtTheLaunchThatFindsIt) {
 
 // A user's op through tiered_expression: every launch validated against the language's float64
 // interpreter, on the interpreter, at each move and after it, until the optimised tier has run five
-// times; the tiers only move up. The op's text is new to every cache (a new constant), so both of
+// times; the tiers only move up, and 17's patched kernel (which runs this op) takes the baseline's
+// place. The op's text is new to every cache (a new constant), so both of
 // 08's compiles are real ones.
 TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
   for (map_form form : {map_form::vec, map_form::scalar}) {
@@ -78,11 +79,12 @@ TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
     const map_fixture fixture({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 16}, default_seed,
                               custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
     std::unique_ptr<tiered_expression> tiers;
-    std::array<int, 3> on{};  // launches on each tier
+    std::array<int, 4> on{};  // launches on each tier
+    constexpr std::size_t top = std::size_t(tiered_expression::tier::optimised);
     int launches = 0;
     auto last = tiered_expression::tier::interpreter;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (on[2] < 5 && std::chrono::steady_clock::now() < deadline) {
+    while (on[top] < 5 && std::chrono::steady_clock::now() < deadline) {
       tiered_expression::tier ran{};
       const validation_result r = fixture.run_and_validate(
           [&](const map_launch& a) {
@@ -96,8 +98,10 @@ TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
       ++on[std::size_t(ran)];
       ++launches;
     }
-    EXPECT_EQ(on[2], 5) << "08's optimised tier was not ready within 60 s";
+    EXPECT_EQ(on[top], 5) << "08's optimised tier was not ready within 60 s";
     EXPECT_GT(on[0], 0) << "the first launch waited for a compiler";
+    EXPECT_EQ(on[std::size_t(tiered_expression::tier::baseline)], 0)
+        << "08's baseline ran where 17 runs the op";
   }
 }
 

@@ -31,7 +31,8 @@
 // Run it.  `cdl_run --strategy 10_tiered_dispatch/vec --op quadratic --n 2^24 --k 256`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 //          A user's op (no switch knows it) has three tiers, tiered_expression: 16's interpreter
-//          at once (no compiler), then 08's baseline tier, then its optimised tier, in that order.
+//          at once (no compiler), then 17's patched kernel (no compiler, within a millisecond),
+//          then 08's optimised tier; 08's baseline tier in 17's place where 17 refuses the op.
 // Read it. The mechanism alone is the lesson, strategies/10_tiered_dispatch.cu (a loop of launches of a new
 //          op: 03's kernel until 06's compile is done). This is the general form: tiered_map, which launches
 //          the skeleton's kernels of both tiers, so that the two differ only in how the op is called; then
@@ -44,6 +45,7 @@
 #include "strategies/suite/tiered_dispatch.hpp"
 
 #include "common/skeletons/elementwise.cuh"
+#include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/interpreter.hpp"
 
@@ -133,8 +135,11 @@ bool tiered_map::launch(const map_launch& a) {
 }
 
 tiered_expression::tiered_expression(jit::op_text text)
-    : text_(std::move(text)), compiled_(std::make_shared<std::array<std::promise<cudaKernel_t>, 2>>()) {
+    : text_(std::move(text)),
+      patched_(std::make_shared<std::promise<bool>>()),
+      compiled_(std::make_shared<std::array<std::promise<cudaKernel_t>, 2>>()) {
   interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
+  patched_ready_ = patched_->get_future();
   for (std::size_t i = 0; i < 2; ++i) ready_[i] = (*compiled_)[i].get_future();
 }
 
@@ -143,12 +148,18 @@ void tiered_expression::start(const map_launch& a) {
   take_events(done_);
   const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
   // The job owns what it uses: a kept thread outlives this object.
-  compile_threads().run([type = a.type, form, text = text_, compiled = compiled_] {
+  compile_threads().run([a, form, text = text_, patched = patched_, compiled = compiled_] {
+    // 17's image, patched and loaded; where 17 refuses the op or its type, 08's baseline instead.
+    const bool patch = copy_and_patch::refusal(text.source, a.type).empty();
+    if (patch) copy_and_patch::load(text.source);
+    patched->set_value(patch);
     for (std::size_t i = 0; i < 2; ++i) {
       try {
         using level = expression_jit::tier;
-        (*compiled)[i].set_value(
-            expression_jit::map_kernel(type, form, text, i == 0 ? level::baseline : level::optimised));
+        (*compiled)[i].set_value(i == 0 && patch
+                                     ? nullptr
+                                     : expression_jit::map_kernel(
+                                           a.type, form, text, i == 0 ? level::baseline : level::optimised));
       } catch (...) {  // each tier not compiled fails at the launch that finds it
         for (std::size_t j = i; j < 2; ++j) (*compiled)[j].set_exception(std::current_exception());
         return;
@@ -166,18 +177,23 @@ tiered_expression::~tiered_expression() {
 tiered_expression::tier tiered_expression::launch(const map_launch& a) {
   cudaEvent_t& slot = done_[launched_ % ahead];  // recorded `ahead` launches ago, if any
   if (best_ != tier::optimised && launched_ >= ahead) CDL_CUDA_CHECK(cudaEventSynchronize(slot));
-  // The baseline is compiled first, so the optimised tier is ready only after it.
-  for (std::size_t i = std::size_t(best_); i < 2; ++i) {
-    if (ready_[i].wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+  // In the order they are made: 17's image (or not), the baseline (null where 17 runs), the optimised.
+  auto done = [](const auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+  if (patched_ready_.valid() && done(patched_ready_) && patched_ready_.get()) best_ = tier::patched;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!ready_[i].valid()) continue;  // taken at an earlier launch
+    if (!done(ready_[i])) break;
     kernels_[i] = ready_[i].get();  // rethrows the compile's error, if it had one
-    best_ = tier(i + 1);
+    if (kernels_[i]) best_ = tier(std::size_t(tier::baseline) + i);
   }
   if (best_ == tier::interpreter) {
     interpreter::launch_map(a, text_);
+  } else if (best_ == tier::patched) {
+    copy_and_patch::launch_map(a, text_.source);
   } else {
     const unsigned grid =
         skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
-    jit::launch_map_kernel(kernels_[std::size_t(best_) - 1], grid, a, false);
+    jit::launch_map_kernel(kernels_[std::size_t(best_) - std::size_t(tier::baseline)], grid, a, false);
   }
   if (launched_ == 0) start(a);
   if (best_ != tier::optimised) CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
@@ -187,6 +203,7 @@ tiered_expression::tier tiered_expression::launch(const map_launch& a) {
 
 const char* to_string(tiered_expression::tier t) {
   return t == tiered_expression::tier::interpreter ? "16's interpreter"
+         : t == tiered_expression::tier::patched   ? "17's patched kernel"
          : t == tiered_expression::tier::baseline  ? "08's baseline tier"
                                                    : "08's optimised tier";
 }

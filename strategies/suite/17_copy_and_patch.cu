@@ -92,6 +92,8 @@ const loaded& prepare(const std::string& text) {
 
 }  // namespace
 
+void load(const std::string& text) { prepare(text); }
+
 std::string refusal(const std::string& text, dtype t) {
   try {
     if (t != dtype::f32)

@@ -1,6 +1,6 @@
 // Strategy 10's dispatchers (10_tiered_dispatch.cu): launches of a map op served by 03's switch
 // kernel while the op's own kernel compiles on a host thread, then by that kernel; and launches of a
-// user's op served by 16's interpreter while 08 compiles it, twice.
+// user's op served by 16's interpreter, then by 17's patched kernel while 08 compiles it.
 #pragma once
 
 #include "common/registry.hpp"
@@ -49,14 +49,15 @@ class tiered_map {
   void start(const map_launch& a);
 };
 
-// A user's op in 08's language, served by the best of three tiers ready at each launch: 16's
-// interpreter from the first launch (no compiler: the text is encoded when this is made), then 08's
-// baseline tier (libNVVM without its optimiser), then 08's optimised tier, both compiled on one kept
-// host thread from once the first launch is queued, the baseline first, for the kernel of that
-// launch's form.
+// A user's op in 08's language, served by the best tier ready at each launch: 16's interpreter
+// from the first launch (no compiler: the text is encoded when this is made), then 17's patched
+// kernel (no compiler either: patched and loaded within a millisecond), then 08's optimised tier.
+// Where 17 refuses the op or its type, 08's baseline tier (libNVVM without its optimiser) takes its
+// place. Both are made on one kept host thread from once the first launch is queued, 17's (or the
+// baseline) first, for the kernel of that launch's form.
 class tiered_expression {
  public:
-  enum class tier { interpreter, baseline, optimised };
+  enum class tier { interpreter, patched, baseline, optimised };
   // Throws for a text the interpreter refuses (outside the language, past its limits).
   explicit tiered_expression(jit::op_text text);
   ~tiered_expression();  // waits for the compiles, as tiered_map's
@@ -75,8 +76,11 @@ class tiered_expression {
   std::uint64_t launched_ = 0;
 
   jit::op_text text_;
-  std::shared_ptr<std::array<std::promise<cudaKernel_t>, 2>> compiled_;  // 08's baseline and optimised
-  std::array<std::future<cudaKernel_t>, 2> ready_;                       // kernels
+  // 17's image loaded (false: refused), then 08's baseline (null where 17 runs) and optimised kernels
+  std::shared_ptr<std::promise<bool>> patched_;
+  std::shared_ptr<std::array<std::promise<cudaKernel_t>, 2>> compiled_;
+  std::future<bool> patched_ready_;
+  std::array<std::future<cudaKernel_t>, 2> ready_;
   std::array<cudaKernel_t, 2> kernels_{};
   tier best_ = tier::interpreter;
   void start(const map_launch& a);

@@ -1,12 +1,13 @@
 """Strategy 10, tiered dispatch: streams of launches of a new op (cdl_bench's tiered/), each the
 cheap way alone, the JIT alone (its compile, then its kernel) and the two tiered, timed whole: for
 the catalogue's op (03's switch, 06) and for a user's op in 08's language (16's interpreter, 08, and
-the three tiers)."""
+10's tiers; 17's patched kernel alone drawn beside them where the run has it)."""
 from ..document import fmt_time, pow2, table
 from ..results import label
 
 MODES = ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch")
 EXPRESSION = ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression")
+PATCHED = "17_copy_and_patch"  # drawn beside the user's op's three: no compile either
 
 
 def find(bench, noise):
@@ -50,13 +51,20 @@ def add(doc, found, noise):
             " quadratic op under `min` with a number past every value it reaches, new in every stream):"
             " 16's interpreter alone (`16_interpreter`: no compile), 08's JIT alone (`08_expression_jit`:"
             " its compile, then its kernel), and the three tiers (`10_tiered_dispatch.expression`: the"
-            " interpreter at once, then 08's baseline tier, then its optimised tier, compiled on a host"
-            " thread).\n"
+            " interpreter at once, then 17's patched kernel, or 08's baseline tier where 17 refuses the op,"
+            " then 08's optimised tier, made on a host thread)"
+            + (
+                ", and 17's patched kernel alone (`17_copy_and_patch`: patched and loaded at the first"
+                " launch, no compiler) drawn beside them"
+                if any(PATCHED in m for s in streams.values() for m in s.values())
+                else ""
+            )
+            + ".\n"
         )
         words = ("interpreter alone", "JIT alone", "three tiers")
         family(doc, found["expression"], noise, words, "interpreter", True)
         if found["expression"]:
-            plot(doc, streams, EXPRESSION, "tiered_expression.png", "a user's new op")
+            plot(doc, streams, EXPRESSION + (PATCHED,), "tiered_expression.png", "a user's new op")
 
 
 def family_find(streams, noise, modes_of):
