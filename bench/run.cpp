@@ -6,18 +6,18 @@
 //   cdl_run --strategy 04_function_pointer.symbol/vec --op sine --n 16777216 --k 16 [--json out.json]
 //   cdl_run --strategy all --op quadratic --type f64 --n 1e8
 //
-// With --expr, the op is the user's, compiled at run time and timed beside every built-in
-// strategy running --op. A program of strategy 08's expression language (common/expression.hpp)
-// runs first through strategy 10's tiers (16's interpreter, then 17's patched kernel, or 08's
-// baseline tier where 17 refuses the op, then 08's optimised tier: the launch each tier served
-// first), then through 08, through 16 (no compiler: its first launch is the op's first result),
-// through 17 where its stencils hold the op (no compiler either: machine code patched; the line
-// says why where it is refused), and through 06 and 07 as the C++ it prints, all validated
-// against the language's float64 interpreter. The tiers compile 08's vec kernel, so 08's vec row
-// then launches what they compiled; with --strategy naming another strategy than 10, the tiers do not run and every
-// route's first launch is its own. Any other text is taken as C++ (an expression in x of type T,
-// or a function body with `return`) for 06 and 07 alone, validated against the same text compiled
-// for the host; the table says why 08 did not run, naming the position.
+// With --expr, the op is the user's, compiled at run time and timed beside every built-in strategy
+// running --op. A program of strategy 08's expression language (common/expression.hpp) runs first
+// through strategy 10's tiers (16's interpreter, then 17's patched kernel, or 08's baseline tier
+// where 17 refuses the op, then 08's optimised tier: the launch each tier served first), then
+// through 08, through 16 (no compiler: its first launch is the op's first result), through 17 where
+// its stencils hold the op (no compiler either: machine code patched; the line says why where it is
+// refused), and through 06 and 07 as the C++ it prints, all validated against the language's
+// float64 interpreter. The tiers compile 08's vec kernel, so 08's vec row then launches what they
+// compiled; with --strategy naming another strategy than 10, the tiers do not run and every route's
+// first launch is its own. Any other text is taken as C++ (an expression in x of type T, or a
+// function body with `return`) for 06 and 07 alone, validated against the same text compiled for
+// the host; the table says why 08 did not run, naming the position.
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source

@@ -18,8 +18,9 @@ namespace cdl::run_tool {
 
 // A user's op through strategy 10's tiers (tiered_expression: 16's interpreter, then 17's patched
 // kernel or, where 17 refuses the op, 08's baseline tier, then 08's optimised tier, as each is
-// ready): launches until the optimised tier has run, each tier's first launch validated. Prints the launches each tier served and the first result's
-// time from the text; returns whether every validation passed.
+// ready): launches until the optimised tier has run, each tier's first launch validated. Prints the
+// launches each tier served and the first result's time from the text; returns whether every
+// validation passed.
 bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) {
   using tier = tiered_expression::tier;
   std::unique_ptr<tiered_expression> tiers;
