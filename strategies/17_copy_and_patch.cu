@@ -55,9 +55,13 @@ namespace stencil {
 // The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
 // constant, a * c + b (a multiply fused into the add that follows it); then the first five's
 // forms with a second register b.
-enum op : int { add, sub, rsub, mul, min, max, fmac, addr, subr, mulr, minr, maxr, count };
-inline constexpr const char* names[count] = {"add",  "sub",  "rsub", "mul",  "min",  "max",
-                                             "fmac", "addr", "subr", "mulr", "minr", "maxr"};
+// The list, once: the enum, the names, and one stencil kernel each (cdl_op_<name>) come from it.
+#define CDL_STENCIL_OPS(X) \
+  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(addr) X(subr) X(mulr) X(minr) X(maxr)
+#define CDL_ENUMERATOR(o) o,
+#define CDL_NAME(o) #o,
+enum op : int { CDL_STENCIL_OPS(CDL_ENUMERATOR) count };
+inline constexpr const char* names[count] = {CDL_STENCIL_OPS(CDL_NAME)};
 __host__ __device__ constexpr bool has_constant(int o) { return o < addr; }
 
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
@@ -229,18 +233,8 @@ CDL_VEC_KERNEL(cdl_image_vec_16, chains, 16)
 CDL_VEC_KERNEL(cdl_image_vec_32, chains, 32)
 CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
 // One stencil per operation: one chain of 8 steps of that operation.
-CDL_KERNEL(cdl_op_add, 1, learn_steps, every<add>)
-CDL_KERNEL(cdl_op_sub, 1, learn_steps, every<sub>)
-CDL_KERNEL(cdl_op_rsub, 1, learn_steps, every<rsub>)
-CDL_KERNEL(cdl_op_mul, 1, learn_steps, every<mul>)
-CDL_KERNEL(cdl_op_min, 1, learn_steps, every<min>)
-CDL_KERNEL(cdl_op_max, 1, learn_steps, every<max>)
-CDL_KERNEL(cdl_op_fmac, 1, learn_steps, every<fmac>)
-CDL_KERNEL(cdl_op_addr, 1, learn_steps, every<addr>)
-CDL_KERNEL(cdl_op_subr, 1, learn_steps, every<subr>)
-CDL_KERNEL(cdl_op_mulr, 1, learn_steps, every<mulr>)
-CDL_KERNEL(cdl_op_minr, 1, learn_steps, every<minr>)
-CDL_KERNEL(cdl_op_maxr, 1, learn_steps, every<maxr>)
+#define CDL_OP_KERNEL(o) CDL_KERNEL(cdl_op_##o, 1, learn_steps, every<o>)
+CDL_STENCIL_OPS(CDL_OP_KERNEL)
 // One chain through every ordered pair of operations: the cycles each result takes to the next.
 CDL_KERNEL(cdl_pairs, 1, pair_steps, pairs)
 #endif
