@@ -591,19 +591,21 @@ class ReportTest(FixtureTest):
         self.assertIn("](out/report.md#the-dispatch-penalty-time-against-k-map-float32-n--224)", answer)
         self.assertNotIn("](#", answer)
 
-    def write_streams(self, totals):
+    def write_streams(self, totals, patched=False):
         """tiered.json beside the results: each family's streams, totals[launches] = (the cheap way,
-        the JIT alone, tiered) in ms; the user's op's three a tenth of them."""
+        the JIT alone, tiered) in ms; the user's op's three a tenth of them (with `patched`, 17 alone
+        too, at the interpreter's)."""
         with open(os.path.join(self.results, "bench.json")) as f:
             context = json.load(f)["context"]
         # A user's op: 16 alone, 08 alone, the three tiers (the same figures, a tenth of them).
         families = (
             ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"),
-            ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression"),
+            ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression")
+            + (("17_copy_and_patch",) if patched else ()),
         )
         benchmarks = []
         for launches, times, modes in [(L, ts, families[0]) for L, ts in totals.items()] + [
-            (L, [t / 10 for t in ts], families[1]) for L, ts in totals.items()
+            (L, [t / 10 for t in ts] + [ts[0] / 10], families[1]) for L, ts in totals.items()
         ]:
             for mode, ms in zip(modes, times):
                 name = (
@@ -654,6 +656,17 @@ class ReportTest(FixtureTest):
             "A stream of 1 launch costs the three tiers 10 µs more than the interpreter alone", expression
         )
         self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_expression.png")))
+
+    def test_the_tiers_of_a_run_with_17_alone_are_said_to_have_17s_tier(self):
+        """The user's op's tiers are described as the run's code had them: 17's stream alone came with
+        17's tier, so a run that has it is told with 17 between the interpreter and 08's optimised tier."""
+        totals = {1: (1.0, 200.0, 1.1), 1000: (1000.0, 480.0, 470.0)}
+        self.write_streams(totals)
+        self.assertIn("then 08's baseline tier, then its optimised tier", self.report())
+        self.write_streams(totals, patched=True)
+        text = self.report()
+        self.assertIn("then 17's patched kernel, or 08's baseline tier where 17 refuses the op", text)
+        self.assertIn("and 17's patched kernel alone (`17_copy_and_patch`", text)
 
     def test_a_one_launch_stream_is_said_to_cost_more_the_same_or_less_by_the_noise(self):
         for tiered_ms, said in (

@@ -46,20 +46,22 @@ def add(doc, found, noise):
     if found["catalogue"]:
         plot(doc, streams, MODES, "tiered_dispatch.png", "a new op")
     if found["expression"] is not None:
+        # A run that has 17's stream alone is one whose tiers have 17's tier too (both came at once).
+        patched = any(PATCHED in m for s in streams.values() for m in s.values())
         doc.add(
             "**A user's op.** The same streams for a text of 08's language that no cache has seen (the"
             " quadratic op under `min` with a number past every value it reaches, new in every stream):"
             " 16's interpreter alone (`16_interpreter`: no compile), 08's JIT alone (`08_expression_jit`:"
             " its compile, then its kernel), and the three tiers (`10_tiered_dispatch.expression`: the"
-            " interpreter at once, then 17's patched kernel, or 08's baseline tier where 17 refuses the op,"
-            " then 08's optimised tier, made on a host thread)"
             + (
-                ", and 17's patched kernel alone (`17_copy_and_patch`: patched and loaded at the first"
-                " launch, no compiler) drawn beside them"
-                if any(PATCHED in m for s in streams.values() for m in s.values())
-                else ""
+                " interpreter at once, then 17's patched kernel, or 08's baseline tier where 17 refuses the"
+                " op, then 08's optimised tier, made on a host thread), and 17's patched kernel alone"
+                " (`17_copy_and_patch`: patched and loaded at the first launch, no compiler) drawn beside"
+                " them.\n"
+                if patched
+                else " interpreter at once, then 08's baseline tier, then its optimised tier, compiled on a host"
+                " thread).\n"
             )
-            + ".\n"
         )
         words = ("interpreter alone", "JIT alone", "three tiers")
         family(doc, found["expression"], noise, words, "interpreter", True)
@@ -156,6 +158,8 @@ def plot(doc, streams, modes_of, name, what):
         by_launches = streams[(n, k)]
         for mode in modes_of:
             pts = sorted((L, m[mode]["median"] / 1000) for L, m in by_launches.items() if mode in m)
+            if not pts:
+                continue
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=mode)
         ax.set_xscale("log")
         ax.set_yscale("log")
