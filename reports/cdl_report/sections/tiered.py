@@ -59,8 +59,8 @@ def add(doc, found, noise):
                 " (`17_copy_and_patch`: patched and loaded at the first launch, no compiler) drawn beside"
                 " them.\n"
                 if patched
-                else " interpreter at once, then 08's baseline tier, then its optimised tier, compiled on a host"
-                " thread).\n"
+                else " interpreter at once, then 08's baseline tier, then its optimised tier, compiled on a"
+                " host thread).\n"
             )
         )
         words = ("interpreter alone", "JIT alone", "three tiers")
