@@ -256,8 +256,7 @@ const route& route_named(const std::string& name) {
 // the language's float64 interpreter after it stops. Returns the seconds.
 double first_result(const route& r, const jit::op_text& op, std::size_t n) {
   const expr::program language = expr::parse(op.source);  // the reference's, outside the time
-  const map_fixture f({map_op::quadratic, dtype::f32, n, 1}, default_seed,
-                      custom_map_op{[&](double x) { return expr::evaluate(language, x); }, 16});
+  const map_fixture f({map_op::quadratic, dtype::f32, n, 1}, default_seed, language_op(language));
   const auto launch = [&](const map_launch& a) { r.launch(a, op); };
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
   const auto start = clock::now();

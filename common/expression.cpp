@@ -342,35 +342,49 @@ std::string to_cpp(const program& p) {
   return body + "return " + name(p.result) + ";";
 }
 
-double evaluate(const program& p, double x) {
+double evaluate(const program& p, double x) { return evaluate_bounded(p, x).value; }
+
+bounded evaluate_bounded(const program& p, double x) {
   // Operands come before their users, so one pass in order evaluates every node.
-  thread_local std::vector<double> v;
+  thread_local std::vector<bounded> v;
   v.resize(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const node& n = p.nodes[i];
-    const double a = n.a >= 0 ? v[std::size_t(n.a)] : 0, b = n.b >= 0 ? v[std::size_t(n.b)] : 0;
+    const bounded a = n.a >= 0 ? v[std::size_t(n.a)] : bounded{},
+                  b = n.b >= 0 ? v[std::size_t(n.b)] : bounded{};
+    const double ma = a.magnitude, mb = b.magnitude;
+    auto function = [&](double value, double slope) { return bounded{value, std::fabs(value) + slope * ma}; };
+    auto truth = [](bool t) { return bounded{double(t), double(t)}; };  // exact: its own magnitude
     switch (n.op) {
-      case kind::number: v[i] = n.value; break;
-      case kind::x: v[i] = x; break;
+      case kind::number: v[i] = {n.value, std::fabs(n.value)}; break;
+      case kind::x: v[i] = {x, std::fabs(x)}; break;
       case kind::temporary: v[i] = v[std::size_t(p.bindings[std::size_t(n.value)].value)]; break;
-      case kind::negate: v[i] = -a; break;
-      case kind::add: v[i] = a + b; break;
-      case kind::subtract: v[i] = a - b; break;
-      case kind::multiply: v[i] = a * b; break;
-      case kind::divide: v[i] = a / b; break;
-      case kind::less: v[i] = a < b; break;
-      case kind::less_equal: v[i] = a <= b; break;
-      case kind::greater: v[i] = a > b; break;
-      case kind::greater_equal: v[i] = a >= b; break;
-      case kind::equal: v[i] = a == b; break;
-      case kind::not_equal: v[i] = a != b; break;
-      case kind::select: v[i] = a != 0 ? b : v[std::size_t(n.c)]; break;
-      case kind::sin: v[i] = std::sin(a); break;
-      case kind::cos: v[i] = std::cos(a); break;
-      case kind::exp: v[i] = std::exp(a); break;
-      case kind::sqrt: v[i] = std::sqrt(a); break;
-      case kind::min: v[i] = b < a ? b : a; break;
-      case kind::max: v[i] = a < b ? b : a; break;
+      case kind::negate: v[i] = {-a.value, ma}; break;
+      case kind::add: v[i] = {a.value + b.value, ma + mb}; break;
+      case kind::subtract: v[i] = {a.value - b.value, ma + mb}; break;
+      case kind::multiply: v[i] = {a.value * b.value, ma * mb}; break;
+      case kind::divide: {  // (a + da) / (b + db) - a / b is about (da + |a / b| db) / |b|
+        const double q = a.value / b.value;
+        v[i] = {q, (ma + std::fabs(q) * mb) / std::fabs(b.value)};
+        break;
+      }
+      case kind::less: v[i] = truth(a.value < b.value); break;
+      case kind::less_equal: v[i] = truth(a.value <= b.value); break;
+      case kind::greater: v[i] = truth(a.value > b.value); break;
+      case kind::greater_equal: v[i] = truth(a.value >= b.value); break;
+      case kind::equal: v[i] = truth(a.value == b.value); break;
+      case kind::not_equal: v[i] = truth(a.value != b.value); break;
+      case kind::select: v[i] = a.value != 0 ? b : v[std::size_t(n.c)]; break;
+      case kind::sin: v[i] = function(std::sin(a.value), 1); break;
+      case kind::cos: v[i] = function(std::cos(a.value), 1); break;
+      case kind::exp: v[i] = function(std::exp(a.value), std::exp(a.value)); break;
+      case kind::sqrt: {
+        const double s = std::sqrt(a.value);
+        v[i] = function(s, s > 0 ? 0.5 / s : 0);
+        break;
+      }
+      case kind::min: v[i] = b.value < a.value ? b : a; break;
+      case kind::max: v[i] = a.value < b.value ? b : a; break;
     }
   }
   return v[std::size_t(p.result)];

@@ -94,4 +94,16 @@ std::string to_cpp(const program& p);
 // The program evaluated in float64, for the reference.
 double evaluate(const program& p, double x);
 
+// The program's value at x and its magnitude: the value it would have if nothing cancelled, the
+// scale a float evaluation's error is relative to. Each operation on its operands' magnitudes:
+// |a| + |b| for a sum or a difference, |a| |b| for a product, the chosen operand's for min, max and
+// a select, and a function's own value plus its operand's magnitude times a bound on its slope.
+// x / 4 - x * x near x = 1/4 is a difference of two values near 1/16: its float error is a few
+// epsilons of 1/16, not of the difference, which can be 0. Never less than |value|, so a
+// tolerance relative to it is never tighter than one relative to the value.
+struct bounded {
+  double value, magnitude;
+};
+bounded evaluate_bounded(const program& p, double x);
+
 }  // namespace cdl::expr

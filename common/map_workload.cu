@@ -2,6 +2,7 @@
 // skeletons/map.cuh, and each strategy's launch in strategies/.
 #include "map_workload.hpp"
 
+#include "expression.hpp"
 #include "inputs.hpp"
 #include "parallel.hpp"
 #include "reference_cache.hpp"
@@ -20,17 +21,20 @@ std::string map_problem::describe() const {
 }
 
 namespace {
+// f's float64 value of each term; its scale: magnitude(argument) where given, else |term|.
 template <class T, class F>
-std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, int k) {
+std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, int k,
+                                              const std::function<double(double)>& magnitude = {}) {
   std::vector<reference_value> ref(x.size());
   parallel_for(x.size(), worker_count(x.size() * std::size_t(k)),
                [&](std::size_t, std::size_t begin, std::size_t end) {
                  for (std::size_t i = begin; i < end; ++i) {
                    reference_value r;
                    for (int j = 0; j < k; ++j) {
-                     const double term = f(double(map_arg(x[i], j)));  // argument rounded in T, op in double
+                     const double arg = double(map_arg(x[i], j));  // argument rounded in T, op in double
+                     const double term = f(arg);
                      r.value += term;
-                     r.scale += std::fabs(term);
+                     r.scale += magnitude ? magnitude(arg) : std::fabs(term);
                    }
                    ref[i] = r;
                  }
@@ -75,8 +79,13 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
     : map_fixture(
-          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k); },
+          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k, op.magnitude); },
           map_tolerance(p, op.max_ulps)) {}
+
+custom_map_op language_op(const expr::program& p, int max_ulps) {
+  return {[&p](double x) { return expr::evaluate(p, x); }, max_ulps,
+          [&p](double x) { return expr::evaluate_bounded(p, x).magnitude; }};
+}
 
 void map_fixture::launch(const map_launcher& fn, map_form form, cudaStream_t stream) const {
   fn(map_launch{problem_.op, problem_.type, form, x_.data(), output<void>(), problem_.n, problem_.k, stream});

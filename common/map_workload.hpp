@@ -46,7 +46,16 @@ std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int 
 struct custom_map_op {
   std::function<double(double)> reference;  // called from several threads at once
   int max_ulps;
+  // The scale each term's float error is relative to, where the term's own magnitude is not
+  // (an op whose terms cancel): language_op's is the program's magnitude.
+  std::function<double(double)> magnitude = {};
 };
+namespace expr {
+struct program;
+}
+// A program of 08's language as a custom op: its float64 value, and its magnitude
+// (expr::evaluate_bounded) as each term's scale. `p` is read while the fixture is made.
+custom_map_op language_op(const expr::program& p, int max_ulps = 16);
 
 // Relative tolerance for a map problem: op accuracy (default: the catalogue's), k summed terms,
 // element type.

@@ -1,8 +1,9 @@
 // Validation: every element of a device result against a float64 CPU reference.
 //
 // A reference element carries its value and a scale: the sum of the magnitudes of the terms
-// that produced it. The tolerance is relative to that scale, so it stays meaningful for sums
-// with cancellation, and it grows with the number of roundings (op accuracy + terms summed).
+// that produced it (of a term of a user's op, its magnitude with nothing cancelled:
+// expr::evaluate_bounded). The tolerance is relative to that scale, so it stays meaningful for
+// sums with cancellation, and it grows with the number of roundings (op accuracy + terms summed).
 //
 // An output is poisoned before every run with a NaN of its own bit pattern (a signalling NaN with a
 // payload, below), and an element that still holds it was never written: it fails, whatever the

@@ -57,8 +57,7 @@ TEST_F(Validator, PassesANaNTheOpComputesAndFailsAnUnwrittenElementBesideIt) {
   const map_launcher compiled = [&](const map_launch& a) { expression_jit::launch_map(a, op); };
   const map_launcher interpreted = [&](const map_launch& a) { interpreter::launch_map(a, op); };
   for (dtype t : {dtype::f32, dtype::f64}) {
-    const map_fixture f({map_op::quadratic, t, 100003, 3}, default_seed,
-                        custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+    const map_fixture f({map_op::quadratic, t, 100003, 3}, default_seed, language_op(program));
     for (const map_launcher* launch : {&compiled, &interpreted}) {
       for (map_form form : {map_form::scalar, map_form::vec}) {
         const validation_result r = f.run_and_validate(*launch, form);

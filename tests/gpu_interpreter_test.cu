@@ -19,8 +19,7 @@ class Interpreter : public gpu_test {};
 // The program against the language's float64 interpreter, in both of the map's forms.
 void expect_matches(const std::string& text, const map_problem& p) {
   const expr::program program = expr::parse(text);
-  const map_fixture fixture(p, default_seed,
-                            custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+  const map_fixture fixture(p, default_seed, language_op(program));
   const jit::op_text op{"language", text};
   for (map_form form : {map_form::scalar, map_form::vec}) {
     const validation_result r =
@@ -49,8 +48,7 @@ TEST_F(Interpreter, AProgramOfEveryConstructMatchesAtEdgeSizesAndPartialPasses) 
 
 TEST_F(Interpreter, AWrongProgramIsCaught) {
   const expr::program other = expr::parse("x * x + 1");  // the reference of another op
-  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed,
-                            custom_map_op{[&](double x) { return expr::evaluate(other, x); }, 16});
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed, language_op(other));
   const jit::op_text op{"language", "x * x + 2"};
   const validation_result r =
       fixture.run_and_validate([&](const map_launch& a) { interpreter::launch_map(a, op); }, map_form::vec);

@@ -50,8 +50,7 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
     for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(36), std::size_t(1000004)})
       for (int k : {1, 16}) {
         const map_problem p{map_op::quadratic, t, n, k};
-        const map_fixture fixture(p, default_seed,
-                                  custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+        const map_fixture fixture(p, default_seed, language_op(program));
         const std::pair<const char*, map_launcher> strategies[] = {
             {"06", [&](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, cpp); }},
             {"07", [&](const map_launch& a) { jit::launch_map(jit_lto_build, a, cpp); }},
@@ -67,8 +66,7 @@ TEST_F(JitUserOp, AProgramOfTheLanguageMatchesItsInterpreterThrough06_07And08) {
 
 TEST_F(JitUserOp, AWrongResultOf08IsCaught) {
   const expr::program other = expr::parse("x * x + 1");  // the reference of another op
-  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed,
-                            custom_map_op{[&](double x) { return expr::evaluate(other, x); }, 16});
+  const map_fixture fixture({map_op::quadratic, dtype::f32, 4096, 1}, default_seed, language_op(other));
   const validation_result r = fixture.run_and_validate(
       [](const map_launch& a) {
         expression_jit::launch_map(a, {"user", "x * x"});

@@ -77,7 +77,7 @@ TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
     const jit::op_text text = jit::never_seen_op();
     const expr::program program = expr::parse(text.source);
     const map_fixture fixture({map_op::quadratic, dtype::f32, std::size_t(1) << 20, 16}, default_seed,
-                              custom_map_op{[&](double x) { return expr::evaluate(program, x); }, 16});
+                              language_op(program));
     std::unique_ptr<tiered_expression> tiers;
     std::array<int, 4> on{};  // launches on each tier
     constexpr std::size_t top = std::size_t(tiered_expression::tier::optimised);
