@@ -847,8 +847,8 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   return out;
 }
 
-// The lanes' steps in a vec image's places, each lane after its x is made and done before its
-// result is read (the lane due first takes the place, else the one that waited longest), with
+// x's four makers in a vec image's first places, then the lanes' steps, each lane done before its
+// result is read (a lane takes a place out of turn only where it has no place to spare), with
 // RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does.
 void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
                bytes& out) {
