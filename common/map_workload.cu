@@ -21,10 +21,14 @@ std::string map_problem::describe() const {
 }
 
 namespace {
-// f's float64 value of each term; its scale: magnitude(argument) where given, else |term|.
+// Each term's float64 value and scale: bounded(argument) where given, else f's value and its |value|.
 template <class T, class F>
 std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, int k,
-                                              const std::function<double(double)>& magnitude = {}) {
+                                              const std::function<reference_value(double)>& bounded = {}) {
+  const auto of = [&f](double arg) {
+    const double v = f(arg);
+    return reference_value{v, std::fabs(v)};
+  };
   std::vector<reference_value> ref(x.size());
   parallel_for(x.size(), worker_count(x.size() * std::size_t(k)),
                [&](std::size_t, std::size_t begin, std::size_t end) {
@@ -32,9 +36,9 @@ std::vector<reference_value> map_reference_of(const F& f, std::span<const T> x, 
                    reference_value r;
                    for (int j = 0; j < k; ++j) {
                      const double arg = double(map_arg(x[i], j));  // argument rounded in T, op in double
-                     const double term = f(arg);
-                     r.value += term;
-                     r.scale += magnitude ? magnitude(arg) : std::fabs(term);
+                     const reference_value term = bounded ? bounded(arg) : of(arg);
+                     r.value += term.value;
+                     r.scale += term.scale;
                    }
                    ref[i] = r;
                  }
@@ -79,12 +83,15 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
     : map_fixture(
-          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k, op.magnitude); },
+          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k, op.bounded); },
           map_tolerance(p, op.max_ulps)) {}
 
 custom_map_op language_op(const expr::program& p, int max_ulps) {
   return {[&p](double x) { return expr::evaluate(p, x); }, max_ulps,
-          [&p](double x) { return expr::evaluate_bounded(p, x).magnitude; }};
+          [&p](double x) {
+            const expr::bounded b = expr::evaluate_bounded(p, x);
+            return reference_value{b.value, b.magnitude};
+          }};
 }
 
 void map_fixture::launch(const map_launcher& fn, map_form form, cudaStream_t stream) const {

@@ -46,9 +46,10 @@ std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int 
 struct custom_map_op {
   std::function<double(double)> reference;  // called from several threads at once
   int max_ulps;
-  // The scale each term's float error is relative to, where the term's own magnitude is not
-  // (an op whose terms cancel): language_op's is the program's magnitude.
-  std::function<double(double)> magnitude = {};
+  // Where given, each term's value and the scale its float error is relative to, in one
+  // evaluation, in place of reference and the term's own magnitude (an op whose terms cancel):
+  // language_op's is the program's value and magnitude.
+  std::function<reference_value(double)> bounded = {};
 };
 namespace expr {
 struct program;

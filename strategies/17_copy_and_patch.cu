@@ -781,6 +781,9 @@ struct compiled {
   std::string vec_refused;
 };
 
+// Two results the same: equal, or both NaN (an op may compute a NaN, and must where its steps do).
+inline bool same_result(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
 // What the patched kernel computes for one element, in float on the host, step by step: the test
 // of the machine code (its result must be this, bit for bit).
 float emulate(const compiled& c, float x0, int k) {
@@ -795,6 +798,22 @@ float emulate(const compiled& c, float x0, int k) {
     acc += v[std::size_t(c.result)];
   }
   return acc;
+}
+
+// Step s's instruction written into the place at `slot`: the operation's learnt form with the
+// step's registers and constant, keeping the place's own barriers and stall (its stall may also
+// cover an instruction around it), no operand kept for the next instruction.
+void put(const stencils& st, const step& s, unsigned char* slot) {
+  const form& f = st.forms[s.op];
+  insn i = f.code;
+  i[dest_field] = (unsigned char)s.dest;
+  i[f.a] = (unsigned char)s.a;
+  if (f.b >= 0) i[f.b] = (unsigned char)s.b;
+  if (stencil::has_constant(s.op))
+    set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
+  std::copy_n(slot + 13, 3, i.begin() + 13);
+  std::copy(i.begin(), i.end(), slot);
+  clear_reuse(slot);
 }
 
 // The image with the op's instructions in its region (the rest of the region: v + -0 on a dead
@@ -817,20 +836,8 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   set_stall(before, stall(before) + st.latency_margin);  // x's producer, whatever reads it first
   for (std::size_t n = 0; n < im->steps.size(); ++n) {
     const step s = n < code.size() ? code[n] : step{stencil::add, spare, spare, -1, -0.0f};
-    const form& f = st.forms[s.op];
     unsigned char* slot = &out.image[im->steps[n]];
-    insn i = f.code;
-    i[dest_field] = (unsigned char)s.dest;
-    i[f.a] = (unsigned char)s.a;
-    if (f.b >= 0) i[f.b] = (unsigned char)s.b;
-    if (stencil::has_constant(s.op)) {
-      std::uint32_t c;
-      std::memcpy(&c, &s.constant, 4);
-      set_immediate(i, f.negated ? c ^ 0x80000000u : c);
-    }
-    std::copy_n(slot + 13, 3, i.begin() + 13);  // the image's own barriers and stall at this place:
-    std::copy(i.begin(), i.end(), slot);        // its stall may also cover an instruction around it
-    clear_reuse(slot);
+    put(st, s, slot);
     int t = cycle;
     for (int r : {s.a, s.b})
       if (r >= 0) t = std::max(t, issued[r] + st.latency[producer[r]][s.op]);
@@ -914,16 +921,7 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
     } else if (place) {
       const int l = chosen[p++];
       const step s = l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f};
-      const form& f = st.forms[s.op];
-      insn i = f.code;
-      i[dest_field] = (unsigned char)s.dest;
-      i[f.a] = (unsigned char)s.a;
-      if (f.b >= 0) i[f.b] = (unsigned char)s.b;
-      if (stencil::has_constant(s.op))
-        set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
-      std::copy_n(slot + 13, 3, i.begin() + 13);
-      std::copy(i.begin(), i.end(), slot);
-      clear_reuse(slot);
+      put(st, s, slot);
       for (int r : {s.a, s.b})
         if (r >= 0 && r != 255) t = std::max(t, issued[r] + latency(producer[r], s.op));
       if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
@@ -991,6 +989,19 @@ compiled compile(const stencils& st, const std::string& text) {
 // The region of a patched image decoded with the learnt forms and run on a register file: what the
 // machine code means, on the host. Where the GPU's result differs from this but this equals
 // emulate(), the fault is in the scheduling bits, not in the instructions.
+// Instruction i decoded with the learnt forms and run on reg (RZ, 255, reads 0 and keeps nothing);
+// false where it is none of the operations.
+bool run(const stencils& st, const insn& i, float (&reg)[256]) {
+  int o = 0;
+  while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
+  if (o == stencil::count) return false;
+  const form& f = st.forms[o];
+  const float constant = std::bit_cast<float>(immediate(i) ^ (f.negated ? 0x80000000u : 0u));
+  const float v = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f, constant);
+  if (i[dest_field] != 255) reg[i[dest_field]] = v;
+  return true;
+}
+
 float simulate(const stencils& st, const compiled& c, float x0, int k) {
   const image* im = nullptr;
   for (const image& i : st.images)
@@ -998,18 +1009,9 @@ float simulate(const stencils& st, const compiled& c, float x0, int k) {
   float acc = 0.0f, reg[256];
   for (int j = 0; j < k; ++j) {
     std::fill(std::begin(reg), std::end(reg), NAN);
-    reg[im->x] = std::fma(float(j), lesson::delta, x0);
-    for (std::size_t offset : im->steps) {
-      const insn i = at(c.image, offset);
-      int o = 0;
-      while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
-      if (o == stencil::count) return NAN;
-      const form& f = st.forms[o];
-      std::uint32_t bits = immediate(i) ^ (f.negated ? 0x80000000u : 0u);
-      float constant;
-      std::memcpy(&constant, &bits, 4);
-      reg[i[dest_field]] = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f, constant);
-    }
+    reg[im->x] = std::fma(float(j), lesson::delta, x0), reg[255] = 0.0f;
+    for (std::size_t offset : im->steps)
+      if (!run(st, at(c.image, offset), reg)) return NAN;
     acc += reg[im->result];
   }
   return acc;
@@ -1029,17 +1031,10 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
     reg[im->maker[0][3]] = float(j), reg[255] = 0.0f;
     for (std::size_t p = 0; p < im->places.size(); ++p) {
       const insn i = at(c.image, im->places[p]);
-      if (p < stencil::lanes) {  // x's makers
+      if (p < stencil::lanes)  // x's makers
         reg[i[dest_field]] = std::fma(reg[i[3]], lesson::delta, reg[i[8]]);
-        continue;
-      }
-      int o = 0;
-      while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
-      if (o == stencil::count) return {NAN, NAN, NAN, NAN};
-      const form& f = st.forms[o];
-      const float constant = std::bit_cast<float>(immediate(i) ^ (f.negated ? 0x80000000u : 0u));
-      const float v = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f, constant);
-      if (i[dest_field] != 255) reg[i[dest_field]] = v;
+      else if (!run(st, i, reg))
+        return {NAN, NAN, NAN, NAN};
     }
     for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[im->lane[l].result];
   }
@@ -1115,15 +1110,15 @@ int check(const patch::stencils& st, int count) {
       continue;
     }
     ++compiled, vec += !c.vec_kernel.empty();
-    auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
     for (int i = 0; i < 64; ++i) {
       const std::array<float, stencil::lanes> x0 = {x(rng), x(rng), x(rng), x(rng)};
       const float want = patch::emulate(c, x0[0], 3), got = patch::simulate(st, c, x0[0], 3);
       const auto lanes = c.vec_kernel.empty() ? x0 : patch::simulate_vec(st, c, x0, 3);
       int bad_lane = -1;
       for (int l = 0; l < stencil::lanes && !c.vec_kernel.empty(); ++l)
-        if (!same(lanes[std::size_t(l)], patch::emulate(c, x0[std::size_t(l)], 3))) bad_lane = l;
-      if (!same(want, got) || bad_lane >= 0) {
+        if (!patch::same_result(lanes[std::size_t(l)], patch::emulate(c, x0[std::size_t(l)], 3)))
+          bad_lane = l;
+      if (!patch::same_result(want, got) || bad_lane >= 0) {
         std::printf(
             "WRONG MACHINE CODE: `%s` at x = %.9g: it computes %.9g, the steps %.9g (vec lane %d wrong)\n",
             text.c_str(), x0[0], got, want, bad_lane);
@@ -1181,10 +1176,9 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       CHECK(cudaMemcpy(y.data(), p.dy, n * sizeof(float), cudaMemcpyDeviceToHost));
       std::size_t bad = 0;
-      auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
       for (std::size_t i = 0; i < n; ++i) {
         const float want = patch::emulate(c, p.x[i], k);
-        if (!same(want, y[i]) && bad++ == 0)
+        if (!patch::same_result(want, y[i]) && bad++ == 0)
           std::printf(
               "WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
               text.c_str(), vec ? "vec" : "scalar", k, i, y[i], want,

@@ -92,7 +92,15 @@ const loaded& prepare(const std::string& text) {
 
 }  // namespace
 
-void load(const std::string& text) { prepare(text); }
+bool load(const std::string& text, dtype t) {
+  if (t != dtype::f32) return false;
+  try {
+    prepare(text);
+    return true;
+  } catch (const error&) {  // refused: the op, or this GPU
+    return false;
+  }
+}
 
 std::string refusal(const std::string& text, dtype t) {
   try {
@@ -139,18 +147,17 @@ std::string check_on_host(const std::string& text, int samples) {
   } catch (const patch::refused& e) {
     return std::string("refused: ") + e.what();
   }
-  auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   for (int i = 0; i < samples; ++i) {
     const float x = -4.0f + 8.0f * float(i) / float(samples);
     const float want = patch::emulate(c, x, 3), got = patch::simulate(st, c, x, 3);
-    if (!same(want, got))
+    if (!patch::same_result(want, got))
       return "at x = " + std::to_string(x) + " the machine code computes " + std::to_string(got) +
              ", the steps " + std::to_string(want);
     if (c.vec_kernel.empty()) continue;
     const std::array<float, stencil::lanes> xs = {x, -x, x / 2, 1 - x};
     const std::array<float, stencil::lanes> lanes = patch::simulate_vec(st, c, xs, 3);
     for (std::size_t l = 0; l < xs.size(); ++l)
-      if (!same(lanes[l], patch::emulate(c, xs[l], 3)))
+      if (!patch::same_result(lanes[l], patch::emulate(c, xs[l], 3)))
         return "at x = " + std::to_string(xs[l]) + " the vec image's lane " + std::to_string(l) +
                " computes " + std::to_string(lanes[l]) + ", the steps " +
                std::to_string(patch::emulate(c, xs[l], 3));

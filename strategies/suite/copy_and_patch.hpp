@@ -17,8 +17,8 @@ namespace cdl::copy_and_patch {
 void launch_map(const map_launch& a, const std::string& text);
 
 // Patches and loads text's image now, as launch_map does at its first launch (10's compile thread
-// makes its tier so); cdl::error where it is refused.
-void load(const std::string& text);
+// makes its tier so): true, or false where 17 refuses the op or the type t (refusal() says why).
+bool load(const std::string& text, dtype t);
 
 // Why launch_map would refuse text at type t, with the routes to use instead; empty where it runs
 // it. Learns the stencils (once a process) and patches no image: nothing is loaded.
