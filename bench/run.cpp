@@ -230,10 +230,18 @@ int run(const options& o) {
     }
   }
   const map_fixture fixture(o.problem, o.seed);
-  for (const map_entry* e : chosen)
+  for (const map_entry* e : chosen) {
+    const map_launch problem{o.problem.op, o.problem.type, e->form,     nullptr,
+                             nullptr,      o.problem.n,    o.problem.k, nullptr};
+    if (const std::string why = e->refusal(problem); !why.empty()) {
+      std::printf("%s [--op %s]: not run: %s\n", e->name().c_str(),
+                  std::string(info(o.problem.op).name).c_str(), why.c_str());
+      continue;
+    }
     rows.push_back(
         {e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"), &fixture,
          e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
+  }
 
   // The user's plugin: its kernels fetched once, launched as strategy 13 launches its own.
   std::unique_ptr<plugin::library> user_plugin;

@@ -27,6 +27,11 @@ struct registry_entry {
   std::string variant;   // e.g. "symbol", "table"; empty if the strategy has one mechanism
   Form form;
   void (*launch)(const Launch&);
+  // Why it cannot run a launch's problem (its op and type: 17's stencils hold some ops alone),
+  // answered with no GPU; null where it runs every problem.
+  std::string (*refuses)(const Launch&) = nullptr;
+
+  std::string refusal(const Launch& a) const { return refuses ? refuses(a) : ""; }
 
   // "04_function_pointer.table/vec": unique, stable, used in test and benchmark names.
   std::string name() const {
@@ -66,7 +71,8 @@ struct registry {
   std::vector<length_entry> op_length;
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
-  void add_map(std::string strategy, std::string variant, map_launch_fn launch);
+  void add_map(std::string strategy, std::string variant, map_launch_fn launch,
+               std::string (*refuses)(const map_launch&) = nullptr);
   void add_zip(std::string strategy, std::string variant, zip_launch_fn launch);
   void add_points(std::string strategy, std::string variant, points_launch_fn launch);
   void add_image(std::string strategy, std::string variant, image_launch_fn launch);

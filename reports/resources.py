@@ -105,10 +105,10 @@ def objects_in_build(build_dir):
 
 def objects_with_reports(build_dir):
     """[(object path, source as 'dir/file.cu')] for every CUDA object of the build with a ptxas report,
-    and 17's stencils (the images its patched kernels are written into, with their resources)."""
+    and 17's images (the kernels its ops are written into, with their resources)."""
     current = objects_in_build(build_dir)
-    stencils = os.path.join(build_dir, "plugins", "cdl_stencils.cubin")
-    out = [(stencils, "strategies/17_copy_and_patch.cu")] if os.path.exists(stencils + ".ptxas") else []
+    images = os.path.join(build_dir, "plugins", "cdl_images.cubin")
+    out = [(images, "strategies/17_copy_and_patch.cu")] if os.path.exists(images + ".ptxas") else []
     for root, _, files in os.walk(build_dir):
         for f in sorted(files):
             if f.endswith(".o.ptxas"):
@@ -245,7 +245,7 @@ def occupancy(kernels, cuobjdump, program, build_dir):
 
         def cubins_of(numbered):
             i, obj = numbered
-            if obj.endswith(".cubin"):  # 17's stencils: a CUBIN already, for its kernels' architecture
+            if obj.endswith(".cubin"):  # 17's images: a CUBIN already, for its kernels' architecture
                 return {k["arch"]: os.path.abspath(obj) for (o, _), k in kernels.items() if o == obj}
             where = os.path.join(tmp, str(i))
             os.mkdir(where)

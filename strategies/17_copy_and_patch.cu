@@ -4,33 +4,38 @@
 //          opcode, register numbers in fixed fields, an immediate, and scheduling bits that tell
 //          the warp scheduler how many cycles to wait before the next instruction (the hardware
 //          does not wait for a fixed-latency result by itself). nvcc compiles, once at build time,
-//          the map kernel with a region of steps r = f(r, x, c), each a marker constant, and one
-//          stencil kernel per operation. At start the program learns from those cubins, by
-//          comparing them, each operation's instruction, which of its bytes are which register,
-//          and from a chain of every pair of operations the cycles one result takes to reach the
-//          next (Xu and Kjolstad's copy-and-patch, OOPSLA 2021, learnt instead of written).
-//          A new op is parsed (08's language), a multiply fused into the add after it, its
-//          values given registers of the region, its instructions written into the region with
-//          stalls computed from the learnt latencies, and the image loaded with
+//          the images (the map kernel with a region of steps r = f(r, x, c), each a marker
+//          constant) into one cubin, and into another the stencils: a kernel per operation and,
+//          for each, a chain through it and every other. At start the program learns from the
+//          stencils, by comparing them, each operation's instruction, which of its bytes are
+//          which register, and the cycles one result takes to reach the next (Xu and Kjolstad's
+//          copy-and-patch, OOPSLA 2021, learnt instead of written), and from the images where
+//          their steps are. A new op is parsed (08's language), a multiply fused into the add
+//          after it, its values given registers of the region, its instructions written into the
+//          region with stalls computed from the learnt latencies, and the image loaded with
 //          cudaLibraryLoadData: no compiler, no PTX. The vec images hold four elements a thread,
 //          a region each, which nvcc interleaved; the patch keeps only the places of their steps
 //          and of the instructions making each element's x, gives each of the four its own
 //          registers from those nvcc used there, and interleaves the four again itself.
-// Cost.    Per new op: microseconds of patching, then the load of the image (the whole stencil
-//          cubin here: its size sets the load's cost; one load holds both forms), then nvcc's own
-//          instructions in a loop that is not unrolled: in the vec form, four independent chains
-//          as nvcc's own vec kernel has, and the region's unused places (an instruction each).
-//          Once a process: reading the stencils. The language is what one instruction each can
-//          do: + - * min max, a * c + b, and division by a power of two; anything else (sin,
-//          sqrt, a condition) is refused with the route to use instead, as is an op with more
-//          live values than the region's registers (the vec form's lanes have fewer each: such
-//          an op runs in the scalar form).
+// Cost.    Per new op: microseconds of patching, then the load of the image (the images' whole
+//          cubin: its size sets the load's cost, which is why the stencils are a file of their
+//          own; one load holds both forms), then nvcc's own instructions in a loop that is not
+//          unrolled: in the vec form, four independent chains as nvcc's own vec kernel has, and
+//          the region's unused places (an instruction each). A condition costs three steps
+//          (compare to 1.0 or 0.0, mask, select) where nvcc writes two with a predicate. Once a
+//          process: reading the stencils. The language is what one instruction each can do:
+//          + - * min max, a * c + b, division by a power of two, comparisons and ?:; anything
+//          else (sin, sqrt, a division) is refused with the route to use instead, as is an op
+//          with more live values than the region's registers (the vec form's lanes have fewer
+//          each: such an op runs in the scalar form).
 // Use it   where a new op must run at native speed within a millisecond: a user typing formulas,
 //          the first tier of a tiered dispatch (10) in place of the interpreter (16).
 // Breaks   on another architecture's encoding (the stencils are learnt per cubin, so a new toolkit
 //          that moves them is learnt again) and where the learning's checks fail: it refuses then.
 // Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_STENCILS -I. \
 //            strategies/17_copy_and_patch.cu -o 17_stencils.cubin
+// Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_IMAGES -I. \
+//            strategies/17_copy_and_patch.cu -o 17_images.cubin
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/17_copy_and_patch.cu common/expression.cpp \
 //            -o 17_copy_and_patch
 // See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image_vec_4 op.cubin:
@@ -44,6 +49,8 @@
 //          compared bit for bit with its steps computed on the host (where
 //          they differ, the decoded machine code says whether the instructions or their timing is
 //          wrong), each launch under a time limit; and under compute-sanitizer --tool memcheck.
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -53,48 +60,123 @@
 namespace stencil {
 
 // The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
-// constant, a * c + b (a multiply fused into the add that follows it); then the first five's
-// forms with a second register b.
+// constant, a * c + b (a multiply fused into the add that follows it), a compared with a constant
+// (1.0 where it holds, else 0.0: FSET.BF); then the first five's forms with a second register b and
+// the comparisons of two registers; then mask (PRMT: 1.0 to all ones, 0.0 to zero) and sel (LOP3:
+// a's bits pick b's, the others c's). A condition is three of them where nvcc writes FSETP and FSEL:
+// no step reads or writes a predicate register, so the patch has none to give out or to prove free.
 // The list, once: the enum, the names, and one stencil kernel each (cdl_op_<name>) come from it.
+// clang-format off
 #define CDL_STENCIL_OPS(X) \
-  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(addr) X(subr) X(mulr) X(minr) X(maxr)
+  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
+  X(addr) X(subr) X(mulr) X(minr) X(maxr) X(ltr) X(ler) X(eqr) X(ner) \
+  X(mask) X(sel)
+// clang-format on
 #define CDL_ENUMERATOR(o) o,
 #define CDL_NAME(o) #o,
 enum op : int { CDL_STENCIL_OPS(CDL_ENUMERATOR) count };
 inline constexpr const char* names[count] = {CDL_STENCIL_OPS(CDL_NAME)};
 __host__ __device__ constexpr bool has_constant(int o) { return o < addr; }
+// The registers a step reads: a; b (a second value, fmac's addend, sel's if-true); c (sel's if-false).
+__host__ __device__ constexpr int registers_read(int o) {
+  return o == sel ? 3 : o == fmac || (o >= addr && o < mask) ? 2 : 1;
+}
 
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
+inline constexpr int helper_marker = 2048;                 // sel's stencils: their masks' constants
 inline constexpr int chains = 8;                           // values the region keeps apart: its registers
 inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the images an op can be written into
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
-inline constexpr int pair_steps = 2 * count * count;       // the latency chain: a, b for every pair (a, b)
-inline constexpr int vec_region_sizes[] = {4, 8, 16, 32, 64};  // a lane's steps in the vec images
-inline constexpr int lanes = 4;                                // the vec images' elements a thread
-inline constexpr int lane_markers = 256;                       // lane l's step s: marker l * 256 + s
+inline constexpr int pair_steps = 2 * count + 2;  // operation o's latency chain: add, o, 0, o, 1, ...
+inline constexpr int vec_region_sizes[] = {3,  4,  5,  6, 8,
+                                           12, 16, 32, 64};  // a lane's steps in the vec images
+inline constexpr int lanes = 4;                              // the vec images' elements a thread
+inline constexpr int lane_markers = 256;                     // lane l's step s: marker l * 256 + s
 
-// What each operation computes: on the host, for the emulation and the decoded machine code.
-inline float evaluate(int o, float a, float b, float c) {
-  const float r[count] = {
-      a + c, a - c, c - a, a * c,           std::fmin(a, c), std::fmax(a, c), std::fma(a, c, b),
-      a + b, a - b, a * b, std::fmin(a, b), std::fmax(a, b)};
-  return r[o];
+// What each operation computes: on the host, for the emulation and the decoded machine code. A
+// mask and a select work on the bits (a mask is a NaN's bits, copied, never computed with).
+inline float evaluate(int o, float a, float b, float c, float constant) {
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  const auto truth = [](bool t) { return t ? 1.0f : 0.0f; };
+  switch (o) {
+    case add: return a + constant;
+    case sub: return a - constant;
+    case rsub: return constant - a;
+    case mul: return a * constant;
+    case min: return std::fmin(a, constant);
+    case max: return std::fmax(a, constant);
+    case fmac: return std::fma(a, constant, b);
+    case lt: return truth(a < constant);
+    case le: return truth(a <= constant);
+    case gt: return truth(a > constant);
+    case ge: return truth(a >= constant);
+    case eq: return truth(a == constant);
+    case ne: return truth(a != constant);  // C's !=: true where either is NaN
+    case addr: return a + b;
+    case subr: return a - b;
+    case mulr: return a * b;
+    case minr: return std::fmin(a, b);
+    case maxr: return std::fmax(a, b);
+    case ltr: return truth(a < b);
+    case ler: return truth(a <= b);
+    case eqr: return truth(a == b);
+    case ner: return truth(a != b);
+    case mask: return std::bit_cast<float>(bits(a) >> 23 & 1 ? 0xffffffffu : 0u);
+    case sel: return std::bit_cast<float>((bits(a) & bits(b)) | (~bits(a) & bits(c)));
+  }
+  return NAN;
 }
 
+// The same on the GPU: the comparisons, the mask and the select written in PTX, which ptxas keeps
+// as the one instruction each (C++ would give a predicate and FSEL).
+#define CDL_SET(name, cmp)                                              \
+  __device__ __forceinline__ float name(float a, float b) {             \
+    float r;                                                            \
+    asm("set." #cmp ".f32.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); \
+    return r;                                                           \
+  }
+CDL_SET(set_lt, lt)
+CDL_SET(set_le, le)
+CDL_SET(set_gt, gt)
+CDL_SET(set_ge, ge)
+CDL_SET(set_eq, eq)
+CDL_SET(set_neu, neu)  // C's !=: true where either is NaN
 template <int O>
-__device__ __forceinline__ float apply(float a, float b, float c) {
-  if constexpr (O == add) return a + c;
-  if constexpr (O == sub) return a - c;
-  if constexpr (O == rsub) return c - a;
-  if constexpr (O == mul) return a * c;
-  if constexpr (O == min) return fminf(a, c);
-  if constexpr (O == max) return fmaxf(a, c);
-  if constexpr (O == fmac) return fmaf(a, c, b);
+__device__ __forceinline__ float apply(float a, float b, float c, float constant) {
+  if constexpr (O == add) return a + constant;
+  if constexpr (O == sub) return a - constant;
+  if constexpr (O == rsub) return constant - a;
+  if constexpr (O == mul) return a * constant;
+  if constexpr (O == min) return fminf(a, constant);
+  if constexpr (O == max) return fmaxf(a, constant);
+  if constexpr (O == fmac) return fmaf(a, constant, b);
+  if constexpr (O == lt) return set_lt(a, constant);
+  if constexpr (O == le) return set_le(a, constant);
+  if constexpr (O == gt) return set_gt(a, constant);
+  if constexpr (O == ge) return set_ge(a, constant);
+  if constexpr (O == eq) return set_eq(a, constant);
+  if constexpr (O == ne) return set_neu(a, constant);
   if constexpr (O == addr) return a + b;
   if constexpr (O == subr) return a - b;
   if constexpr (O == mulr) return a * b;
   if constexpr (O == minr) return fminf(a, b);
   if constexpr (O == maxr) return fmaxf(a, b);
+  if constexpr (O == ltr) return set_lt(a, b);
+  if constexpr (O == ler) return set_le(a, b);
+  if constexpr (O == eqr) return set_eq(a, b);
+  if constexpr (O == ner) return set_neu(a, b);
+  if constexpr (O == mask) {
+    unsigned r;
+    asm("prmt.b32 %0, %1, 0, 0xaaaa;" : "=r"(r) : "r"(__float_as_uint(a)));  // byte 2's sign, 4 times
+    return __uint_as_float(r);
+  }
+  if constexpr (O == sel) {
+    unsigned r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xca;"  // a ? b : c, bit by bit
+        : "=r"(r)
+        : "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(__float_as_uint(c)));
+    return __uint_as_float(r);
+  }
 }
 
 // The vec form of lesson::map_kernel: four elements a thread, read and written as one float4
@@ -126,7 +208,7 @@ __device__ __forceinline__ void map_vec(const float* __restrict__ x, float* __re
       if (i + l < n) y[i + l] = acc[l];
 }
 
-#ifdef CDL_STENCILS
+#if defined(CDL_STENCILS) || defined(CDL_IMAGES)
 // Step s of S: chain s % P gets f(its value, x, marker s); in an image (P chains) the last P - 1
 // steps fold chains 1.. into chain 0 (r0 += r_c * marker), so that everything after the region
 // waits for its last step and the compiler keeps every step inside the loop. The empty asm after
@@ -186,26 +268,38 @@ __device__ __forceinline__ void map(const float* __restrict__ x, float* __restri
 }
 
 // Operation O on the chain's value: with the step's marker, or with a second register made for the
-// step (x + marker: a new value each step, so that no chain of min(r, w) folds to one instruction).
+// step (x + marker: a new value each step, so that no chain of min(r, w) folds to one instruction);
+// a select picks between the chain and that register by a mask made from x and its own marker.
 template <int O>
 __device__ __forceinline__ float with_marker(float a, float x, float c) {
   if constexpr (has_constant(O))
-    return apply<O>(a, x, c);
+    return apply<O>(a, x, 0.0f, c);
+  else if constexpr (O == mask)
+    return apply<O>(a, 0.0f, 0.0f, c);
+  else if constexpr (O == sel)
+    return apply<O>(apply<mask>(apply<gt>(x, 0.0f, 0.0f, __uint_as_float(__float_as_uint(c) + helper_marker)),
+                                0.0f, 0.0f, c),
+                    a, x + c, c);
   else
-    return apply<O>(a, x + c, c);
+    return apply<O>(a, x + c, 0.0f, c);
 }
 template <int O>
-struct every {  // every step operation O
+struct every {  // every step operation O (a mask's chain starts from x + marker 0: step 0 is found by it)
   template <int s>
-  __device__ float operator()(std::integral_constant<int, s>, float a, float x, float c) const {
-    return with_marker<O>(a, x, c);
+  __device__ __forceinline__ float operator()(std::integral_constant<int, s>, float a, float x,
+                                              float c) const {
+    if constexpr (O == mask && s == 0)
+      return with_marker<add>(a, x, c);
+    else
+      return with_marker<O>(a, x, c);
   }
 };
-struct pairs {  // step s: a, b, a, b, ... for every ordered pair (a, b)
+template <int O>
+struct pairs {  // step s: add, O, 0, O, 1, O, ...: every operation before O and after it
   template <int s>
-  __device__ float operator()(std::integral_constant<int, s>, float a, float x, float c) const {
-    constexpr int pair = s / 2, o = s % 2 == 0 ? pair / count : pair % count;
-    return with_marker<o>(a, x, c);
+  __device__ __forceinline__ float operator()(std::integral_constant<int, s>, float a, float x,
+                                              float c) const {
+    return with_marker < s == 0 ? add : s % 2 == 1 ? O : s / 2 - 1 > (a, x, c);
   }
 };
 
@@ -214,6 +308,7 @@ struct pairs {  // step s: a, b, a, b, ... for every ordered pair (a, b)
                                   int k) {                                                           \
     map<P, S>(x, y, n, k, __VA_ARGS__{});                                                            \
   }
+#ifdef CDL_IMAGES
 // The images ops are written into: every step an `add` or a fold, each found by its marker; as many
 // chains as half the steps, up to 8, their registers the pool an op's values are given.
 CDL_KERNEL(cdl_image_4, 2, 4, every<add>)
@@ -227,20 +322,28 @@ CDL_KERNEL(cdl_image_64, chains, 64, every<add>)
     map_vec(x, y, n, k,                                                                                    \
             [](const float(&xj)[lanes], float(&out)[lanes]) { vec_region<P, S>(xj, out, every<add>{}); }); \
   }
+CDL_VEC_KERNEL(cdl_image_vec_3, 2, 3)  // the short sizes close: each unused place is an instruction
 CDL_VEC_KERNEL(cdl_image_vec_4, 2, 4)
+CDL_VEC_KERNEL(cdl_image_vec_5, 3, 5)
+CDL_VEC_KERNEL(cdl_image_vec_6, 4, 6)
 CDL_VEC_KERNEL(cdl_image_vec_8, 4, 8)
+CDL_VEC_KERNEL(cdl_image_vec_12, 6, 12)
 CDL_VEC_KERNEL(cdl_image_vec_16, chains, 16)
 CDL_VEC_KERNEL(cdl_image_vec_32, chains, 32)
 CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
+#else  // the stencils, read but never loaded
 // One stencil per operation: one chain of 8 steps of that operation.
 #define CDL_OP_KERNEL(o) CDL_KERNEL(cdl_op_##o, 1, learn_steps, every<o>)
 CDL_STENCIL_OPS(CDL_OP_KERNEL)
-// One chain through every ordered pair of operations: the cycles each result takes to the next.
-CDL_KERNEL(cdl_pairs, 1, pair_steps, pairs)
+// For each operation, one chain through it and every other in both orders: the cycles each result
+// takes to the next.
+#define CDL_PAIRS_KERNEL(o) CDL_KERNEL(cdl_pairs_##o, 1, pair_steps, pairs<o>)
+CDL_STENCIL_OPS(CDL_PAIRS_KERNEL)
+#endif
 #endif
 }  // namespace stencil
 
-#ifndef CDL_STENCILS
+#if !defined(CDL_STENCILS) && !defined(CDL_IMAGES)
 #include <array>
 #include <bit>
 #include <chrono>
@@ -302,11 +405,16 @@ void set_stall(unsigned char* i, int cycles) {
 void clear_reuse(unsigned char* i) {
   i[15] &= (unsigned char)~0x3c;
 }  // no operand kept for the next instruction
-// The same instruction of operation o but for its registers (and its constant): bytes 2-4 (and 4-7).
+// The same instruction of operation o but for its registers (and its constant): bytes 2 and 3, then
+// 4-7 (a constant) or 4 (a second register), and 8 (fmac's addend, sel's third register).
+bool operand_field(int o, int f) {
+  if (f == dest_field || f == 3) return true;
+  if (f >= 4 && f <= 7) return stencil::has_constant(o) || (f == 4 && stencil::registers_read(o) >= 2);
+  return f == 8 && (o == stencil::fmac || o == stencil::sel);
+}
 bool same_but_operands(const insn& a, const insn& b, int o) {
   for (int f = 0; f < 13; ++f)
-    if (a[f] != b[f] && !(f >= 2 && f <= (o == stencil::fmac ? 8 : stencil::has_constant(o) ? 7 : 4)))
-      return false;
+    if (a[f] != b[f] && !operand_field(o, f)) return false;
   return true;
 }
 
@@ -318,10 +426,10 @@ struct failed : std::runtime_error {
 
 // --- What the program learns from the cubin -----------------------------------------------------------
 
-struct form {            // an operation's instruction
-  insn code{};           // as the compiler wrote it
-  int a = 3, b = -1;     // the fields of the value it reads and of the second register (reg forms)
-  bool negated = false;  // the immediate is -c (a - c is written a + (-c))
+struct form {                 // an operation's instruction
+  insn code{};                // as the compiler wrote it
+  int a = 3, b = -1, c = -1;  // the fields of the registers it reads (stencil::registers_read)
+  bool negated = false;       // the immediate is -c (a - c is written a + (-c))
 };
 struct image {  // an image an op is written into
   std::string kernel;
@@ -345,7 +453,7 @@ struct vec_image {
   image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
 };
 struct stencils {
-  bytes cubin;
+  bytes cubin;   // the images' file: each op's image is a copy of it, patched
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   std::vector<vec_image> vec_images;
@@ -391,24 +499,33 @@ int x_register(const bytes& cubin, const kernel_code& k, const std::string& name
   throw failed("the stencils do not read as expected: " + name + ": no step 0");
 }
 
-// One chain's steps (P = 1), found from x: each step reads the one before in field 3, an operation
-// with a constant found by its marker; one with a second register reads the one before and x +
-// marker s, in fields 3 and 4. Returns their instruction numbers.
+// One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
+// constant in field 3 and found by its marker; one with a second register reads the one before
+// and x + marker s (a select: in two of fields 3, 4 and 8); a mask reads it in field 3. Returns
+// their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
                                const std::vector<int>& ops, const stencils* known) {
   std::vector<std::size_t> at_step;
   int current = x_register(cubin, k, name);
   std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
-    const bool constant = stencil::has_constant(ops[s]);
-    const int w = constant ? -1 : marked_register(cubin, k, int(s), name);
+    const int o = ops[s];
+    const bool constant = stencil::has_constant(o), second = !constant && o != stencil::mask;
+    const int w = second ? marked_register(cubin, k, int(s), name) : -1;
+    auto is_step = [&](const insn& i) {
+      bool negated;
+      if (constant) return marker_of(i, negated) == int(s) && i[3] == current;
+      if (o == stencil::mask)
+        return i[3] == current && (!known || same_but_operands(i, known->forms[o].code, o));
+      const int fields = o == stencil::sel ? 3 : 2, f[] = {3, 4, 8};
+      for (int p = 0; p < fields; ++p)
+        for (int q = 0; q < fields; ++q)
+          if (p != q && i[f[p]] == current && i[f[q]] == w) return true;
+      return false;
+    };
     for (;; ++n) {
       LEARN_CHECK(n < k.count, name + ": step " + std::to_string(s) + " not found");
-      const insn i = at(cubin, k.offset + 16 * n);
-      bool negated;
-      if (constant ? marker_of(i, negated) == int(s) && i[3] == current
-                   : (i[3] == current && i[4] == w) || (i[4] == current && i[3] == w))
-        break;
+      if (is_step(at(cubin, k.offset + 16 * n))) break;
     }
     const insn i = at(cubin, k.offset + 16 * n);
     if (known)
@@ -425,46 +542,64 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
 form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int o) {
   const std::string name = std::string("cdl_op_") + stencil::names[o];
   const kernel_code k = find(ks, name);
-  const std::vector<std::size_t> steps =
-      trace(cubin, k, name, std::vector<int>(stencil::learn_steps, o), nullptr);
+  std::vector<int> ops(stencil::learn_steps, o);
+  if (o == stencil::mask) ops[0] = stencil::add;  // its chain starts from x + marker 0
+  const std::vector<std::size_t> steps = trace(cubin, k, name, ops, nullptr);
+  auto step = [&](std::size_t s) { return at(cubin, k.offset + 16 * steps[s]); };
   form f;
-  f.code = at(cubin, k.offset + 16 * steps[1]);
+  f.code = step(1);
   if (stencil::has_constant(o)) {
     bool negated;
     marker_of(f.code, negated);
     f.negated = negated;
     if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
-  } else {                            // step 1 reads step 0's value and x + marker 1
+  } else if (o == stencil::sel) {     // the mask, step 0's value (if true) and x + marker 1
+    for (int field : {3, 4, 8})
+      if (f.code[field] == step(0)[dest_field])
+        f.b = field;
+      else if (f.code[field] == marked_register(cubin, k, 1, name))
+        f.c = field;
+      else
+        f.a = field;
+  } else if (o != stencil::mask) {  // step 1 reads step 0's value and x + marker 1
     f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
+  const bool ordered = o == stencil::subr || o == stencil::ltr || o == stencil::ler || o == stencil::sel;
   for (std::size_t s = 1; s < steps.size(); ++s) {
-    const insn i = at(cubin, k.offset + 16 * steps[s]);
+    const insn i = step(s);
     LEARN_CHECK(same_but_operands(i, f.code, o), name + ": its steps are different instructions");
     bool negated;
     LEARN_CHECK(!stencil::has_constant(o) || (marker_of(i, negated), negated == f.negated),
                 name + ": its constant's sign changes");
-    // a - b keeps b in its field; where the operation commutes the compiler may swap them
-    LEARN_CHECK(o != stencil::subr || i[f.b] == marked_register(cubin, k, int(s), name),
-                name + ": a - b's fields change");
+    // a - b keeps b in its field (a < b, a select its arms); where the operation commutes the
+    // compiler may swap them
+    LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(cubin, k, int(s), name) &&
+                             (o != stencil::sel || i[f.b] == step(s - 1)[dest_field])),
+                name + ": its operands' fields change");
     LEARN_CHECK(o != stencil::fmac || i[f.b] == x_register(cubin, k, name), name + ": the addend is not x");
   }
+  LEARN_CHECK(o != stencil::sel || (f.b >= 0 && f.c >= 0 && f.a != f.b && f.a != f.c),
+              name + ": its three registers are not in three fields");
   return f;
 }
 
 // Latencies: in the chain a, b, a, b, ... for every pair, each step waits for the one before, so
 // the cycles the compiler leaves between them are what the first's result takes to reach the second.
-void learn_latencies(stencils& st, const std::map<std::string, kernel_code>& ks) {
-  std::vector<int> ops;
-  for (int s = 0; s < stencil::pair_steps; ++s)
-    ops.push_back(s % 2 == 0 ? s / 2 / stencil::count : s / 2 % stencil::count);
-  const kernel_code k = find(ks, "cdl_pairs");
-  const std::vector<std::size_t> steps = trace(st.cubin, k, "cdl_pairs", ops, &st);
+void learn_latencies(stencils& st, const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
   for (auto& row : st.latency) std::fill(std::begin(row), std::end(row), 0);
-  for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
-    int cycles = 0;
-    for (std::size_t n = steps[s]; n < steps[s + 1]; ++n) cycles += stall(at(st.cubin, k.offset + 16 * n));
-    int& l = st.latency[ops[s]][ops[s + 1]];
-    l = l == 0 ? cycles : std::min(l, cycles);
+  for (int o = 0; o < stencil::count; ++o) {
+    std::vector<int> ops;
+    for (int s = 0; s < stencil::pair_steps; ++s)
+      ops.push_back(s == 0 ? stencil::add : s % 2 ? o : s / 2 - 1);
+    const std::string name = std::string("cdl_pairs_") + stencil::names[o];
+    const kernel_code k = find(ks, name);
+    const std::vector<std::size_t> steps = trace(cubin, k, name, ops, &st);
+    for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
+      int cycles = 0;
+      for (std::size_t n = steps[s]; n < steps[s + 1]; ++n) cycles += stall(at(cubin, k.offset + 16 * n));
+      int& l = st.latency[ops[s]][ops[s + 1]];
+      l = l == 0 ? cycles : std::min(l, cycles);
+    }
   }
   int low = 99, high = 0;
   for (auto& row : st.latency)
@@ -589,13 +724,19 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
 
 // The stencils learnt from the cubin at `path`; with `for_this_gpu`, refused unless they are this
 // GPU's architecture's (without it, for the host-only check, which runs no kernel).
-stencils learn(const std::string& path, bool for_this_gpu = true) {
+stencils learn(const std::string& stencils_path, const std::string& images_path, bool for_this_gpu = true) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path + " (the first two Build. lines write it)");
+    return bytes(std::istreambuf_iterator<char>(in), {});
+  };
   stencils st;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path + " (the first Build. line writes it)");
-  st.cubin.assign(std::istreambuf_iterator<char>(in), {});
-  const auto ks = kernels_of(st.cubin);
+  const bytes learnt_from = read(stencils_path);
+  st.cubin = read(images_path);
+  const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
+  if (learnt_from.at(0x31) != st.cubin[0x31])
+    throw std::runtime_error(stencils_path + " and " + images_path + " are for two architectures");
   int device = 0, major = 0, minor = 0;
   if (for_this_gpu) {
     CHECK(cudaGetDevice(&device));
@@ -605,10 +746,11 @@ stencils learn(const std::string& path, bool for_this_gpu = true) {
       throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
                                std::to_string(major * 10 + minor) + "'s: build them for it");
   }
-  for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(st.cubin, ks, o);
-  learn_latencies(st, ks);
-  for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, ks, steps));
-  for (int steps : stencil::vec_region_sizes) st.vec_images.push_back(learn_vec_image(st.cubin, ks, steps));
+  for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
+  learn_latencies(st, learnt_from, ks);
+  for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
+  for (int steps : stencil::vec_region_sizes)
+    st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
   return st;
 }
 
@@ -618,6 +760,7 @@ struct step {
   int op;
   int dest, a, b;      // virtual registers: 0 is x
   float constant = 0;  // the operations with a constant
+  int c = -1;          // sel's third register
 };
 struct refused : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -634,8 +777,8 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   };
   std::vector<value> v(p.nodes.size());
   int next = 1;
-  auto emit = [&](int op, int a, int b, float c) {
-    out.push_back({op, next, a, b, c});
+  auto emit = [&](int op, int a, int b, float c, int third = -1) {
+    out.push_back({op, next, a, b, c, third});
     return value{false, 0, next++};
   };
   auto materialise = [&](value x) {  // a constant as a register: max then min with it, whatever was there
@@ -689,11 +832,33 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
                             : emit(lo ? stencil::minr : stencil::maxr, a.reg, b.reg, 0);
         break;
       }
+      case kind::select:  // a condition's mask picks the bits of one arm or the other
+        v[n] = a.constant ? (a.c != 0 ? b : v[e.c])
+                          : emit(stencil::sel, a.reg, materialise(b), 0, materialise(v[e.c]));
+        break;
       default:
-        throw refused("`" +
-                      std::string(cdl::expr::function_name(e.op).empty() ? "a condition or select"
-                                                                         : cdl::expr::function_name(e.op)) +
-                      "` has no one-instruction stencil");
+        if (!cdl::expr::is_condition(e.op))
+          throw refused("`" + std::string(cdl::expr::function_name(e.op)) +
+                        "` has no one-instruction stencil");
+        // a compare (1.0 or 0.0), then its mask; b < a is a > b where one side is a constant
+        int order = int(e.op) - int(kind::less);  // <, <=, >, >=, ==, !=
+        if (both) {
+          const bool truth[] = {a.c<b.c, a.c <= b.c, a.c> b.c, a.c >= b.c, a.c == b.c, a.c != b.c};
+          v[n] = {true, truth[order] ? 1.0f : 0.0f, -1};
+          break;
+        }
+        const int swapped[] = {2, 3, 0, 1, 4, 5};
+        value compared;
+        if (a.constant || b.constant) {
+          if (a.constant) order = swapped[order];
+          compared = emit(stencil::lt + order, a.constant ? b.reg : a.reg, -1, a.constant ? a.c : b.c);
+        } else {  // registers: a > b is b < a
+          const int with_registers[] = {stencil::ltr, stencil::ler, stencil::ltr,
+                                        stencil::ler, stencil::eqr, stencil::ner};
+          const bool swap = order == 2 || order == 3;
+          compared = emit(with_registers[order], swap ? b.reg : a.reg, swap ? a.reg : b.reg, 0);
+        }
+        v[n] = emit(stencil::mask, compared.reg, -1, 0);
     }
   }
   return materialise(v[p.result]);
@@ -705,7 +870,7 @@ int fuse(std::vector<step>& code, int result) {
   std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
   for (std::size_t n = 0; n < code.size(); ++n) {
     made_by[std::size_t(code[n].dest)] = int(n);
-    for (int r : {code[n].a, code[n].b})
+    for (int r : {code[n].a, code[n].b, code[n].c})
       if (r >= 0) ++reads[std::size_t(r)];
   }
   std::vector<bool> gone(code.size(), false);
@@ -733,6 +898,7 @@ int fuse(std::vector<step>& code, int result) {
   for (step& s : code) {
     s.dest = renamed[std::size_t(s.dest)], s.a = renamed[std::size_t(s.a)];
     if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
+    if (s.c >= 0) s.c = renamed[std::size_t(s.c)];
   }
   return renamed[std::size_t(result)];
 }
@@ -742,7 +908,7 @@ int fuse(std::vector<step>& code, int result) {
 std::vector<step> allocate(std::vector<step> code, int result, const image& im) {
   std::vector<int> last(code.size() + 1, -1), reg(code.size() + 1, -1);
   for (std::size_t n = 0; n < code.size(); ++n)
-    for (int r : {code[n].a, code[n].b})
+    for (int r : {code[n].a, code[n].b, code[n].c})
       if (r >= 0) last[r] = int(n);
   last[result] = int(code.size());
   std::vector<int> free;  // x's register is not free until x's last read
@@ -753,7 +919,7 @@ std::vector<step> allocate(std::vector<step> code, int result, const image& im) 
   if (last[0] < 0) free.insert(free.begin(), im.x);  // x never read: its register is free at once
   for (std::size_t n = 0; n < code.size(); ++n) {
     step& s = code[n];
-    for (int r : {s.a, s.b})
+    for (int r : {s.a, s.b, s.c})
       if (r >= 0 && last[r] == int(n) && std::find(free.begin(), free.end(), reg[r]) == free.end())
         free.insert(free.begin(), reg[r]);  // read for the last time here: the result may take it
     if (free.empty())
@@ -765,6 +931,7 @@ std::vector<step> allocate(std::vector<step> code, int result, const image& im) 
     reg[s.dest] = *pick;
     free.erase(pick);
     s.dest = reg[s.dest], s.a = s.a >= 0 ? reg[s.a] : -1, s.b = s.b >= 0 ? reg[s.b] : -1;
+    s.c = s.c >= 0 ? reg[s.c] : -1;
   }
   if (reg[result] != im.result)
     code.push_back({stencil::add, im.result, reg[result], -1, -0.0f});  // v + -0 is v
@@ -793,7 +960,8 @@ float emulate(const compiled& c, float x0, int k) {
     v[0] = std::fma(float(j), lesson::delta, x0);
     for (const step& s : c.code) {
       v[std::size_t(s.dest)] =
-          stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f, s.constant);
+          stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
+                            s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
     }
     acc += v[std::size_t(c.result)];
   }
@@ -809,6 +977,7 @@ void put(const stencils& st, const step& s, unsigned char* slot) {
   i[dest_field] = (unsigned char)s.dest;
   i[f.a] = (unsigned char)s.a;
   if (f.b >= 0) i[f.b] = (unsigned char)s.b;
+  if (f.c >= 0) i[f.c] = (unsigned char)s.c;
   if (stencil::has_constant(s.op))
     set_immediate(i, std::bit_cast<std::uint32_t>(s.constant) ^ (f.negated ? 0x80000000u : 0u));
   std::copy_n(slot + 13, 3, i.begin() + 13);
@@ -839,7 +1008,7 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
     unsigned char* slot = &out.image[im->steps[n]];
     put(st, s, slot);
     int t = cycle;
-    for (int r : {s.a, s.b})
+    for (int r : {s.a, s.b, s.c})
       if (r >= 0) t = std::max(t, issued[r] + st.latency[producer[r]][s.op]);
     t = std::max(
         t, issued[s.dest] + max_latency(producer[s.dest]) - min_latency(s.op) + 1);  // writes land in order
@@ -922,7 +1091,7 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
       const int l = chosen[p++];
       const step s = l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f};
       put(st, s, slot);
-      for (int r : {s.a, s.b})
+      for (int r : {s.a, s.b, s.c})
         if (r >= 0 && r != 255) t = std::max(t, issued[r] + latency(producer[r], s.op));
       if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
       t = wait_before(slot, t);
@@ -997,7 +1166,8 @@ bool run(const stencils& st, const insn& i, float (&reg)[256]) {
   if (o == stencil::count) return false;
   const form& f = st.forms[o];
   const float constant = std::bit_cast<float>(immediate(i) ^ (f.negated ? 0x80000000u : 0u));
-  const float v = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f, constant);
+  const float v = stencil::evaluate(o, reg[i[f.a]], f.b >= 0 ? reg[i[f.b]] : 0.0f,
+                                    f.c >= 0 ? reg[i[f.c]] : 0.0f, constant);
   if (i[dest_field] != 255) reg[i[dest_field]] = v;
   return true;
 }
@@ -1080,7 +1250,9 @@ std::string random_op(std::mt19937& rng, int depth) {
   const char* constants[] = {"0.5", "1.5", "-2", "3", "0.25", "-0.75", "7", "1e-3"};
   if (depth == 0 || pick(4) == 0) return pick(2) ? "x" : constants[pick(8)];
   auto sub = [&] { return random_op(rng, depth - 1); };
-  switch (pick(8)) {
+  const char* compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+  switch (pick(9)) {
+    case 7: return "(" + sub() + compares[pick(6)] + sub() + " ? " + sub() + " : " + sub() + ")";
     case 0: return "(" + sub() + " + " + sub() + ")";
     case 1: return "(" + sub() + " - " + sub() + ")";
     case 2: return sub() + " * " + sub();
@@ -1222,7 +1394,9 @@ int main(int argc, char** argv) {
   };
   const std::string text = "x * x + 2 * x + 1";             // the text a user typed
   if (argc > 2 && std::string(argv[1]) == "--check") try {  // no GPU needed
-      return check(patch::learn(beside_this_program("17_stencils.cubin"), false), std::atoi(argv[2]));
+      return check(patch::learn(beside_this_program("17_stencils.cubin"),
+                                beside_this_program("17_images.cubin"), false),
+                   std::atoi(argv[2]));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "copy-and-patch cannot run here: %s\n", e.what());
       return 1;
@@ -1231,7 +1405,7 @@ int main(int argc, char** argv) {
   auto start = clock::now();
   patch::stencils st;
   try {
-    st = patch::learn(beside_this_program("17_stencils.cubin"));
+    st = patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "copy-and-patch cannot run here: %s; use 08 or 16 for this op\n", e.what());
     return 1;
@@ -1269,4 +1443,4 @@ int main(int argc, char** argv) {
           {"patch_vec", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
 }
 #endif  // CDL_COPY_AND_PATCH_MECHANISM
-#endif  // CDL_STENCILS
+#endif  // !CDL_STENCILS && !CDL_IMAGES

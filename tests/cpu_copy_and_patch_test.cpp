@@ -1,9 +1,10 @@
 // Strategy 17 with no GPU: the ops its suite form patches (every op-length polynomial, a new op's
-// text as the JIT stages make it, the catalogue's ops it has stencils for) are written into the
-// build's stencils, scalar and vec images both, and their machine code, decoded on the host,
-// computes their steps; an op or a
-// type it cannot run is refused with the reason and the routes to use.
+// text as the JIT stages make it, the catalogue's ops it has stencils for, conditions) are written
+// into the build's images, scalar and vec both, and their machine code, decoded on the host,
+// computes their steps; an op or a type it cannot run is refused with the reason and the routes to
+// use.
 #include "common/polynomial.hpp"
+#include "common/registry.hpp"
 #include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
@@ -22,10 +23,20 @@ TEST(CopyAndPatch, EveryOpLengthPolynomialIsPatchedIntoMachineCodeThatComputesIt
 TEST(CopyAndPatch, ANewOpAndTheCatalogueOpsItHasStencilsForArePatched) {
   for (const std::string& text :
        {jit::never_seen_op().source, jit::builtin_op(map_op::quadratic).source,
-        jit::builtin_op(map_op::square).source, std::string("min(max(x, -1), 1) / 4 - x * x")}) {
+        jit::builtin_op(map_op::square).source, jit::builtin_op(map_op::threshold).source,
+        std::string("min(max(x, -1), 1) / 4 - x * x")}) {
     EXPECT_EQ(copy_and_patch::check_on_host(text), "") << text;
     EXPECT_EQ(copy_and_patch::scalar_only(text), "") << text << ": no vec image";
   }
+}
+
+// Every comparison, with a constant on either side or two registers, NaN's among the values
+// (x != x), nested selects and constant arms: each a compare, a mask and a select.
+TEST(CopyAndPatch, ConditionsAreACompareAMaskAndASelect) {
+  for (const char* text :
+       {"x != x ? 1 : (x < -x ? x : 2 <= x ? -3 : x)", "x >= 1 ? (x == 2 ? 0 : x * x) : 0.5 > x ? x : x + 1",
+        "(x - 1) * (x + 1) > x ? x : -x", "3 >= 2 ? x : 0", "x == x * 1 ? x : 7"})
+    EXPECT_EQ(copy_and_patch::check_on_host(text), "") << text;
 }
 
 TEST(CopyAndPatch, RefusesWhatItHasNoStencilForWithTheReasonAndTheRoutes) {
@@ -36,6 +47,26 @@ TEST(CopyAndPatch, RefusesWhatItHasNoStencilForWithTheReasonAndTheRoutes) {
   const std::string why = copy_and_patch::refusal("x * x", dtype::f64);
   EXPECT_NE(why.find("float alone"), std::string::npos) << why;
   EXPECT_NE(why.find("16_interpreter"), std::string::npos) << why;
+}
+
+// In the dispatch sweep 17 runs the catalogue's ops its stencils hold, in float, and refuses the
+// rest at the registry's listing, with no GPU: the tests and the benchmarks leave those out.
+TEST(CopyAndPatch, TheRegistryRefusesWhatTheStencilsDoNotHold) {
+  for (const map_entry& e : get_registry().map) {
+    if (e.strategy != "17_copy_and_patch") {
+      EXPECT_EQ(e.refuses, nullptr) << e.name();
+      continue;
+    }
+    for (std::size_t op = 0; op < map_op_catalogue.size(); ++op)
+      for (dtype t : {dtype::f32, dtype::f64}) {
+        const std::string why = e.refusal({map_op(op), t, e.form, nullptr, nullptr, 0, 1, nullptr});
+        const bool held =
+            t == dtype::f32 && (map_op(op) == map_op::quadratic || map_op(op) == map_op::square ||
+                                map_op(op) == map_op::threshold);
+        EXPECT_EQ(why.empty(), held) << e.name() << " " << info(map_op(op)).name << " " << to_string(t)
+                                     << ": " << why;
+      }
+  }
 }
 
 }  // namespace

@@ -24,10 +24,11 @@ TEST(Registry, EveryStrategyServesEveryWorkload) {
   // 12's variant holds an op, not an id: every workload but tasks, whose records hold an id.
   std::set<std::string> uniform = want;
   uniform.insert("12_variant_visit");
-  // 08's language and 16's interpreter of it, 10's two tiers and 13's plugins are the map's
+  // 08's language and 16's interpreter of it, 10's two tiers, 13's plugins and 17's patched
+  // kernels are the map's
   std::set<std::string> map_only = uniform;
   map_only.insert({"08_expression_jit", "10_tiered_dispatch", "13_precompiled_plugin", "14_graph_switch",
-                   "15_device_launch", "16_interpreter"});
+                   "15_device_launch", "16_interpreter", "17_copy_and_patch"});
   // 14's nodes and 15's device launches choose kernels: the map's op, and the tasks' op groups.
   std::set<std::string> tasks = want;
   tasks.insert({"14_graph_switch", "15_device_launch"});

@@ -29,6 +29,28 @@ INSTANTIATE_TEST_SUITE_P(Registry, MapStrategy,
                                                                          map_op_catalogue)),
                          [](const auto& info) { return entry_type_op_name(get_registry().map, info.param); });
 
+// What an entry refuses (17: the ops its stencils do not hold, float64) it refuses when launched,
+// with the reason its refusal gives, at every size.
+class MapRefusal : public gpu_test {};
+TEST_F(MapRefusal, ARefusedProblemIsRefusedWhenLaunchedWithItsReason) {
+  int refusals = 0;
+  for (const map_entry& e : get_registry().map)
+    for (dtype t : {dtype::f32, dtype::f64})
+      for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
+        const map_launch a{map_op(op), t, e.form, nullptr, nullptr, 0, 1, nullptr};
+        const std::string why = e.refusal(a);
+        if (why.empty()) continue;
+        ++refusals;
+        try {
+          e.launch(a);
+          ADD_FAILURE() << e.name() << " ran what it refuses: " << why;
+        } catch (const error& thrown) {
+          EXPECT_EQ(std::string(thrown.what()), why) << e.name();
+        }
+      }
+  EXPECT_GT(refusals, 0) << "no entry refuses a problem: 17 holds every op and type?";
+}
+
 class OpLength : public gpu_param_test<std::size_t> {};
 
 TEST_P(OpLength, EveryPolynomialMatchesItsDefinitionAtEdgeSizes) {

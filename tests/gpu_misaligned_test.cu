@@ -85,7 +85,8 @@ TEST_P(Misaligned, FallsBackAndWritesExactlyTheRange) {
 std::vector<misaligned_param> params() {
   std::vector<misaligned_param> v;
   for (dtype t : {dtype::f32, dtype::f64}) {
-    for (std::size_t i = 0; i < get_registry().map.size(); ++i) v.emplace_back("map", i, t);
+    for (std::size_t i = 0; i < get_registry().map.size(); ++i)
+      if (!refused(get_registry().map[i], t, map_op::quadratic)) v.emplace_back("map", i, t);
     for (std::size_t i = 0; i < get_registry().zip.size(); ++i) v.emplace_back("zip", i, t);
   }
   return v;

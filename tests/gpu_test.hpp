@@ -45,8 +45,18 @@ inline std::string test_name(std::string name) {
   return name;
 }
 
+// Whether an entry refuses a problem (its op and type: a map entry's refusal, with no GPU).
+inline bool refused(const map_entry& e, dtype t, map_op op) {
+  return !e.refusal({op, t, e.form, nullptr, nullptr, 0, 1, nullptr}).empty();
+}
+template <class Entry, class Op>
+bool refused(const Entry&, dtype, Op) {
+  return false;
+}
+
 // The parameters of a test over a registry list: every entry (by index) in each element type
-// with each op of the workload's catalogue, and their names ("<entry>_<type>_<op>").
+// with each op of the workload's catalogue, but what it refuses, and their names
+// ("<entry>_<type>_<op>").
 template <class Op>
 using entry_type_op = std::tuple<std::size_t, dtype, Op>;
 template <class Op, class Entries, class Catalogue>
@@ -54,7 +64,8 @@ std::vector<entry_type_op<Op>> every_entry_type_op(const Entries& entries, const
   std::vector<entry_type_op<Op>> v;
   for (std::size_t i = 0; i < entries.size(); ++i)
     for (dtype t : {dtype::f32, dtype::f64})
-      for (std::size_t op = 0; op < catalogue.size(); ++op) v.emplace_back(i, t, static_cast<Op>(op));
+      for (std::size_t op = 0; op < catalogue.size(); ++op)
+        if (!refused(entries[i], t, static_cast<Op>(op))) v.emplace_back(i, t, static_cast<Op>(op));
   return v;
 }
 template <class Entries, class Op>

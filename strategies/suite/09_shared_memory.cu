@@ -52,7 +52,7 @@ template <class Entry, class Form, class Keep>
 void add_form(std::vector<Entry>& entries, Form form, Keep keep) {
   const std::vector<Entry> existing = entries;
   for (const Entry& e : existing)
-    if (keep(e)) entries.push_back({e.strategy, e.variant, form, e.launch});
+    if (keep(e)) entries.push_back({e.strategy, e.variant, form, e.launch, e.refuses});
 }
 
 }  // namespace

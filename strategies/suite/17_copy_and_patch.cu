@@ -2,9 +2,10 @@
 // loaded with no compiler in the process.
 //
 // Idea.    The lesson (strategies/17_copy_and_patch.cu) is the mechanism, and this file includes
-//          it: the build compiles the stencils (the lesson with CDL_STENCILS: the map kernel with a
-//          region of marked steps, one kernel per operation, one chain through every pair) into
-//          plugins/cdl_stencils.cubin for the GPU it targets; once a process the program learns
+//          it: the build compiles the stencils (the lesson with CDL_STENCILS: one kernel per
+//          operation, a chain through each and every other) into plugins/cdl_stencils.cubin and the
+//          images (with CDL_IMAGES: the map kernel with a region of marked steps) into
+//          plugins/cdl_images.cubin, for the GPU it targets; once a process the program learns
 //          from that cubin each operation's instruction, its register fields and the latencies
 //          between them; a new op is parsed, given the region's registers, written into the
 //          region with stalls from the learnt latencies, and loaded with cudaLibraryLoadData.
@@ -18,7 +19,8 @@
 //          the JIT stages' interleaved table.
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
-//          a power of two) and its live values no more than the region's registers. Anything else
+//          a power of two, comparisons and ?:) and its live values no more than the region's
+//          registers. Anything else
 //          is refused with cdl::error naming the reason and the routes that run it (08, 16); so is
 //          a GPU whose architecture the stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
@@ -44,10 +46,10 @@
 
 namespace cdl::copy_and_patch {
 
-std::string stencils_path() {
+std::string stencils_path(const char* part) {
   const char* from_environment = std::getenv("CDL_PLUGIN_DIR");
-  return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) +
-         "/cdl_stencils.cubin";
+  return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) + "/cdl_" +
+         part + ".cubin";
 }
 
 namespace {
@@ -62,7 +64,7 @@ const patch::stencils& stencils() {
   static std::string why;
   std::call_once(once, [] {
     try {
-      learnt = patch::learn(stencils_path());
+      learnt = patch::learn(stencils_path("stencils"), stencils_path("images"));
     } catch (const std::exception& e) {
       why = e.what();
     }
@@ -83,7 +85,7 @@ const loaded& prepare(const std::string& text) {
     try {
       c = patch::compile(st, text);
     } catch (const patch::refused& e) {
-      throw error("17_copy_and_patch refuses '" + text + "': " + e.what() + "; " + other_routes);
+      throw error(std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes);
     }
     found = images.emplace(text, std::make_unique<loaded>(c)).first;
   }
@@ -104,9 +106,7 @@ bool load(const std::string& text, dtype t) {
 
 std::string refusal(const std::string& text, dtype t) {
   try {
-    if (t != dtype::f32)
-      throw error(std::string("17_copy_and_patch runs float alone (its stencils are float's), not ") +
-                  std::string(to_string(t)) + "; " + other_routes);
+    if (t != dtype::f32) return refusal_on_host(text, t);
     patch::compile(stencils(), text);
     return "";
   } catch (const patch::refused& e) {
@@ -127,8 +127,22 @@ void launch_map(const map_launch& a, const std::string& text) {
 
 // The stencils read for the host alone (no GPU, whatever architecture they are for).
 const patch::stencils& host_stencils() {
-  static const patch::stencils st = patch::learn(stencils_path(), false);
+  static const patch::stencils st = patch::learn(stencils_path("stencils"), stencils_path("images"), false);
   return st;
+}
+
+std::string refusal_on_host(const std::string& text, dtype t) {
+  if (t != dtype::f32)
+    return std::string("17_copy_and_patch runs float alone (its stencils are float's), not ") +
+           std::string(to_string(t)) + "; " + other_routes;
+  try {
+    patch::compile(host_stencils(), text);
+    return "";
+  } catch (const patch::refused& e) {
+    return std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes;
+  } catch (const std::exception& e) {
+    return std::string("17_copy_and_patch cannot read its stencils: ") + e.what();
+  }
 }
 
 std::string scalar_only(const std::string& text) {
@@ -170,6 +184,13 @@ std::string check_on_host(const std::string& text, int samples) {
 namespace cdl {
 
 void register_17_copy_and_patch(registry& r) {
+  // The dispatch sweep: the catalogue's text (08's language) patched, where the stencils hold it.
+  r.add_map(
+      "17_copy_and_patch", "",
+      [](const map_launch& a) { copy_and_patch::launch_map(a, jit::builtin_op(a.op).source); },
+      [](const map_launch& a) {
+        return copy_and_patch::refusal_on_host(jit::builtin_op(a.op).source, a.type);
+      });
   r.op_length.push_back({"17_copy_and_patch",
                          [](const map_launch& a, int steps) {
                            copy_and_patch::launch_map(a, jit::polynomial_op(steps).source);

@@ -24,6 +24,10 @@ bool load(const std::string& text, dtype t);
 // it. Learns the stencils (once a process) and patches no image: nothing is loaded.
 std::string refusal(const std::string& text, dtype t);
 
+// The same with no GPU (the stencils read for the host, whatever architecture they are for): what
+// the registry asks of the dispatch sweep's problems, at its listing.
+std::string refusal_on_host(const std::string& text, dtype t);
+
 // Why text runs in the scalar image even where the vec form is asked for; empty where it has a vec
 // image (or where it is refused altogether: see refusal()).
 std::string scalar_only(const std::string& text);
@@ -35,7 +39,8 @@ std::string scalar_only(const std::string& text);
 // else). Not the timing, which only a GPU run shows.
 std::string check_on_host(const std::string& text, int samples = 64);
 
-// Where the stencils are read from: CDL_PLUGIN_DIR from the environment, else the build's plugins/.
-std::string stencils_path();
+// Where 17's cubins are read from ("stencils" or "images"): CDL_PLUGIN_DIR from the environment, else
+// the build's plugins/.
+std::string stencils_path(const char* part);
 
 }  // namespace cdl::copy_and_patch

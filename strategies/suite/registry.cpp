@@ -37,8 +37,10 @@ CDL_SPLIT_PARTS(CDL_DECLARE_PART, 05_virtual)
 void register_04_function_pointer(registry& r) { CDL_SPLIT_PARTS(CDL_CALL_PART, 04_function_pointer) }
 void register_05_virtual(registry& r) { CDL_SPLIT_PARTS(CDL_CALL_PART, 05_virtual) }
 
-void registry::add_map(std::string strategy, std::string variant, map_launch_fn launch) {
-  for (map_form form : {map_form::scalar, map_form::vec}) map.push_back({strategy, variant, form, launch});
+void registry::add_map(std::string strategy, std::string variant, map_launch_fn launch,
+                       std::string (*refuses)(const map_launch&)) {
+  for (map_form form : {map_form::scalar, map_form::vec})
+    map.push_back({strategy, variant, form, launch, refuses});
 }
 void registry::add_zip(std::string strategy, std::string variant, zip_launch_fn launch) {
   for (map_form form : {map_form::scalar, map_form::vec}) zip.push_back({strategy, variant, form, launch});

@@ -65,6 +65,7 @@ WHAT = {
     "14_graph_switch": "a CUDA graph's switch node",
     "15_device_launch": "the op's kernel launched from a kernel",
     "16_interpreter": "the op in 08's language as data, run by a precompiled interpreter kernel",
+    "17_copy_and_patch": "the op in 08's language written into machine code compiled ahead of time",
 }
 CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
 
