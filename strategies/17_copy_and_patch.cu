@@ -88,10 +88,10 @@ inline constexpr int chains = 8;                           // values the region 
 inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the images an op can be written into
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
 inline constexpr int pair_steps = 2 * count + 2;  // operation o's latency chain: add, o, 0, o, 1, ...
-inline constexpr int vec_region_sizes[] = {3,  4,  5,  6, 8,
-                                           12, 16, 32, 64};  // a lane's steps in the vec images
-inline constexpr int lanes = 4;                              // the vec images' elements a thread
-inline constexpr int lane_markers = 256;                     // lane l's step s: marker l * 256 + s
+// a lane's steps in the vec images: the short sizes close, since each unused place is an instruction
+inline constexpr int vec_region_sizes[] = {1, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64};
+inline constexpr int lanes = 4;           // the vec images' elements a thread
+inline constexpr int lane_markers = 256;  // lane l's step s: marker l * 256 + s
 
 // What each operation computes: on the host, for the emulation and the decoded machine code. A
 // mask and a select work on the bits (a mask is a NaN's bits, copied, never computed with).
@@ -322,7 +322,9 @@ CDL_KERNEL(cdl_image_64, chains, 64, every<add>)
     map_vec(x, y, n, k,                                                                                    \
             [](const float(&xj)[lanes], float(&out)[lanes]) { vec_region<P, S>(xj, out, every<add>{}); }); \
   }
-CDL_VEC_KERNEL(cdl_image_vec_3, 2, 3)  // the short sizes close: each unused place is an instruction
+CDL_VEC_KERNEL(cdl_image_vec_1, 1, 1)
+CDL_VEC_KERNEL(cdl_image_vec_2, 2, 2)
+CDL_VEC_KERNEL(cdl_image_vec_3, 2, 3)
 CDL_VEC_KERNEL(cdl_image_vec_4, 2, 4)
 CDL_VEC_KERNEL(cdl_image_vec_5, 3, 5)
 CDL_VEC_KERNEL(cdl_image_vec_6, 4, 6)
@@ -715,8 +717,8 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     if (l == last_lane && written.count(j) && !kept.count(j) && (!results.count(j) || j == lane.result))
       lane.pool.push_back(j);
     for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
-    LEARN_CHECK(!lane.pool.empty(), im.kernel + ": no register for lane " + std::to_string(l) + "'s x");
-    lane.x = lane.pool.front();
+    // x in the result's register where the lane has no other (an op of one value: x * x)
+    lane.x = lane.pool.empty() ? lane.result : lane.pool.front();
     lane.pool.push_back(lane.result);
   }
   return im;
