@@ -187,6 +187,51 @@ class OpLengthGoalTest(FixtureTest):
         self.assertIn("at most 1.5× is missed", self.goal_text(2.5, patched=2.0))
 
 
+class SweepGoalsTest(FixtureTest):
+    def goals(self, ratios, noise=0.01):
+        """The op-length section's text where 17 takes ratios[op] × the template at every k of the
+        dispatch sweep (its rows copies of the template's, scaled), for the ops given."""
+
+        def add_17(doc):
+            for b in list(doc["benchmarks"]):
+                m = re.match(r"map/01_template_functor/vec/op:(\w+)/(.*/k:.*)", b["run_name"])
+                if m and m.group(1) in ratios:
+                    c = json.loads(json.dumps(b))
+                    c["run_name"] = f"map/17_copy_and_patch/vec/op:{m.group(1)}/{m.group(2)}"
+                    c["name"] = c["name"].replace("01_template_functor", "17_copy_and_patch")
+                    c["real_time"] *= ratios[m.group(1)]
+                    doc["benchmarks"].append(c)
+
+        self.fresh()
+        self.edit_results(add_17)
+        with open(os.path.join(self.results, "bench.json")) as f:
+            b = Bench("bench.json", json.load(f))
+        found = oplength.find(b, noise) or {"ratios": {}, "goal": {}, "sweep": oplength.sweep_goals(b, noise)}
+        section = document.Parts()
+        oplength.add(section, found)
+        return "".join(section), b
+
+    def test_each_goal_in_each_outcome_and_the_refused_ops_named(self):
+        _, b = self.goals({})
+        ops = sorted({f["op"] for f, es in b.select("map", type="f32") if "01_template_functor/vec" in es})
+        every = {op: 1.2 for op in ops}
+        text, _ = self.goals(every)
+        self.assertIn("1.20× the template for quadratic (at most 1.3×: met)", text)
+        self.assertIn("for every op of the catalogue is met", text)
+        text, _ = self.goals({**every, "quadratic": 1.4})
+        self.assertIn("for quadratic (at most 1.3×: missed)", text)
+        self.assertIn("for every op of the catalogue is missed", text)
+        text, _ = self.goals({**every, "quadratic": 1.301})
+        self.assertIn("within the noise of it", text)
+        self.assertIn("for every op of the catalogue is within the noise of it", text)
+        some = dict(list(every.items())[:1])
+        text, _ = self.goals(some)
+        refused = [op for op in ops if op not in some]
+        self.assertIn(f"it refuses {', '.join(refused)}", text)
+        self.assertIn("catalogue is missed: it refuses", text)
+        self.assertNotIn("In the dispatch sweep", self.goals({})[0])
+
+
 class RenamedTest(FixtureTest):
     def test_older_names_read_as_todays(self):
         self.assertEqual(

@@ -2,9 +2,12 @@
 interpreter (16), copy-and-patch's patched kernel (17), the expression JIT's compiled kernel (08) and
 a switch over the lengths built in (03), at k = 1, 3 and 64; each time over 08's on the same
 problem, and two goals judged from them: the interpreter's (at most GOAL × 08's kernel for an op of
-GOAL_STEPS steps, at every k) and copy-and-patch's (at most PATCHED_GOAL × at k = 1)."""
-from ..document import fmt_time, table
+GOAL_STEPS steps, at every k) and copy-and-patch's (at most PATCHED_GOAL × at k = 1); and
+copy-and-patch's goals in the dispatch sweep, at its largest k (the quadratic op at most
+SWEEP_GOALS's × the template, every op of the catalogue at most CATALOGUE_GOAL ×)."""
+from ..document import fmt_time, pow2, table
 from ..stats import compare, goal_verdict
+from . import dispatch
 from .dispatch import cell
 
 HEADING = "An op's length: the interpreter against compiled kernels"
@@ -12,6 +15,7 @@ BASE = "08_expression_jit/vec"
 INTERPRETER, PATCHED = "16_interpreter/vec", "17_copy_and_patch/vec"
 OTHERS = ("03_switch/vec", INTERPRETER, PATCHED)
 GOAL_STEPS, GOAL, PATCHED_GOAL = 30, 3.0, 1.5
+SWEEP_GOALS, CATALOGUE_GOAL = {"quadratic": 1.3}, 1.5
 
 
 def ratios(bench, noise):
@@ -28,6 +32,34 @@ def ratios(bench, noise):
                 row[e] = (ratio, finding)
         out[(int(f["steps"]), int(f["k"]))] = row
     return out
+
+
+def sweep_goals(bench, noise):
+    """17 in the dispatch sweep at the largest k it ran: {"n", "k", "ops": {op: (its time / the
+    template's, goal, verdict)}, "refused": [the ops the template ran and 17 did not], "catalogue": the
+    verdict for every op}; None where the sweep has no 17."""
+    n, sweep = dispatch.k_sweep(bench)
+    if not sweep:
+        return None
+    pen = dispatch.penalties(bench, n, noise)
+    ks = [k for (_, k), row in pen.items() if PATCHED in row]
+    if not ks:
+        return None
+    top, ops = max(ks), {}
+    for (op, k), row in pen.items():
+        if k == top and PATCHED in row:
+            goal = SWEEP_GOALS.get(op, CATALOGUE_GOAL)
+            ops[op] = (row[PATCHED][0], goal, goal_verdict(row[PATCHED][0], goal, noise, at_least=False))
+    refused = sorted(op for (op, k), row in pen.items() if k == top and PATCHED not in row)
+    verdicts = {v for _, _, v in ops.values()}
+    catalogue = (
+        "missed: it refuses " + ", ".join(refused)
+        if refused
+        else "missed"
+        if "missed" in verdicts
+        else next((v for v in verdicts if v != "met"), "met")
+    )
+    return {"n": n, "k": top, "ops": ops, "refused": refused, "catalogue": catalogue}
 
 
 def find(bench, noise):
@@ -49,6 +81,7 @@ def find(bench, noise):
         "patched": (
             (patched[0], goal_verdict(patched[0], PATCHED_GOAL, noise, at_least=False)) if patched else None
         ),
+        "sweep": sweep_goals(bench, noise),
     }
 
 
@@ -86,4 +119,23 @@ def add(doc, found):
             f"Copy-and-patch takes {ratio:.2f}× 08's kernel for an op of {GOAL_STEPS} steps at k = 1:"
             f" the goal"
             f" of at most {PATCHED_GOAL}× is {verdict}.\n"
+        )
+    sweep = found.get("sweep")
+    if sweep:
+        ops = sweep["ops"]
+        doc.add(
+            f"In the dispatch sweep (n = {pow2(sweep['n'])}, k = {sweep['k']}, the largest it ran)"
+            " copy-and-patch takes "
+            + ", ".join(
+                f"{ratio:.2f}× the template for {op} (at most {goal}×: {verdict})"
+                for op, (ratio, goal, verdict) in sorted(ops.items())
+            )
+            + (
+                f"; it refuses {', '.join(sweep['refused'])} (no stencil for a function they call: 08 or"
+                " 16 run them)"
+                if sweep["refused"]
+                else ""
+            )
+            + f". The goal of at most {CATALOGUE_GOAL}× for every op of the catalogue is"
+            f" {sweep['catalogue']}.\n"
         )
