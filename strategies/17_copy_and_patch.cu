@@ -38,7 +38,7 @@
 //            strategies/17_copy_and_patch.cu -o 17_images.cubin
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/17_copy_and_patch.cu common/expression.cpp \
 //            -o 17_copy_and_patch
-// See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image_vec_4 op.cubin:
+// See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image_vec_3 op.cubin:
 //          the four FFMAs making x + j * delta, then the op's FMUL, FFMA and FADD for each of the
 //          four elements, interleaved, then the four FADDs into the sums, beside nvcc's build of the
 //          same op in the same form (nvcc_vec_kernel in cuobjdump -sass 17_copy_and_patch).
