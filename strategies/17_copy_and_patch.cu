@@ -165,16 +165,13 @@ __device__ __forceinline__ float apply(float a, float b, float c, float constant
   if constexpr (O == ler) return set_le(a, b);
   if constexpr (O == eqr) return set_eq(a, b);
   if constexpr (O == ner) return set_neu(a, b);
-  if constexpr (O == mask) {
+  if constexpr (O == mask || O == sel) {
+    const unsigned p = __float_as_uint(a), q = __float_as_uint(b), t = __float_as_uint(c);
     unsigned r;
-    asm("prmt.b32 %0, %1, 0, 0xaaaa;" : "=r"(r) : "r"(__float_as_uint(a)));  // byte 2's sign, 4 times
-    return __uint_as_float(r);
-  }
-  if constexpr (O == sel) {
-    unsigned r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xca;"  // a ? b : c, bit by bit
-        : "=r"(r)
-        : "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(__float_as_uint(c)));
+    if constexpr (O == mask)
+      asm("prmt.b32 %0, %1, 0, 0xaaaa;" : "=r"(r) : "r"(p));  // byte 2's sign, four times
+    else
+      asm("lop3.b32 %0, %1, %2, %3, 0xca;" : "=r"(r) : "r"(p), "r"(q), "r"(t));  // a ? b : c, bit by bit
     return __uint_as_float(r);
   }
 }
