@@ -721,8 +721,19 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   return im;
 }
 
-// The stencils learnt from the cubin at `path`; with `for_this_gpu`, refused unless they are this
-// GPU's architecture's (without it, for the host-only check, which runs no kernel).
+// Refuses stencils that are not this GPU's architecture's.
+void require_this_gpu(const stencils& st) {
+  int device = 0, major = 0, minor = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major * 10 + minor != st.arch)
+    throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
+                             std::to_string(major * 10 + minor) + "'s: build them for it");
+}
+
+// The stencils learnt from the cubins at the two paths; with `for_this_gpu`, refused unless they are
+// this GPU's architecture's (without it, for the host-only check, which runs no kernel).
 stencils learn(const std::string& stencils_path, const std::string& images_path, bool for_this_gpu = true) {
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -736,15 +747,7 @@ stencils learn(const std::string& stencils_path, const std::string& images_path,
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
   if (learnt_from.at(0x31) != st.cubin[0x31])
     throw std::runtime_error(stencils_path + " and " + images_path + " are for two architectures");
-  int device = 0, major = 0, minor = 0;
-  if (for_this_gpu) {
-    CHECK(cudaGetDevice(&device));
-    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    if (major * 10 + minor != st.arch)
-      throw std::runtime_error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
-                               std::to_string(major * 10 + minor) + "'s: build them for it");
-  }
+  if (for_this_gpu) require_this_gpu(st);
   for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
   learn_latencies(st, learnt_from, ks);
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));

@@ -42,7 +42,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 
 namespace cdl::copy_and_patch {
 
@@ -52,19 +51,25 @@ std::string stencils_path(const char* part) {
          part + ".cubin";
 }
 
+const patch::stencils& host_stencils();
+
 namespace {
 
 constexpr const char* other_routes = "run it with 08_expression_jit or 16_interpreter";
 
-// The stencils, learnt the first time an op is patched; a refusal (no file, another architecture,
-// a cubin that does not read as expected) is kept and given again to every later op.
+// The stencils read for the host (host_stencils(), once a process: the registry's refusals read
+// them too), checked against this GPU's architecture the first time an op is patched; a refusal (no
+// file, another architecture, a cubin that does not read as expected) is kept and given again to
+// every later op.
 const patch::stencils& stencils() {
   static std::once_flag once;
-  static std::optional<patch::stencils> learnt;
+  static const patch::stencils* learnt = nullptr;
   static std::string why;
   std::call_once(once, [] {
     try {
-      learnt = patch::learn(stencils_path("stencils"), stencils_path("images"));
+      const patch::stencils& st = host_stencils();
+      patch::require_this_gpu(st);
+      learnt = &st;
     } catch (const std::exception& e) {
       why = e.what();
     }
