@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -75,6 +76,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cdl_jit_resources ARCH DIR  (ARCH as NVRTC takes it: 90 for sm_90)\n");
     return 2;
   }
+  // Where a GPU driver is installed, NVRTC and nvJitLink answer a text they have compiled before from
+  // the driver's compute cache, and then ptxas never runs and writes no -v report: a second run on
+  // the same machine would find no resources. With the cache off every kernel is compiled here.
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   try {
     const int arch = std::stoi(argv[1]);
     const std::filesystem::path dir = argv[2];
