@@ -11,7 +11,7 @@ from helpers import ROOT, FixtureTest
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
-from cdl_report.sections import answer, jit_stages, launches, oplength, tasks
+from cdl_report.sections import answer, jit_stages, launches, map as map_section, oplength, tasks
 
 L2 = 50 * 2**20
 
@@ -228,8 +228,33 @@ class SweepGoalsTest(FixtureTest):
         text, _ = self.goals(some)
         refused = [op for op in ops if op not in some]
         self.assertIn(f"it refuses {', '.join(refused)}", text)
-        self.assertIn("catalogue is missed: it refuses", text)
+        self.assertIn("catalogue is missed.", text)
         self.assertNotIn("In the dispatch sweep", self.goals({})[0])
+
+
+class CrowdedModuleRuleTest(unittest.TestCase):
+    """The crowded module is said to set the occupancy only where its kernel has fewer blocks per SM."""
+
+    def text(self, crowded_blocks):
+        def kernel(registers, blocks):
+            return {"registers": registers, "blocks_per_sm": blocks, "occupancy": blocks / 8}
+
+        section = document.Parts()
+        section.detail = lambda heading, text, pointer: section.add(pointer)
+        map_section.explain_scalar(
+            section,
+            {
+                "05_virtual.crowded/scalar": (0.5, kernel(43, crowded_blocks)),
+                "05_virtual/scalar": (0.7, kernel(32, 8)),
+            },
+        )
+        return "".join(section)
+
+    def test_fewer_blocks_and_the_same_blocks(self):
+        self.assertIn("What else the module held set the registers, and so the occupancy.", self.text(5))
+        same = self.text(8)
+        self.assertIn("the same blocks per SM, so not the occupancy", same)
+        self.assertNotIn("What else the module held", same)
 
 
 class RenamedTest(FixtureTest):

@@ -78,20 +78,24 @@ def add(doc, dispatch, found):
         " kernels' times differ beyond the noise. A switch, a pointer table or a virtual call run only the"
         " ops built into the program, so they are no rival for a user's op (the dispatch table gives their"
         " cost for the ops built in)"
-        + (":\n" if rows else f"; the interpreter was not measured at the sweep's n = {dispatch['n']}.\n")
+        + (".\n" if rows else f"; the interpreter was not measured at the sweep's n = {dispatch['n']}.\n")
     )
     if rows:
-        doc.add(
+        doc.detail(
+            "When a compile pays off, per op and k",
             table(
                 ["op", "k", "rival", "its time / JIT time"] + [f"break-even n: {n}" for _, n in LABELS],
                 rows,
-            )
+            ),
+            "Each (op, k) of the dispatch sweep with its rival, the two kernels' ratio and the break-even of"
+            " each compile",
         )
         never = sum(1 for r in rows if r[4] == "never")
         doc.add(
             f"No break-even (the times within the noise, or the interpreter faster) in {never} of {len(rows)}"
             f" (op, k) pairs; where the JIT kernel is faster, its compile is repaid after"
-            f" {min(breakeven.values()):.1e} elements at the soonest.\n"
+            f" {min(breakeven.values()):.1e} elements at the soonest and {max(breakeven.values()):.1e} at the"
+            " latest.\n"
             if breakeven
             else f"No break-even in any of the {len(rows)} (op, k) pairs.\n"
         )

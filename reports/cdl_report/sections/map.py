@@ -32,12 +32,10 @@ def explain_scalar(doc, scalar):
     known = {e: (f, k) for e, (f, k) in scalar.items() if k and k.get("occupancy") is not None}
     if not known:
         return
-    doc.add(
-        "Why the scalar forms differ: each kernel's fraction of copy beside what the compiler and the runtime"
-        " say about it (the kernels of 06, 07 and 08 are compiled at run time and not listed):\n"
-    )
-    doc.add(
-        table(
+    doc.detail(
+        "The scalar forms' kernels",
+        "Each kernel's fraction of copy beside what the compiler and the runtime say about it:\n\n"
+        + table(
             [
                 "implementation",
                 "of copy",
@@ -59,7 +57,9 @@ def explain_scalar(doc, scalar):
                 ]
                 for e, (f, k) in sorted(known.items())
             ],
-        )
+        ),
+        "Why the scalar forms differ: each kernel's fraction of copy beside its registers, occupancy and"
+        " indirect calls",
     )
     full = max(k["occupancy"] for _, k in known.values())
     at_full = {e: f for e, (f, k) in known.items() if k["occupancy"] == full}
@@ -81,16 +81,36 @@ def explain_scalar(doc, scalar):
         for e in known
         if ".crowded/" in e
     ]
+    # A source compiled with every workload's tables in one module (crowded) and for the map alone:
+    # what the module's other content did to the kernel's registers and blocks per SM.
+    compared = []
     for crowded, own in pairs:
         if own in known:
             (fc, kc), (fo, ko) = known[crowded], known[own]
-            text.append(
-                f"The same source compiled with every workload's tables in one module (`{crowded}`) gets"
-                f" {kc['registers']} registers and {kc['blocks_per_sm']} blocks per SM, and reaches {fc:.3f};"
-                f" compiled for the map alone (`{own}`), {ko['registers']} registers,"
-                f" {ko['blocks_per_sm']} blocks, {fo:.3f}: the registers, and so the occupancy, were set by"
-                " what else the module held."
+            compared.append(
+                f"`{crowded}` {kc['registers']} registers, {kc['blocks_per_sm']} blocks per SM, {fc:.3f} of"
+                f" copy against {ko['registers']}, {ko['blocks_per_sm']}, {fo:.3f} for the map alone"
+                f" (`{own}`)"
+                + (
+                    ""
+                    if kc["blocks_per_sm"] < ko["blocks_per_sm"]
+                    else ": the same blocks per SM, so not the occupancy"
+                )
             )
+    if compared:
+        text.append(
+            "Compiled with every workload's tables in one module: "
+            + "; ".join(compared)
+            + (
+                ". What else the module held set the registers, and so the occupancy."
+                if all(
+                    known[c][1]["blocks_per_sm"] < known[o][1]["blocks_per_sm"]
+                    for c, o in pairs
+                    if o in known
+                )
+                else "."
+            )
+        )
     if inlined and called:
         text.append(
             f"At full occupancy the kernels without an indirect call reach {span(inlined, '{:.3f}')} "

@@ -53,11 +53,7 @@ def sweep_goals(bench, noise):
     refused = sorted(op for (op, k), row in pen.items() if k == top and PATCHED not in row)
     verdicts = {v for _, _, v in ops.values()}
     catalogue = (
-        "missed: it refuses " + ", ".join(refused)
-        if refused
-        else "missed"
-        if "missed" in verdicts
-        else next((v for v in verdicts if v != "met"), "met")
+        "missed" if refused or "missed" in verdicts else next((v for v in verdicts if v != "met"), "met")
     )
     return {"n": n, "k": top, "ops": ops, "refused": refused, "catalogue": catalogue}
 

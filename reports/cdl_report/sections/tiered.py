@@ -104,8 +104,9 @@ def family_find(streams, noise, modes_of):
 
 
 def family(doc, found, noise, words, cheap_word, plural):
-    """The table and the findings of one family of streams (family_find()'s)."""
-    for (n, k), f in found.items():
+    """The table and the findings of one family of streams (family_find()'s): the first size's in the
+    report, the others' on the details page, each with a line here."""
+    for i, ((n, k), f) in enumerate(found.items()):
         rows = [
             [
                 launches,
@@ -117,8 +118,7 @@ def family(doc, found, noise, words, cheap_word, plural):
             ]
             for launches, cheap, jit, tiered, over, first_own in f["rows"]
         ]
-        doc.add(f"**n = {pow2(n)}, k = {k}**\n")
-        doc.add(table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows))
+        parts = [table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows)]
         shortest, start_us, same = f["start"]
         worst = f["worst"]
         whom, verb, adds = (
@@ -128,12 +128,14 @@ def family(doc, found, noise, words, cheap_word, plural):
             start = f"the same as the {cheap_word} alone (within the noise)"
         else:
             start = f"{abs(start_us):.0f} µs {'more' if start_us > 0 else 'less'} than the {cheap_word} alone"
-        doc.add(
-            (
-                f"The JIT alone beats the {cheap_word} alone from {f['break_even']} launches on"
-                if f["break_even"]
-                else f"The JIT alone never beats the {cheap_word} alone in these streams"
-            )
+        verdict = (
+            f"the JIT alone beats the {cheap_word} alone from {f['break_even']} launches on"
+            if f["break_even"]
+            else f"the JIT alone never beats the {cheap_word} alone in these streams"
+        )
+        parts.append(
+            verdict[0].upper()
+            + verdict[1:]
             + f". {whom.capitalize()} {verb} no more than the better of the two"
             f" (within the noise, {noise:.1%}) at "
             + (", ".join(str(L) for L in f["no_worse"]) or "no length")
@@ -149,6 +151,17 @@ def family(doc, found, noise, words, cheap_word, plural):
             )
             + "\n"
         )
+        size = f"n = {pow2(n)}, k = {k}"
+        if i == 0:
+            doc.add(f"**{size}**\n")
+            for part in parts:
+                doc.add(part)
+        else:
+            doc.detail(
+                f"The {cheap_word} alone, the JIT alone and {whom} at {size}",
+                "\n".join(parts),
+                f"At {size}, {verdict}; {whom} at most {worst[1]:.2f}× the better alone",
+            )
 
 
 def plot(doc, streams, modes_of, name, what):
