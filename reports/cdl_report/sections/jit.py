@@ -24,6 +24,11 @@ from .jit_stages import (
 HEADING = "Run-time compilation: what it costs and when it pays"
 
 
+def ratio(x):
+    """A ratio to two decimals, or to two significant digits where it is under 0.1 (0.0024, not 0.00)."""
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
+
+
 def interleaved_table(doc, stages):
     """Every route's new op, from the interleaved benchmark, beside a new process's first result."""
     routes, fresh = interleaved(stages), first_in_process(stages)
@@ -44,7 +49,7 @@ def interleaved_table(doc, stages):
             f"`{r}`",
             ROUTES[r],
             spread(routes[r]) if r in routes else "–",
-            f"{routes[r]['x_floor']:.2f}" if r in routes and routes[r]["x_floor"] else "–",
+            ratio(routes[r]["x_floor"]) if r in routes and routes[r]["x_floor"] else "–",
             f"{fresh[r][0]:.1f} ms ({fresh[r][1]:.1f}–{fresh[r][2]:.1f})" if r in fresh else "–",
         ]
         for r in ROUTES
