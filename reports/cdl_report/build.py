@@ -175,7 +175,7 @@ def write_report(results, out_dir, readme=None, others=()):
     bench = results.bench
     found = findings.compute(results, guarded, others)
     noise = found["noise"]
-    guarded("head", header.top, doc, bench, results.resources, results.set_aside)
+    guarded("head", header.top, doc, found["head"])
     answer_text = guarded("answer", answer.add, doc, bench, noise, found["answer"])
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
     guarded("map", map.add, doc, bench, found["map"], results.resources)
@@ -208,7 +208,7 @@ def write_report(results, out_dir, readme=None, others=()):
         found["jit"].get("interleaved"),
         found["jit"].get("first_in_process"),
     )
-    guarded("kernel resources", resources.add, doc, results.resources)
+    guarded("kernel resources", resources.add, doc, found["resources"])
     guarded("profile", profile.add, doc, bench, found["profile"])
     guarded("claims", claims.add, doc, found["claims"], noise)
     guarded("devices", devices.add, doc, found["devices"])

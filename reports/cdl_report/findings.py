@@ -3,23 +3,24 @@ line is written, each by its section's find(): the first screen's answer, the ma
 sweep, op length, precision, tasks, objects, the compiles' costs, the tiered streams, the stencils,
 the GEMMs, the elementwise section, the Python peers' ratios, the counters, the flush, run to run,
 the other devices' runs, and last the claims' verdicts, which read the findings above them, never a
-rendered section. A section's add() renders what its find() found. Still computed where they are
-written: the head and the kernels' resources (the tables of what resources.json holds)."""
+rendered section. A section's add() renders what its find() found, the head's warnings and the
+kernels' resources among them."""
 from . import claims
-from .sections import answer, devices, dispatch, elementwise, flush, image, jit, map, matmul
-from .sections import objects, oplength, precision, profile, python_peers, repeat, tasks, tiered
+from .sections import answer, devices, dispatch, elementwise, flush, header, image, jit, map, matmul
+from .sections import objects, oplength, precision, profile, python_peers, repeat, resources, tasks, tiered
 from .stats import noise_threshold
 
 
 def compute(results, guarded, others=()):
-    """{"noise", "noise_how", "map", "dispatch", "precision", "tasks", "other", "python", "jit", "image",
-    "matmul", "flush",
-    "oplength", "repeat", "tiered", "objects", "profile", "devices", "answer",
-    "claims"} of `results`;
+    """{"noise", "noise_how", "head", "resources", "map", "dispatch", "precision", "tasks", "other",
+    "python", "jit", "image", "matmul", "flush", "oplength", "repeat", "tiered", "objects", "profile",
+    "devices", "answer", "claims"} of `results`;
     guarded(name, f, *args) runs each step, naming the part a malformed results file broke."""
     bench = results.bench
     noise, how = noise_threshold(bench, results.repeat)
     found = {"noise": noise, "noise_how": how}
+    found["head"] = guarded("head", header.find, bench, results.resources, results.set_aside)
+    found["resources"] = guarded("kernel resources", resources.find, results.resources)
     found["map"] = guarded("map", map.find, bench, results.resources)
     found["dispatch"] = guarded("dispatch", dispatch.find, bench, noise, results.resources)
     found["precision"] = guarded("precision", precision.find, bench, found["dispatch"])
