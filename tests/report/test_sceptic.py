@@ -7,11 +7,11 @@ import os
 import re
 import unittest
 
-from helpers import ROOT, FixtureTest
+from helpers import FixtureTest
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
-from cdl_report.sections import answer, jit_stages, launches, map as map_section, oplength, tasks
+from cdl_report.sections import answer, jit_stages, map as map_section, oplength, tasks
 
 L2 = 50 * 2**20
 
@@ -300,145 +300,5 @@ class GoalRuleTest(FixtureTest):
         self.assertEqual(stats.goal_verdict(3.5, 3.0, 0.01, at_least=False), "missed")
 
 
-class UndecidedTest(FixtureTest):
-    def test_a_run_of_three_repetitions_says_it_cannot_decide_and_marks_its_ratios(self):
-        def three(doc):  # every benchmark cut to its first three repetitions, as the quick mode runs
-            doc["benchmarks"] = [b for b in doc["benchmarks"] if b.get("repetition_index", 0) < 3]
-
-        self.edit_results(three)
-        text = self.report()
-        self.assertIn("**This run cannot decide.** Most benchmarks ran 3 repetitions", text)
-        self.assertRegex(text, r"\| [0-9]+\.[0-9]{2}\? \|")  # a dispatch ratio beyond the noise, not decided
-        first_line = next(
-            line for line in text.splitlines() if line.startswith("**") and "copy bandwidth" in line
-        )
-        self.assertIn("· **not decided**: 3 repetitions a benchmark are too few", first_line)
-
-    def test_a_full_run_does_not_say_so(self):
-        text = self.report()
-        self.assertNotIn("This run cannot decide", text)
-        first_line = next(
-            line for line in text.splitlines() if line.startswith("**") and "copy bandwidth" in line
-        )
-        self.assertNotIn("not decided", first_line)
-
-
-class ContentsAndTermsTest(FixtureTest):
-    def test_the_first_screen_lists_the_sections_and_the_report_defines_its_terms(self):
-        pages = self.pages()
-        for page in pages.values():  # each page lists its own sections, before the first
-            contents = next(line for line in page.splitlines() if line.startswith("**Contents.**"))
-            for heading in (line[3:] for line in page.splitlines() if line.startswith("## ")):
-                self.assertIn(f"[{heading}](", contents)
-            self.assertLess(page.index("**Contents.**"), page.index("\n## "))
-        self.assertIn("[the details page](details.md)", pages["report.md"])
-        terms = pages["report.md"].split("\n## Terms\n", 1)[1]
-        for term in ("k", "vec, scalar", "copy bandwidth", "of copy", "noise", "not decided", "p10–p90"):
-            self.assertIn(f"- **{term}**: ", terms)
-
-
-class TableWidthTest(FixtureTest):
-    def test_no_table_is_wider_than_eight_columns_and_a_wide_one_keeps_its_keys(self):
-        widths = [line.count("|") - 1 for line in self.report().splitlines() if line.startswith("|---")]
-        self.assertTrue(widths)
-        self.assertLessEqual(max(widths), document.MAX_COLUMNS)
-        wide = document.table(
-            ["op", "k"] + [f"c{i}" for i in range(10)], [["q", 1] + list(range(10))], keys=2
-        )
-        parts = wide.strip().split("\n\n")
-        self.assertEqual(len(parts), 2)
-        self.assertTrue(all(p.startswith("| op | k |") for p in parts))
-        self.assertIn("| q | 1 | 6 | 7 | 8 | 9 |", parts[1])
-
-
-class DetailsPageTest(FixtureTest):
-    def test_what_the_answer_does_not_need_is_on_the_details_page_and_every_link_lands(self):
-        pages = self.pages()
-        anchors = {
-            name: {
-                document.anchor(line.lstrip("#").strip())
-                for line in text.splitlines()
-                if line.startswith("##")
-            }
-            for name, text in pages.items()
-        }
-        self.assertIn("## The articles' claims, checked", pages["details.md"])
-        self.assertNotIn("## The articles' claims, checked", pages["report.md"])
-        self.assertIn("## The dispatch penalty", pages["report.md"])
-        self.assertLess(len(pages["report.md"].split()), len(pages["details.md"].split()))
-        # A full table of a section that stays (doc.detail) moves, and the section links to it.
-        self.assertIn("### Every implementation of the map", pages["details.md"])
-        self.assertNotIn("| implementation | median µs |", pages["report.md"])
-        self.assertIn("](details.md#every-implementation-of-the-map", pages["report.md"])
-        for name, text in pages.items():
-            for target, anchor in re.findall(r"\]\(((?:report|details)\.md)?(#[^)]+)\)", text):
-                with self.subTest(page=name, link=target + anchor):
-                    self.assertIn(anchor, anchors[target or name])
-
-
-class ReferencePagesTest(unittest.TestCase):
-    def test_each_reference_report_is_short_and_opens_with_the_answer(self):
-        """The committed references' report.md (reports/report.py regenerates them): at most 6,000 words,
-        opening with the device line, the answer, its table and figure, then the contents."""
-        root = os.path.join(ROOT, "reports", "reference")
-        for device in sorted(os.listdir(root)):
-            with open(os.path.join(root, device, "report.md")) as f:
-                text = f.read()
-            with self.subTest(device=device):
-                self.assertLessEqual(len(text.split()), 6000)
-                order = [
-                    text.index(m)
-                    for m in ("copy bandwidth", "**The answer.**", "| the op is", "![", "**Contents.**")
-                ]
-                self.assertEqual(order, sorted(order))
-                answer = text.split("**The answer.**", 1)[1].split("\n\n", 1)[0]
-                self.assertLessEqual(len(answer.split()), 250)
-
-
-class LaunchesTest(FixtureTest):
-    def test_the_cheapest_route_by_launches_names_two_only_where_their_ranges_overlap(self):
-        self.assertEqual(launches.total((1.0, 2.0, 3.0), (10.0, 20.0, 30.0), 100), (2.0, 4.0, 6.0))
-        apart = {"a": (1.0, 2.0, 3.0), "b": (3.5, 4.0, 5.0)}
-        self.assertEqual(launches.cheapest(apart), ["a"])
-        close = {"a": (1.0, 2.0, 3.0), "b": (2.5, 2.6, 5.0), "c": (9.0, 9.5, 10.0)}
-        self.assertEqual(launches.cheapest(close), ["a", "b"])
-        self.assertEqual(launches.cheapest({"a": (5.0, 6.0, 7.0), "b": (1.0, 2.0, 3.0)}), ["b"])
-
-    def test_the_first_screen_names_the_command_and_gives_the_launches_axis(self):
-        text = self.report()
-        first = text.split("\n## ", 1)[0]
-        self.assertIn("`cdl_run --expr 'your op' --n N --launches L`", first)
-        table = first.split("**Your own op, by how many times it runs.**", 1)[1]
-        self.assertIn("| launches | n = 2^24 |", table)
-        for launches_ in ("| 1 |", "| 10 |", "| 100 |", "| 10,000 |"):
-            self.assertIn(launches_, table)
-        # The fixture's one-time and per-launch figures decide each cell: 08's compile is the cheapest,
-        # and its total is its new op's compile plus 10,000 of its kernel's median, from bench.json.
-        with open(os.path.join(self.results, "bench.json")) as f:
-            medians = {
-                b["run_name"].split("/iterations:")[0]: b["real_time"]
-                * {"us": 1e-3, "ms": 1.0}[b["time_unit"]]
-                for b in json.load(f)["benchmarks"]
-                if b.get("aggregate_name") == "median"
-            }
-        total = (
-            medians["jit/compile/08/new_op/map/op:quadratic/type:f32"]
-            + 10_000 * medians["map/08_expression_jit/vec/op:quadratic/type:f32/n:16777216/k:1"]
-        )
-        self.assertIn(f"| 10,000 | `08_expression_jit` ({total:.3g} ms) |", table)
-        self.assertIn("The run timed no stream of launches to set the sum against.", table)
-
-
-class DispatchCauseTest(FixtureTest):
-    def test_the_indirect_ways_cost_is_set_beside_their_counted_calls_or_left_unexplained(self):
-        """The penalty's cause is the kernels' calls through a register, counted in their SASS
-        (resources.json) beside the template's; without those counts the report gives no cause."""
-        text = self.report()
-        self.assertRegex(
-            text,
-            r"function pointers and virtual calls take [0-9.–]+× the template's time \(their vec kernels make"
-            r" [0-9]+(–[0-9]+)? calls through a register where the template's makes 0, by their SASS\)",
-        )
-        self.assertNotIn("the arguments go through the ABI", text)
-        os.remove(os.path.join(self.results, "resources.json"))
-        self.assertNotIn("calls through a register where the template's", self.report())
+if __name__ == "__main__":
+    unittest.main()

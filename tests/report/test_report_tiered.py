@@ -1,0 +1,100 @@
+"""The report's tiered streams (strategy 10) on the trimmed H100 results in fixture/, from a tiered.json
+written beside them: the tables, the break-even, the plot and the one-launch rule."""
+import json
+import os
+import unittest
+
+from helpers import FixtureTest
+
+
+class TieredReportTest(FixtureTest):
+    def write_streams(self, totals, patched=False):
+        """tiered.json beside the results: each family's streams, totals[launches] = (the cheap way,
+        the JIT alone, tiered) in ms; the user's op's three a tenth of them (with `patched`, 17 alone
+        too, at the interpreter's)."""
+        with open(os.path.join(self.results, "bench.json")) as f:
+            context = json.load(f)["context"]
+        # A user's op: 16 alone, 08 alone, the three tiers (the same figures, a tenth of them).
+        families = (
+            ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch"),
+            ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression")
+            + (("17_copy_and_patch",) if patched else ()),
+        )
+        benchmarks = []
+        for launches, times, modes in [(L, ts, families[0]) for L, ts in totals.items()] + [
+            (L, [t / 10 for t in ts] + [ts[0] / 10], families[1]) for L, ts in totals.items()
+        ]:
+            for mode, ms in zip(modes, times):
+                name = (
+                    f"tiered/{mode}/vec/op:quadratic/type:f32/n:16777216/k:1/launches:{launches}"
+                    "/iterations:1/repeats:3/manual_time"
+                )
+                benchmarks.append(
+                    {
+                        "name": name + "_median",
+                        "run_name": name,
+                        "run_type": "aggregate",
+                        "aggregate_name": "median",
+                        "real_time": ms,
+                        "time_unit": "ms",
+                        "first_own_kernel_launch": -1 if launches < 100 else 40,
+                    }
+                )
+        with open(os.path.join(self.results, "tiered.json"), "w") as f:
+            json.dump({"context": context, "benchmarks": benchmarks}, f)
+
+    def test_the_tiered_streams_get_a_table_a_break_even_and_a_plot(self):
+        self.write_streams(
+            {
+                1: (1.0, 200.0, 1.1),
+                10: (10.0, 205.0, 11.0),
+                100: (100.0, 230.0, 99.0),
+                1000: (1000.0, 480.0, 470.0),
+            }
+        )
+        text = self.report()
+        self.assertIn("## Tiered dispatch", text)
+        self.assertIn(
+            "| 10 | 10.00 ms | 205.00 ms | 11.00 ms | 1.10 | never (the stream ended first) |", text
+        )
+        self.assertIn("| 100 | 100.00 ms | 230.00 ms | 99.00 ms | 0.99 | launch 41 |", text)
+        self.assertIn("The JIT alone beats the switch alone from 1000 launches on", text)
+        self.assertIn("Tiered takes no more than the better of the two (within the noise", text)
+        self.assertIn("launches, less than both at 1000; at most 1.10× the better (1 launch).", text)
+        self.assertIn("A stream of 1 launch costs tiered 100 µs more than the switch alone", text)
+        self.assertIn("is not timed part by part here, so this run does not say what the difference", text)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_dispatch.png")))
+        # The three tiers: their own table, findings and plot.
+        expression = text[text.index("**A user's op.**") :]
+        self.assertIn("| 100 | 10.00 ms | 23.00 ms | 9.90 ms | 0.99 | launch 41 |", expression)
+        self.assertIn("The JIT alone beats the interpreter alone from 1000 launches on", expression)
+        self.assertIn("The three tiers take no more than the better of the two (within the noise", expression)
+        self.assertIn(
+            "A stream of 1 launch costs the three tiers 10 µs more than the interpreter alone", expression
+        )
+        self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_expression.png")))
+
+    def test_the_tiers_of_a_run_with_17_alone_are_said_to_have_17s_tier(self):
+        """The user's op's tiers are described as the run's code had them: 17's stream alone came with
+        17's tier, so a run that has it is told with 17 between the interpreter and 08's optimised tier."""
+        totals = {1: (1.0, 200.0, 1.1), 1000: (1000.0, 480.0, 470.0)}
+        self.write_streams(totals)
+        self.assertIn("then 08's baseline tier, then its optimised tier", self.report())
+        self.write_streams(totals, patched=True)
+        text = self.report()
+        self.assertIn("then 17's patched kernel, or 08's baseline tier where 17 refuses the op", text)
+        self.assertIn("and 17's patched kernel alone (`17_copy_and_patch`", text)
+
+    def test_a_one_launch_stream_is_said_to_cost_more_the_same_or_less_by_the_noise(self):
+        for tiered_ms, said in (
+            (1.1, "costs tiered 100 µs more than the switch alone: what it adds before the move"),
+            (1.0001, "costs tiered the same as the switch alone (within the noise)."),
+            (0.9, "costs tiered 100 µs less than the switch alone: what it adds before the move"),
+        ):
+            self.fresh()
+            self.write_streams({1: (1.0, 200.0, tiered_ms), 1000: (1000.0, 480.0, 470.0)})
+            self.assertIn(f"A stream of 1 launch {said}", self.report())
+
+
+if __name__ == "__main__":
+    unittest.main()
