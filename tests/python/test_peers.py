@@ -1,41 +1,20 @@
 """Tests of the Python peers (bench/python/cdl_peers) that need no GPU: the problems cdl_problem
-writes, validation, the CUDA C the source-compiling peers build, skipping a system that cannot
-run, and the results file the report reads. Run by ctest:
+writes, validation, the CUDA C the source-compiling peers build, the interpreter's program file,
+JAX's timing and the revision recorded (the runner's and the results file's tests are beside it).
+Run by ctest:
     test_peers.py CDL_PROBLEM
 """
-import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 import unittest.mock
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PEERS = os.path.join(ROOT, "bench", "python")
-sys.path.insert(0, PEERS)
-sys.path.insert(0, os.path.join(ROOT, "tests", "report"))
+import peers_fixtures as fixtures
 from cdl_peers import __main__ as runner, harness, sources  # noqa: E402
-from helpers import report_text  # noqa: E402
-
-CDL_PROBLEM = None
-PROBLEMS = {
-    "map": "op=exp_sin_cos type=f32 n=1000 k=4",
-    "zip": "op=add type=f64 n=1001",
-    "tasks": "layout=random distinct=32 n=5000",
-    "image": "op=sobel 37x5 r=1",
-}
-
-
-def make_problem(workload, spec, where):
-    path = os.path.join(where, workload)
-    run = subprocess.run([CDL_PROBLEM, path, workload, *spec.split()], capture_output=True, text=True)
-    return path, run
 
 
 class ProblemTest(unittest.TestCase):
@@ -43,8 +22,8 @@ class ProblemTest(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="cdl_peers_test.")
         cls.problems = {}
-        for w, spec in PROBLEMS.items():
-            path, run = make_problem(w, spec, cls.dir)
+        for w, spec in fixtures.PROBLEMS.items():
+            path, run = fixtures.make_problem(w, spec, cls.dir)
             assert run.returncode == 0, run.stderr
             cls.problems[w] = harness.Problem.load(path)
 
@@ -97,7 +76,7 @@ class ProblemTest(unittest.TestCase):
             ("blur", "n=4", "unknown workload 'blur'"),
             ("tasks", "layout=random distinct=33 n=4", "distinct ops must be 1..32"),
         ):
-            path, run = make_problem(workload, spec, os.path.join(self.dir, "bad"))
+            path, run = fixtures.make_problem(workload, spec, os.path.join(self.dir, "bad"))
             self.assertEqual(run.returncode, 2, spec)
             self.assertIn(message, run.stderr)
             self.assertFalse(os.path.exists(os.path.join(path, "problem.json")), spec)
@@ -151,7 +130,9 @@ class ProblemTest(unittest.TestCase):
         try:
             for op in ("quadratic", "square", "sine", "exp_sin_cos", "threshold"):
                 for k in (1, 4, 12):
-                    path, run = make_problem("map", f"op={op} type=f32 n=999 k={k}", self.dir + "/ops")
+                    path, run = fixtures.make_problem(
+                        "map", f"op={op} type=f32 n=999 k={k}", self.dir + "/ops"
+                    )
                     self.assertEqual(run.returncode, 0, run.stderr)
                     m = harness.Problem.load(path)
                     x = np.array(m.inputs["x"]).view(Tensor)
@@ -204,30 +185,6 @@ class ProblemTest(unittest.TestCase):
             self.assertGreaterEqual(grid[0] * block[0] * grid[1] * block[1], p.size)
 
 
-PYCUDA_BANNER = """-------------------------------------------------------------------
-PyCUDA ERROR: The context stack was not empty upon module cleanup.
--------------------------------------------------------------------
-A context was still active when the context stack was being
-cleaned up. At this point in our execution, CUDA may already
-have been deinitialized, so there is no way we can finish
-cleanly. The program will be aborted now.
-Use Context.pop() to avoid this problem.
--------------------------------------------------------------------
-"""
-
-FAKE_PACKAGES = {  # each the way a real install breaks
-    "cupy/__init__.py": "raise ImportError('numpy.core.multiarray failed to import')\n",
-    "numba/__init__.py": "raise ImportError('Numba needs NumPy 2.3 or less. Got NumPy 2.5.')\n",
-    "cuda/__init__.py": "",
-    "cuda/bindings/__init__.py": (
-        "raise ModuleNotFoundError(\"No module named 'cuda.bindings'\", name='cuda.bindings')\n"
-    ),
-    "pycuda/__init__.py": "raise ModuleNotFoundError(\"No module named 'pycuda'\", name='pycuda')\n",
-    "torch/__init__.py": "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n",
-    "jax/__init__.py": "raise ImportError('jaxlib version 0.4.30 is older than jax requires (0.11.2)')\n",
-}
-
-
 class InterpreterFileTest(unittest.TestCase):
     """interpreter_file.py, which PyCUDA's no-compiler route uses: the program cdl_run writes, the
     kernel's argument packed as kernel_program<float>, and kernel names the build's file has."""
@@ -237,7 +194,7 @@ class InterpreterFileTest(unittest.TestCase):
 
         self.f = interpreter_file
         self.env = os.environ.get("CDL_BENCH_DIR")
-        os.environ["CDL_BENCH_DIR"] = os.path.dirname(CDL_PROBLEM)
+        os.environ["CDL_BENCH_DIR"] = os.path.dirname(fixtures.CDL_PROBLEM)
 
     def tearDown(self):
         if self.env is None:
@@ -343,460 +300,5 @@ class RevisionTest(unittest.TestCase):
             self.assertEqual(runner.git_revision(build), "given")
 
 
-class RunnerTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="cdl_peers_runner.")
-        self.fake = os.path.join(self.dir, "fake")
-        for path, text in FAKE_PACKAGES.items():
-            os.makedirs(os.path.dirname(os.path.join(self.fake, path)), exist_ok=True)
-            with open(os.path.join(self.fake, path), "w") as f:
-                f.write(text)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
-    def run_peers(self, *args, env=None):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.fake, PEERS]), **(env or {}))
-        return subprocess.run(
-            [sys.executable, "-m", "cdl_peers", "--cdl-problem", CDL_PROBLEM, *args],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-
-    def test_systems_that_cannot_run_are_skipped_with_one_line_each(self):
-        out = os.path.join(self.dir, "python.json")
-        run = self.run_peers("--out", out)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        lines = [l for l in run.stderr.splitlines() if "skipped" in l]
-        self.assertEqual(len(lines), 7, run.stderr)
-        self.assertRegex(run.stderr, r"cdl_peers: 7 systems probed in \d+\.\d s", "the phase and its time")
-        with open(out) as f:
-            doc = json.load(f)
-        systems = doc["cdl_python"]["systems"]
-        self.assertEqual(doc["cdl_python"]["schema"], harness.PYTHON_SCHEMA)
-        self.assertEqual({s["status"] for s in systems.values()}, {"skipped"})
-        self.assertIn("fails to import against numpy", systems["numba"]["reason"])
-        self.assertIn("Numba needs NumPy 2.3 or less", systems["numba"]["reason"])
-        self.assertIn("fails to import against numpy", systems["cupy"]["reason"])
-        self.assertIn("not installed", systems["pycuda"]["reason"])
-        self.assertIn("not installed", systems["cuda_python"]["reason"])
-        self.assertRegex(systems["torch"]["reason"], r"^torch is not installed for ")
-        self.assertRegex(
-            systems["triton"]["reason"], r"^torch is not installed for .* \(Triton's tensors are torch's\)$"
-        )
-        self.assertEqual(
-            systems["jax"]["reason"],
-            "jax fails to import (ImportError: jaxlib version 0.4.30 is older than jax requires (0.11.2))",
-        )
-        self.assertEqual(doc["benchmarks"], [])
-        self.assertFalse([n for n in os.listdir(self.dir) if ".tmp" in n], "temporary files left behind")
-
-    def test_the_quick_mode_leaves_today_s_systems_out_unless_named(self):
-        out = os.path.join(self.dir, "python.json")
-        run = self.run_peers("--out", out, "--quick")
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertRegex(run.stderr, r"cdl_peers: 4 systems probed in \d+\.\d s")
-        with open(out) as f:
-            systems = json.load(f)["cdl_python"]["systems"]
-        for name in runner.NOT_QUICK:
-            self.assertEqual(systems[name]["status"], "skipped")
-            self.assertEqual(
-                systems[name]["reason"],
-                "not run in the quick mode: `python3 -m cdl_peers` without --quick runs it",
-            )
-        run = self.run_peers("--out", out, "--quick", "--systems", "jax")
-        with open(out) as f:
-            systems = json.load(f)["cdl_python"]["systems"]
-        self.assertEqual(list(systems), ["jax"])
-        self.assertIn("jax fails to import", systems["jax"]["reason"], "named, it runs (here: is probed)")
-
-    def test_a_run_in_two_calls_adds_the_second_s_systems_to_the_first_s_file(self):
-        out = os.path.join(self.dir, "python.json")
-        first = self.run_peers("--out", out, "--systems", "cupy,numba", env={"CDL_GIT_REVISION": "abc"})
-        self.assertEqual(first.returncode, 0, first.stderr)
-        second = self.run_peers("--out", out, "--systems", "jax", "--add", env={"CDL_GIT_REVISION": "abc"})
-        self.assertEqual(second.returncode, 0, second.stderr)
-        with open(out) as f:
-            self.assertEqual(list(json.load(f)["cdl_python"]["systems"]), ["cupy", "numba", "jax"])
-        other = self.run_peers("--out", out, "--systems", "torch", "--add", env={"CDL_GIT_REVISION": "def"})
-        self.assertEqual(other.returncode, 2)
-        self.assertIn("has git_revision 'abc', this run 'def'", other.stderr)
-        with open(out) as f:
-            self.assertNotIn("torch", json.load(f)["cdl_python"]["systems"], "a refused run changes nothing")
-        garbled = os.path.join(self.dir, "garbled.json")
-        with open(garbled, "w") as f:
-            f.write("{")
-        run = self.run_peers("--out", garbled, "--systems", "jax", "--add")
-        self.assertEqual(run.returncode, 2)
-        self.assertIn("is not a python.json to add to", run.stderr)
-
-    def test_a_new_op_is_timed_in_each_cache_state_through_new_processes(self):
-        # A system whose session answers from a file in TRITON_CACHE_DIR (set for each new process)
-        # or from its memory: the record must show the fresh process missing both, the second
-        # process finding the first's file, and the warm process's repeat finding its memory.
-        os.makedirs(os.path.join(self.fake, "fakepeer"))
-        open(os.path.join(self.fake, "fakepeer", "__init__.py"), "w").close()
-        with open(os.path.join(self.fake, "fakepeer", "session.py"), "w") as f:
-            f.write(
-                "import os\n"
-                "from cdl_peers import newop\n"
-                "def new_op_session():\n"
-                "    made = set()\n"
-                "    cache = os.environ.get('TRITON_CACHE_DIR')\n"
-                "    def run(c):\n"
-                "        marker = cache and os.path.join(cache, str(c))\n"
-                "        ms = 0.5 if c in made else 1.0 if marker and os.path.exists(marker) else 50.0\n"
-                "        made.add(c)\n"
-                "        if marker:\n"
-                "            os.makedirs(cache, exist_ok=True)\n"
-                "            open(marker, 'w').close()\n"
-                "        x = newop.new_op_input().astype('float64')\n"
-                "        return newop.valid(x * x + c, c), ms\n"
-                "    return run\n"
-            )
-        old = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join([self.fake, PEERS])
-        sys.path.insert(0, self.fake)
-        try:
-            from cdl_peers import newop
-
-            record = newop.compile_states("fakepeer.session", "Fake")
-        finally:
-            sys.path.remove(self.fake)
-            if old is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = old
-        self.assertEqual((record["claim"], record["runs"], record["valid"]), ("compile", True, True), record)
-        f = record["figures"]
-        self.assertEqual((f["fresh_process_ms"], f["disk_hit_ms"]), (50.0, 1.0))
-        self.assertEqual((f["new_source_ms"], f["memory_hit_ms"]), ([50.0] * 3, [0.5] * 3))
-        self.assertGreaterEqual(f["import_ms"], 0.0)
-        self.assertIsInstance(f["constant"], int)
-
-    def test_a_session_makes_each_op_once_and_validates_what_it_returns(self):
-        from cdl_peers import newop
-
-        made, synced = [], []
-
-        def make(c):
-            made.append(c)
-            return lambda: newop.new_op_input().astype(np.float64) ** 2 + c
-
-        run = newop.session(make, synced.append, np.asarray)
-        self.assertTrue(run(7)[0])
-        self.assertTrue(run(7)[0])
-        self.assertEqual((made, len(synced)), ([7], 2), "the same op again is the memory cache's")
-        wrong = newop.session(lambda c: lambda: newop.new_op_input(), lambda _: None, np.asarray)
-        self.assertFalse(wrong(7)[0])
-
-    def test_a_new_op_that_cannot_run_is_recorded_with_its_error(self):
-        from cdl_peers import newop
-
-        record = newop.compile_states("nosuch.module", "Missing")
-        self.assertFalse(record["runs"])
-        self.assertIn("ModuleNotFoundError: No module named 'nosuch'", record["error"])
-        self.assertEqual(record["raised_at"], "python3 -m cdl_peers.newop nosuch.module")
-
-    def test_a_system_that_dies_with_a_banner_is_reported_by_its_message(self):
-        # PyCUDA's exit banner when a context is left pushed: its last line is a rule of dashes.
-        with open(os.path.join(self.fake, "pycuda", "__init__.py"), "w") as f:
-            f.write("import sys, os\nsys.stderr.write(%r)\nsys.stderr.flush()\nos._exit(1)\n" % PYCUDA_BANNER)
-        out = os.path.join(self.dir, "python.json")
-        run = self.run_peers("--out", out, "--quick", "--systems", "pycuda")
-        self.assertEqual(run.returncode, 1, run.stderr)
-        with open(out) as f:
-            pycuda = json.load(f)["cdl_python"]["systems"]["pycuda"]
-        self.assertEqual(pycuda["status"], "failed")
-        self.assertEqual(
-            pycuda["reason"],
-            "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 1)",
-        )
-        self.assertIn("pycuda FAILED: PyCUDA ERROR: The context stack was not empty", run.stderr)
-
-    def test_failure_reasons_are_the_exception_or_the_error_never_a_rule(self):
-        self.assertEqual(
-            harness.failure_reason(PYCUDA_BANNER, 134),
-            "PyCUDA ERROR: The context stack was not empty upon module cleanup. (exit status 134)",
-        )
-        traceback = (
-            'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
-            "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context\n" + "-" * 40 + "\n"
-        )
-        self.assertEqual(
-            harness.failure_reason(traceback, 1),
-            "pycuda._driver.LogicError: cuCtxPopCurrent failed: invalid device context (exit status 1)",
-        )
-        self.assertEqual(harness.failure_reason("----\n====\n", 139), "exit status 139")
-        self.assertEqual(harness.failure_reason("", 2), "exit status 2")
-
-    def test_an_experiment_records_its_figures_or_its_error_and_where(self):
-        ran = harness.attempt("C2", "staged / plain", lambda: (True, {"ratio": 1.02}), article="002")
-        self.assertEqual(
-            (ran["claim"], ran["runs"], ran["valid"], ran["figures"], ran["article"]),
-            ("C2", True, True, {"ratio": 1.02}, "002"),
-        )
-
-        def rejects(value):  # the shape of numba's option check: a local called `value`, then the raise
-            raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
-
-        failed = harness.attempt("A1", "an @njit argument", lambda: rejects(object()))
-        self.assertFalse(failed["runs"] or failed["valid"])
-        self.assertEqual(
-            failed["error"], "ValueError: Expected fastmath option(s) to be either a bool, dict or set"
-        )
-        self.assertRegex(
-            failed["raised_at"], r"test_peers\.py:\d+ in rejects \(value of type builtins\.object\)"
-        )
-
-        def in_child():
-            raise harness.ChildError("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower")
-
-        child = harness.attempt("E2", "packed", in_child)
-        self.assertEqual(
-            (child["error"], child["raised_at"]),
-            ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"),
-        )
-
-    def test_bad_arguments_are_refused(self):
-        run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")
-        self.assertEqual(run.returncode, 2)
-        self.assertIn("unknown system julia", run.stderr)
-        run = subprocess.run(
-            [sys.executable, "-m", "cdl_peers", "--cdl-problem", "/nonexistent", "--out", "x.json"],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONPATH=PEERS),
-        )
-        self.assertEqual(run.returncode, 2)
-        self.assertIn("not an executable cdl_problem", run.stderr)
-
-
-class ResultsTest(unittest.TestCase):
-    """The records a peer writes are cdl_bench's: the report reads them beside the C++ results."""
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="cdl_peers_results.")
-        self.results = os.path.join(self.dir, "results")
-        shutil.copytree(os.path.join(ROOT, "tests", "report", "fixture"), self.results)
-        with open(os.path.join(self.results, "bench.json")) as f:
-            cpp = json.load(f)
-        # A problem of the C++ run, to set a peer beside it.
-        self.cpp_name = next(
-            b["run_name"]
-            for b in cpp["benchmarks"]
-            if b["run_name"].startswith("map/01_template_functor/scalar/op:quadratic/type:f32/")
-        )
-        self.problem = self.cpp_name.split("/", 3)[3].split("/iterations:")[0]
-        # The peers ran on the C++ run's device (a file of another is set aside by the report).
-        self.device = json.loads(cpp["context"]["cdl_environment"])["device"]["name"]
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
-    def write_python(self, benchmarks, experiments=(), cpp_stages=()):
-        part = {
-            "system": "numba",
-            "status": "ran",
-            "version": "0.0 (test)",
-            "device": {"name": self.device},
-            "copy_bandwidth_gbs": 3000.0,
-            "benchmarks": benchmarks,
-            "experiments": list(experiments),
-        }
-        skipped = {
-            "system": "cupy",
-            "status": "skipped",
-            "reason": "cupy is not installed for test",
-            "benchmarks": [],
-            "experiments": [],
-        }
-        harness.write_json_atomic(
-            os.path.join(self.results, "python.json"),
-            runner.merge([part, skipped], quick=True, cpp_stages=cpp_stages),
-        )
-
-    def report(self):
-        run = subprocess.run(
-            [
-                sys.executable,
-                os.path.join(ROOT, "reports", "report.py"),
-                self.results,
-                "--out",
-                os.path.join(self.dir, "out"),
-            ],
-            capture_output=True,
-            text=True,
-        )
-        return run, report_text(os.path.join(self.dir, "out"))
-
-    def test_the_report_sets_peers_beside_the_strategies_and_answers_the_claims(self):
-        run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"
-        entries = harness.result_entries(
-            run_name,
-            [0.30, 0.31, 0.32],
-            {"GB/s": 2000.0, "frac_copy": 0.66, "max_rel_err": 1e-7, "first_call_ms": 85.0},
-            3,
-            3,
-        )
-        self.assertEqual(
-            {e.get("aggregate_name") for e in entries}, {None, "median", "mean", "min", "max", "cv"}
-        )
-        self.assertEqual(
-            [e["real_time"] for e in entries if e["run_type"] == "iteration"], [300.0, 310.0, 320.0]
-        )
-
-        def rejects():
-            raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
-
-        njit = harness.attempt(
-            "A1", "an @njit function as a kernel argument (article 000)", rejects, article="000"
-        )
-        self.write_python(entries, [dict(njit, system="numba")])
-        run, text = self.report()
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("The articles' own systems", text)
-        self.assertIn("| `numba.inline` | 310.0 µs |", text)
-        self.assertIn("cupy is not installed for test", text)
-        self.assertRegex(
-            text,
-            r"\| A1 \| 000 \| [^|]*`@njit`[^|]* \| Numba \| Numba \| fails: `ValueError: Expected "
-            r"fastmath option[^|]*` \(raised in `[^`]*test_peers.py:\d+ in rejects`\): not the feature"
-            r" refused[^|]* "
-            r"\| [^|]* \| \*\*not measured\*\* \|",
-        )
-        self.assertRegex(
-            text, r"\| 000 \| an @njit function as a kernel argument \(article 000\) \| numba \| fails: "
-        )
-
-    def test_compiles_timed_in_the_peers_run_are_set_beside_theirs_with_a_computed_verdict(self):
-        with open(os.path.join(self.results, "bench.json")) as f:
-            cpp = json.load(f)["benchmarks"]
-        stages = [b for b in cpp if re.match(runner.CPP_JIT_FILTER, b["run_name"])]
-        self.assertEqual(
-            {b["run_name"].split("/new_op")[0] for b in stages},
-            {"jit/compile/06", "jit/compile/08", "jit/compile/one_line_kernel", "jit/link/07"},
-        )
-        baseline = []  # 08 at 10 ms, its baseline tier at 8 ms, every repetition: under the fixture's floor
-        for b in stages:
-            if b["run_name"].startswith("jit/compile/08/new_op"):
-                self.assertEqual(b["time_unit"], "ms")
-                b["real_time"] = b["cpu_time"] = 0.0 if b.get("aggregate_name") in ("cv", "stddev") else 10.0
-                c = json.loads(json.dumps(b).replace("jit/compile/08/", "jit/compile/08_baseline/"))
-                c["real_time"] = c["cpu_time"] = 0.0 if b.get("aggregate_name") in ("cv", "stddev") else 8.0
-                baseline.append(c)
-        self.assertTrue(all(re.match(runner.CPP_JIT_FILTER, c["run_name"]) for c in baseline))
-        stages += baseline
-
-        def compile_record(new_source_ms, spread=0.0):
-            record = harness.attempt(
-                "compile",
-                "Numba: a new device function",
-                lambda: (
-                    True,
-                    {"new_source_ms": [new_source_ms - spread, new_source_ms, new_source_ms + spread]},
-                ),
-            )
-            return dict(record, system="numba")
-
-        # A difference is one only where the two spreads do not overlap (08's repetitions are all 10 ms,
-        # its baseline's all 8 ms): the peer faster, slower, or no different.
-        for peer_ms, spread, verdict in (
-            (20.0, 0.0, "faster than numba's new source (20.0 ms)"),
-            (5.0, 0.0, "slower than numba's new source (5.0 ms)"),
-            (9.0, 1.5, "no different from (the spreads overlap) numba's new source (9.0 ms)"),
-        ):
-            self.write_python([], [compile_record(peer_ms, spread)], cpp_stages=stages)
-            run, text = self.report()
-            self.assertEqual(run.returncode, 0, run.stderr)
-            self.assertIn("All of these ran in one run", text)
-            self.assertIn(
-                "08 compiles and loads a new op in 10.0 ms: faster than NVRTC's one-line floor", text
-            )
-            sentence = text.split("08 compiles and loads a new op in 10.0 ms")[1].split("08's baseline tier")[
-                0
-            ]
-            self.assertIn(verdict, sentence)
-            self.assertIn(
-                "08's baseline tier compiles and loads a new op in 8.0 ms:"
-                " faster than NVRTC's one-line floor",
-                text,
-            )
-            self.assertIn(
-                (
-                    "| this suite (C++) | 08: the map's vec kernel through libNVVM, to a loaded kernel |"
-                    " 10.00 ms |"
-                ),
-                text,
-            )
-        self.write_python([], [compile_record(1.0)])  # a file from before: the JIT section's figures
-        run, text = self.report()
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertNotIn("All of these ran in one run", text)
-        self.assertIn("The C++ rows are this report's JIT section's new-op medians", text)
-
-    def test_today_s_systems_get_the_own_function_table_with_a_computed_verdict(self):
-        with open(os.path.join(self.results, "bench.json")) as f:
-            cpp = json.load(f)
-        base = next(
-            b
-            for b in cpp["benchmarks"]
-            if b.get("aggregate_name") == "median"
-            and b["run_name"].startswith("map/01_template_functor/vec/")
-            and b["run_name"].split("/iterations:")[0].endswith(self.problem)
-        )
-        run_name = f"map/triton.constexpr_fn/block/{self.problem}/iterations:3/repeats:3/manual_time"
-        time_us = 1.5 * base["real_time"]
-        entries = harness.result_entries(
-            run_name,
-            [time_us / 1e3] * 3,
-            {"GB/s": 1500.0, "frac_copy": 0.5, "max_rel_err": 1e-7, "first_call_ms": 900.0},
-            3,
-            3,
-        )
-        compile_record = {
-            "claim": "compile",
-            "name": "Triton: a new op",
-            "runs": True,
-            "valid": True,
-            "error": "",
-            "system": "triton",
-            "figures": {
-                "new_source_ms": [120.0, 100.0, 110.0],
-                "fresh_process_ms": 1200.0,
-                "import_ms": 3500.0,
-            },
-        }
-        self.write_python(entries, [compile_record])
-        with open(os.path.join(self.results, "python.json")) as f:
-            doc = json.load(f)
-        for b in doc["benchmarks"]:  # the part is written as numba's: make it Triton's
-            b["run_name"] = b["name"] = b["name"].replace("numba", "triton")
-        harness.write_json_atomic(os.path.join(self.results, "python.json"), doc)
-        run, text = self.report()
-        self.assertEqual(run.returncode, 0, run.stderr)
-        section = text.split("### From Python, my own elementwise function")[1].split("\n\n", 3)
-        self.assertIn("| Triton | `triton.constexpr_fn` | ", section[1])
-        self.assertIn(", 1.50× (n = ", section[1])
-        self.assertIn("| 110.0 ms | 1200 ms |", section[1])
-        self.assertIn("Cheapest new op: Triton's, 110.0 ms in a warm process.", section[2])
-
-    def test_a_wrong_python_result_fails_the_report(self):
-        run_name = f"map/numba.inline/scalar/{self.problem}"
-        self.write_python([harness.error_entry(run_name, "validation failed: WRONG RESULT: 3 of 9 elements")])
-        run, text = self.report()
-        self.assertEqual(run.returncode, 1)
-        self.assertIn(f"`{run_name}`: validation failed: WRONG RESULT", text)
-
-    def test_a_foreign_python_file_is_refused(self):
-        with open(os.path.join(self.results, "python.json"), "w") as f:
-            json.dump({"context": {}, "benchmarks": []}, f)
-        run, _ = self.report()
-        self.assertEqual(run.returncode, 2)
-        self.assertIn("not a cdl-python/1 file", run.stderr)
-
-
 if __name__ == "__main__":
-    CDL_PROBLEM = os.path.abspath(sys.argv.pop(1))
-    unittest.main()
+    fixtures.main()
