@@ -14,7 +14,7 @@ import unittest.mock
 import numpy as np
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness, sources  # noqa: E402
+from cdl_peers import __main__ as runner, harness, sources, problem as problem_files  # noqa: E402
 
 
 class ProblemTest(unittest.TestCase):
@@ -25,7 +25,7 @@ class ProblemTest(unittest.TestCase):
         for w, spec in fixtures.PROBLEMS.items():
             path, run = fixtures.make_problem(w, spec, cls.dir)
             assert run.returncode == 0, run.stderr
-            cls.problems[w] = harness.Problem.load(path)
+            cls.problems[w] = problem_files.Problem.load(path)
 
     @classmethod
     def tearDownClass(cls):
@@ -56,17 +56,17 @@ class ProblemTest(unittest.TestCase):
     def test_validation_passes_the_reference_and_catches_errors(self):
         m = self.problems["map"]
         good = m.reference["value"].astype(np.float32)
-        self.assertTrue(harness.validate(good, m).passed)
+        self.assertTrue(problem_files.validate(good, m).passed)
         bad = good.copy()
         bad[17] *= 1.001
-        v = harness.validate(bad, m)
+        v = problem_files.validate(bad, m)
         self.assertFalse(v.passed)
         self.assertEqual(v.failures, 1)
         self.assertIn("first at index 17", v.summary)
         unwritten = good.copy()
         unwritten[3] = np.nan  # what an element left at the poison looks like
-        self.assertFalse(harness.validate(unwritten, m).passed)
-        self.assertFalse(harness.validate(good[:-1], m).passed)
+        self.assertFalse(problem_files.validate(unwritten, m).passed)
+        self.assertFalse(problem_files.validate(good[:-1], m).passed)
 
     def test_bad_problems_are_refused_and_leave_nothing(self):
         for workload, spec, message in (
@@ -80,8 +80,8 @@ class ProblemTest(unittest.TestCase):
             self.assertEqual(run.returncode, 2, spec)
             self.assertIn(message, run.stderr)
             self.assertFalse(os.path.exists(os.path.join(path, "problem.json")), spec)
-        with self.assertRaises(harness.ProblemError):
-            harness.Problem.load(os.path.join(self.dir, "bad", "map"))
+        with self.assertRaises(problem_files.ProblemError):
+            problem_files.Problem.load(os.path.join(self.dir, "bad", "map"))
 
     def test_every_case_s_form_is_described_where_its_module_says_what_it_is(self):
         # The report names each form from its module's docstring (harness.forms_of).
@@ -134,22 +134,22 @@ class ProblemTest(unittest.TestCase):
                         "map", f"op={op} type=f32 n=999 k={k}", self.dir + "/ops"
                     )
                     self.assertEqual(run.returncode, 0, run.stderr)
-                    m = harness.Problem.load(path)
+                    m = problem_files.Problem.load(path)
                     x = np.array(m.inputs["x"]).view(Tensor)
                     for system, f in (
                         ("jax", jax_peers.map_function(m)),
                         ("torch", torch_peers.the_function(m)[0]),
                     ):
-                        v = harness.validate(np.asarray(f(x)), m)
+                        v = problem_files.validate(np.asarray(f(x)), m)
                         self.assertTrue(v.passed, f"{system} {op} k={k}: {v.summary}")
             # Unrolled by UNROLL, or by k where k is less (no more than the loop has).
             self.assertEqual(set(Lax.unrolls), {4, jax_peers.UNROLL})
             z = self.problems["zip"]
             self.assertTrue(
-                harness.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed
+                problem_files.validate(jax_peers.ZIP_OPS["add"](z.inputs["x"], z.inputs["y"]), z).passed
             )
             f, _ = torch_peers.the_function(z)
-            self.assertTrue(harness.validate(f(z.inputs["x"], z.inputs["y"]), z).passed)
+            self.assertTrue(problem_files.validate(f(z.inputs["x"], z.inputs["y"]), z).passed)
             t = self.problems["tasks"]
             args = (t.inputs["x"], *(t.inputs["tasks"][n] for n in ("op", "p1", "p2")))
             count = t.info["task_op_count"]
@@ -157,10 +157,10 @@ class ProblemTest(unittest.TestCase):
                 ("jax", jax_peers.select_tasks(count)),
                 ("torch", torch_peers.the_function(t)[0]),
             ):
-                v = harness.validate(f(*args), t)
+                v = problem_files.validate(f(*args), t)
                 self.assertTrue(v.passed, f"{system} tasks: {v.summary}")
             image = self.problems["image"]
-            v = harness.validate(jax_peers.image_function(image)(image.inputs["in"]), image)
+            v = problem_files.validate(jax_peers.image_function(image)(image.inputs["in"]), image)
             self.assertTrue(v.passed, f"jax sobel: {v.summary}")
         finally:
             jax_peers.jnp = jax_peers.lax = torch_peers.torch = None

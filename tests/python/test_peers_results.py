@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness  # noqa: E402
+from cdl_peers import __main__ as runner, harness, experiment  # noqa: E402
 from helpers import report_text  # noqa: E402
 
 
@@ -94,7 +94,7 @@ class ResultsTest(unittest.TestCase):
         def rejects():
             raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
 
-        njit = harness.attempt(
+        njit = experiment.attempt(
             "A1", "an @njit function as a kernel argument (article 000)", rejects, article="000"
         )
         self.write_python(entries, [dict(njit, system="numba")])
@@ -134,7 +134,7 @@ class ResultsTest(unittest.TestCase):
         stages += baseline
 
         def compile_record(new_source_ms, spread=0.0):
-            record = harness.attempt(
+            record = experiment.attempt(
                 "compile",
                 "Numba: a new device function",
                 lambda: (

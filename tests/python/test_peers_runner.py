@@ -13,7 +13,7 @@ import unittest
 import numpy as np
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness  # noqa: E402
+from cdl_peers import __main__ as runner, harness, experiment  # noqa: E402
 
 
 class RunnerTest(unittest.TestCase):
@@ -208,7 +208,7 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(harness.failure_reason("", 2), "exit status 2")
 
     def test_an_experiment_records_its_figures_or_its_error_and_where(self):
-        ran = harness.attempt("C2", "staged / plain", lambda: (True, {"ratio": 1.02}), article="002")
+        ran = experiment.attempt("C2", "staged / plain", lambda: (True, {"ratio": 1.02}), article="002")
         self.assertEqual(
             (ran["claim"], ran["runs"], ran["valid"], ran["figures"], ran["article"]),
             ("C2", True, True, {"ratio": 1.02}, "002"),
@@ -217,7 +217,7 @@ class RunnerTest(unittest.TestCase):
         def rejects(value):  # the shape of numba's option check: a local called `value`, then the raise
             raise ValueError("Expected fastmath option(s) to be either a bool, dict or set")
 
-        failed = harness.attempt("A1", "an @njit argument", lambda: rejects(object()))
+        failed = experiment.attempt("A1", "an @njit argument", lambda: rejects(object()))
         self.assertFalse(failed["runs"] or failed["valid"])
         self.assertEqual(
             failed["error"], "ValueError: Expected fastmath option(s) to be either a bool, dict or set"
@@ -227,9 +227,9 @@ class RunnerTest(unittest.TestCase):
         )
 
         def in_child():
-            raise harness.ChildError("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower")
+            raise experiment.ChildError("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower")
 
-        child = harness.attempt("E2", "packed", in_child)
+        child = experiment.attempt("E2", "packed", in_child)
         self.assertEqual(
             (child["error"], child["raised_at"]),
             ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"),

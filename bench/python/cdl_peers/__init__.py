@@ -13,7 +13,7 @@ suite's workloads those ways, one module per system:
     pycuda_peers.py       PyCUDA's SourceModule itself, where PyCUDA is installed
 
 Every peer runs on the inputs and is checked against the float64 reference that cdl_problem
-(bench/problem.cpp) writes from the C++ workloads, with the same tolerance; it is timed with
+(bench/problem.cpp) writes from the C++ workloads, with the same tolerance (problem.py); it is timed with
 its own library's CUDA events under the C++ suite's protocol (harness.py), and the results are
 written in cdl_bench's result schema, so reports/report.py puts them beside the strategies.
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import harness
 from .articles_pycuda import MIXED, mixed_records
-from .harness import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
+from .experiment import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
 
 BLOCK = 256
 

@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from . import harness
-from .harness import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
+from . import harness, experiment
+from .experiment import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
 
 BLOCK = 256
 BIG = 1 << 26  # float32 elements: 256 MiB in, 256 MiB out, far past any L2
@@ -152,7 +152,7 @@ def in_new_process(name, *args):
         raise RuntimeError(harness.failure_reason(r.stderr, r.returncode))
     answer = json.loads(r.stdout.strip().splitlines()[-1])
     if "error" in answer:
-        raise harness.ChildError(answer["error"], answer["raised_at"])
+        raise experiment.ChildError(answer["error"], answer["raised_at"])
     return answer["valid"], answer["figures"]
 
 
@@ -166,7 +166,7 @@ def child(name, *args):
         valid, figures = CHILDREN[name](cuda, *args)
         print(json.dumps({"valid": valid, "figures": figures}))
     except Exception as e:
-        print(json.dumps({"error": harness.error_text(e), "raised_at": harness.raised_at(e)}))
+        print(json.dumps({"error": harness.error_text(e), "raised_at": experiment.raised_at(e)}))
 
 
 # --- A2: does a pre-compiled (@njit) function spare the kernel its compile? ----------------------

@@ -24,7 +24,7 @@ import uuid
 import numpy as np
 
 from . import interpreter_file
-from .harness import attempt, close_to, gpu_median_ms, host_median_ms
+from .experiment import attempt, close_to, gpu_median_ms, host_median_ms
 
 BLOCK = 256
 

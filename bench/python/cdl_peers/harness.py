@@ -1,47 +1,37 @@
-"""The Python side of the measurement protocol: problems, validation, timing, result records.
-
-It mirrors the C++ suite (bench/suite.cpp, common/timing.hpp) so that a Python peer's figure
-means what a strategy's figure means:
-  * inputs and the float64 reference come from cdl_problem, i.e. from the C++ workloads; the
-    tolerance is theirs too, and an element that is NaN (the output is poisoned before the
-    first call) fails;
-  * the first call is timed on the host clock, synchronised: for these systems it includes
-    the compile, which is what the articles' claims about compilation cost are about;
-  * steady time: CUDA events from the peer's own library around each call, the L2 flushed
-    before each (outside the events), a fixed number of iterations per repetition chosen from
-    the copy bandwidth, the median over repetitions with min, max and cv;
-  * the flush also holds the GPU busy for longer than the call's host time (measured for each
-    case: host_us), so that the host has queued the call before the GPU reaches the first
-    event: the pair spans the GPU's work alone, as JAX's profiler spans do, and a system whose
-    Python costs more than the flush is not charged for it inside a GPU time. The host time is
-    a figure of its own, and so is an event pair with nothing between (event_gap_us);
-  * the copy bandwidth (device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
-    own library in the same process, and every bandwidth is reported as a fraction of it.
-The records are Google Benchmark aggregates, as cdl_bench writes them.
-"""
+"""The Python side of the measurement protocol: timing and result records (problems and validation
+are problem.py's). It mirrors the C++ suite (bench/suite.cpp, common/timing.hpp), so that a Python
+peer's figure means what a strategy's figure means:
+  * the first call is timed on the host clock, synchronised: for these systems it includes the
+    compile, which is what the articles' claims about compilation cost are about;
+  * steady time: CUDA events from the peer's own library around each call, the L2 flushed before
+    each (outside the events), a fixed number of iterations per repetition chosen from the copy
+    bandwidth, the median over repetitions with min, max and cv;
+  * the flush also holds the GPU busy for longer than the call's host time (host_us), so that the
+    host has queued the call before the GPU reaches the first event: the pair spans the GPU's work
+    alone, as JAX's profiler spans do, and a system whose Python costs more than the flush is not
+    charged for it inside a GPU time. The host time is a figure of its own, and so is an event pair
+    with nothing between (event_gap_us);
+  * the copy bandwidth (a device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
+    own library in the same process; every bandwidth is a fraction of it.
+The records are Google Benchmark aggregates, as cdl_bench writes them."""
 import importlib
-import itertools
 import json
 import os
 import re
-import secrets
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-PROBLEM_SCHEMA = "cdl-problem/1"
+from .problem import Problem, validate
+
 PYTHON_SCHEMA = "cdl-python/1"
 
 
 class Unavailable(Exception):
     """A peer that cannot run here: its package is missing or broken, or there is no GPU."""
-
-
-class ProblemError(Exception):
-    """A problem directory that is incomplete or not what cdl_problem writes."""
 
 
 @dataclass
@@ -61,107 +51,6 @@ class Settings:
     def iterations_for(self, min_bytes, copy_gbs):
         floor_s = min_bytes / (copy_gbs * 1e9)
         return int(min(max(self.target_s / floor_s, self.min_iterations), self.max_iterations))
-
-
-# ---------------------------------------------------------------------------------------------
-# Problems
-
-
-@dataclass
-class Problem:
-    """One problem as cdl_problem wrote it: inputs, reference and what problem.json says."""
-
-    dir: str
-    info: dict
-    inputs: dict = field(default_factory=dict)  # name -> numpy array (host)
-    reference: np.ndarray = None  # records (value, scale), float64
-
-    @property
-    def name(self):
-        return self.info["name"]
-
-    @property
-    def workload(self):
-        return self.info["workload"]
-
-    @property
-    def dtype(self):
-        return np.float32 if self.info["type"] == "f32" else np.float64
-
-    @property
-    def size(self):
-        return len(self.reference)
-
-    @staticmethod
-    def load(path):
-        try:
-            with open(os.path.join(path, "problem.json")) as f:
-                info = json.load(f)
-        except (OSError, ValueError) as e:
-            raise ProblemError(f"{path}: no readable problem.json ({e}); make it with cdl_problem")
-        if not isinstance(info, dict) or info.get("schema") != PROBLEM_SCHEMA:
-            raise ProblemError(f"{path}/problem.json: not a {PROBLEM_SCHEMA} file")
-        try:
-            # Mapped, not read: a system reads only the problems its cases run, as they run.
-            p = Problem(path, info)
-            p.inputs = {n: np.load(os.path.join(path, n + ".npy"), mmap_mode="r") for n in info["inputs"]}
-            p.reference = np.load(os.path.join(path, "reference.npy"), mmap_mode="r")
-        except (OSError, ValueError, KeyError) as e:
-            raise ProblemError(f"{path}: cannot read its arrays: {e}")
-        if p.reference.dtype.names != ("value", "scale") or any(
-            len(a) != len(p.reference) for a in p.inputs.values()
-        ):
-            raise ProblemError(f"{path}: reference.npy and the inputs do not match")
-        return p
-
-
-@dataclass
-class Validation:
-    passed: bool
-    failures: int
-    max_rel_error: float
-    summary: str
-
-
-# Elements compared at a time: the float64 temporaries stay in the CPU's caches (a whole 2^26-element
-# array at once was four times slower).
-CHUNK = 1 << 20
-
-
-def validate(got, problem):
-    """Every element against the float64 reference, as common/validation.cpp does it."""
-    ref, tol = problem.reference, problem.info["tolerance"]
-    got = np.asarray(got).reshape(-1)
-    if got.shape != ref.shape:
-        return Validation(
-            False, len(ref), float("inf"), f"WRONG RESULT: {got.size} elements, expected {ref.size}"
-        )
-    failures, max_rel, first = 0, 0.0, None
-    for start in range(0, got.size, CHUNK):
-        r = ref[start : start + CHUNK]
-        err = np.abs(got[start : start + CHUNK].astype(np.float64) - r["value"])
-        scale = r["scale"]
-        rel = np.where(scale > 0, err / np.where(scale > 0, scale, 1.0), err)
-        ok = rel <= tol  # NaN (an element never written over the poison) compares false
-        bad = int(ok.size - np.count_nonzero(ok))
-        if bad and first is None:
-            first = start + int(np.argmin(ok))
-        failures += bad
-        max_rel = max(max_rel, float(np.nanmax(np.where(np.isnan(rel), np.inf, rel))))
-    if failures == 0:
-        return Validation(
-            True, 0, max_rel, f"ok: {ref.size} elements, max rel error {max_rel:.3g} (tolerance {tol:.3g})"
-        )
-    return Validation(
-        False,
-        failures,
-        max_rel,
-        (
-            f"WRONG RESULT: {failures} of {ref.size} elements out of tolerance {tol:.3g}; first at index"
-            f" {first}: got {float(got[first]):.9g}, expected {ref['value'][first]:.9g}; max rel error"
-            f" {max_rel:.3g}"
-        ),
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,16 +286,13 @@ def run_system(system, problem_dirs, settings, case_filter="", experiments_only=
     return part
 
 
-FORM_LINE = re.compile(r"^  (\S+)(?: {2,}(\S.*))?$")
-
-
 def forms_of(doc):
     """{technique: what it is}, from a peer module's docstring: the block after its first line where
     each technique's name is indented two spaces and its description follows (on the same line after
     two spaces or more, or on the lines below, indented further). The report names each form so."""
     forms, name = {}, None
     for line in (doc or "").splitlines()[1:]:
-        m = FORM_LINE.match(line)
+        m = re.match(r"^  (\S+)(?: {2,}(\S.*))?$", line)
         if m:
             name = m.group(1)
             forms[name] = m.group(2) or ""
@@ -467,117 +353,6 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     if hasattr(system, "experiments") and not case_filter:
         print(f"cdl_peers: {system.NAME}: the articles' experiments", file=sys.stderr, flush=True)
         part["experiments"] = [dict(e, system=system.NAME) for e in system.experiments(dev, settings.quick)]
-
-
-# ---------------------------------------------------------------------------------------------
-# The articles' experiments (articles_*.py): one record per question, in the results file
-
-
-class ChildError(Exception):
-    """An experiment's exception in a process of its own, with where it was raised there."""
-
-    def __init__(self, text, where):
-        super().__init__(text)
-        self.where = where
-
-
-def attempt(claim, name, run, article=None):
-    """Runs one experiment: run() returns (valid, figures) where it ran. The record keeps the claim
-    it answers (an id of reports/articles.md, or "example" for "does the article's example run
-    as written"), whether it ran and validated, its figures, and, where it raised, the exception
-    verbatim and where it was raised (the innermost frame, and the type of a `value` it rejected)."""
-    record = {"claim": claim, "name": name, "runs": False, "valid": False, "error": "", "figures": {}}
-    if article:
-        record["article"] = article
-    start = time.perf_counter()
-    try:
-        valid, figures = run()
-        record.update(runs=True, valid=bool(valid), figures=figures or {})
-    except Exception as e:  # the article's form failing is a finding, recorded, never a crash of the run
-        record["error"] = str(e) if isinstance(e, ChildError) else error_text(e)
-        record["raised_at"] = e.where if isinstance(e, ChildError) else raised_at(e)
-    outcome = (
-        ("runs, " + ("validated" if record["valid"] else "WRONG RESULT"))
-        if record["runs"]
-        else "fails: " + record["error"].splitlines()[0][:200]
-    )
-    print(
-        f"cdl_peers: experiment {claim} '{name}': {outcome} ({time.perf_counter() - start:.1f} s)",
-        file=sys.stderr,
-        flush=True,
-    )
-    return record
-
-
-def raised_at(exc):
-    """'package/file.py:line in function' of the frame that raised, and the type of the value it
-    was checking when that frame has a local called `value` (how a version mismatch shows)."""
-    tb = exc.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    frame, path = tb.tb_frame, tb.tb_frame.f_code.co_filename
-    path = path.split("site-packages/")[-1].split("dist-packages/")[-1]
-    where = f"{path}:{tb.tb_lineno} in {frame.f_code.co_name}"
-    if "value" in frame.f_locals:
-        t = type(frame.f_locals["value"])
-        where += f" (value of type {t.__module__}.{t.__qualname__})"
-    return where
-
-
-def gpu_median_ms(dev, call, repetitions=15, flush=True):
-    """Median of CUDA-event times of call() after one untimed call, the L2 flushed before each."""
-    call()
-    times = []
-    for _ in range(repetitions):
-        if flush:
-            dev.flush_l2()
-        times.append(dev.time_ms(call))
-    return statistics.median(times)
-
-
-def host_median_ms(call, synchronize=lambda: None, repetitions=15, warm=True):
-    """Median host-clock time of call() up to synchronize() returning (transfers, NumPy)."""
-    if warm:
-        call()
-        synchronize()
-    times = []
-    for _ in range(repetitions):
-        synchronize()
-        t0 = time.perf_counter()
-        call()
-        synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
-# Counts from a random start: new in every call of a process and, all but surely, of every earlier run.
-_fresh = itertools.count(secrets.randbelow(1 << 21))
-
-
-def fresh_constant():
-    """An integer below 2^22 (exact in float32, with room for x * x of a small x), new in every call:
-    put in a new op as a constant, it reaches the machine code, so no compile cache can answer the
-    compile. A new comment is not enough: NVRTC's cache through the driver keys on what its front end
-    makes of a source, and answered texts that differed only in a comment (bench/jit_stages.cpp)."""
-    return next(_fresh) % (1 << 22) + 1
-
-
-def close_to(got, expected, rtol=1e-5, atol=1e-6):
-    got, expected = np.asarray(got), np.asarray(expected)
-    if got.shape != expected.shape or got.ndim == 0:
-        return bool(np.allclose(got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol))
-    got, expected = got.reshape(-1), expected.reshape(-1)
-    return all(
-        np.allclose(
-            got[i : i + CHUNK].astype(np.float64),
-            expected[i : i + CHUNK].astype(np.float64),
-            rtol=rtol,
-            atol=atol,
-        )
-        for i in range(0, got.size, CHUNK)
-    )
 
 
 def failure_reason(stderr, returncode):

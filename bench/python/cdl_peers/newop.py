@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from . import harness
+from . import harness, experiment
 
 N = 1 << 16  # elements of the new op's input: its compile, not its run, is the figure
 
@@ -38,7 +38,7 @@ def new_op_input():
 
 def valid(got, constant):
     x = new_op_input().astype(np.float64)
-    return harness.close_to(np.asarray(got), x * x + constant)
+    return experiment.close_to(np.asarray(got), x * x + constant)
 
 
 def session(make, synchronize, download):
@@ -87,7 +87,7 @@ def in_child(system, constant, cache):
     )
     lines = r.stdout.strip().splitlines()
     if r.returncode != 0 or not lines:
-        raise harness.ChildError(
+        raise experiment.ChildError(
             harness.failure_reason(r.stderr, r.returncode), f"python3 -m cdl_peers.newop {system}"
         )
     return json.loads(lines[-1])
@@ -99,13 +99,13 @@ def compile_states(system, label, repetitions=3):
     def run():
         cache = tempfile.mkdtemp(prefix=f"cdl_{system}_newop.")
         try:
-            constant = harness.fresh_constant()
+            constant = experiment.fresh_constant()
             fresh = in_child(system, constant, cache)
             disk = in_child(system, constant, cache)
             session = session_of(system)
             new, hit, ok = [], [], fresh["valid"] and disk["valid"]
             for _ in range(repetitions):
-                c = harness.fresh_constant()
+                c = experiment.fresh_constant()
                 for times in (new, hit):
                     good, ms = session(c)
                     times.append(ms)
@@ -121,7 +121,7 @@ def compile_states(system, label, repetitions=3):
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
-    return harness.attempt(
+    return experiment.attempt(
         "compile", f"{label}: a new op (y = x * x + a new constant), in each cache state", run
     )
 
