@@ -235,7 +235,7 @@ class SweepGoalsTest(FixtureTest):
 class CrowdedModuleRuleTest(unittest.TestCase):
     """The crowded module is said to set the occupancy only where its kernel has fewer blocks per SM."""
 
-    def text(self, crowded_blocks):
+    def text(self, crowded_blocks, own_blocks=8):
         def kernel(registers, blocks):
             return {"registers": registers, "blocks_per_sm": blocks, "occupancy": blocks / 8}
 
@@ -245,16 +245,19 @@ class CrowdedModuleRuleTest(unittest.TestCase):
             section,
             {
                 "05_virtual.crowded/scalar": (0.5, kernel(43, crowded_blocks)),
-                "05_virtual/scalar": (0.7, kernel(32, 8)),
+                "05_virtual/scalar": (0.7, kernel(32, own_blocks)),
             },
         )
         return "".join(section)
 
-    def test_fewer_blocks_and_the_same_blocks(self):
+    def test_fewer_the_same_and_more_blocks(self):
         self.assertIn("What else the module held set the registers, and so the occupancy.", self.text(5))
         same = self.text(8)
         self.assertIn("the same blocks per SM, so not the occupancy", same)
         self.assertNotIn("What else the module held", same)
+        more = self.text(8, own_blocks=5)
+        self.assertIn("more blocks per SM than for the map alone", more)
+        self.assertNotIn("What else the module held", more)
 
 
 class RenamedTest(FixtureTest):

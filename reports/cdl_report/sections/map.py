@@ -95,6 +95,8 @@ def explain_scalar(doc, scalar):
                     ""
                     if kc["blocks_per_sm"] < ko["blocks_per_sm"]
                     else ": the same blocks per SM, so not the occupancy"
+                    if kc["blocks_per_sm"] == ko["blocks_per_sm"]
+                    else ": more blocks per SM than for the map alone"
                 )
             )
     if compared:
