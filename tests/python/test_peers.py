@@ -14,7 +14,7 @@ import unittest.mock
 import numpy as np
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness, sources, problem as problem_files  # noqa: E402
+from cdl_peers import harness, problem as problem_files, results_file, sources  # noqa: E402
 
 
 class ProblemTest(unittest.TestCase):
@@ -294,10 +294,10 @@ class RevisionTest(unittest.TestCase):
             f.write("0123abcd\n")
         with unittest.mock.patch.dict(os.environ):
             os.environ.pop("CDL_GIT_REVISION", None)
-            self.assertEqual(runner.git_revision(build), "0123abcd")
-            self.assertNotEqual(runner.git_revision(os.path.join(build, "none")), "0123abcd")
+            self.assertEqual(results_file.git_revision(build), "0123abcd")
+            self.assertNotEqual(results_file.git_revision(os.path.join(build, "none")), "0123abcd")
             os.environ["CDL_GIT_REVISION"] = "given"
-            self.assertEqual(runner.git_revision(build), "given")
+            self.assertEqual(results_file.git_revision(build), "given")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness, experiment  # noqa: E402
+from cdl_peers import __main__ as runner, harness, experiment, results_file  # noqa: E402
 from helpers import report_text  # noqa: E402
 
 
@@ -58,7 +58,7 @@ class ResultsTest(unittest.TestCase):
         }
         harness.write_json_atomic(
             os.path.join(self.results, "python.json"),
-            runner.merge([part, skipped], quick=True, cpp_stages=cpp_stages),
+            results_file.merge([part, skipped], quick=True, cpp_stages=cpp_stages),
         )
 
     def report(self):
