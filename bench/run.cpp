@@ -231,9 +231,7 @@ int run(const options& o) {
   }
   const map_fixture fixture(o.problem, o.seed);
   for (const map_entry* e : chosen) {
-    const map_launch problem{o.problem.op, o.problem.type, e->form,     nullptr,
-                             nullptr,      o.problem.n,    o.problem.k, nullptr};
-    if (const std::string why = e->refusal(problem); !why.empty()) {
+    if (const std::string why = e->refusal(unlaunched(o.problem.op, o.problem.type, e->form)); !why.empty()) {
       std::printf("%s [--op %s]: not run: %s\n", e->name().c_str(),
                   std::string(info(o.problem.op).name).c_str(), why.c_str());
       continue;

@@ -182,7 +182,7 @@ void register_map(const settings& s, std::vector<std::string>& names) {
   auto add_map = [&](const map_problem& p, bool with_demonstrations, auto keep) {
     for (const map_entry& e : entries)
       if (!streams_only(e) && (with_demonstrations || !demonstration(e)) && keep(e) &&
-          e.refusal({p.op, p.type, e.form, nullptr, nullptr, p.n, p.k, nullptr}).empty() &&
+          e.refusal(unlaunched(p.op, p.type, e.form)).empty() &&
           registered.insert(e.name() + " " + p.describe()).second)
         add<map_fixture>(
             e, p, s, names, [](benchmark::State&, double) {}, p.k >= 64 ? by_time : 0);

@@ -37,6 +37,12 @@ struct map_launch {
 
 using map_launch_fn = void (*)(const map_launch&);
 
+// A launch with no buffers: what a registry entry's refusal reads (the op and its type), asked
+// with no GPU, before anything is allocated.
+inline map_launch unlaunched(map_op op, dtype t, map_form form) {
+  return {op, t, form, nullptr, nullptr, 0, 1, nullptr};
+}
+
 // float64 reference of map_apply for inputs of type T (arguments rounded as the device does).
 template <class T>
 std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);

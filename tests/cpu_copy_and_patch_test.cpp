@@ -59,7 +59,7 @@ TEST(CopyAndPatch, TheRegistryRefusesWhatTheStencilsDoNotHold) {
     }
     for (std::size_t op = 0; op < map_op_catalogue.size(); ++op)
       for (dtype t : {dtype::f32, dtype::f64}) {
-        const std::string why = e.refusal({map_op(op), t, e.form, nullptr, nullptr, 0, 1, nullptr});
+        const std::string why = e.refusal(unlaunched(map_op(op), t, e.form));
         const bool held =
             t == dtype::f32 && (map_op(op) == map_op::quadratic || map_op(op) == map_op::square ||
                                 map_op(op) == map_op::threshold);

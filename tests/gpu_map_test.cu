@@ -37,7 +37,7 @@ TEST_F(MapRefusal, ARefusedProblemIsRefusedWhenLaunchedWithItsReason) {
   for (const map_entry& e : get_registry().map)
     for (dtype t : {dtype::f32, dtype::f64})
       for (std::size_t op = 0; op < map_op_catalogue.size(); ++op) {
-        const map_launch a{map_op(op), t, e.form, nullptr, nullptr, 0, 1, nullptr};
+        const map_launch a = unlaunched(map_op(op), t, e.form);
         const std::string why = e.refusal(a);
         if (why.empty()) continue;
         ++refusals;

@@ -47,7 +47,7 @@ inline std::string test_name(std::string name) {
 
 // Whether an entry refuses a problem (its op and type: a map entry's refusal, with no GPU).
 inline bool refused(const map_entry& e, dtype t, map_op op) {
-  return !e.refusal({op, t, e.form, nullptr, nullptr, 0, 1, nullptr}).empty();
+  return !e.refusal(unlaunched(op, t, e.form)).empty();
 }
 template <class Entry, class Op>
 bool refused(const Entry&, dtype, Op) {
