@@ -257,9 +257,11 @@ def main(argv):
         CUPY_CACHE_DIR=os.path.join(work, "cupy_cache"),
         TRITON_CACHE_DIR=os.path.join(work, "triton_cache"),
         TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor_cache"),
+        PYCUDA_CACHE_DIR=os.path.join(work, "pycuda_cache"),  # PyCUDA does not make it: made below
         XLA_PYTHON_CLIENT_PREALLOCATE="false",  # JAX takes memory as it needs it, not 75 % at its start
         CDL_BENCH_DIR=os.path.dirname(os.path.abspath(args.cdl_problem)),  # the build's programs and files
     )  # empty caches: each system's first call compiles
+    os.makedirs(env["PYCUDA_CACHE_DIR"], exist_ok=True)
 
     def child_command(name, *extra):
         return [sys.executable, "-m", "cdl_peers", "--system", name, *extra]
