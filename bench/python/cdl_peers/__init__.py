@@ -7,7 +7,8 @@ suite's workloads those ways, one module per system:
     cupy_peers.py         CuPy: a ufunc chain, ElementwiseKernel, RawKernel
     numba_peers.py        numba.cuda: inline kernel, device function, op-id switch, kernel
                           factory; and the articles' "pass a function as a kernel argument"
-                          experiments, recorded with the exact error where one fails
+                          experiments, recorded with the exact error where one fails;
+                          its op-id switch kernels in numba_switch.py
     cuda_python_peers.py  NVIDIA's cuda-python (cuda.bindings): NVRTC + the driver API, what
                           PyCUDA's SourceModule does underneath
     pycuda_peers.py       PyCUDA's SourceModule itself, where PyCUDA is installed

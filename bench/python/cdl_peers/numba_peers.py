@@ -31,7 +31,7 @@ import statistics
 
 import numpy as np
 
-from . import harness, sources
+from . import harness, numba_switch, sources
 
 NAME = "numba"
 BLOCK = 256
@@ -345,108 +345,13 @@ def build_factory(dev, problem, inputs, out):
 # --- op-id switch (article 001) ------------------------------------------------------------------
 
 
-def make_switch_kernel(T):
-    cuda = cuda_module
-    ops = {name: cuda.jit(device=True)(f) for name, f in python_ops(T).items()}
-    quadratic, square, sine, exp_sin_cos, threshold = (ops[n] for n in OP_IDS)
-    zero = T(0)
-
-    @cuda.jit
-    def kernel(xs, ys, op, k, delta):
-        i = cuda.grid(1)
-        if i < xs.size:
-            acc = zero
-            for j in range(k):
-                x = xs[i] + T(j) * delta
-                if op == 0:
-                    acc += quadratic(x)
-                elif op == 1:
-                    acc += square(x)
-                elif op == 2:
-                    acc += sine(x)
-                elif op == 3:
-                    acc += exp_sin_cos(x)
-                else:
-                    acc += threshold(x)
-            ys[i] = acc
-
-    return kernel
-
-
-def make_hoisted_switch_kernel(T):
-    """The branch in article 001's place: once per thread, each arm with its own loop (C++'s
-    03_switch.hoisted), against make_switch_kernel's branch inside the loop."""
-    cuda = cuda_module
-    ops = {name: cuda.jit(device=True)(f) for name, f in python_ops(T).items()}
-    quadratic, square, sine, exp_sin_cos, threshold = (ops[n] for n in OP_IDS)
-    zero = T(0)
-
-    @cuda.jit
-    def kernel(xs, ys, op, k, delta):
-        i = cuda.grid(1)
-        if i < xs.size:
-            acc = zero
-            x0 = xs[i]
-            if op == 0:
-                for j in range(k):
-                    acc += quadratic(x0 + T(j) * delta)
-            elif op == 1:
-                for j in range(k):
-                    acc += square(x0 + T(j) * delta)
-            elif op == 2:
-                for j in range(k):
-                    acc += sine(x0 + T(j) * delta)
-            elif op == 3:
-                for j in range(k):
-                    acc += exp_sin_cos(x0 + T(j) * delta)
-            else:
-                for j in range(k):
-                    acc += threshold(x0 + T(j) * delta)
-            ys[i] = acc
-
-    return kernel
-
-
-def make_task_op(i):
-    """Task op i of the catalogue (CDL_TASK_OP_BODY): i % 4 + 1 multiply-adds, plus i / 8."""
-    steps, constant = i % 4 + 1, np.float32(i) * np.float32(0.125)
-
-    def op(x, p1, p2):
-        acc = x
-        for _ in range(steps):
-            acc = acc * p1 + p2
-        return acc + constant
-
-    return cuda_module.jit(device=True)(op)
-
-
-def make_tasks_switch_kernel(count):
-    """if/elif over `count` ops, chosen per element from its task record. Numba has no switch and
-    no table of functions, so the chain is generated as source text and compiled."""
-    names = {f"op{i}": make_task_op(i) for i in range(count)}
-    lines = [
-        "def kernel(x, tasks, y):",
-        "    i = cuda.grid(1)",
-        "    if i < x.size:",
-        "        t = tasks[i]",
-        "        o = t.op",
-        "        v = x[i]",
-    ]
-    for i in range(count):
-        lines.append(f"        {'if' if i == 0 else 'elif'} o == {i}:")
-        lines.append(f"            v = op{i}(x[i], t.p1, t.p2)")
-    lines.append("        y[i] = v")
-    scope = dict(names, cuda=cuda_module)
-    exec("\n".join(lines), scope)
-    return cuda_module.jit(scope["kernel"])
-
-
 def build_switch(dev, problem, inputs, out, hoisted=False):
     if problem.workload == "tasks":
-        kernel = make_tasks_switch_kernel(problem.info["task_op_count"])
+        kernel = numba_switch.make_tasks_switch_kernel(cuda_module, problem.info["task_op_count"])
         x, tasks = inputs["x"], inputs["tasks"]
         return lambda: (kernel[_grid(problem.size), BLOCK](x, tasks, out), out)[1]
-    kernel = (make_hoisted_switch_kernel if hoisted else make_switch_kernel)(problem.dtype)
+    make = numba_switch.make_hoisted_switch_kernel if hoisted else numba_switch.make_switch_kernel
+    kernel = make(cuda_module, python_ops(problem.dtype), problem.dtype)
     xs, ys, k, delta = _map_args(problem, inputs, out)
     op = OP_IDS[problem.info["op"]]
     return lambda: (kernel[_grid(problem.size), BLOCK](xs, ys, op, k, delta), out)[1]
