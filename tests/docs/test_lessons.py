@@ -64,15 +64,27 @@ def build_alone(test, args, out_dir):
     return output
 
 
+def lesson_argv(name, commands, out_dir):
+    """How to run a lesson built into out_dir/<its stem>/: what its last command builds, with the
+    arguments its header runs it with."""
+    args, run = commands[-1]
+    program = os.path.basename(args[args.index("-o") + 1])
+    return [os.path.join(out_dir, name[: -len(".cu")], program), *(run[1:] if run else [])]
+
+
 def build_lesson(test, name, commands, out_dir):
-    """Builds a lesson with its header's commands; returns how to run it (argv, in out_dir)."""
+    """Builds a lesson with its header's commands into out_dir/<its stem>/, the commands at once (a
+    lesson's are independent: 13's plugin and program, 17's two cubins and program); returns how to
+    run it."""
     test.assertTrue(commands, f"{name}: no `// Build.   nvcc ...` line in its header")
-    program = None
-    for args, run in commands:
+    for args, _ in commands:
         test.assertEqual(args[0], "nvcc", name)
         test.assertIn(f"strategies/{name}", args)
-        program = build_alone(test, args, out_dir)
-    return [program, *(run[1:] if run else [])]
+    own = os.path.join(out_dir, name[: -len(".cu")])
+    os.makedirs(own, exist_ok=True)
+    with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:
+        list(pool.map(lambda command: build_alone(test, command[0], own), commands))
+    return lesson_argv(name, commands, out_dir)
 
 
 def build_lessons(test, out_dir):
@@ -85,16 +97,31 @@ def build_lessons(test, out_dir):
         }
 
 
-_lessons = {}  # "built": the build_lessons futures; lesson file -> its run, once per process
+def built_lessons(test):
+    """{lesson file: a future of how to run it}: read from CDL_LESSONS_DIR where it is set (ctest's
+    lesson_NN test built the lesson there first: a fixture), else built now into a folder of this
+    process's."""
+    where = os.environ.get("CDL_LESSONS_DIR")
+    if not where:
+        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        atexit.register(shutil.rmtree, out, True)
+        return build_lessons(test, out)
+    built = {}
+    for name, commands in lessons().items():
+        argv = lesson_argv(name, commands, where)
+        test.assertTrue(os.path.exists(argv[0]), f"{argv[0]}: not built (ctest's lesson_NN test builds it)")
+        built[name] = concurrent.futures.Future()
+        built[name].set_result(argv)
+    return built
+
+
+_lessons = {}  # "built": {lesson file: a future of its run}; lesson file -> its run, once per process
 
 
 def lesson_run(test, name, again=False):
-    """The lesson built with its header's commands (all of them at once, the first time) and run,
-    once per process (two tests read each run), or `again`."""
+    """The lesson (built_lessons) run, once per process (two tests read each run), or `again`."""
     if "built" not in _lessons:
-        out = tempfile.mkdtemp(prefix="cdl_lessons.")
-        atexit.register(shutil.rmtree, out, True)
-        _lessons["built"] = build_lessons(test, out)
+        _lessons["built"] = built_lessons(test)
     if name not in _lessons or again:
         run = _lessons["built"][name].result()
         _lessons[name] = subprocess.run(
@@ -124,7 +151,9 @@ def least(times, new):
 
 class Lessons(unittest.TestCase):
     def test_each_lesson_builds_alone_with_the_command_its_header_gives(self):
-        out = tempfile.mkdtemp(prefix="cdl_lessons.")
+        """Into CDL_LESSONS_DIR where it is set (kept: ctest's GPU test of the lesson runs it), else
+        into a folder removed after."""
+        out = os.environ.get("CDL_LESSONS_DIR") or tempfile.mkdtemp(prefix="cdl_lessons.")
         try:
             built = build_lessons(self, out)
             self.assertGreaterEqual(len(built), len(NAMED) or 5)
@@ -134,7 +163,8 @@ class Lessons(unittest.TestCase):
                     if name == "17_copy_and_patch.cu":
                         self.copy_and_patch_writes_its_ops_right(run[0])
         finally:
-            shutil.rmtree(out)
+            if not os.environ.get("CDL_LESSONS_DIR"):
+                shutil.rmtree(out)
 
     def copy_and_patch_writes_its_ops_right(self, program):
         """17's machine code, with no GPU: random ops compiled from the stencils nvcc just built, each

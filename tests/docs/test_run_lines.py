@@ -2,7 +2,7 @@
 commands the documentation gives: the one-file example's nvcc line, cdl_run --compile-times (each
 lesson's nvcc line: test_lessons.py).
 
-    test_run_lines.py [--gpu] CDL_RUN [unittest arguments, e.g. a test class's name]
+    test_run_lines.py [--gpu] CDL_RUN [NN_<name>.cu ...] [unittest arguments, e.g. a test class's name]
 
 Each strategies/suite/NN_*.cu (the suite's form of a strategy) opens with a header that ends in a line
     // Run it.  `cdl_run ...`      (or `cdl_bench --benchmark_filter=...` for a workload not the map's)
@@ -29,13 +29,17 @@ from visible_gpu import NO_GPU, gpu_visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CDL_RUN = None
+NAMED = []  # the strategy files the command line names (strategies/suite/NN_*.cu); none: all
 RUN_IT = re.compile(r"^// Run it\.\s+`((?:cdl_run|cdl_bench) [^`]+)`", re.M)
 
 
 def run_lines():
-    """{strategy file: its Run it. line as an argv (cdl_run or cdl_bench, then the arguments)}."""
+    """{strategy file: its Run it. line as an argv (cdl_run or cdl_bench, then the arguments)}: the
+    files named on the command line, where some are."""
     lines = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "strategies", "suite", "[0-9][0-9]_*.cu"))):
+        if NAMED and os.path.basename(path) not in NAMED:
+            continue
         with open(path) as f:
             found = RUN_IT.findall(f.read())
         lines[os.path.basename(path)] = shlex.split(found[0]) if len(found) == 1 else found
@@ -50,7 +54,7 @@ def program(argv):
 class RunLines(unittest.TestCase):
     def test_every_strategy_has_one_run_line(self):
         lines = run_lines()
-        self.assertGreaterEqual(len(lines), 10)
+        self.assertGreaterEqual(len(lines), len(NAMED) or 10)
         for name, argv in lines.items():
             self.assertTrue(
                 len(argv) > 1 and argv[0] in ("cdl_run", "cdl_bench") and argv[1].startswith("--"),
@@ -129,7 +133,7 @@ class CompileTimes(unittest.TestCase):
         self.assertIn("08: not in its language", got.stdout)
 
 
-class RunLinesOnTheGpu(unittest.TestCase):
+class CdlRunOnTheGpu(unittest.TestCase):
     def test_08s_compile_time_breakdown_agrees_with_its_first_launch(self):
         """--compile-times' total for 08's vec kernel (lower, libNVVM, load) against the first launch of
         the same route in another process, which also runs the kernel: a breakdown that counts what
@@ -193,6 +197,8 @@ class RunLinesOnTheGpu(unittest.TestCase):
                     said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*sqrt.*16_interpreter"
                 )
 
+
+class RunLinesOnTheGpu(unittest.TestCase):
     def test_each_line_runs_and_validates(self):
         """Each line exits 0 and times its strategy: cdl_run times a row only after it validated
         (bench/run.cpp), and prints "(not timed)" beside a wrong result; cdl_bench exits 3 where a
@@ -217,10 +223,17 @@ if __name__ == "__main__":
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     CDL_RUN = argv.pop(1)
+    NAMED = [a for a in argv[1:] if a.endswith(".cu")]
+    argv = [a for a in argv if a not in NAMED]
+    unknown = [n for n in NAMED if not os.path.exists(os.path.join(ROOT, "strategies", "suite", n))]
+    if unknown:
+        print(f"test_run_lines.py: no {', '.join(unknown)} in strategies/suite/", file=sys.stderr)
+        sys.exit(2)
     if gpu and not gpu_visible():
         print("no GPU visible: the run lines are not run (skipped)")
         sys.exit(77)
     # Test classes named after CDL_RUN run alone.
     named = [a for a in argv[1:] if not a.startswith("-")]
-    suites = [] if named else ["RunLinesOnTheGpu"] if gpu else ["RunLines", "OneFileExample", "CompileTimes"]
+    gpu_suites = ["CdlRunOnTheGpu", "RunLinesOnTheGpu"]
+    suites = [] if named else gpu_suites if gpu else ["RunLines", "OneFileExample", "CompileTimes"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])
