@@ -29,6 +29,28 @@ CDL_RUN = None
 NAMED = []  # the lessons the command line names (file names); none: every lesson
 
 
+def command_line(doc, folder, what):
+    """(--gpu given, CDL_RUN, the .cu files named, the rest for unittest) of a docs test's command line
+    `[--gpu] CDL_RUN [NN_<name>.cu ...] [unittest arguments]`; exits 2 with doc or the unknown file,
+    and 77 (ctest: skipped) for --gpu where no GPU is visible."""
+    gpu = "--gpu" in sys.argv
+    argv = [a for a in sys.argv if a != "--gpu"]
+    if len(argv) < 2:
+        print(doc, file=sys.stderr)
+        sys.exit(2)
+    cdl_run = argv.pop(1)
+    named = [a for a in argv[1:] if a.endswith(".cu")]
+    argv = [a for a in argv if a not in named]
+    unknown = [n for n in named if not os.path.exists(os.path.join(ROOT, folder, n))]
+    if unknown:
+        print(f"{os.path.basename(argv[0])}: no {', '.join(unknown)} in {folder}/", file=sys.stderr)
+        sys.exit(2)
+    if gpu and not gpu_visible():
+        print(f"no GPU visible: the {what} are not run (skipped)")
+        sys.exit(77)
+    return gpu, cdl_run, named, argv
+
+
 def lessons():
     """{lesson file: [(nvcc command, the run that follows it or None), ...]}: each `// Build.` line of
     a strategies/NN_<name>.cu (a line ending in a backslash goes on in the next comment line; a
@@ -282,21 +304,7 @@ class LessonsOnTheGpu(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    gpu = "--gpu" in sys.argv
-    argv = [a for a in sys.argv if a != "--gpu"]
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    CDL_RUN = argv.pop(1)
-    NAMED = [a for a in argv[1:] if a.endswith(".cu")]
-    argv = [a for a in argv if a not in NAMED]
-    unknown = [n for n in NAMED if not os.path.exists(os.path.join(ROOT, "strategies", n))]
-    if unknown:
-        print(f"test_lessons.py: no lesson {', '.join(unknown)} in strategies/", file=sys.stderr)
-        sys.exit(2)
-    if gpu and not gpu_visible():
-        print("no GPU visible: the lessons are not run (skipped)")
-        sys.exit(77)
+    gpu, CDL_RUN, NAMED, argv = command_line(__doc__, "strategies", "lessons")
     named = [a for a in argv[1:] if not a.startswith("-")]
     suites = [] if named else ["LessonsOnTheGpu"] if gpu else ["Lessons"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])

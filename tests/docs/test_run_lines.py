@@ -24,8 +24,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from test_lessons import build_alone  # noqa: E402
-from visible_gpu import NO_GPU, gpu_visible  # noqa: E402
+from test_lessons import build_alone, command_line  # noqa: E402
+from visible_gpu import NO_GPU  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CDL_RUN = None
@@ -217,21 +217,7 @@ class RunLinesOnTheGpu(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    gpu = "--gpu" in sys.argv
-    argv = [a for a in sys.argv if a != "--gpu"]
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    CDL_RUN = argv.pop(1)
-    NAMED = [a for a in argv[1:] if a.endswith(".cu")]
-    argv = [a for a in argv if a not in NAMED]
-    unknown = [n for n in NAMED if not os.path.exists(os.path.join(ROOT, "strategies", "suite", n))]
-    if unknown:
-        print(f"test_run_lines.py: no {', '.join(unknown)} in strategies/suite/", file=sys.stderr)
-        sys.exit(2)
-    if gpu and not gpu_visible():
-        print("no GPU visible: the run lines are not run (skipped)")
-        sys.exit(77)
+    gpu, CDL_RUN, NAMED, argv = command_line(__doc__, "strategies/suite", "run lines")
     # Test classes named after CDL_RUN run alone.
     named = [a for a in argv[1:] if not a.startswith("-")]
     gpu_suites = ["CdlRunOnTheGpu", "RunLinesOnTheGpu"]

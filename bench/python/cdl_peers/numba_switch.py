@@ -6,11 +6,16 @@ numba_peers.connect) and the ops as plain Python functions."""
 import numpy as np
 
 
+def device_functions(cuda, ops):
+    """The catalogue's ops (name -> plain function, in OP_IDS' order) as Numba device functions, in
+    that order: the kernels below call them by the op's id."""
+    return [cuda.jit(device=True)(f) for f in ops.values()]
+
+
 def make_switch_kernel(cuda, ops, T):
-    """if/elif over the catalogue's ops (ops: name -> plain function, in OP_IDS' order) inside the
-    k loop, the branch where article 001's kernel evaluates it per call."""
-    ops = {name: cuda.jit(device=True)(f) for name, f in ops.items()}
-    quadratic, square, sine, exp_sin_cos, threshold = ops.values()
+    """if/elif over the catalogue's ops inside the k loop, the branch where article 001's kernel
+    evaluates it per call."""
+    quadratic, square, sine, exp_sin_cos, threshold = device_functions(cuda, ops)
     zero = T(0)
 
     @cuda.jit
@@ -38,32 +43,31 @@ def make_switch_kernel(cuda, ops, T):
 def make_hoisted_switch_kernel(cuda, ops, T):
     """The branch in article 001's place: once per thread, each arm with its own loop (C++'s
     03_switch.hoisted), against make_switch_kernel's branch inside the loop."""
-    ops = {name: cuda.jit(device=True)(f) for name, f in ops.items()}
-    quadratic, square, sine, exp_sin_cos, threshold = ops.values()
+    quadratic, square, sine, exp_sin_cos, threshold = device_functions(cuda, ops)
     zero = T(0)
 
     @cuda.jit
     def kernel(xs, ys, op, k, delta):
         i = cuda.grid(1)
-        if i < xs.size:
-            acc = zero
-            x0 = xs[i]
-            if op == 0:
-                for j in range(k):
-                    acc += quadratic(x0 + T(j) * delta)
-            elif op == 1:
-                for j in range(k):
-                    acc += square(x0 + T(j) * delta)
-            elif op == 2:
-                for j in range(k):
-                    acc += sine(x0 + T(j) * delta)
-            elif op == 3:
-                for j in range(k):
-                    acc += exp_sin_cos(x0 + T(j) * delta)
-            else:
-                for j in range(k):
-                    acc += threshold(x0 + T(j) * delta)
-            ys[i] = acc
+        if i >= xs.size:
+            return
+        x0, acc = xs[i], zero
+        if op == 0:
+            for j in range(k):
+                acc += quadratic(x0 + T(j) * delta)
+        elif op == 1:
+            for j in range(k):
+                acc += square(x0 + T(j) * delta)
+        elif op == 2:
+            for j in range(k):
+                acc += sine(x0 + T(j) * delta)
+        elif op == 3:
+            for j in range(k):
+                acc += exp_sin_cos(x0 + T(j) * delta)
+        else:
+            for j in range(k):
+                acc += threshold(x0 + T(j) * delta)
+        ys[i] = acc
 
     return kernel
 
