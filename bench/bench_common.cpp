@@ -66,28 +66,43 @@ int interrupted() { return signal_seen; }
 
 int failures() { return int(failed.size()); }
 
+namespace {
+benchmark::internal::Benchmark* register_labelled(const std::string& name, const std::string& label,
+                                                  std::vector<std::string>& names,
+                                                  std::function<void(benchmark::State&)> body) {
+  names.push_back(name);
+  return benchmark::RegisterBenchmark(
+      name.c_str(), [name, label, body = std::move(body)](benchmark::State& state) {
+        if (!label.empty()) state.SetLabel(label);
+        if (interrupted()) {
+          state.SkipWithError(interrupted_message);
+        } else {
+          try {
+            body(state);
+          } catch (const std::exception& e) {
+            state.SkipWithError(e.what());
+          }
+          if (state.error_occurred() && !interrupted()) failed.insert(name);
+        }
+        // A repetition that failed before its loop began reports 0 iterations, and Google Benchmark
+        // 1.7 asserts that every repetition of a benchmark reports the same count (a run interrupted
+        // between repetitions ended in that assertion). Entering the loop after the error starts and
+        // ends it at once, and the repetition then reports its full count, as the others do.
+        if (state.error_occurred() && state.iterations() == 0)
+          for ([[maybe_unused]] auto _ : state) {
+          }
+      });
+}
+}  // namespace
+
 benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
                                                    std::function<void(benchmark::State&)> body) {
-  names.push_back(name);
-  return benchmark::RegisterBenchmark(name.c_str(), [name, body = std::move(body)](benchmark::State& state) {
-    if (interrupted()) {
-      state.SkipWithError(interrupted_message);
-    } else {
-      try {
-        body(state);
-      } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-      }
-      if (state.error_occurred() && !interrupted()) failed.insert(name);
-    }
-    // A repetition that failed before its loop began reports 0 iterations, and Google Benchmark
-    // 1.7 asserts that every repetition of a benchmark reports the same count (a run interrupted
-    // between repetitions ended in that assertion). Entering the loop after the error starts and
-    // ends it at once, and the repetition then reports its full count, as the others do.
-    if (state.error_occurred() && state.iterations() == 0)
-      for ([[maybe_unused]] auto _ : state) {
-      }
-  });
+  return register_labelled(name, "", names, std::move(body));
+}
+
+benchmark::internal::Benchmark* register_benchmark(const benchmark_id& id, std::vector<std::string>& names,
+                                                   std::function<void(benchmark::State&)> body) {
+  return register_labelled(id.name, id.fields.dump(), names, std::move(body));
 }
 
 results_file::results_file(int argc, char** argv) {
@@ -193,7 +208,9 @@ bool skipped(const Run& r) {
 }  // namespace
 
 void progress_reporter::ReportRuns(const std::vector<Run>& runs) {
-  ConsoleReporter::ReportRuns(runs);
+  std::vector<Run> shown = runs;  // the label (the fields, for the results file) is not for the console
+  for (Run& r : shown) r.report_label.clear();
+  ConsoleReporter::ReportRuns(shown);
   if (runs.empty()) return;
   if (!skipped(runs.front())) ++finished_;
   const auto now = std::chrono::steady_clock::now();

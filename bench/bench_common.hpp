@@ -35,8 +35,12 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
 // in the results) or by throwing (the exception's message); the run goes on to the next one, and
 // failures() counts the benchmarks that failed. After an interrupt (see interrupted()) the
 // benchmarks not yet run are skipped, each marked "interrupted", so that the run ends at once
-// with a whole results file.
+// with a whole results file. A benchmark of a workload is registered by its identity
+// (record.hpp's identify): every record of it then carries the fields as its label, a JSON
+// object (docs/results_format.md); the console leaves the label out.
 benchmark::internal::Benchmark* register_benchmark(const std::string& name, std::vector<std::string>& names,
+                                                   std::function<void(benchmark::State&)> body);
+benchmark::internal::Benchmark* register_benchmark(const benchmark_id& id, std::vector<std::string>& names,
                                                    std::function<void(benchmark::State&)> body);
 int failures();
 

@@ -122,6 +122,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
                                  map_reference(p.op, std::span<const T>(x), p.k));
     });
     j = {{"name", result_name(p.describe())},
+         {"fields", problem_fields(p.describe())},
          {"tolerance", map_tolerance(p)},
          {"min_bytes", p.min_bytes()},
          {"inputs", {"x"}},
@@ -142,6 +143,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
       write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     });
     j = {{"name", result_name(p.describe())},
+         {"fields", problem_fields(p.describe())},
          {"tolerance", zip_tolerance(p)},
          {"min_bytes", p.min_bytes()},
          {"inputs", {"x", "y"}},
@@ -157,6 +159,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     write_npy<task>(dir / "tasks.npy", task_descr, h.tasks);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     j = {{"name", result_name(p.describe())},
+         {"fields", problem_fields(p.describe())},
          {"tolerance", tasks_tolerance()},
          {"min_bytes", p.min_bytes()},
          {"inputs", {"x", "tasks"}},
@@ -176,6 +179,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     write_npy<float>(dir / "in.npy", descr_of<float>(), h.in);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     j = {{"name", result_name(p.describe())},
+         {"fields", problem_fields(p.describe())},
          {"tolerance", image_tolerance(p)},
          {"min_bytes", p.min_bytes()},
          {"inputs", {"in"}},

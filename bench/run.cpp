@@ -81,11 +81,13 @@ run_record run_row(const row& w, const options& o, const environment& env) {
                 std::string(to_string(ran)).c_str(), o.problem.n);
   r.form = to_string(ran);
   r.workload = "map";
-  r.problem = {{"op", w.op},
+  const bool users = !o.expr.empty() && w.op == o.expr;
+  r.problem = {{"op", users ? "expression" : w.op},
                {"type", to_string(o.problem.type)},
                {"n", o.problem.n},
                {"k", o.problem.k},
                {"seed", o.seed}};
+  if (users) r.problem["expression"] = o.expr;
   r.env = env;
   // The first launch pays whatever a strategy sets up on first use: a JIT compiles and loads.
   const auto start = std::chrono::steady_clock::now();
@@ -261,7 +263,7 @@ int run(const options& o) {
     all_passed = all_passed && records.back().validation.passed;
   }
   if (o.launches > 0) print_launches(o, records);
-  if (!o.json_path.empty()) write_json_atomic(o.json_path, records);
+  if (!o.json_path.empty()) write_json_atomic(o.json_path, results_document(records, env));
   return all_passed ? 0 : 3;
 }
 

@@ -69,7 +69,7 @@ void print_launches(const options& o, const std::vector<run_record>& records) {
   std::vector<total> totals;
   const double rest = double(o.launches - 1);
   for (const run_record& r : records)
-    if (r.problem.value("op", "") == o.expr && r.validation.passed)
+    if (r.problem.value("expression", "") == o.expr && r.validation.passed)
       totals.push_back({r.strategy + (r.variant.empty() ? "" : "." + r.variant) + "/" + r.form,
                         r.first_launch_ms + rest * r.timing.p10_ms,
                         r.first_launch_ms + rest * r.timing.median_ms,

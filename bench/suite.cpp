@@ -77,11 +77,9 @@ inline constexpr int by_time = -1;  // an `iterations` of add(): Google Benchmar
 template <class Fixture, class Problem, class Entry, class Extra>
 void add(const Entry& entry, const Problem& p, const settings& s, std::vector<std::string>& names,
          Extra extra, int iterations = 0) {  // 0: from the problem's bytes
-  const std::string problem = result_name(p.describe());
-  const std::string workload = problem.substr(0, problem.find('/'));
-  const std::string name = workload + "/" + entry.name() + problem.substr(problem.find('/'));
+  const benchmark_id id = identify(entry.name(), p.describe());
   benchmark::internal::Benchmark* b =
-      register_benchmark(name, names, [&entry, p, s, extra, name](benchmark::State& state) {
+      register_benchmark(id, names, [&entry, p, s, extra, name = id.name](benchmark::State& state) {
         static std::map<std::string, validation_result> checked;
         const Fixture& f = fixture_for<Fixture>(p);
         if (!checked.count(name)) checked[name] = f.run_and_validate(entry.launch, entry.form);
@@ -130,9 +128,8 @@ struct copy_bench_fixture : copy_fixture {
 };
 
 void add_copy(std::size_t bytes, const settings& s, std::vector<std::string>& names) {
-  const std::string name = "copy/cudaMemcpy/bytes:" + std::to_string(bytes);
   configure(
-      register_benchmark(name, names,
+      register_benchmark(identify("cudaMemcpy", copy_problem{bytes}.describe()), names,
                          [bytes, s](benchmark::State& state) {
                            static std::map<std::size_t, bool> checked;
                            const copy_fixture& copy = fixture_for<copy_bench_fixture>(copy_problem{bytes});
@@ -246,10 +243,9 @@ void register_op_length(const settings& s, std::vector<std::string>& names) {
       const length_problem p{steps,
                              {map_op::quadratic, dtype::f32, std::size_t(1) << (k >= 64 ? 22 : 24), k}};
       for (const length_entry& e : get_registry().op_length) {
-        const std::string problem = result_name(p.describe());
-        const std::string name = "oplength/" + e.name() + problem.substr(problem.find('/'));
+        const benchmark_id id = identify(e.name(), p.describe());
         benchmark::internal::Benchmark* b =
-            register_benchmark(name, names, [&e, p, s, name](benchmark::State& state) {
+            register_benchmark(id, names, [&e, p, s, name = id.name](benchmark::State& state) {
               static std::map<std::string, validation_result> checked;
               const length_fixture& f = fixture_for<length_fixture>(p);
               const map_launcher launch = [&](const map_launch& a) { e.launch(a, p.steps); };
@@ -278,27 +274,27 @@ void register_flush_residue(const settings& s, std::vector<std::string>& names) 
   const std::pair<const char*, std::optional<flush_kind>> flushes[] = {
       {"none", std::nullopt}, {"read", flush_kind::read}, {"memset", flush_kind::memset}};
   for (const auto& [flush_name, flush] : flushes) {
-    configure(register_benchmark(std::string("flush/empty_kernel/") + flush_name, names,
+    configure(register_benchmark(identify(std::string("empty_kernel/") + flush_name, "flush"), names,
                                  [s, flush](benchmark::State& state) {
                                    timed_loop(
                                        state, [](cudaStream_t st) { launch_empty_kernel(st); }, 0, s.copy_gbs,
                                        flush);
                                  }),
               s.repetitions, 100);
-    configure(
-        register_benchmark(std::string("flush/copy/") + flush_name + "/bytes:" + std::to_string(bytes), names,
-                           [s, flush, bytes](benchmark::State& state) {
-                             static const copy_fixture copy = [&] {
-                               copy_fixture c(bytes);
-                               c.launch(nullptr);
-                               if (!c.verify()) throw error("cudaMemcpy wrote wrong data");
-                               return c;
-                             }();
-                             timed_loop(
-                                 state, [](cudaStream_t st) { copy.launch(st); }, 2.0 * double(bytes),
-                                 s.copy_gbs, flush);
-                           }),
-        s.repetitions, 100);
+    configure(register_benchmark(
+                  identify(std::string("copy/") + flush_name, "flush bytes=" + std::to_string(bytes)), names,
+                  [s, flush, bytes](benchmark::State& state) {
+                    static const copy_fixture copy = [&] {
+                      copy_fixture c(bytes);
+                      c.launch(nullptr);
+                      if (!c.verify()) throw error("cudaMemcpy wrote wrong data");
+                      return c;
+                    }();
+                    timed_loop(
+                        state, [](cudaStream_t st) { copy.launch(st); }, 2.0 * double(bytes), s.copy_gbs,
+                        flush);
+                  }),
+              s.repetitions, 100);
   }
 }
 
@@ -363,8 +359,7 @@ void launch_scatter(const tasks_launch& a) { kept().ordered->scatter(a); }
 // problem (the form the part belongs to), then `launch` timed.
 void add_kept(const std::string& name, tasks_launch_fn checked, tasks_launch_fn launch,
               const tasks_problem& p, const settings& s, std::vector<std::string>& names) {
-  const std::string problem = result_name(p.describe());
-  configure(register_benchmark("tasks/" + name + problem.substr(problem.find('/')), names,
+  configure(register_benchmark(identify(name, p.describe()), names,
                                [p, s, checked, launch](benchmark::State& state) {
                                  const tasks_fixture& f = fixture_for<tasks_fixture>(p);
                                  kept().wanted = p.describe();

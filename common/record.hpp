@@ -14,6 +14,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace cdl {
 
@@ -61,6 +62,29 @@ inline std::string result_name(std::string describe) {
   for (char& c : describe) c = c == ' ' ? '/' : c == '=' ? ':' : c;
   return describe;
 }
+
+// A problem's fields, from its describe(): "image op=sobel 3840x2160 r=1" -> {"workload": "image",
+// "op": "sobel", "shape": "3840x2160", "r": "1"}. Values are text, as a name has them; a token
+// without a key is the problem's "shape".
+nlohmann::json problem_fields(const std::string& describe);
+
+// A benchmark's identity, made once from its parts (docs/results_format.md): its name
+// ("map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:1") and the same parts as fields,
+// which every record of it carries, so that no reader takes a name apart: the problem's fields
+// and the entry's ("strategy[.variant][/form]"): {"strategy": "04_function_pointer", "variant":
+// "table", "form": "vec", ...}.
+struct benchmark_id {
+  std::string name;
+  nlohmann::json fields;
+};
+benchmark_id identify(const std::string& entry, const std::string& describe);
+
+// cdl_run's records in cdl_bench's results format (docs/results_format.md), so that one reader
+// serves both: a record's median, min and max as Google Benchmark's aggregates (µs), each with its
+// fields as the label and its counters; one that failed validation as an error entry. A user's op
+// (--expr) is the problem's op "expression", its text in the field of that name.
+nlohmann::json benchmark_entries(const run_record& r);
+nlohmann::json results_document(const std::vector<run_record>& records, const environment& env);
 
 // Writes `path` through a temporary file in the same directory and a rename: a reader (or a run
 // interrupted half way) sees the old file or the whole new one, never part of one.

@@ -33,6 +33,66 @@ std::filesystem::path temp_file(const char* name) {
   return std::filesystem::temp_directory_path() / ("cdl_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
+// A benchmark's name and fields come from the same parts, so a reader of the fields sees what the
+// name says: every workload's form of describe(), an entry with and without a variant or a form.
+TEST(BenchmarkId, NameAndFieldsSayTheSame) {
+  const benchmark_id map = identify("04_function_pointer.table/vec", "map op=sine type=f32 n=4 k=16");
+  EXPECT_EQ(map.name, "map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:16");
+  EXPECT_EQ(map.fields, nlohmann::json({{"workload", "map"},
+                                        {"strategy", "04_function_pointer"},
+                                        {"variant", "table"},
+                                        {"form", "vec"},
+                                        {"op", "sine"},
+                                        {"type", "f32"},
+                                        {"n", "4"},
+                                        {"k", "16"}}));
+  const benchmark_id image = identify("09_shared_memory/tiled", "image op=box_blur 3840x2160 r=8");
+  EXPECT_EQ(image.name, "image/09_shared_memory/tiled/op:box_blur/3840x2160/r:8");
+  EXPECT_EQ(image.fields["shape"], "3840x2160");
+  EXPECT_FALSE(image.fields.contains("variant"));
+  const benchmark_id copy = identify("cudaMemcpy", "copy bytes=1024");
+  EXPECT_EQ(copy.name, "copy/cudaMemcpy/bytes:1024");
+  EXPECT_FALSE(copy.fields.contains("form"));
+  EXPECT_EQ(identify("empty_kernel/none", "flush").name, "flush/empty_kernel/none");
+  EXPECT_EQ(identify("copy/memset", "flush bytes=64").name, "flush/copy/memset/bytes:64");
+  EXPECT_EQ(identify("parts/sort", "tasks layout=random distinct=32 n=8").name,
+            "tasks/parts/sort/layout:random/distinct:32/n:8");
+  EXPECT_EQ(identify("numba.op_switch.hoisted/scalar", "map op=sine type=f32 n=4 k=1").fields["variant"],
+            "op_switch.hoisted");
+}
+
+// cdl_run --json writes cdl_bench's results format: the aggregates the report reads, each with the
+// fields its name says; a record that failed validation is an error entry, never a time.
+TEST(BenchmarkId, CdlRunsRecordsAreTheResultsFormat) {
+  run_record r = sample_record();
+  const nlohmann::json entries = benchmark_entries(r);
+  ASSERT_EQ(entries.size(), 3u);
+  const nlohmann::json& median = entries[0];
+  EXPECT_EQ(median["run_name"], "map/04_function_pointer.table/vec/op:sine/type:f32/n:16777216/k:16");
+  EXPECT_EQ(median["aggregate_name"], "median");
+  EXPECT_DOUBLE_EQ(median["real_time"].get<double>(), r.timing.median_ms * 1e3);
+  EXPECT_EQ(median["time_unit"], "us");
+  EXPECT_EQ(median["frac_copy"], 0.97);
+  const nlohmann::json fields = nlohmann::json::parse(median["label"].get<std::string>());
+  EXPECT_EQ(fields["strategy"], "04_function_pointer");
+  EXPECT_EQ(fields["variant"], "table");
+  EXPECT_EQ(fields["n"], "16777216");
+  const nlohmann::json doc = results_document({r}, r.env);
+  EXPECT_EQ(doc["context"]["git_revision"], "abc123");
+  EXPECT_EQ(nlohmann::json::parse(doc["context"]["cdl_environment"].get<std::string>())["device"]["name"],
+            "NVIDIA H100 80GB HBM3");
+  r.validation.passed = false;
+  const nlohmann::json failed = benchmark_entries(r);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(failed[0]["error_occurred"].get<bool>());
+  EXPECT_FALSE(failed[0].contains("real_time"));
+  r.problem["op"] = "expression";
+  r.problem["expression"] = "x * x + 1";
+  const nlohmann::json users = nlohmann::json::parse(benchmark_entries(r)[0]["label"].get<std::string>());
+  EXPECT_EQ(users["op"], "expression");
+  EXPECT_EQ(users["expression"], "x * x + 1");
+}
+
 TEST(Record, JsonRoundTrip) {
   const run_record a = sample_record();
   const nlohmann::json j = a;

@@ -65,12 +65,35 @@ def read_json(path, what):
 
 
 def parse_name(run_name):
-    """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value})."""
+    """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value}): a name taken
+    apart, for files written before a benchmark's records carried its fields (identity)."""
     parts = [p for p in run_name.split("/") if not p.startswith(GB_SUFFIXES)]
     if len(parts) < 3:
         raise ResultsError(f"benchmark name {run_name!r} is not workload/strategy/form/...")
     fields = dict(p.split(":", 1) if ":" in p else ("shape", p) for p in parts[3:])
     return parts[0], parts[1] + "/" + parts[2], fields
+
+
+def identity(name, record):
+    """(workload, entry, {key: value}) of a benchmark from the fields its records carry (the label,
+    a JSON object: docs/results_format.md), or, in a file written before records carried them, from
+    its name (parse_name). A label that is not a benchmark's fields, or says another benchmark than
+    the name, is refused."""
+    label = record.get("label") if isinstance(record, dict) else None
+    if not label:
+        return parse_name(name)
+    try:
+        f = {k: str(v) for k, v in json.loads(label).items()}
+        workload, strategy, form = f.pop("workload"), f.pop("strategy"), f.pop("form")
+    except (ValueError, AttributeError, KeyError) as e:
+        raise ResultsError(f"benchmark {name}: its label is not a benchmark's fields ({e}): {label[:80]}")
+    variant = f.pop("variant", None)
+    entry = f"{strategy}.{variant}/{form}" if variant else f"{strategy}/{form}"
+    if not name.startswith(f"{workload}/{entry}/"):
+        raise ResultsError(
+            f"benchmark {name}: its label's fields name another benchmark ({workload}/{entry})"
+        )
+    return workload, entry, f
 
 
 def strategy_of(entry):
@@ -182,7 +205,7 @@ class Bench:
             elif name.startswith("copy/"):
                 self.copies[int(name.split("bytes:")[1].split("/")[0])] = row
             else:
-                workload, entry, fields = parse_name(name)
+                workload, entry, fields = identity(name, row.get("counters"))
                 self.problems[(workload, tuple(sorted(fields.items())))][entry] = row
         # Whether the run measured the tiled GEMM's step forms (`tiled_step0`...): builds from before
         # the skeleton had them ran an earlier tiled kernel.

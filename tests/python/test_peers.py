@@ -4,6 +4,7 @@ JAX's timing and the revision recorded (the runner's and the results file's test
 Run by ctest:
     test_peers.py CDL_PROBLEM
 """
+import json
 import os
 import shutil
 import subprocess
@@ -42,6 +43,26 @@ class ProblemTest(unittest.TestCase):
         self.assertEqual(len(set(t.inputs["tasks"]["op"])), 32)
         self.assertEqual(self.problems["image"].size, 37 * 5)
         self.assertEqual(self.problems["zip"].dtype, np.float64)
+
+    def test_a_peers_benchmark_is_named_and_labelled_as_cdl_bench_names_and_labels_its_own(self):
+        """The name as record.hpp's identify makes it, the label its fields (the problem's, from
+        cdl_problem, and the case's), a JSON object as nlohmann/json writes one: sorted, compact."""
+        name, label = self.problems["map"].identify("numba.op_switch.hoisted/scalar")
+        self.assertEqual(name, "map/numba.op_switch.hoisted/scalar/op:exp_sin_cos/type:f32/n:1000/k:4")
+        fields = {
+            "workload": "map",
+            "strategy": "numba",
+            "variant": "op_switch.hoisted",
+            "form": "scalar",
+            "op": "exp_sin_cos",
+            "type": "f32",
+            "n": "1000",
+            "k": "4",
+        }
+        self.assertEqual(label, json.dumps(fields, sort_keys=True, separators=(",", ":")))
+        fields = json.loads(self.problems["image"].identify("cupy.RawKernel/scalar")[1])
+        self.assertEqual((fields["variant"], fields["shape"]), ("RawKernel", "37x5"))
+        self.assertNotIn("variant", json.loads(self.problems["image"].identify("cupy/scalar")[1]))
 
     def test_the_reference_is_the_workload_s(self):
         # exp(sin(a) cos(a)) summed over a = x + j/4096, j < k, in float64 from float32 arguments.

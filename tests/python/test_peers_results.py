@@ -13,7 +13,8 @@ import tempfile
 import unittest
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness, experiment, results_file  # noqa: E402
+from cdl_peers import __main__ as runner, harness, experiment, records, results_file  # noqa: E402
+from cdl_peers.problem import Problem  # noqa: E402
 from helpers import report_text  # noqa: E402
 
 
@@ -38,6 +39,13 @@ class ResultsTest(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.dir)
+
+    def identify(self, case):
+        """(name, label) of a peer's case on the C++ run's problem, as the peer makes them from the
+        problem.json that cdl_problem writes (its fields beside its name)."""
+        fields = dict(p.split(":", 1) for p in self.problem.split("/"))
+        info = {"name": "map/" + self.problem, "workload": "map", "fields": dict(fields, workload="map")}
+        return Problem("", info).identify(case)
 
     def write_python(self, benchmarks, experiments=(), cpp_stages=()):
         part = {
@@ -76,9 +84,11 @@ class ResultsTest(unittest.TestCase):
         return run, report_text(os.path.join(self.dir, "out"))
 
     def test_the_report_sets_peers_beside_the_strategies_and_answers_the_claims(self):
-        run_name = f"map/numba.inline/scalar/{self.problem}/iterations:3/repeats:3/manual_time"
-        entries = harness.result_entries(
+        name, label = self.identify("numba.inline/scalar")
+        run_name = f"{name}/iterations:3/repeats:3/manual_time"
+        entries = records.result_entries(
             run_name,
+            label,
             [0.30, 0.31, 0.32],
             {"GB/s": 2000.0, "frac_copy": 0.66, "max_rel_err": 1e-7, "first_call_ms": 85.0},
             3,
@@ -190,10 +200,12 @@ class ResultsTest(unittest.TestCase):
             and b["run_name"].startswith("map/01_template_functor/vec/")
             and b["run_name"].split("/iterations:")[0].endswith(self.problem)
         )
-        run_name = f"map/triton.constexpr_fn/block/{self.problem}/iterations:3/repeats:3/manual_time"
+        name, label = self.identify("triton.constexpr_fn/block")
+        run_name = f"{name}/iterations:3/repeats:3/manual_time"
         time_us = 1.5 * base["real_time"]
-        entries = harness.result_entries(
+        entries = records.result_entries(
             run_name,
+            label,
             [time_us / 1e3] * 3,
             {"GB/s": 1500.0, "frac_copy": 0.5, "max_rel_err": 1e-7, "first_call_ms": 900.0},
             3,
@@ -227,8 +239,10 @@ class ResultsTest(unittest.TestCase):
         self.assertIn("Cheapest new op: Triton's, 110.0 ms in a warm process.", section[2])
 
     def test_a_wrong_python_result_fails_the_report(self):
-        run_name = f"map/numba.inline/scalar/{self.problem}"
-        self.write_python([harness.error_entry(run_name, "validation failed: WRONG RESULT: 3 of 9 elements")])
+        run_name, label = self.identify("numba.inline/scalar")
+        self.write_python(
+            [records.error_entry(run_name, label, "validation failed: WRONG RESULT: 3 of 9 elements")]
+        )
         run, text = self.report()
         self.assertEqual(run.returncode, 1)
         self.assertIn(f"`{run_name}`: validation failed: WRONG RESULT", text)

@@ -5,7 +5,7 @@ import os
 import unittest
 
 from helpers import FixtureTest
-from cdl_report.results import parse_name, ResultsError
+from cdl_report.results import Bench, identity, parse_name, ResultsError
 
 
 class RefusalTest(FixtureTest):
@@ -162,6 +162,62 @@ class NamingTest(unittest.TestCase):
     def test_a_name_without_a_form_is_refused(self):
         with self.assertRaises(ResultsError):
             parse_name("map/01_template_functor")
+
+
+LABEL_04 = {
+    "workload": "map",
+    "strategy": "04_function_pointer",
+    "variant": "table",
+    "form": "vec",
+    "op": "sine",
+    "type": "f32",
+    "n": "4",
+    "k": "16",
+}
+
+
+class FieldsTest(FixtureTest):
+    """A record's fields (its label: docs/results_format.md) are what the report reads; a file from
+    before records carried them is read by its names, to the same problems."""
+
+    def test_a_records_fields_say_what_its_name_says(self):
+        name = "map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:16"
+        self.assertEqual(identity(name, {"label": json.dumps(LABEL_04)}), parse_name(name))
+        self.assertEqual(identity(name, {}), parse_name(name))
+
+    def test_a_label_that_is_not_the_names_benchmarks_fields_is_refused(self):
+        for name, label in (
+            ("map/01_template_functor/vec/op:sine/type:f32/n:4/k:16", json.dumps(LABEL_04)),
+            ("map/04_function_pointer.table/vec/op:sine", "op=sine"),
+            ("map/04_function_pointer.table/vec/op:sine", json.dumps({"op": "sine"})),
+        ):
+            with self.subTest(label=label), self.assertRaises(ResultsError):
+                identity(name, {"label": label})
+
+    def test_a_file_whose_records_carry_their_fields_reads_as_one_that_does_not(self):
+        path = os.path.join(self.results, "bench.json")
+
+        def problems():  # {(workload, fields): {entry: median}}
+            return {k: {e: r["median"] for e, r in es.items()} for k, es in Bench(path).problems.items()}
+
+        before = problems()
+
+        def label(doc):
+            for b in doc["benchmarks"]:
+                name = b["run_name"].split("/iterations:")[0].split("/min_time:")[0]
+                if not name.startswith(("jit/", "copy/")):
+                    workload, entry, fields = parse_name(name)
+                    way, form = entry.split("/")
+                    strategy, _, variant = way.partition(".")
+                    extra = {"variant": variant} if variant else {}
+                    b["label"] = json.dumps(
+                        dict(fields, workload=workload, strategy=strategy, form=form, **extra)
+                    )
+
+        self.edit_results(label)
+        after = problems()
+        self.assertGreater(len(after), 10)
+        self.assertEqual(after, before)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ peer's figure means what a strategy's figure means:
     with nothing between (event_gap_us);
   * the copy bandwidth (a device-to-device copy of max(1 GiB, 8 x L2)) is measured by each peer's
     own library in the same process; every bandwidth is a fraction of it.
-The records are Google Benchmark aggregates, as cdl_bench writes them."""
+The records are Google Benchmark entries, as cdl_bench writes them (records.py)."""
 import importlib
 import json
 import os
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem, validate
+from .records import error_entry, result_entries
 
 PYTHON_SCHEMA = "cdl-python/1"
 
@@ -133,61 +134,6 @@ class Case:
 # Running one system
 
 
-def result_entries(run_name, rep_ms, counters, repetitions, iterations):
-    """Every repetition, then Google Benchmark's aggregates (median, mean, min, max, cv), in
-    microseconds, as cdl_bench writes them."""
-    mean = statistics.fmean(rep_ms)
-    values = {
-        "median": statistics.median(rep_ms),
-        "mean": mean,
-        "min": min(rep_ms),
-        "max": max(rep_ms),
-        "cv": (statistics.stdev(rep_ms) / mean) if len(rep_ms) > 1 and mean > 0 else 0.0,
-    }
-    out = [
-        {
-            "name": run_name,
-            "run_name": run_name,
-            "run_type": "iteration",
-            "repetitions": repetitions,
-            "repetition_index": i,
-            "threads": 1,
-            "iterations": iterations,
-            "real_time": ms * 1e3,
-            "cpu_time": 0.0,
-            "time_unit": "us",
-        }
-        for i, ms in enumerate(rep_ms)
-    ]
-    for agg, v in values.items():
-        e = {
-            "name": f"{run_name}_{agg}",
-            "run_name": run_name,
-            "run_type": "aggregate",
-            "repetitions": repetitions,
-            "threads": 1,
-            "aggregate_name": agg,
-            "aggregate_unit": "percentage" if agg == "cv" else "time",
-            "iterations": iterations,
-            "real_time": v if agg == "cv" else v * 1e3,
-            "cpu_time": 0.0,
-            "time_unit": "us",
-        }
-        e.update(counters)
-        out.append(e)
-    return out
-
-
-def error_entry(run_name, message):
-    return {
-        "name": run_name,
-        "run_name": run_name,
-        "run_type": "iteration",
-        "error_occurred": True,
-        "error_message": message,
-    }
-
-
 def measure_copy_gbs(dev, l2_bytes, repetitions=20, batch=8):
     """Device-to-device copy bandwidth (bytes read + written) of max(1 GiB, 8 x L2), as the C++ suite
     measures it. Each timing spans `batch` copies in a row, so that the library's per-call host
@@ -212,7 +158,7 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
     is appended to `keep`, which the caller holds for the problem's every case: a system that
     returns a new array each call (torch.compile, JAX) can then never be handed memory where an
     earlier case left the right answer, which would pass for a result it did not write."""
-    run_prefix = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
+    run_prefix, label = problem.identify(case.name)
     inputs = {k: dev.upload(np.ascontiguousarray(a)) for k, a in problem.inputs.items()}
     out = dev.empty_like(np.empty(problem.size, dtype=problem.dtype))
     dev.poison(out)
@@ -227,7 +173,7 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
     iterations = settings.iterations_for(problem.info["min_bytes"], copy_gbs)
     run_name = f"{run_prefix}/iterations:{iterations}/repeats:{settings.repetitions}/manual_time"
     if not v.passed:
-        return [error_entry(run_name, "validation failed: " + v.summary)], v
+        return [error_entry(run_name, label, "validation failed: " + v.summary)], v
     launch()  # warm-up beyond the first call
     host_us = host_call_us(dev, launch)
     hold_us = 2 * host_us + 20  # past the call's host time, with room for its spread
@@ -242,7 +188,7 @@ def run_case(dev, case, problem, settings, copy_gbs, keep):
         "host_us": host_us,
         "hold_us": hold_us,
     }
-    return result_entries(run_name, rep_ms, counters, settings.repetitions, iterations), v
+    return result_entries(run_name, label, rep_ms, counters, settings.repetitions, iterations), v
 
 
 def host_call_us(dev, launch, calls=7):
@@ -335,18 +281,18 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     )
     keep, kept_for = [], None
     for i, (case, problem) in enumerate(work, 1):
-        label = f"{problem.workload}/{case.name}/{problem.name.split('/', 1)[1]}"
+        name, label = problem.identify(case.name)
         if problem is not kept_for:
             keep, kept_for = [], problem
         try:
             entries, v = run_case(dev, case, problem, settings, copy_gbs, keep)
             status = v.summary if v.passed else "FAILED " + v.summary
         except Exception as e:  # a compile error or a crash in the peer's library is a failure, loudly
-            entries = [error_entry(label, error_text(e))]
+            entries = [error_entry(name, label, error_text(e))]
             status = "FAILED " + error_text(e, 1)
         part["benchmarks"] += entries
         print(
-            f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {label}: {status}",
+            f"[{system.NAME} {i}/{len(work)}, {time.perf_counter() - start:.1f} s in] {name}: {status}",
             file=sys.stderr,
             flush=True,
         )

@@ -32,6 +32,19 @@ class Problem:
     def workload(self):
         return self.info["workload"]
 
+    def identify(self, case):
+        """(name, label) of case's benchmark on this problem, as record.hpp's identify makes a
+        cdl_bench benchmark's: the name, and the fields every record of it carries (the label: the
+        problem's fields from problem.json and the case's, "system.way/form" as strategy, variant and
+        form), a JSON object with sorted keys, as nlohmann/json writes one."""
+        way, _, form = case.partition("/")
+        strategy, _, variant = way.partition(".")
+        fields = dict(
+            self.info["fields"], strategy=strategy, form=form, **({"variant": variant} if variant else {})
+        )
+        label = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+        return f"{self.workload}/{case}/{self.name.split('/', 1)[1]}", label
+
     @property
     def dtype(self):
         return np.float32 if self.info["type"] == "f32" else np.float64

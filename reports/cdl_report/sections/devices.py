@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from ..compare import compare_runs, timed_rows
 from ..document import pow2, table
-from ..results import parse_name
+from ..results import identity
 from ..stats import median, quantile, span
 from .dispatch import BASE
 
@@ -66,14 +66,14 @@ def klass(s):
     return CLASSES[3]
 
 
-def family(name, l2_bytes):
-    """The group a benchmark is reported in: its workload; the map by k and by whether its working
-    set (input and output) fits in the larger L2 of the two."""
+def family(name, row, l2_bytes):
+    """The group a benchmark (its name, and its row: Bench.rows) is reported in: its workload; the
+    map by k and by whether its working set (input and output) fits in the larger L2 of the two."""
     if name.startswith(("jit/", "tiered/", "flush/")):
         return None
     if name.startswith("copy/"):
         return "copy"
-    workload, _, fields = parse_name(name)
+    workload, _, fields = identity(name, row.get("counters"))
     if workload != "map":
         return workload
     size = 8 if fields.get("type") == "f64" else 4
@@ -92,12 +92,18 @@ def key_figures(c, a, b):
             f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}",
         )
     ]
-    big = [n for n in rows if n.startswith(f"map/{BASE}/op:quadratic/type:f32/") and n.endswith("/k:1")]
+    timed = timed_rows(a.bench)
+    big = [
+        (int(f["n"]), n)
+        for n in rows
+        for w, e, f in [identity(n, timed[n].get("counters"))]
+        if (w, e, f.get("op"), f.get("type"), f.get("k")) == ("map", BASE, "quadratic", "f32", "1")
+    ]
     if big:
-        n = max(big, key=lambda n: int(parse_name(n)[2]["n"]))
+        size, n = max(big)
         out.append(
             (
-                f"map, 01 vec, quadratic, n = {pow2(parse_name(n)[2]['n'])}, k = 1: time B/A",
+                f"map, 01 vec, quadratic, n = {pow2(size)}, k = 1: time B/A",
                 "",
                 "",
                 f"{rows[n]:.3f}",
@@ -169,8 +175,9 @@ def _find(a, b):
     bw, sm = expected(da, db)
     l2 = max(da["l2"], db["l2"])
     groups = defaultdict(list)
+    timed = timed_rows(a.bench)
     for name, ratio, _, _ in c["rows"]:
-        f = family(name, l2)
+        f = family(name, timed[name], l2)
         if f:
             groups[f].append(ratio)
     counts_all = defaultdict(int)
