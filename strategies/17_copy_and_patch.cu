@@ -16,7 +16,8 @@
 //          cudaLibraryLoadData: no compiler, no PTX. The vec images hold four elements a thread,
 //          a region each, which nvcc interleaved; the patch keeps only the places of their steps
 //          and of the instructions making each element's x, gives each of the four its own
-//          registers from those nvcc used there, and interleaves the four again itself.
+//          registers from those nvcc used there (and any it left unused below them), and
+//          interleaves the four again itself.
 // Cost.    Per new op: microseconds of patching, then the load of the image (the images' whole
 //          cubin: its size sets the load's cost, which is why the stencils are a file of their
 //          own; one load holds both forms), then nvcc's own instructions in a loop that is not
@@ -717,6 +718,24 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     // x in the result's register where the lane has no other (an op of one value: x * x)
     lane.x = lane.pool.empty() ? lane.result : lane.pool.front();
     lane.pool.push_back(lane.result);
+  }
+  // A register below the highest the window writes that no instruction of the kernel names (a hole
+  // in nvcc's allocation), nor a 64- or 128-bit operand could reach from an aligned register below
+  // it that one names: nothing reads or writes it, so a lane may hold a value there. Each goes to
+  // the lane with the fewest registers, before its result's.
+  std::set<int> named;
+  for (std::size_t n = 0; n < k.count; ++n)
+    for (int field : {dest_field, 3, 4, 8}) named.insert(insn_at(n)[field]);
+  for (int r = 0; r < *written.rbegin(); ++r) {
+    bool reached = named.count(r) > 0;
+    for (int base = std::max(r - 3, 0); base < r && !reached; ++base)
+      reached = named.count(base) && (base % 4 == 0 || (base % 2 == 0 && base == r - 1));
+    if (reached) continue;
+    image& fewest =
+        *std::min_element(std::begin(im.lane), std::end(im.lane),
+                          [](const image& a, const image& b) { return a.pool.size() < b.pool.size(); });
+    fewest.pool.insert(fewest.pool.end() - 1, r);
+    if (fewest.x == fewest.result) fewest.x = r;
   }
   return im;
 }
