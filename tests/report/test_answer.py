@@ -101,6 +101,38 @@ class AnswerTest(FixtureTest):
         self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
         self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
+    def test_copy_and_patchs_row_names_the_ops_it_refuses(self):
+        """17's row (made from 03's quadratic medians at 1.1 times: it has no exp_sin_cos, as it refuses
+        the ops its stencils do not hold, and a first result at a hundredth of 08's compile): its worst
+        op among those it ran, the ops it refused named, its first result; and the headline's clause."""
+
+        def add_copy_and_patch(doc):
+            added = []
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("map/03_switch/vec/op:quadratic/"):
+                    scale = {"real_time": b["real_time"] * 1.1, "cpu_time": b["cpu_time"] * 1.1}
+                    added.append(renamed(b, "03_switch/", "17_copy_and_patch/", **scale))
+                elif b["run_name"].startswith("jit/compile/08/new_op"):
+                    scale = {"real_time": b["real_time"] / 100, "cpu_time": b["cpu_time"] / 100}
+                    added.append(renamed(b, "jit/compile/08/new_op", "jit/first_result/17/new_op", **scale))
+            doc["benchmarks"] += added
+
+        self.edit_results(add_copy_and_patch)
+        screen = self.first_screen(self.report())
+        rows = {r.split(" | ")[0][2:]: r.split(" | ") for r in screen.splitlines() if r.startswith("| ")}
+        row = rows["written by a user at run time, native code within a millisecond (no compiler)"]
+        self.assertTrue(row[1].startswith("`17_copy_and_patch`"), row)
+        self.assertTrue(row[1].endswith("(not exp_sin_cos: it refuses them)"), row[1])
+        self.assertEqual(row[3], f"{self.ratio('17_copy_and_patch', 'quadratic', 256):.2f}× quadratic")
+        m = medians(os.path.join(self.results, "bench.json"))
+        first = next(v for n, v in m.items() if n.startswith("jit/first_result/17/new_op"))
+        self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
+        self.assertIn(
+            f"`17_copy_and_patch` writes a new op's machine code with no compiler, its first", screen
+        )
+        # Beside the template, the others keep their rows without a refusal named.
+        self.assertNotIn("it refuses them", rows["known when the program is built"][1])
+
     def test_the_surprises_are_the_largest_of_each_rule(self):
         screen = self.first_screen(self.report())
         found = re.findall(r"(?m)^\d\. \*\*(.*?)\*\*", screen)

@@ -6,7 +6,7 @@ import os
 import re
 import unittest
 
-from helpers import ROOT, FixtureTest
+from helpers import ROOT, FixtureTest, renamed
 
 from cdl_report import document
 from cdl_report.sections import launches
@@ -139,6 +139,27 @@ class LaunchesTest(FixtureTest):
         )
         self.assertIn(f"| 10,000 | `08_expression_jit` ({total:.3g} ms) |", table)
         self.assertIn("The run timed no stream of launches to set the sum against.", table)
+
+    def test_copy_and_patch_is_a_route_where_the_run_has_it(self):
+        """17 beside the others: with its kernel as fast as 08's and a new op at a hundredth of 08's
+        compile, its total is the least at 10,000 launches, and its one-time cost is listed."""
+
+        def add_copy_and_patch(doc):
+            added = []
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("map/08_expression_jit/vec/op:quadratic/"):
+                    added.append(renamed(b, "08_expression_jit/", "17_copy_and_patch/"))
+                elif b["run_name"].startswith("jit/compile/08/new_op"):
+                    scale = {"real_time": b["real_time"] / 100, "cpu_time": b["cpu_time"] / 100}
+                    added.append(renamed(b, "jit/compile/08/new_op", "jit/first_result/17/new_op", **scale))
+            doc["benchmarks"] += added
+
+        self.edit_results(add_copy_and_patch)
+        first = self.report().split("\n## ", 1)[0]
+        table = first.split("**Your own op, by how many times it runs.**", 1)[1]
+        self.assertRegex(table, r"\| 10,000 \| `17_copy_and_patch` \(")
+        self.assertRegex(table, r"One-time: .*`17_copy_and_patch` [0-9.]+ ms")
+        self.assertIn("`17_copy_and_patch` runs only the ops its stencils hold", table)
 
 
 class DispatchCauseTest(FixtureTest):

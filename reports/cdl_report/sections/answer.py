@@ -43,6 +43,10 @@ SITUATIONS = [
         ("08_expression_jit", "07_jit_lto", "06_nvrtc_jit", "08_expression_jit.baseline"),
     ),
     ("written by a user at run time, its first result at once (no compiler)", ("16_interpreter",)),
+    (
+        "written by a user at run time, native code within a millisecond (no compiler)",
+        ("17_copy_and_patch",),
+    ),
     ("shipped precompiled, loaded or linked later", ("13_precompiled_plugin", "13_precompiled_plugin.lto")),
 ]
 # What each way is, in a few words.
@@ -68,6 +72,8 @@ WHAT = {
     "17_copy_and_patch": "the op in 08's language written into machine code compiled ahead of time",
 }
 CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
+# The ways that refuse some ops of the catalogue: the sweep has no row for those.
+REFUSES = ("17_copy_and_patch",)
 
 
 def ratios(bench, n, noise):
@@ -210,7 +216,7 @@ def add(doc, bench, noise, found):
         way = ways[0]
         op1, at1 = worst(r[way], 1)
         opk, atk = worst(r[way], top)
-        if way == "16_interpreter":
+        if way in ("16_interpreter", "17_copy_and_patch"):
             once = (
                 f"{new_op_ms[way]:.2f} ms from a new op's text to a 2^20 map's result"
                 if new_op_ms.get(way) is not None
@@ -245,10 +251,13 @@ def add(doc, bench, noise, found):
             if len(ways) > 1
             else ""
         )
+        # The ops the template ran that a way refuses (17 runs only what its stencils hold).
+        lacks = sorted(set(r.get(BASE, {}).get(top, {})) - set(r[way].get(top, {}))) if way in REFUSES else []
         rows.append(
             [
                 situation,
-                either or f"`{way}`: {WHAT.get(way, '')}",
+                (either or f"`{way}`: {WHAT.get(way, '')}")
+                + (f" (not {', '.join(lacks)}: it refuses them)" if lacks else ""),
                 times(op1, at1),
                 times(opk, atk),
                 once,
@@ -291,6 +300,14 @@ def add(doc, bench, noise, found):
             f" {new_op_ms['16_interpreter']:.2f} ms and runs at"
             f" {worst(r['16_interpreter'], top)[1][0]:.2f}× the template's time."
             if "16_interpreter" in chosen.values() and new_op_ms.get("16_interpreter") is not None
+            else ""
+        )
+        + (
+            f" For the ops its stencils hold, `17_copy_and_patch` writes a new op's machine code with no"
+            f" compiler, its first result in {new_op_ms['17_copy_and_patch']:.2f} ms, and runs at"
+            f" {worst(r['17_copy_and_patch'], top)[1][0]:.2f}× the template's time"
+            f" ({worst(r['17_copy_and_patch'], top)[0]})."
+            if "17_copy_and_patch" in chosen.values() and new_op_ms.get("17_copy_and_patch") is not None
             else ""
         )
         + "\n"

@@ -8,8 +8,9 @@ from . import jit_stages
 LAUNCHES = (1, 10, 100, 10_000)
 SIZES = (2**20, 2**24, 2**28)
 OP = "quadratic"
-# The routes that run an op typed at run time (jit_stages.NEW_OP's, its baseline tier aside).
-ROUTES = ("16_interpreter", "08_expression_jit", "07_jit_lto", "06_nvrtc_jit")
+# The routes that run an op typed at run time (jit_stages.NEW_OP's, its baseline tier aside); 17 runs
+# only the ops its stencils hold, the quadratic among them.
+ROUTES = ("16_interpreter", "17_copy_and_patch", "08_expression_jit", "07_jit_lto", "06_nvrtc_jit")
 
 
 def once(bench):
@@ -111,7 +112,8 @@ def add(doc, found):
         " (bench/run.cpp) times each route that can run an op typed at run time on your GPU and names the"
         " cheapest for L launches. Here, for the quadratic op at k = 1, the route that costs least in total"
         " (its one-time cost, then the launches' kernel time; two named where their ranges overlap), from"
-        " this run's figures:\n"
+        " this run's figures (`17_copy_and_patch` runs only the ops its stencils hold: + − × min max,"
+        " comparisons and ?:, as the quadratic; `cdl_run` says where it refuses yours):\n"
     )
     doc.add(table(["launches"] + [f"n = {pow2(n)}" for n in sizes], rows))
     doc.add(
