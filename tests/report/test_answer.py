@@ -74,61 +74,55 @@ class AnswerTest(FixtureTest):
         )
         self.assertIn("![Time over the template's against k", screen)
 
-    def test_a_users_op_needed_at_once_is_the_interpreters_row(self):
-        """16's row: its worst op at each k over the template, and its first result's stage (here made
-        from 03's medians at 1.5 times, and from 08's compile stage at a thousandth)."""
+    def with_a_run_time_way(self, way, route, rows_from, times, first_result_over_08):
+        """The first screen's rows, the fixture given `way`: its map rows made from those of 03 whose
+        names start with rows_from, at `times` 03's medians, and its first result (route `route`)
+        from 08's new-op compile, divided by first_result_over_08; and that first result (ms)."""
 
-        def add_interpreter(doc):
+        def add(doc):
             added = []
             for b in doc["benchmarks"]:
-                if b["run_name"].startswith("map/03_switch/"):
-                    scale = {"real_time": b["real_time"] * 1.5, "cpu_time": b["cpu_time"] * 1.5}
-                    added.append(renamed(b, "03_switch/", "16_interpreter/", **scale))
+                if b["run_name"].startswith(rows_from):
+                    scale = {"real_time": b["real_time"] * times, "cpu_time": b["cpu_time"] * times}
+                    added.append(renamed(b, "03_switch/", f"{way}/", **scale))
                 elif b["run_name"].startswith("jit/compile/08/new_op"):
-                    scale = {"real_time": b["real_time"] / 1000, "cpu_time": b["cpu_time"] / 1000}
-                    added.append(renamed(b, "jit/compile/08/new_op", "jit/first_result/16/new_op", **scale))
+                    scale = {k: b[k] / first_result_over_08 for k in ("real_time", "cpu_time")}
+                    added.append(
+                        renamed(b, "jit/compile/08/new_op", f"jit/first_result/{route}/new_op", **scale)
+                    )
             doc["benchmarks"] += added
 
-        self.edit_results(add_interpreter)
+        self.edit_results(add)
         screen = self.first_screen(self.report())
         rows = {r.split(" | ")[0][2:]: r.split(" | ") for r in screen.splitlines() if r.startswith("| ")}
+        m = medians(os.path.join(self.results, "bench.json"))
+        first = next(v for n, v in m.items() if n.startswith(f"jit/first_result/{route}/new_op"))
+        return screen, rows, first
+
+    def test_a_users_op_needed_at_once_is_the_interpreters_row(self):
+        """16's row: its worst op at each k over the template, and its first result's stage."""
+        screen, rows, first = self.with_a_run_time_way("16_interpreter", "16", "map/03_switch/", 1.5, 1000)
         row = rows["written by a user at run time, its first result at once (no compiler)"]
         self.assertTrue(row[1].startswith("`16_interpreter`"), row)
         worst = max(("quadratic", "exp_sin_cos"), key=lambda op: self.ratio("16_interpreter", op, 256))
         self.assertEqual(row[3], f"{self.ratio('16_interpreter', worst, 256):.2f}× {worst}")
-        m = medians(os.path.join(self.results, "bench.json"))
-        first = next(v for n, v in m.items() if n.startswith("jit/first_result/16/new_op"))
         self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
         self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
     def test_copy_and_patchs_row_names_the_ops_it_refuses(self):
-        """17's row (made from 03's quadratic medians at 1.1 times: it has no exp_sin_cos, as it refuses
-        the ops its stencils do not hold, and a first result at a hundredth of 08's compile): its worst
-        op among those it ran, the ops it refused named, its first result; and the headline's clause."""
-
-        def add_copy_and_patch(doc):
-            added = []
-            for b in doc["benchmarks"]:
-                if b["run_name"].startswith("map/03_switch/vec/op:quadratic/"):
-                    scale = {"real_time": b["real_time"] * 1.1, "cpu_time": b["cpu_time"] * 1.1}
-                    added.append(renamed(b, "03_switch/", "17_copy_and_patch/", **scale))
-                elif b["run_name"].startswith("jit/compile/08/new_op"):
-                    scale = {"real_time": b["real_time"] / 100, "cpu_time": b["cpu_time"] / 100}
-                    added.append(renamed(b, "jit/compile/08/new_op", "jit/first_result/17/new_op", **scale))
-            doc["benchmarks"] += added
-
-        self.edit_results(add_copy_and_patch)
-        screen = self.first_screen(self.report())
-        rows = {r.split(" | ")[0][2:]: r.split(" | ") for r in screen.splitlines() if r.startswith("| ")}
+        """17's row, made from 03's quadratic alone (it refuses the ops its stencils do not hold, here
+        exp_sin_cos): its worst op among those it ran, the ops it refused named, its first result;
+        and the headline's clause."""
+        screen, rows, first = self.with_a_run_time_way(
+            "17_copy_and_patch", "17", "map/03_switch/vec/op:quadratic/", 1.1, 100
+        )
         row = rows["written by a user at run time, native code within a millisecond (no compiler)"]
         self.assertTrue(row[1].startswith("`17_copy_and_patch`"), row)
         self.assertTrue(row[1].endswith("(not exp_sin_cos: it refuses them)"), row[1])
         self.assertEqual(row[3], f"{self.ratio('17_copy_and_patch', 'quadratic', 256):.2f}× quadratic")
-        m = medians(os.path.join(self.results, "bench.json"))
-        first = next(v for n, v in m.items() if n.startswith("jit/first_result/17/new_op"))
         self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
         self.assertIn(
-            f"`17_copy_and_patch` writes a new op's machine code with no compiler, its first", screen
+            "`17_copy_and_patch` writes a new op's machine code with no compiler, its first", screen
         )
         # Beside the template, the others keep their rows without a refusal named.
         self.assertNotIn("it refuses them", rows["known when the program is built"][1])
