@@ -106,6 +106,17 @@ task_layout parse_layout(const std::string& text) {
 
 int parse_int(const std::string& text) { return int(parse_size(text)); }
 
+// What every problem.json says first: its name and fields (as cdl_bench names and labels the
+// problem), its tolerance, the bytes a kernel must move and the arrays it reads.
+template <class Problem, class Tolerance>
+nlohmann::json about(const Problem& p, const Tolerance& tolerance, const std::vector<std::string>& inputs) {
+  return {{"name", result_name(p.describe())},
+          {"fields", problem_fields(p.describe())},
+          {"tolerance", tolerance},
+          {"min_bytes", p.min_bytes()},
+          {"inputs", inputs}};
+}
+
 // Writes the arrays and returns what problem.json says about them.
 nlohmann::json write_problem(const std::filesystem::path& dir, const std::string& workload, fields& f) {
   nlohmann::json j;
@@ -121,17 +132,13 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
       write_npy<reference_value>(dir / "reference.npy", reference_descr,
                                  map_reference(p.op, std::span<const T>(x), p.k));
     });
-    j = {{"name", result_name(p.describe())},
-         {"fields", problem_fields(p.describe())},
-         {"tolerance", map_tolerance(p)},
-         {"min_bytes", p.min_bytes()},
-         {"inputs", {"x"}},
-         {"op", info(p.op).name},
-         {"type", to_string(p.type)},
-         {"n", p.n},
-         {"k", p.k},
-         {"source", info(p.op).source},
-         {"map_delta", map_delta}};
+    j = about(p, map_tolerance(p), {"x"});
+    j.update({{"op", info(p.op).name},
+              {"type", to_string(p.type)},
+              {"n", p.n},
+              {"k", p.k},
+              {"source", info(p.op).source},
+              {"map_delta", map_delta}});
   } else if (workload == "zip") {
     zip_problem p{parse_zip_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n"))};
     f.finish();
@@ -142,15 +149,9 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
       write_npy<T>(dir / "y.npy", descr_of<T>(), h.y);
       write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
     });
-    j = {{"name", result_name(p.describe())},
-         {"fields", problem_fields(p.describe())},
-         {"tolerance", zip_tolerance(p)},
-         {"min_bytes", p.min_bytes()},
-         {"inputs", {"x", "y"}},
-         {"op", info(p.op).name},
-         {"type", to_string(p.type)},
-         {"n", p.n},
-         {"source", info(p.op).source}};
+    j = about(p, zip_tolerance(p), {"x", "y"});
+    j.update(
+        {{"op", info(p.op).name}, {"type", to_string(p.type)}, {"n", p.n}, {"source", info(p.op).source}});
   } else if (workload == "tasks") {
     tasks_problem p{parse_layout(f.take("layout")), parse_int(f.take("distinct")), parse_size(f.take("n"))};
     f.finish();
@@ -158,17 +159,13 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     write_npy<float>(dir / "x.npy", descr_of<float>(), h.x);
     write_npy<task>(dir / "tasks.npy", task_descr, h.tasks);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
-    j = {{"name", result_name(p.describe())},
-         {"fields", problem_fields(p.describe())},
-         {"tolerance", tasks_tolerance()},
-         {"min_bytes", p.min_bytes()},
-         {"inputs", {"x", "tasks"}},
-         {"type", "f32"},
-         {"n", p.n},
-         {"layout", to_string(p.layout)},
-         {"distinct", p.distinct},
-         {"task_op_count", task_op_count},
-         {"source", task_op_source}};
+    j = about(p, tasks_tolerance(), {"x", "tasks"});
+    j.update({{"type", "f32"},
+              {"n", p.n},
+              {"layout", to_string(p.layout)},
+              {"distinct", p.distinct},
+              {"task_op_count", task_op_count},
+              {"source", task_op_source}});
   } else if (workload == "image") {
     const image_op op = parse_op<image_op>(f.take("op"), image_op_catalogue, "image");
     const std::string size = f.take("size");
@@ -178,17 +175,13 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     const image_host h = make_image_host(p, default_seed);
     write_npy<float>(dir / "in.npy", descr_of<float>(), h.in);
     write_npy<reference_value>(dir / "reference.npy", reference_descr, h.reference);
-    j = {{"name", result_name(p.describe())},
-         {"fields", problem_fields(p.describe())},
-         {"tolerance", image_tolerance(p)},
-         {"min_bytes", p.min_bytes()},
-         {"inputs", {"in"}},
-         {"op", info(op).name},
-         {"type", "f32"},
-         {"width", p.width},
-         {"height", p.height},
-         {"r", p.r},
-         {"source", info(op).source}};
+    j = about(p, image_tolerance(p), {"in"});
+    j.update({{"op", info(op).name},
+              {"type", "f32"},
+              {"width", p.width},
+              {"height", p.height},
+              {"r", p.r},
+              {"source", info(op).source}});
   } else {
     throw error("unknown workload '" + workload + "' (valid: map, zip, tasks, image)");
   }
