@@ -81,13 +81,13 @@ run_record run_row(const row& w, const options& o, const environment& env) {
                 std::string(to_string(ran)).c_str(), o.problem.n);
   r.form = to_string(ran);
   r.workload = "map";
-  const bool users = !o.expr.empty() && w.op == o.expr;
-  r.problem = {{"op", users ? "expression" : w.op},
+  const bool user_op = !o.expr.empty() && w.op == o.expr;
+  r.problem = {{"op", user_op ? "expression" : w.op},
                {"type", to_string(o.problem.type)},
                {"n", o.problem.n},
                {"k", o.problem.k},
                {"seed", o.seed}};
-  if (users) r.problem["expression"] = o.expr;
+  if (user_op) r.problem["expression"] = o.expr;
   r.env = env;
   // The first launch pays whatever a strategy sets up on first use: a JIT compiles and loads.
   const auto start = std::chrono::steady_clock::now();

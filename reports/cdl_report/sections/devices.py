@@ -81,8 +81,9 @@ def family(name, row, l2_bytes):
     return f"map, k = {fields['k']}, {where}"
 
 
-def key_figures(c, a, b):
-    """The figures a reader asks for first: (what, A, B, B/A or B - A)."""
+def key_figures(c, a, b, timed):
+    """The figures a reader asks for first: (what, A, B, B/A or B - A); timed: run A's rows by name
+    (compare.timed_rows)."""
     rows = {n: r for n, r, _, _ in c["rows"]}
     out = [
         (
@@ -92,7 +93,6 @@ def key_figures(c, a, b):
             f"{b.bench.copy_gbs / a.bench.copy_gbs:.3f}",
         )
     ]
-    timed = timed_rows(a.bench)
     big = [
         (int(f["n"]), n)
         for n in rows
@@ -117,7 +117,7 @@ def key_figures(c, a, b):
         n = max(gemm, key=lambda n: int(n.split("/")[-1].split("x")[0]))
         shape = n.split("/")[-1]
         out.append((f"tiled GEMM, 01, {shape}: time B/A", "", "", f"{rows[n]:.3f}"))
-        cublas = [_cublas_fraction(timed_rows(r.bench), n, shape) for r in (a, b)]
+        cublas = [_cublas_fraction(t, n, shape) for t in (timed, timed_rows(b.bench))]
         if None not in cublas:
             out.append(
                 (
@@ -215,7 +215,7 @@ def _find(a, b):
         "alike": abs(sm - 1) <= c["threshold"],
         "stages": sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/")),
         "penalties_by_k": by_k,
-        "figures": key_figures(c, a, b),
+        "figures": key_figures(c, a, b, timed),
     }
 
 
