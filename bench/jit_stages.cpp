@@ -140,12 +140,12 @@ constexpr const char* tier_mode_names[] = {"03_switch",          "06_nvrtc_jit",
 // One stream: `launches` launches of a new text of the quadratic op, each mode as its name says.
 void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int repetitions,
                        std::vector<std::string>& names) {
-  const std::string name = std::string("tiered/") + tier_mode_names[int(mode)] +
-                           "/vec/op:quadratic/type:f32/n:" + std::to_string(n) + "/k:" + std::to_string(k) +
-                           "/launches:" + std::to_string(launches);
+  const benchmark_id id = identify(std::string(tier_mode_names[int(mode)]) + "/vec",
+                                   "tiered op=quadratic type=f32 n=" + std::to_string(n) +
+                                       " k=" + std::to_string(k) + " launches=" + std::to_string(launches));
   configure_repetitions(
       register_benchmark(
-          name, names,
+          id, names,
           [mode, n, k, launches](benchmark::State& state) {
             static std::map<std::pair<std::size_t, int>, std::unique_ptr<map_fixture>> fixtures;
             auto& f = fixtures[{n, k}];

@@ -57,6 +57,11 @@ TEST(BenchmarkId, NameAndFieldsSayTheSame) {
   EXPECT_EQ(identify("copy/memset", "flush bytes=64").name, "flush/copy/memset/bytes:64");
   EXPECT_EQ(identify("parts/sort", "tasks layout=random distinct=32 n=8").name,
             "tasks/parts/sort/layout:random/distinct:32/n:8");
+  const benchmark_id stream =
+      identify("10_tiered_dispatch.expression/vec", "tiered op=quadratic type=f32 n=1024 k=1 launches=100");
+  EXPECT_EQ(stream.name,
+            "tiered/10_tiered_dispatch.expression/vec/op:quadratic/type:f32/n:1024/k:1/launches:100");
+  EXPECT_EQ(stream.fields["launches"], "100");
   EXPECT_EQ(identify("numba.op_switch.hoisted/scalar", "map op=sine type=f32 n=4 k=1").fields["variant"],
             "op_switch.hoisted");
 }
