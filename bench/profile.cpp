@@ -75,10 +75,11 @@ void add_all(std::vector<target>& out, const Problem& p, const Entries& entries,
     if (pick(e)) add<Fixture>(out, p, e, workload, elements, shared);
 }
 
-// The default set (issue 19): the map kernel of every strategy, scalar and vec, at k = 1 and 64
-// beyond L2; the per-element switch, table and virtual kernels of tasks, uniform and random;
-// every form of the objects workload (11), sorted and random; the tiled GEMM of every strategy and
-// 01's naive one; the blur, global and tiled.
+// The default set: the map kernel of every strategy, scalar and vec, at k = 1 and 64 beyond L2
+// (the quadratic), and 01's and 17's vec kernels of the square and the threshold at k = 64; the
+// per-element switch, table and virtual kernels of tasks, uniform and random; every form of the
+// objects workload (11), sorted and random; the tiled GEMM of every strategy and 01's naive one;
+// the blur, global and tiled.
 std::vector<target> targets() {
   const registry& r = get_registry();
   std::vector<target> out;
@@ -95,6 +96,12 @@ std::vector<target> targets() {
           return (e.form == map_form::scalar || e.form == map_form::vec) &&
                  e.strategy != "10_tiered_dispatch" && !unreachable;
         });
+  // 17 beside the template on the other catalogue ops it runs: what its time over the template's
+  // is made of (its instructions, and the issue slots it keeps busy).
+  for (map_op op : {map_op::square, map_op::threshold})
+    add_all<map_fixture>(out, map_problem{op, dtype::f32, n, 64}, r.map, "map", n, [](const map_entry& e) {
+      return e.name() == "01_template_functor/vec" || e.name() == "17_copy_and_patch/vec";
+    });
   for (const tasks_problem& p :
        {tasks_problem{task_layout::uniform, 1, n}, tasks_problem{task_layout::random, 32, n}})
     add_all<tasks_fixture>(out, p, r.tasks, "tasks", n, [](const tasks_entry& e) {

@@ -129,3 +129,42 @@ class ProfileTest(FixtureTest):
         with open(os.path.join(self.results, "profile.json"), "w") as f:
             f.write("{")
         self.assert_refused("profile.json")
+
+    def test_17s_time_over_the_templates_is_split_into_its_counted_parts_in_every_outcome(self):
+        """17's rows, op by op: the threshold made from the quadratic's kernels with 1.7 times 17's
+        instructions, and each outcome of the rule that names the part its extra time is."""
+        from cdl_report.sections import profile as section_module
+
+        def threshold(doc):
+            for k in list(doc["kernels"]):
+                if (
+                    k["entry"] in ("01_template_functor/vec", "17_copy_and_patch/vec")
+                    and "k=64" in k["problem"]
+                ):
+                    t = dict(k, problem=k["problem"].replace("op=quadratic", "op=threshold"))
+                    if k["entry"].startswith("17"):
+                        t["warp_instructions_per_element"] *= 1.7
+                        t["duration_us"] *= 1.7
+                    doc["kernels"].append(t)
+
+        shutil.copy(REFERENCE, self.results)
+        self.edit_results(threshold, "profile.json")
+        section = (
+            self.report().split("### What 17's time over the template's is made of")[1].split("\n### ")[0]
+        )
+        self.assertIn("| quadratic | ", section)
+        self.assertIn("- `quadratic`: the same instructions, fewer issue slots busy", section)
+        self.assertIn("- `threshold`: more instructions and a different share of issue slots busy", section)
+        # the quadratic's rows are still the calls' table's (its k = 64 kernels, not the threshold's)
+        self.assertIn("| 01_template_functor/vec, k = 64 | 0.95 | 392.0 |", self.report())
+        which = section_module.which_part
+        self.assertTrue(which(1.001, 1.0).startswith("no part differs"))
+        self.assertTrue(which(1.0, 1.07).startswith("the same instructions, fewer issue slots"))
+        self.assertTrue(which(1.71, 1.01).startswith("more instructions, the same issue slots"))
+        self.assertTrue(which(1.33, 1.04).startswith("more instructions and a different share"))
+        t = {"duration_us": 10.0, "warp_instructions_per_element": 20.0, "issue_active": 0.8}
+        c = {"duration_us": 17.7, "warp_instructions_per_element": 34.2, "issue_active": 0.774}
+        time, instructions, issue = section_module.parts(t, c)
+        self.assertAlmostEqual(time, 1.77)
+        self.assertAlmostEqual(instructions, 1.71)
+        self.assertAlmostEqual(issue, 0.8 / 0.774)

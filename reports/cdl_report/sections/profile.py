@@ -5,6 +5,7 @@ A *wait* is a stall reason other than `selected` (the cycle a warp issues) and `
 warp ready, another picked): each reason's share is of the cycles a warp spent per issued
 instruction, as ncu's warp-state statistics count them."""
 from ..document import fmt_time, table
+from ..stats import NOISE
 
 NOT_WAITING = ("selected", "not_selected")
 CALLS = (
@@ -31,11 +32,13 @@ def top_wait(k):
 
 
 def pick(profile, workload, entry, problem_has=""):
+    """The first kernel of the workload's entry whose problem has every `key=value` of problem_has."""
+    wanted = set(problem_has.split())
     return next(
         (
             k
             for k in profile["kernels"]
-            if k["workload"] == workload and k["entry"] == entry and problem_has in k["problem"]
+            if k["workload"] == workload and k["entry"] == entry and wanted <= set(k["problem"].split())
         ),
         None,
     )
@@ -92,13 +95,21 @@ def find(bench, profile):
     calls = {}
     for k_ in (1, 64):
         for e in CALLS:
-            k = pick(profile, "map", e + "/vec", f"k={k_}")
+            k = pick(profile, "map", e + "/vec", f"op=quadratic k={k_}")
             if k:
                 calls[(e, k_)] = k
     measured = {entry for (w, _), entries in bench.problems.items() if w == "map" for entry in entries}
     pairs = [
         (e, pick(profile, "map", e + "/scalar", "k=1"), pick(profile, "map", e + "/vec", "k=1"))
         for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual")
+    ]
+    patched = [
+        (
+            op,
+            pick(profile, "map", "01_template_functor/vec", f"op={op} k=64"),
+            pick(profile, "map", "17_copy_and_patch/vec", f"op={op} k=64"),
+        )
+        for op in ("quadratic", "square", "threshold")
     ]
     tasks = [
         (e, pick(profile, "tasks", e, "layout=uniform"), pick(profile, "tasks", e, "layout=random"))
@@ -134,6 +145,7 @@ def find(bench, profile):
         "calls": calls,
         "absent": [e for e in CALLS if (e, 64) not in calls and e + "/vec" in measured],
         "pairs": [(e, s, v) for e, s, v in pairs if s and v],
+        "patched": [(op, t, c) for op, t, c in patched if t and c],
         "tasks": [(e, u, r) for e, u, r in tasks if u and r],
         "tiles": [(label, k) for label, k in tiles if k],
         "asked": asked,
@@ -196,6 +208,8 @@ def add(doc, bench, found):
                 "Measured in this run but not in this `profile.json` (profiled before they existed, or"
                 " left out): " + ", ".join(f"`{e}`" for e in absent) + ".\n"
             )
+
+    patched_parts(doc, found["patched"])
 
     # Why the scalar form stops below copy.
     pairs = found["pairs"]
@@ -264,6 +278,72 @@ def add(doc, bench, found):
                 [[a, f"{o:.2f}", f"{i:.1f}", f"{r} ({s:.0%})"] for a, o, i, r, s in found["asked"]],
             )
         )
+
+
+def parts(t, c):
+    """17's time over the template's (under the profiler) and its two counted parts: its warp
+    instructions over the template's, and the template's issue slots busy over its own."""
+    return (
+        c["duration_us"] / t["duration_us"],
+        c["warp_instructions_per_element"] / t["warp_instructions_per_element"],
+        t["issue_active"] / c["issue_active"],
+    )
+
+
+def which_part(instructions, issue):
+    """What 17's extra time is, from its two parts: the same instruction count to two decimals is the
+    same work; an issue ratio within the noise is no difference in issue slots."""
+    same_work, same_issue = round(instructions, 2) == 1.0, abs(issue - 1) <= NOISE
+    if same_work and same_issue:
+        return "no part differs: the same instructions, the same issue slots busy"
+    if same_work:
+        return "the same instructions, fewer issue slots busy: the stalls the patch writes"
+    if same_issue:
+        return "more instructions, the same issue slots busy: the instructions the patch writes"
+    return "more instructions and a different share of issue slots busy: both parts"
+
+
+def patched_parts(doc, items):
+    """17 beside the template, op by op: its time as instructions times issue slots."""
+    if not items:
+        return
+    doc.add("### What 17's time over the template's is made of (vec, float32, 2^24, k = 64)\n")
+    doc.add(
+        "Where every SM issues for the whole kernel, a kernel takes its warp instructions over the issue"
+        " slots it keeps busy. So 17's time over the template's is the product of two counted parts: its"
+        " instructions over the template's (what the patch writes against what nvcc wrote for the same op)"
+        " and the template's issue slots busy over its own (the stalls each instruction carries).\n"
+    )
+    rows, lines = [], []
+    for op, t, c in items:
+        time, instructions, issue = parts(t, c)
+        rows.append(
+            [
+                op,
+                f"{time:.2f}",
+                f"{c['warp_instructions_per_element']:.2f} / {t['warp_instructions_per_element']:.2f}",
+                f"{instructions:.2f}",
+                f"{c['issue_active']:.2f} / {t['issue_active']:.2f}",
+                f"{issue:.2f}",
+                f"{instructions * issue:.2f}",
+            ]
+        )
+        lines.append(f"- `{op}`: {which_part(instructions, issue)}.")
+    doc.add(
+        table(
+            [
+                "op",
+                "time ×",
+                "warp instructions / element (17 / 01)",
+                "instructions ×",
+                "issue slots busy (17 / 01)",
+                "issue ×",
+                "instructions × issue",
+            ],
+            rows,
+        )
+    )
+    doc.add("\n".join(lines) + "\n")
 
 
 def stall_bars(doc, items):
