@@ -84,12 +84,12 @@ def identity(name, record):
         return parse_name(name)
     try:
         f = {k: str(v) for k, v in json.loads(label).items()}
-        workload, strategy, form = f.pop("workload"), f.pop("strategy"), f.pop("form")
+        workload, strategy = f.pop("workload"), f.pop("strategy")
     except (ValueError, AttributeError, KeyError) as e:
         raise ResultsError(f"benchmark {name}: its label is not a benchmark's fields ({e}): {label[:80]}")
-    variant = f.pop("variant", None)
-    entry = f"{strategy}.{variant}/{form}" if variant else f"{strategy}/{form}"
-    if not name.startswith(f"{workload}/{entry}/"):
+    variant, form = f.pop("variant", None), f.pop("form", None)  # the copy has neither
+    entry = strategy + (f".{variant}" if variant else "") + (f"/{form}" if form else "")
+    if not (name + "/").startswith(f"{workload}/{entry}/"):
         raise ResultsError(
             f"benchmark {name}: its label's fields name another benchmark ({workload}/{entry})"
         )

@@ -153,15 +153,20 @@ class ProfileTest(FixtureTest):
             self.report().split("### What 17's time over the template's is made of")[1].split("\n### ")[0]
         )
         self.assertIn("| quadratic | ", section)
-        self.assertIn("- `quadratic`: the same instructions, fewer issue slots busy", section)
-        self.assertIn("- `threshold`: more instructions and a different share of issue slots busy", section)
+        self.assertIn("- `quadratic`: the same instructions; 1.07× from the issue slots busy", section)
+        self.assertIn(
+            "- `threshold`: 1.71× the instructions and 1.07× from the issue slots busy: mostly the"
+            " instructions.",
+            section,
+        )
         # the quadratic's rows are still the calls' table's (its k = 64 kernels, not the threshold's)
         self.assertIn("| 01_template_functor/vec, k = 64 | 0.95 | 392.0 |", self.report())
         which = section_module.which_part
         self.assertTrue(which(1.001, 1.0).startswith("no part differs"))
-        self.assertTrue(which(1.0, 1.07).startswith("the same instructions, fewer issue slots"))
-        self.assertTrue(which(1.71, 1.01).startswith("more instructions, the same issue slots"))
-        self.assertTrue(which(1.33, 1.04).startswith("more instructions and a different share"))
+        self.assertTrue(which(1.0, 1.07).startswith("the same instructions; 1.07× from the issue slots"))
+        self.assertTrue(which(1.71, 1.01).startswith("1.71× the instructions, the same issue slots busy"))
+        self.assertTrue(which(1.33, 1.04).endswith("mostly the instructions"))
+        self.assertTrue(which(1.02, 1.30).endswith("mostly the issue slots busy"))
         t = {"duration_us": 10.0, "warp_instructions_per_element": 20.0, "issue_active": 0.8}
         c = {"duration_us": 17.7, "warp_instructions_per_element": 34.2, "issue_active": 0.774}
         time, instructions, issue = section_module.parts(t, c)

@@ -184,6 +184,10 @@ class FieldsTest(FixtureTest):
         name = "map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:16"
         self.assertEqual(identity(name, {"label": json.dumps(LABEL_04)}), parse_name(name))
         self.assertEqual(identity(name, {}), parse_name(name))
+        copy = {"label": json.dumps({"bytes": "1024", "strategy": "cudaMemcpy", "workload": "copy"})}
+        self.assertEqual(
+            identity("copy/cudaMemcpy/bytes:1024", copy), ("copy", "cudaMemcpy", {"bytes": "1024"})
+        )
 
     def test_a_label_that_is_not_the_names_benchmarks_fields_is_refused(self):
         for name, label in (
@@ -202,10 +206,14 @@ class FieldsTest(FixtureTest):
 
         before = problems()
 
-        def label(doc):
+        def label(doc):  # as cdl_bench labels them: the copy's fields have no form
             for b in doc["benchmarks"]:
                 name = b["run_name"].split("/iterations:")[0].split("/min_time:")[0]
-                if not name.startswith(("jit/", "copy/")):
+                if name.startswith("copy/"):
+                    b["label"] = json.dumps(
+                        {"bytes": name.split(":")[1], "strategy": "cudaMemcpy", "workload": "copy"}
+                    )
+                elif not name.startswith("jit/"):
                     workload, entry, fields = parse_name(name)
                     way, form = entry.split("/")
                     strategy, _, variant = way.partition(".")

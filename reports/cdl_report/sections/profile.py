@@ -4,6 +4,8 @@ validated launch of each profiled kernel, set out per question the rest of the r
 A *wait* is a stall reason other than `selected` (the cycle a warp issues) and `not_selected` (a
 warp ready, another picked): each reason's share is of the cycles a warp spent per issued
 instruction, as ncu's warp-state statistics count them."""
+import math
+
 from ..document import fmt_time, table
 from ..stats import NOISE
 
@@ -292,15 +294,19 @@ def parts(t, c):
 
 def which_part(instructions, issue):
     """What 17's extra time is, from its two parts: the same instruction count to two decimals is the
-    same work; an issue ratio within the noise is no difference in issue slots."""
+    same work; an issue ratio within the noise is no difference in issue slots; where both differ,
+    the larger (in log terms) is named."""
     same_work, same_issue = round(instructions, 2) == 1.0, abs(issue - 1) <= NOISE
     if same_work and same_issue:
         return "no part differs: the same instructions, the same issue slots busy"
     if same_work:
-        return "the same instructions, fewer issue slots busy: the stalls the patch writes"
+        return f"the same instructions; {issue:.2f}× from the issue slots busy (the stalls the patch writes)"
     if same_issue:
-        return "more instructions, the same issue slots busy: the instructions the patch writes"
-    return "more instructions and a different share of issue slots busy: both parts"
+        return f"{instructions:.2f}× the instructions, the same issue slots busy (the steps the patch writes)"
+    main = (
+        "the instructions" if abs(math.log(instructions)) >= abs(math.log(issue)) else "the issue slots busy"
+    )
+    return f"{instructions:.2f}× the instructions and {issue:.2f}× from the issue slots busy: mostly {main}"
 
 
 def patched_parts(doc, items):
