@@ -66,6 +66,11 @@ struct row {
   map_launcher launch;
   map_form form;
   std::string strategy, variant, op;
+  // The first launch of its strategy in this process: what the strategy loads on first use (a
+  // library, a module, 17's stencils) is in it, as in a new process, unless an earlier strategy
+  // loaded it (07 shares NVRTC with 06); the strategy's other rows reuse it.
+  bool first_use = false;
+  double setup_ms = 0;  // what the first use did before the row ran (17's learning), added to it
 };
 
 run_record run_row(const row& w, const options& o, const environment& env) {
@@ -94,6 +99,7 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   w.fixture->launch(w.launch, w.form, nullptr);
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
   r.first_launch_ms =
+      w.setup_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   r.validation = w.fixture->run_and_validate(w.launch, w.form);
@@ -108,9 +114,10 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   r.fraction_of_copy = r.bandwidth_gbs / env.copy_bandwidth_gbs;
   std::printf(
       "%-44s %10.4f ms  (p10 %.4f, p90 %.4f)  %7.0f GB/s  %5.3f of copy  max rel err %-8.2g first launch "
-      "%.1f ms\n",
+      "%.1f ms%s\n",
       w.name.c_str(), r.timing.median_ms, r.timing.p10_ms, r.timing.p90_ms, r.bandwidth_gbs,
-      r.fraction_of_copy, r.validation.max_rel_error, r.first_launch_ms);
+      r.fraction_of_copy, r.validation.max_rel_error, r.first_launch_ms,
+      w.first_use ? " (its route's first use here)" : "");
   return r;
 }
 
@@ -175,7 +182,7 @@ int run(const options& o) {
   std::vector<row> rows;
   std::unique_ptr<host_op> host_reference;
   std::unique_ptr<map_fixture> user_fixture;
-  bool tiered_passed = true;
+  bool tiered_passed = true, ran_tiers = false;
   if (!o.expr.empty()) {
     custom_map_op reference;
     if (program) {
@@ -192,6 +199,7 @@ int run(const options& o) {
     if (program && o.launches == 0 &&
         (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
       tiered_passed = tiered_stream(*user_fixture, user_expression, map_form::vec);
+      ran_tiers = true;
       std::printf(
           "  (08's vec rows below launch the kernels the tiers compiled; --strategy with another\n"
           "   strategy leaves the tiers out, and every route's first launch is its own)\n");
@@ -210,14 +218,25 @@ int run(const options& o) {
                              interpreter::launch_map(a, user_expression);
                            }});
     }
+    // The vec form first: the one a user runs carries its strategy's first use (where the tiers ran,
+    // they made 08's, 16's and 17's).
+    const auto first_use = [&](const std::string& strategy) {
+      return !ran_tiers || strategy == "06_nvrtc_jit" || strategy == "07_jit_lto";
+    };
     for (const auto& [strategy, launch] : launchers)
-      for (map_form form : {map_form::scalar, map_form::vec})
-        rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),
-                        launch, form, strategy, "", o.expr});
+      for (map_form form : {map_form::vec, map_form::scalar})
+        rows.push_back(
+            {strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(), launch, form,
+             strategy, "", o.expr,
+             form == map_form::vec && strategy != "08_expression_jit.baseline" && first_use(strategy)});
     // 17's patched kernel: float, the operations it has stencils for; the vec form where the op
     // fits its image (else the scalar image runs, and the line says why).
     if (program) {
-      if (const std::string why = copy_and_patch::refusal(o.expr, o.problem.type); !why.empty()) {
+      const auto learning = std::chrono::steady_clock::now();  // 17's stencils, learnt once a process
+      const std::string why = copy_and_patch::refusal(o.expr, o.problem.type);
+      const double learnt_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - learning).count();
+      if (!why.empty()) {
         std::printf("17_copy_and_patch/vec [--expr]: not run: %s\n", why.c_str());
       } else {
         if (const std::string why = copy_and_patch::scalar_only(o.expr); !why.empty())
@@ -227,7 +246,7 @@ int run(const options& o) {
                         [&user_expression](const map_launch& a) {
                           copy_and_patch::launch_map(a, user_expression.source);
                         },
-                        map_form::vec, "17_copy_and_patch", "", o.expr});
+                        map_form::vec, "17_copy_and_patch", "", o.expr, first_use("17"), learnt_ms});
       }
     }
   }
@@ -262,7 +281,11 @@ int run(const options& o) {
     records.push_back(run_row(w, o, env));
     all_passed = all_passed && records.back().validation.passed;
   }
-  if (o.launches > 0) print_launches(o, records);
+  if (o.launches > 0) {
+    std::vector<bool> first_use;
+    for (const row& w : rows) first_use.push_back(w.first_use);
+    print_launches(o, records, first_use);
+  }
   if (!o.json_path.empty()) write_json_atomic(o.json_path, results_document(records, env));
   return all_passed ? 0 : 3;
 }

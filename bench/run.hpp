@@ -43,8 +43,10 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user);
 bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form);
 
 // --launches: each route that ran the user's op, its total for o.launches launches (its first, the
-// compile in it, then the rest at its median), and the cheapest (run_expr.cpp).
-void print_launches(const options& o, const std::vector<run_record>& records);
+// compile in it, then the rest at its median), and the cheapest (run_expr.cpp); first_use[i] says
+// whether records[i]'s first launch was its route's first use in the process.
+void print_launches(const options& o, const std::vector<run_record>& records,
+                    const std::vector<bool>& first_use);
 
 // --steps: 16's program for the op, as JSON (run_expr.cpp).
 int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in);

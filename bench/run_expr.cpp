@@ -61,25 +61,30 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
   return passed && first[last] >= 0;
 }
 
-void print_launches(const options& o, const std::vector<run_record>& records) {
+void print_launches(const options& o, const std::vector<run_record>& records,
+                    const std::vector<bool>& first_use) {
   struct total {
     std::string route;
     double low, median, high;  // ms: the first launch, then the rest at p10, median and p90
   };
   std::vector<total> totals;
   const double rest = double(o.launches - 1);
-  for (const run_record& r : records)
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const run_record& r = records[i];
     if (r.problem.value("expression", "") == o.expr && r.validation.passed)
-      totals.push_back({r.strategy + (r.variant.empty() ? "" : "." + r.variant) + "/" + r.form,
+      totals.push_back({r.strategy + (r.variant.empty() ? "" : "." + r.variant) + "/" + r.form +
+                            (first_use[i] ? " *" : ""),
                         r.first_launch_ms + rest * r.timing.p10_ms,
                         r.first_launch_ms + rest * r.timing.median_ms,
                         r.first_launch_ms + rest * r.timing.p90_ms});
+  }
   if (totals.empty()) return;
   std::sort(totals.begin(), totals.end(), [](const total& a, const total& b) { return a.median < b.median; });
   std::printf(
       "\n%lld launches of '%s' (map, type=%s n=%zu k=%d): each route's first launch (its compile in it),\n"
       "then the rest at its median (p10-p90); one measurement of each first launch, so its spread is not\n"
-      "in the range\n",
+      "in the range. * its route's first use in this process, as in a new process (its libraries load,\n"
+      "17 learns its stencils); a row without * reuses what its route's * row loaded\n",
       o.launches, o.expr.c_str(), std::string(to_string(o.problem.type)).c_str(), o.problem.n, o.problem.k);
   for (const total& t : totals)
     std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);

@@ -34,6 +34,8 @@ void usage(FILE* out) {
       "  against --op's reference: its op must be --op.\n"
       "  --launches N adds, for each route that ran --expr, its total for N launches (its first launch,\n"
       "  the compile in it, then N - 1 at its median) and names the cheapest; 10's tiers are left out.\n"
+      "  A strategy's vec row runs first and carries what the strategy loads on first use, as a new\n"
+      "  process would (marked *); its scalar row reuses it.\n"
       "  --steps FILE writes 16's program for the op in 08's language (--expr, else --op's text) as\n"
       "  JSON, for a program that loads 16's kernels from plugins/cdl_interpreter.fatbin, and exits.\n");
 }
