@@ -23,12 +23,17 @@
 //          own; one load holds both forms), then nvcc's own instructions in a loop that is not
 //          unrolled: in the vec form, four independent chains as nvcc's own vec kernel has, and
 //          the region's unused places (an instruction each). A condition costs three steps
-//          (compare to 1.0 or 0.0, mask, select) where nvcc writes two with a predicate. Once a
-//          process: reading the stencils. The language is what one instruction each can do:
-//          + - * min max, a * c + b, division by a power of two, comparisons and ?:; anything
-//          else (sin, sqrt, a division) is refused with the route to use instead, as is an op
-//          with more live values than the region's registers (the vec form's lanes have fewer
-//          each: such an op runs in the scalar form).
+//          (compare to 1.0 or 0.0, mask, select) where nvcc writes two with a predicate; ptxas
+//          writes a compare to all ones or zero as a compare into a predicate and a select, so no
+//          stencil makes the mask in one. And nvcc rewrites an op where the patch writes its steps
+//          as parsed (c ? 2 * x : x / 2 is one multiply by a selected constant, fused into the
+//          sum): the report splits 17's time over the template's into its instructions and the
+//          issue slots it keeps busy, counted by Nsight Compute. Once a process: reading the
+//          stencils. The language is what one instruction each can do: + - * min max, a * c + b,
+//          division by a power of two, comparisons and ?:; anything else (sin, sqrt, a division)
+//          is refused with the route to use instead, as is an op with more live values than the
+//          region's registers (the vec form's lanes have fewer each: such an op runs in the
+//          scalar form).
 // Use it   where a new op must run at native speed within a millisecond: a user typing formulas,
 //          the first tier of a tiered dispatch (10) in place of the interpreter (16).
 // Breaks   on another architecture's encoding (the stencils are learnt per cubin, so a new toolkit
