@@ -313,8 +313,8 @@ def patched_parts(doc, items):
     """17 beside the template, op by op: its time as instructions times issue slots."""
     if not items:
         return
-    doc.add("### What 17's time over the template's is made of (vec, float32, 2^24, k = 64)\n")
     doc.add(
+        "### What 17's time over the template's is made of (vec, float32, 2^24, k = 64)\n\n"
         "Where every SM issues for the whole kernel, a kernel takes its warp instructions over the issue"
         " slots it keeps busy. So 17's time over the template's is the product of two counted parts: its"
         " instructions over the template's (what the patch writes against what nvcc wrote for the same op)"
