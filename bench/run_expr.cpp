@@ -83,8 +83,9 @@ void print_launches(const options& o, const std::vector<run_record>& records,
   std::printf(
       "\n%lld launches of '%s' (map, type=%s n=%zu k=%d): each route's first launch (its compile in it),\n"
       "then the rest at its median (p10-p90); one measurement of each first launch, so its spread is not\n"
-      "in the range. * its route's first use in this process, as in a new process (its libraries load,\n"
-      "17 learns its stencils); a row without * reuses what its route's * row loaded\n",
+      "in the range. * the first launch of its strategy in this process, as in a new process (what the\n"
+      "strategy loads on first use, 17's stencils learnt; 07 reuses the NVRTC that 06 loaded); a row\n"
+      "without * reuses what its strategy's * row loaded\n",
       o.launches, o.expr.c_str(), std::string(to_string(o.problem.type)).c_str(), o.problem.n, o.problem.k);
   for (const total& t : totals)
     std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);
