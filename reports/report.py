@@ -44,7 +44,12 @@ def siblings(results):
     out = []
     for d in sorted(os.listdir(parent)):
         path = os.path.join(parent, d)
-        if os.path.samefile(path, results.directory) or not os.path.isfile(os.path.join(path, "bench.json")):
+        try:  # an entry can vanish between the listing and the look (another program's temporary file)
+            if not os.path.isfile(os.path.join(path, "bench.json")) or os.path.samefile(
+                path, results.directory
+            ):
+                continue
+        except OSError:
             continue
         try:
             other = Results(path)

@@ -136,3 +136,18 @@ class DevicesTest(FixtureTest):
         run = run_report(self.results, self.out, "--others", self.other)
         self.assertEqual(run.returncode, 2, run.stderr)
         self.assertNotIn("Traceback", run.stderr)
+
+    def test_an_entry_that_vanishes_while_the_siblings_are_read_is_passed_over(self):
+        """Another program's temporary file, listed beside the results and gone before it is looked at:
+        the siblings are the runs still there."""
+        import report as report_script  # reports/report.py
+
+        from cdl_report.results import Results
+
+        listdir = os.listdir
+        try:
+            os.listdir = lambda p: listdir(p) + ["tmpxft_gone"]
+            found = report_script.siblings(Results(self.results))
+        finally:
+            os.listdir = listdir
+        self.assertEqual([os.path.basename(r.directory) for r in found], [os.path.basename(self.other)])
