@@ -717,8 +717,8 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   for (int l = 0; l < lanes; ++l) {
     image& lane = im.lane[l];
     lane.kernel = im.kernel, lane.pool.clear();
-    if (l == last_lane && written.count(j) && !kept.count(j) && (!results.count(j) || j == lane.result))
-      lane.pool.push_back(j);
+    if (l == last_lane && written.count(j) && !kept.count(j) && !results.count(j))
+      lane.pool.push_back(j);  // (where j is the lane's result register, it joins as that, below)
     for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
     // x in the result's register where the lane has no other (an op of one value: x * x)
     lane.x = lane.pool.empty() ? lane.result : lane.pool.front();
