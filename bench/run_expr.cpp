@@ -79,29 +79,6 @@ void print_launches(const options& o, const std::vector<run_record>& records,
                         r.first_launch_ms + rest * r.timing.p90_ms});
   }
   if (totals.empty()) return;
-  // 10's tiers, modelled from the rows of the routes they are made of (16, then 17 or, where 17
-  // refuses the op, 08's baseline, then 08), each at its p10, median and p90 in turn.
-  const auto row_of = [&](const std::string& route) -> const run_record* {
-    for (const run_record& r : records)
-      if (r.problem.value("expression", "") == o.expr && r.validation.passed &&
-          r.strategy + (r.variant.empty() ? "" : "." + r.variant) + "/" + r.form == route)
-        return &r;
-    return nullptr;
-  };
-  const run_record *interpreter = row_of("16_interpreter/vec"), *optimised = row_of("08_expression_jit/vec"),
-                   *second = row_of("17_copy_and_patch/vec");
-  if (!second) second = row_of("08_expression_jit.baseline/vec");
-  const bool tiers = interpreter && second && optimised;
-  if (tiers) {
-    const auto at = [&](double timing_stats::*figure) {
-      const auto tier = [&](const run_record* r) {
-        return tier_figures{r->first_launch_ms, r->timing.*figure};
-      };
-      return tiered_total_ms(tier(interpreter), tier(second), tier(optimised), o.launches);
-    };
-    totals.push_back({"10_tiered_dispatch.expression/vec (modelled)", at(&timing_stats::p10_ms),
-                      at(&timing_stats::median_ms), at(&timing_stats::p90_ms)});
-  }
   std::sort(totals.begin(), totals.end(), [](const total& a, const total& b) { return a.median < b.median; });
   std::printf(
       "\n%lld launches of '%s' (map, type=%s n=%zu k=%d): each route's first launch (its compile in it),\n"
@@ -113,14 +90,6 @@ void print_launches(const options& o, const std::vector<run_record>& records,
   for (const total& t : totals)
     std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);
   // The cheapest, and beside it every route whose range overlaps its own: no cheaper or dearer.
-  if (tiers)
-    std::printf(
-        "(modelled: 10's tiers from the %s, %s and %s rows: each later tier takes over once its\n"
-        "making, its first launch less one launch, has passed, the third's after the second's, as one\n"
-        "host thread makes them)\n",
-        (interpreter->strategy + "/vec").c_str(),
-        (second->strategy + (second->variant.empty() ? "" : "." + second->variant) + "/vec").c_str(),
-        (optimised->strategy + "/vec").c_str());
   std::printf("cheapest: %s", totals[0].route.c_str());
   for (std::size_t i = 1; i < totals.size(); ++i)
     if (totals[i].low <= totals[0].high) std::printf(" or %s (the ranges overlap)", totals[i].route.c_str());

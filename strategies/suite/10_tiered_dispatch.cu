@@ -53,7 +53,6 @@
 #include "common/warm_threads.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <future>
 #include <map>
 #include <memory>
@@ -206,24 +205,6 @@ const char* to_string(tiered_expression::tier t) {
          : t == tiered_expression::tier::patched   ? "17's patched kernel"
          : t == tiered_expression::tier::baseline  ? "08's baseline tier"
                                                    : "08's optimised tier";
-}
-
-double tiered_total_ms(const tier_figures& interpreter, const tier_figures& second,
-                       const tier_figures& optimised, long long launches) {
-  if (launches <= 0) return 0;
-  const double second_ready = second.first_ms - second.launch_ms;  // its making, from the text
-  const double optimised_ready = second_ready + optimised.first_ms - optimised.launch_ms;
-  double total = interpreter.first_ms;
-  long long left = launches - 1;
-  // The launches a tier serves until `ready` has passed (each starts before it), whole at a time.
-  const auto serve = [&](double ready, double each) {
-    if (left <= 0 || total >= ready || each <= 0) return;
-    const long long k = std::min(left, static_cast<long long>(std::ceil((ready - total) / each)));
-    total += double(k) * each, left -= k;
-  };
-  serve(second_ready, interpreter.launch_ms);
-  serve(optimised_ready, second.launch_ms);
-  return total + double(left) * optimised.launch_ms;
 }
 
 namespace {

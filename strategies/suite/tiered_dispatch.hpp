@@ -87,17 +87,4 @@ class tiered_expression {
 };
 const char* to_string(tiered_expression::tier t);
 
-// tiered_expression's total over a stream of launches, modelled from each tier's figures measured
-// alone (its first launch, its making in it, then each launch): the interpreter serves from the
-// first launch; the second tier (17, or 08's baseline) is ready once its making has passed since the
-// text, the optimised tier once its own has passed after that (one host thread makes them in turn);
-// each launch takes the time of the tier serving when it starts. The host's time between launches
-// is in no figure, as in the other routes' totals.
-struct tier_figures {
-  double first_ms;   // the first launch, its making in it
-  double launch_ms;  // each launch after
-};
-double tiered_total_ms(const tier_figures& interpreter, const tier_figures& second,
-                       const tier_figures& optimised, long long launches);
-
 }  // namespace cdl
