@@ -25,7 +25,7 @@ def find(bench, noise):
     return {
         "streams": streams,
         "catalogue": family_find(streams, noise, MODES),
-        "expression": family_find(streams, noise, EXPRESSION) if has_expression else None,
+        "expression": family_find(streams, noise, EXPRESSION, PATCHED) if has_expression else None,
     }
 
 
@@ -69,12 +69,14 @@ def add(doc, found, noise):
             plot(doc, streams, EXPRESSION + (PATCHED,), "tiered_expression.png", "a user's new op")
 
 
-def family_find(streams, noise, modes_of):
-    """{(n, k): one family's streams (cheap way, JIT alone, tiered): "rows" [(launches, the three
-    medians, tiered over the better alone, the launch tiered moved on or -1)], "break_even" (the
-    first length the JIT alone beats the cheap way), "no_worse" and "better" (the lengths tiered is
-    within the noise of the better alone, and beats both), "worst" (length, ratio), and "start"
-    (the shortest stream's length, tiered minus the cheap way in µs, within the noise?)}."""
+def family_find(streams, noise, modes_of, rival=None):
+    """{(n, k): one family's streams (cheap way, JIT alone, tiered; and `rival` alone, another way a
+    tier runs, where the stream has it): "rows" [(launches, the three medians, tiered over the best
+    alone, the launch tiered moved on or -1, the rival's median or None)], "break_even" (the first
+    length the JIT alone beats the cheap way), "no_worse" and "better" (the lengths tiered is within
+    the noise of the best alone, and beats them all), "worst" (length, ratio), "rival" (whether any
+    stream has it), and "start" (the shortest stream's length, tiered minus the cheap way in µs,
+    within the noise?)}."""
     cheap, jit, tiered = modes_of
     found = {}
     for (n, k), by_launches in sorted(streams.items()):
@@ -86,7 +88,9 @@ def family_find(streams, noise, modes_of):
             if break_even is None and t[jit] < t[cheap]:
                 break_even = launches
             first_own = modes[tiered]["counters"].get("first_own_kernel_launch", -1)
-            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / min(t[cheap], t[jit]), first_own))
+            other = modes[rival]["median"] if rival in modes else None
+            best = min(x for x in (t[cheap], t[jit], other) if x is not None)
+            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / best, first_own, other))
         if not rows:
             continue
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
@@ -98,6 +102,7 @@ def family_find(streams, noise, modes_of):
             "no_worse": [r[0] for r in rows if r[4] <= 1 + noise],
             "better": [r[0] for r in rows if r[4] < 1 - noise],
             "worst": max(((r[0], r[4]) for r in rows), key=lambda p: p[1]),
+            "rival": any(r[6] is not None for r in rows),
             "start": (shortest, start_us, abs(start_us) <= noise * by_launches[shortest][cheap]["median"]),
         }
     return found
@@ -107,18 +112,21 @@ def family(doc, found, noise, words, cheap_word, plural):
     """The table and the findings of one family of streams (family_find()'s): the first size's in the
     report, the others' on the details page, each with a line here."""
     for i, ((n, k), f) in enumerate(found.items()):
+        # With a rival alone (17's patched kernel beside a user's op's tiers): the best of three.
+        rival = f["rival"]
+        best, all_of = ("the best", "all three") if rival else ("the better", "both")
         rows = [
-            [
-                launches,
-                fmt_time(cheap),
-                fmt_time(jit),
+            [launches, fmt_time(cheap), fmt_time(jit)]
+            + ([fmt_time(other) if other is not None else "–"] if rival else [])
+            + [
                 fmt_time(tiered),
                 f"{over:.2f}",
                 "never (the stream ended first)" if first_own < 0 else f"launch {int(first_own) + 1}",
             ]
-            for launches, cheap, jit, tiered, over, first_own in f["rows"]
+            for launches, cheap, jit, tiered, over, first_own, other in f["rows"]
         ]
-        parts = [table(["launches", *words, f"{words[2]} / the better alone", "its own kernel from"], rows)]
+        header = ["launches", *words[:2], *(["17 alone"] if rival else []), words[2]]
+        parts = [table(header + [f"{words[2]} / {best} alone", "its own kernel from"], rows)]
         shortest, start_us, same = f["start"]
         worst = f["worst"]
         whom, verb, adds = (
@@ -136,12 +144,12 @@ def family(doc, found, noise, words, cheap_word, plural):
         parts.append(
             verdict[0].upper()
             + verdict[1:]
-            + f". {whom.capitalize()} {verb} no more than the better of the two"
+            + f". {whom.capitalize()} {verb} no more than {best} of the {'three' if rival else 'two'} alone"
             f" (within the noise, {noise:.1%}) at "
             + (", ".join(str(L) for L in f["no_worse"]) or "no length")
-            + " launches, less than both at "
+            + f" launches, less than {all_of} at "
             + (", ".join(str(L) for L in f["better"]) or "none")
-            + f"; at most {worst[1]:.2f}× the better ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
+            + f"; at most {worst[1]:.2f}× {best} ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
             + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}"
             + (
                 "."
@@ -160,7 +168,7 @@ def family(doc, found, noise, words, cheap_word, plural):
             doc.detail(
                 f"The {cheap_word} alone, the JIT alone and {whom} at {size}",
                 "\n".join(parts),
-                f"At {size}, {verdict}; {whom} at most {worst[1]:.2f}× the better alone",
+                f"At {size}, {verdict}; {whom} at most {worst[1]:.2f}× {best} alone",
             )
 
 
