@@ -37,14 +37,13 @@
 #include "common/inputs.hpp"
 #include "common/jit_cache.hpp"
 #include "common/registry.hpp"
+#include "common/self_process.hpp"
 #include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/interpreter.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 #include "strategies/suite/tiered_dispatch.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,8 +61,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-
-extern char** environ;
 
 namespace cdl::bench {
 namespace {
@@ -270,30 +267,9 @@ double first_result(const route& r, const jit::op_text& op, std::size_t n) {
 
 // Runs `cdl_bench --cdl_jit_probe args...` and returns the seconds it printed.
 double probe(const std::vector<std::string>& args) {
-  int out[2];
-  if (::pipe(out) != 0) throw error("pipe failed");
-  std::vector<std::string> all{"/proc/self/exe", "--cdl_jit_probe"};
+  std::vector<std::string> all{"--cdl_jit_probe"};
   all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  std::string text;
-  char buf[256];
-  for (ssize_t got; (got = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(got));
-  ::close(out[0]);
-  int status = 0;
-  if (spawned != 0) throw error("cannot start the probe process: " + std::string(std::strerror(spawned)));
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw error("the probe process failed: " + text);
-  return std::stod(text);
+  return std::stod(run_self(all));
 }
 
 // What one timed operation reports: its seconds and, for a stage that has them, the parts of them

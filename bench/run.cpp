@@ -76,8 +76,7 @@ struct row {
 // A fraction of copy as the report prints it (reports/cdl_report/document.py, of_copy): plain where
 // it is a bandwidth finding; in parentheses with a dagger where the working set is under past_l2
 // L2s, whose reads and write-backs can then fall outside the timed kernel, or where it passes the
-// copy. The report's PAST_L2, the same rule.
-constexpr double past_l2 = 8;
+// copy (past_l2, run.hpp).
 bool copy_finding(const run_record& r) {
   return r.bytes >= past_l2 * double(r.env.device.l2_bytes) && r.fraction_of_copy <= 1;
 }
@@ -195,6 +194,11 @@ int run(const options& o) {
   }
   std::string why;
   if (!gpu_available(&why)) throw error(why);
+  if (o.tiers_stream) {
+    if (!program) throw error("--tiers-stream: the op is not in 08's language: " + not_in_language);
+    return tiers_stream(o, map_fixture(o.problem, o.seed, language_op(*program, o.expr_ulps)),
+                        user_expression);
+  }
   const double copy = measure_copy_bandwidth_gbs(default_copy_bytes());
   const environment env = current_environment(copy);
   std::printf("%s | copy %.0f GB/s | %s%s\n", env.device.name.c_str(), copy, o.problem.describe().c_str(),
@@ -221,7 +225,8 @@ int run(const options& o) {
     }
     user_fixture = std::make_unique<map_fixture>(o.problem, o.seed, reference);
     // First, while the text is new to this process: no tier's compile has been made yet.
-    // (not with --launches: each route's first launch must then be its own compile)
+    // (not with --launches: each route's first launch must then be its own compile, and the
+    // tiers' stream is measured in a process of its own)
     if (program && o.launches == 0 &&
         (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
       tiered_passed = tiered_stream(*user_fixture, user_expression, map_form::vec);
@@ -316,7 +321,15 @@ int run(const options& o) {
   if (o.launches > 0) {
     std::vector<bool> first_use;
     for (const row& w : rows) first_use.push_back(w.first_use);
-    print_launches(o, records, first_use);
+    // 10's tiers in a process of their own, where no route has compiled the op yet.
+    std::optional<tiers_total> tiers;
+    if (program && (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
+      tiers = measure_tiers(o);
+      if (!tiers->passed)
+        std::printf("10_tiered_dispatch.expression/vec [--expr] --launches: %s\n", tiers->summary.c_str());
+      all_passed = all_passed && tiers->passed;
+    }
+    print_launches(o, records, first_use, tiers);
   }
   if (!o.json_path.empty()) write_json_atomic(o.json_path, results_document(records, env));
   return all_passed ? 0 : 3;

@@ -9,6 +9,7 @@
 #include "common/record.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
+#include <array>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@ struct options {
   std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op
   std::string steps_path;      // --steps: write 16's program for --expr (or --op) and exit
   long long launches = 0;      // --launches: each route's total for this many launches of --expr
+  bool tiers_stream = false;   // --tiers-stream: the process --launches starts to measure 10's tiers
 };
 
 void usage(FILE* out);
@@ -42,11 +44,29 @@ int compile_times(const options& o, bool in_language, const jit::op_text& user);
 // A user's op through strategy 10's three tiers, each tier's first launch validated (run_expr.cpp).
 bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form);
 
+// A fraction of copy is a bandwidth finding only where the working set is at least this many L2s
+// (run.cpp's copy_finding; the report's PAST_L2, the same rule).
+constexpr double past_l2 = 8;
+
+// --launches' total for 10's tiers: o.launches launches of the op through them, the first
+// `measured` timed whole in a new process (the others at the last tier's p10, median, p90), and
+// the launch each tier first ran (-1: none).
+struct tiers_total {
+  long long measured = 0;
+  double stream_ms = 0, low = 0, median = 0, high = 0;
+  std::array<long long, 4> first{};
+  bool passed = false;
+  std::string summary;
+};
+tiers_total measure_tiers(const options& o);  // starts `cdl_run --tiers-stream ...` (run_expr.cpp)
+int tiers_stream(const options& o, const map_fixture& f, const jit::op_text& op);  // that process
+
 // --launches: each route that ran the user's op, its total for o.launches launches (its first, the
-// compile in it, then the rest at its median), and the cheapest (run_expr.cpp); first_use[i] says
-// whether records[i]'s first launch was its route's first use in the process.
+// compile in it, then the rest at its median), the tiers' where they were measured, and the
+// cheapest (run_expr.cpp); first_use[i] says whether records[i]'s first launch was its route's
+// first use in the process.
 void print_launches(const options& o, const std::vector<run_record>& records,
-                    const std::vector<bool>& first_use);
+                    const std::vector<bool>& first_use, const std::optional<tiers_total>& tiers);
 
 // --steps: 16's program for the op, as JSON (run_expr.cpp).
 int write_steps(const options& o, const std::optional<expr::program>& program, const std::string& not_in);

@@ -1,11 +1,13 @@
-// cdl_run with a user's op: the op through strategy 10's tiers, each route's total for a
-// number of launches (--launches), and 16's program written out for a loader of
-// plugins/cdl_interpreter.fatbin (--steps).
+// cdl_run with a user's op: the op through strategy 10's tiers, each route's total for a number of
+// launches (--launches; the tiers' stream measured whole in a new process), and 16's program
+// written out for a loader of plugins/cdl_interpreter.fatbin (--steps).
 #include "bench/run.hpp"
 
 #include "common/bytecode.hpp"
 #include "common/cli.hpp"
 #include "common/record.hpp"
+#include "common/self_process.hpp"
+#include "common/timing.hpp"
 #include "strategies/suite/tiered_dispatch.hpp"
 
 #include <algorithm>
@@ -61,8 +63,67 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
   return passed && first[last] >= 0;
 }
 
+// --launches' measure of 10's tiers (--tiers-stream, in a process cdl_run starts: in its own process
+// the other routes have compiled the op by then, and the tiers would find 08's kernel made, 16's and
+// 17's loaded). The op's launches through the tiers timed whole on the host clock, from the text to
+// the last one's result, up to the first launch on 08's optimised tier (all N where it comes later):
+// the host picks a tier as it queues a launch, up to `ahead` in front of the GPU, so no sum of
+// the tiers' own rows gives this. Then the result validated, and that tier's launches timed one by
+// one as every row's are, for the rest. Prints one JSON object.
+int tiers_stream(const options& o, const map_fixture& f, const jit::op_text& op) {
+  using tier = tiered_expression::tier;
+  std::unique_ptr<tiered_expression> tiers;
+  std::array<long long, 4> first{-1, -1, -1, -1};  // the launch each tier first ran
+  long long count = 0;
+  const auto launch = [&](const map_launch& a) {
+    if (!tiers) tiers = std::make_unique<tiered_expression>(op);
+    const tier t = tiers->launch(a);
+    if (first[std::size_t(t)] < 0) first[std::size_t(t)] = count;
+    ++count;
+  };
+  constexpr std::size_t last = std::size_t(tier::optimised);
+  const auto start = std::chrono::steady_clock::now();
+  while (count < o.launches && first[last] < 0) f.launch(launch, map_form::vec, nullptr);
+  CDL_CUDA_CHECK(cudaDeviceSynchronize());
+  const double stream_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const long long measured = count;
+  const validation_result v = f.run_and_validate(launch, map_form::vec);
+  nlohmann::json out{{"measured", measured}, {"stream_ms", stream_ms}, {"first", first},
+                     {"passed", v.passed},   {"summary", v.summary()}, {"rest", nullptr}};
+  if (v.passed && measured < o.launches) {
+    const timing_stats t = time_launches([&](cudaStream_t s) { f.launch(launch, map_form::vec, s); },
+                                         {.warmup = 3, .repetitions = o.repetitions, .flush_l2 = true});
+    out["rest"] = {{"p10", t.p10_ms}, {"median", t.median_ms}, {"p90", t.p90_ms}};
+  }
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}
+
+tiers_total measure_tiers(const options& o) {
+  const nlohmann::json r = nlohmann::json::parse(
+      run_self({"--tiers-stream", "--expr", o.expr, "--type", std::string(to_string(o.problem.type)), "--n",
+                std::to_string(o.problem.n), "--k", std::to_string(o.problem.k), "--seed",
+                std::to_string(o.seed), "--ulps", std::to_string(o.expr_ulps), "--reps",
+                std::to_string(o.repetitions), "--launches", std::to_string(o.launches)}));
+  tiers_total t;
+  t.measured = r.at("measured").get<long long>();
+  t.stream_ms = r.at("stream_ms").get<double>();
+  t.first = r.at("first").get<std::array<long long, 4>>();
+  t.passed = r.at("passed").get<bool>();
+  t.summary = r.at("summary").get<std::string>();
+  const double rest = double(o.launches - t.measured);
+  t.low = t.median = t.high = t.stream_ms;
+  if (!r.at("rest").is_null()) {
+    t.low += rest * r["rest"].at("p10").get<double>();
+    t.median += rest * r["rest"].at("median").get<double>();
+    t.high += rest * r["rest"].at("p90").get<double>();
+  }
+  return t;
+}
+
 void print_launches(const options& o, const std::vector<run_record>& records,
-                    const std::vector<bool>& first_use) {
+                    const std::vector<bool>& first_use, const std::optional<tiers_total>& tiers) {
   struct total {
     std::string route;
     double low, median, high;  // ms: the first launch, then the rest at p10, median and p90
@@ -78,6 +139,8 @@ void print_launches(const options& o, const std::vector<run_record>& records,
                         r.first_launch_ms + rest * r.timing.median_ms,
                         r.first_launch_ms + rest * r.timing.p90_ms});
   }
+  if (tiers && tiers->passed)
+    totals.push_back({"10_tiered_dispatch.expression/vec * †", tiers->low, tiers->median, tiers->high});
   if (totals.empty()) return;
   std::sort(totals.begin(), totals.end(), [](const total& a, const total& b) { return a.median < b.median; });
   std::printf(
@@ -89,6 +152,22 @@ void print_launches(const options& o, const std::vector<run_record>& records,
       o.launches, o.expr.c_str(), std::string(to_string(o.problem.type)).c_str(), o.problem.n, o.problem.k);
   for (const total& t : totals)
     std::printf("  %-40s %12.3f ms  (%.3f-%.3f)\n", t.route.c_str(), t.median, t.low, t.high);
+  if (tiers && tiers->passed) {
+    std::printf("† 10's tiers, in a new process: launches 1-%lld measured whole, back to back, %.3f ms (",
+                tiers->measured, tiers->stream_ms);
+    const char* sep = "";
+    for (std::size_t t = 0; t < tiers->first.size(); ++t)
+      if (tiers->first[t] >= 0) {
+        std::printf("%s%s from launch %lld", sep, to_string(tiered_expression::tier(t)), tiers->first[t] + 1);
+        sep = ", ";
+      }
+    std::printf(")%s\n", tiers->measured < o.launches ? ", the rest at the optimised tier's median" : "");
+    if (!records.empty() && double(o.problem.min_bytes()) < past_l2 * double(records[0].env.device.l2_bytes))
+      std::printf(
+          "  (the working set is under %.0f L2s: the rows' launches are timed with the L2 flushed before\n"
+          "   each, the stream's run back to back, which can find their inputs in the L2)\n",
+          past_l2);
+  }
   // The cheapest, and beside it every route whose range overlaps its own: no cheaper or dearer.
   std::printf("cheapest: %s", totals[0].route.c_str());
   for (std::size_t i = 1; i < totals.size(); ++i)

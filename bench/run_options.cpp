@@ -33,7 +33,9 @@ void usage(FILE* out) {
       "  (nvcc -fatbin -DCDL_PLUGIN_OP=OP), and times its kernels beside the strategies, checked\n"
       "  against --op's reference: its op must be --op.\n"
       "  --launches N adds, for each route that ran --expr, its total for N launches (its first launch,\n"
-      "  the compile in it, then N - 1 at its median) and names the cheapest; 10's tiers are left out.\n"
+      "  the compile in it, then N - 1 at its median) and names the cheapest; 10's tiers run in a new\n"
+      "  process (cdl_run --tiers-stream, the same options), their launches timed whole up to the first\n"
+      "  on the last tier, the rest at its median.\n"
       "  A strategy's vec row runs first and carries what the strategy loads on first use, as a new\n"
       "  process would (marked *); its scalar row reuses it.\n"
       "  --steps FILE writes 16's program for the op in 08's language (--expr, else --op's text) as\n"
@@ -82,6 +84,8 @@ options parse(int argc, char** argv) {
         o.compile_times = true;
       else if (arg == "--steps")
         o.steps_path = value();
+      else if (arg == "--tiers-stream")
+        o.tiers_stream = true;
       else if (arg == "--launches") {
         o.launches = (long long)parse_size(value());
         if (o.launches < 1) throw error("--launches must be at least 1");
@@ -104,6 +108,7 @@ options parse(int argc, char** argv) {
   if (o.compile_times && o.expr.empty()) throw error("--compile-times needs --expr");
   if (o.launches != 0 && o.expr.empty())
     throw error("--launches needs --expr (the op whose launches to count)");
+  if (o.tiers_stream && o.launches == 0) throw error("--tiers-stream needs --expr and --launches");
   return o;
 }
 

@@ -178,6 +178,27 @@ class CdlRunOnTheGpu(unittest.TestCase):
         self.assertIn("16's interpreter from launch 1 ", line.group(0))
         self.assertRegex(line.group(0), r"08's optimised tier from launch [0-9]+ ")
 
+    def test_launches_totals_every_route_and_the_tiers_measured_whole(self):
+        """cdl_run --expr --launches N: a total for each route that ran the op, 10's tiers among
+        them, measured in a new process (launch 1 on the interpreter, so the footnote names it),
+        and the cheapest named from the table."""
+        got = subprocess.run(
+            [CDL_RUN, "--expr", "x * x - 0.75 * x", "--n", "2^20", "--launches", "200", "--reps", "5"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        table = got.stdout[got.stdout.index("\n200 launches of ") :]
+        routes = dict(re.findall(r"(?m)^  (\S+(?: \*)?(?: †)?) +([0-9.]+) ms  \(", table))
+        self.assertIn("10_tiered_dispatch.expression/vec * †", routes, table)
+        for route in ("16_interpreter/vec *", "08_expression_jit/vec *", "17_copy_and_patch/vec *"):
+            self.assertIn(route, routes, table)
+        self.assertRegex(table, r"(?m)^† 10's tiers, in a new process: launches 1-[0-9]+ measured whole")
+        self.assertRegex(table, r"interpreter from launch 1[,)]")
+        cheapest = re.search(r"(?m)^cheapest: (\S+(?: \*)?(?: †)?)", table).group(1)
+        self.assertEqual(float(routes[cheapest]), min(float(v) for v in routes.values()), table)
+
     def test_a_users_op_is_patched_or_refused_with_its_reason(self):
         """cdl_run --expr through 17: an op of its operations is patched, validated and timed; one
         it has no stencil for is named with the reason and the routes to use, and the run goes on."""

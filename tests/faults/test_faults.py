@@ -68,6 +68,7 @@ class BadInput(Scratch):
             (["--expr", "  \n"], "the op is empty"),
             (["--launches", "10"], "--launches needs --expr"),
             (["--expr", "x", "--launches", "0"], "--launches must be at least 1"),
+            (["--tiers-stream"], "--tiers-stream needs --expr and --launches"),
         ):
             r = run(CDL_RUN, *args, "--json", self.path("r.json"))
             self.assertEqual(r.returncode, 2, args)
