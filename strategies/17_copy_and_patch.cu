@@ -25,10 +25,12 @@
 //          the region's unused places (an instruction each). A condition costs three steps
 //          (compare to 1.0 or 0.0, mask, select) where nvcc writes two with a predicate; ptxas
 //          writes a compare to all ones or zero as a compare into a predicate and a select, so no
-//          stencil makes the mask in one. And nvcc rewrites an op where the patch writes its steps
-//          as parsed (c ? 2 * x : x / 2 is one multiply by a selected constant, fused into the
-//          sum): the report splits 17's time over the template's into its instructions and the
-//          issue slots it keeps busy, counted by Nsight Compute. Once a process: reading the
+//          stencil makes the mask in one. Where the arms are constants, or one value times two
+//          constants, the patch rewrites the select as nvcc does (c ? 2 * x : x / 2 is x times
+//          the compare's 1.0 or 0.0 scaled to 2 or 0.5: no mask), where that is exact to the bit;
+//          nvcc also fuses that multiply into the sum, which the patch cannot reach: the report
+//          splits 17's time over the template's into its instructions and the issue slots it
+//          keeps busy, counted by Nsight Compute. Once a process: reading the
 //          stencils. The language is what one instruction each can do: + - * min max, a * c + b,
 //          division by a power of two, comparisons and ?:; anything else (sin, sqrt, a division)
 //          is refused with the route to use instead, as is an op with more live values than the
@@ -792,6 +794,16 @@ struct refused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether m * (k1 - k2) + k2, in float as the GPU computes it, is k1 for m = 1 and k2 for m = 0, to
+// the bit (not where k1 - k2 rounds, nor for -0.0, infinities or NaN).
+bool picks_exactly(float k1, float k2) {
+  const float d = k1 - k2;
+  const auto same = [](float a, float b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  };
+  return std::isfinite(d) && same(1.0f * d + k2, k1) && same(0.0f * d + k2, k2);
+}
+
 // The op as steps on virtual registers (each node its own), constants folded in float as the GPU
 // would compute them. Returns the register holding the result.
 int select(const cdl::expr::program& p, std::vector<step>& out) {
@@ -812,6 +824,19 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
     emit(stencil::max, 0, -1, x.c);
     return emit(stencil::min, next - 1, -1, x.c).reg;
   };
+  const auto made = [&](int reg) -> const step& { return out[std::size_t(reg - 1)]; };
+  // A register made by a multiply by a constant from a node of the program (not a temporary,
+  // whose value other nodes may read), or null.
+  const auto product_of = [&](value r, const cdl::expr::node& e) -> const step* {
+    if (r.constant || r.reg == 0 || (e.op != kind::multiply && e.op != kind::divide)) return nullptr;
+    return made(r.reg).op == stencil::mul ? &made(r.reg) : nullptr;
+  };
+  std::vector<int> refs(p.nodes.size(), 0);  // the nodes and the result that read each node
+  for (const auto& e : p.nodes)
+    for (int r : {e.a, e.b, e.c})
+      if (r >= 0) ++refs[std::size_t(r)];
+  for (const auto& bound : p.bindings) ++refs[std::size_t(bound.value)];
+  ++refs[std::size_t(p.result)];
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     const auto& e = p.nodes[n];
     const value a = e.a >= 0 ? v[e.a] : value{}, b = e.b >= 0 ? v[e.b] : value{};
@@ -858,10 +883,29 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
                             : emit(lo ? stencil::minr : stencil::maxr, a.reg, b.reg, 0);
         break;
       }
-      case kind::select:  // a condition's mask picks the bits of one arm or the other
-        v[n] = a.constant ? (a.c != 0 ? b : v[e.c])
-                          : emit(stencil::sel, a.reg, materialise(b), 0, materialise(v[e.c]));
+      case kind::select: {  // a condition's mask picks the bits of one arm or the other
+        if (a.constant) {
+          v[n] = a.c != 0 ? b : v[e.c];
+          break;
+        }
+        // As nvcc does: c ? k1 : k2 is one value of the compare's 1.0 or 0.0, m * (k1 - k2) + k2,
+        // and c ? y * k1 : y * k2 is y times it, where that gives k1 and k2 to the bit.
+        const value f = v[e.c];
+        const step* yes = product_of(b, p.nodes[std::size_t(e.b)]);
+        const step* no = product_of(f, p.nodes[std::size_t(e.c)]);
+        const bool products =
+            yes && no && yes->a == no->a && refs[std::size_t(e.b)] == 1 && refs[std::size_t(e.c)] == 1;
+        const float k1 = products ? yes->constant : b.c, k2 = products ? no->constant : f.c;
+        if ((products || (b.constant && f.constant)) && picks_exactly(k1, k2)) {
+          const int truth = made(a.reg).a;       // the compare's 1.0 or 0.0, which the mask was made from
+          const int y = products ? yes->a : -1;  // (out grows below)
+          const value picked = emit(stencil::add, emit(stencil::mul, truth, -1, k1 - k2).reg, -1, k2);
+          v[n] = products ? emit(stencil::mulr, y, picked.reg, 0) : picked;
+        } else {
+          v[n] = emit(stencil::sel, a.reg, materialise(b), 0, materialise(f));
+        }
         break;
+      }
       default:
         if (!cdl::expr::is_condition(e.op))
           throw refused("`" + std::string(cdl::expr::function_name(e.op)) +
@@ -890,8 +934,9 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   return materialise(v[p.result]);
 }
 
-// A multiply by a constant whose one reader is an add (or the subtrahend of a subtract) becomes
-// one step with it: a * c + b (b - a * c is a * -c + b), as nvcc contracts them.
+// A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
+// unread); a multiply by a constant whose one reader is an add (or the subtrahend of a subtract)
+// becomes one step with it: a * c + b (b - a * c is a * -c + b), as nvcc contracts them.
 int fuse(std::vector<step>& code, int result) {
   std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
   for (std::size_t n = 0; n < code.size(); ++n) {
@@ -900,8 +945,14 @@ int fuse(std::vector<step>& code, int result) {
       if (r >= 0) ++reads[std::size_t(r)];
   }
   std::vector<bool> gone(code.size(), false);
+  for (std::size_t n = code.size(); n-- > 0;)
+    if (code[n].dest != result && reads[std::size_t(code[n].dest)] == 0) {
+      gone[n] = true;
+      for (int r : {code[n].a, code[n].b, code[n].c})
+        if (r >= 0) --reads[std::size_t(r)];
+    }
   for (step& s : code) {
-    if (s.op != stencil::addr && s.op != stencil::subr) continue;
+    if ((s.op != stencil::addr && s.op != stencil::subr) || gone[std::size_t(&s - code.data())]) continue;
     for (int side : {0, 1}) {
       const int r = side == 0 ? s.a : s.b;
       const int m = r > 0 ? made_by[std::size_t(r)] : -1;

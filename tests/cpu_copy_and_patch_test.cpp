@@ -10,6 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
 namespace cdl {
 namespace {
 
@@ -31,12 +37,38 @@ TEST(CopyAndPatch, ANewOpAndTheCatalogueOpsItHasStencilsForArePatched) {
 }
 
 // Every comparison, with a constant on either side or two registers, NaN's among the values
-// (x != x), nested selects and constant arms: each a compare, a mask and a select.
+// (x != x), nested selects and constant arms: each a compare, a mask and a select, or the compare
+// scaled (the next test).
 TEST(CopyAndPatch, ConditionsAreACompareAMaskAndASelect) {
   for (const char* text :
        {"x != x ? 1 : (x < -x ? x : 2 <= x ? -3 : x)", "x >= 1 ? (x == 2 ? 0 : x * x) : 0.5 > x ? x : x + 1",
         "(x - 1) * (x + 1) > x ? x : -x", "3 >= 2 ? x : 0", "x == x * 1 ? x : 7"})
     EXPECT_EQ(copy_and_patch::check_on_host(text), "") << text;
+}
+
+// A select of two constants, or of one value times two constants, is the compare's 1.0 or 0.0
+// scaled (m * (k1 - k2) + k2, times the value), with no mask, where that is exact to the bit: it
+// computes what the select does for every x, NaN, the infinities and -0 among them. Where it would
+// not be exact (k2 = -0: 0 + -0 is +0), the mask and the select remain.
+TEST(CopyAndPatch, ASelectOfConstantsIsTheCompareScaledWhereThatIsExact) {
+  using names = std::vector<std::string>;
+  EXPECT_EQ(copy_and_patch::steps_on_host("x > 0.5 ? 2 * x : x / 2"), (names{"gt", "mul", "add", "mulr"}));
+  EXPECT_EQ(copy_and_patch::steps_on_host("x < 1 ? 3 : -2"), (names{"lt", "mul", "add"}));
+  const names masked = copy_and_patch::steps_on_host("x < 1 ? 3 : -0.0");
+  EXPECT_NE(std::find(masked.begin(), masked.end(), "sel"), masked.end());
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (float x : {-inf, -3.0f, -0.0f, 0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 7.0f, 1e30f, inf, nan}) {
+    const auto same = [](float a, float b) {
+      return a == b ? std::signbit(a) == std::signbit(b) : a != a && b != b;
+    };
+    // (each value plus the sum's 0.0, as the map adds it)
+    EXPECT_TRUE(
+        same(copy_and_patch::value_on_host("x > 0.5 ? 2 * x : x / 2", x), 0.0f + (x > 0.5f ? 2 * x : x / 2)))
+        << x;
+    EXPECT_TRUE(same(copy_and_patch::value_on_host("x < 1 ? 3 : -2", x), 0.0f + (x < 1 ? 3.0f : -2.0f))) << x;
+    EXPECT_TRUE(same(copy_and_patch::value_on_host("x < 1 ? 3 : -0.0", x), 0.0f + (x < 1 ? 3.0f : -0.0f)))
+        << x;
+  }
 }
 
 TEST(CopyAndPatch, RefusesWhatItHasNoStencilForWithTheReasonAndTheRoutes) {

@@ -184,6 +184,17 @@ std::string check_on_host(const std::string& text, int samples) {
   return "";
 }
 
+std::vector<std::string> steps_on_host(const std::string& text) {
+  std::vector<std::string> names;
+  for (const patch::step& s : patch::compile(host_stencils(), text).code)
+    names.push_back(stencil::names[s.op]);
+  return names;
+}
+
+float value_on_host(const std::string& text, float x) {
+  return patch::emulate(patch::compile(host_stencils(), text), x, 1);
+}
+
 }  // namespace cdl::copy_and_patch
 
 namespace cdl {

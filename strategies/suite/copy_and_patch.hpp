@@ -5,6 +5,7 @@
 #include "common/map_workload.hpp"
 
 #include <string>
+#include <vector>
 
 namespace cdl::copy_and_patch {
 
@@ -38,6 +39,11 @@ std::string scalar_only(const std::string& text);
 // agrees; else why not (the refusal, or the first value whose machine code computes something
 // else). Not the timing, which only a GPU run shows.
 std::string check_on_host(const std::string& text, int samples = 64);
+
+// With no GPU: text's steps, by their operations' names (the selection the machine code is written
+// from), and what they compute for x at k = 1 (the tests of the selection).
+std::vector<std::string> steps_on_host(const std::string& text);
+float value_on_host(const std::string& text, float x);
 
 // Where 17's cubins are read from ("stencils" or "images"): CDL_PLUGIN_DIR from the environment, else
 // the build's plugins/.
