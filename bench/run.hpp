@@ -57,6 +57,8 @@ struct tiers_total {
   std::array<long long, 4> first{};
   bool passed = false;
   std::string summary;
+  double began_ms = -1;              // the tiers' compile thread began its job, from the text
+  std::array<double, 3> ready_ms{};  // 17's, 08's baseline and optimised kernels ready (-1: not)
 };
 tiers_total measure_tiers(const options& o);  // starts `cdl_run --tiers-stream ...` (run_expr.cpp)
 int tiers_stream(const options& o, const map_fixture& f, const jit::op_text& op);  // that process

@@ -18,6 +18,15 @@
 
 namespace cdl::run_tool {
 
+// When the tiers' compile thread began and each later tier was ready, from the text.
+void print_parts(double began_ms, const std::array<double, 3>& ready_ms) {
+  std::printf("  its parts, on the host clock from the text: the compile thread began at %.2f ms", began_ms);
+  for (std::size_t t = 0; t < ready_ms.size(); ++t)
+    if (ready_ms[t] >= 0)
+      std::printf("; %s ready at %.2f ms", to_string(tiered_expression::tier(t + 1)), ready_ms[t]);
+  std::printf("\n");
+}
+
 // A user's op through strategy 10's tiers (tiered_expression: 16's interpreter, then 17's patched
 // kernel or, where 17 refuses the op, 08's baseline tier, then 08's optimised tier, as each is
 // ready): launches until the optimised tier has run, each tier's first launch validated. Prints the
@@ -59,6 +68,8 @@ bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) 
     if (first[t] >= 0)
       std::printf(" %s from launch %d (%.1f ms);", to_string(tier(t)), first[t] + 1, at_ms[t]);
   std::printf(" a launch validated as each tier was reached\n");
+  print_parts(tiers->began_ms(), {tiers->ready_ms(tier::patched), tiers->ready_ms(tier::baseline),
+                                  tiers->ready_ms(tier::optimised)});
   if (first[last] < 0) std::printf("  08's optimised tier was not ready within 60 s\n");
   return passed && first[last] >= 0;
 }
@@ -96,6 +107,9 @@ int tiers_stream(const options& o, const map_fixture& f, const jit::op_text& op)
                                          {.warmup = 3, .repetitions = o.repetitions, .flush_l2 = true});
     out["rest"] = {{"p10", t.p10_ms}, {"median", t.median_ms}, {"p90", t.p90_ms}};
   }
+  out["began_ms"] = tiers->began_ms();
+  for (tier t : {tier::patched, tier::baseline, tier::optimised})
+    out["ready_ms"].push_back(tiers->ready_ms(t));
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }
@@ -112,6 +126,8 @@ tiers_total measure_tiers(const options& o) {
   t.first = r.at("first").get<std::array<long long, 4>>();
   t.passed = r.at("passed").get<bool>();
   t.summary = r.at("summary").get<std::string>();
+  t.began_ms = r.at("began_ms").get<double>();
+  t.ready_ms = r.at("ready_ms").get<std::array<double, 3>>();
   const double rest = double(o.launches - t.measured);
   t.low = t.median = t.high = t.stream_ms;
   if (!r.at("rest").is_null()) {
@@ -162,6 +178,7 @@ void print_launches(const options& o, const std::vector<run_record>& records,
         sep = ", ";
       }
     std::printf(")%s\n", tiers->measured < o.launches ? ", the rest at the optimised tier's median" : "");
+    print_parts(tiers->began_ms, tiers->ready_ms);
     if (!records.empty() && double(o.problem.min_bytes()) < past_l2 * double(records[0].env.device.l2_bytes))
       std::printf(
           "  (the working set is under %.0f L2s: the rows' launches are timed with the L2 flushed before\n"

@@ -148,17 +148,22 @@ void tiered_expression::start(const map_launch& a) {
   take_events(done_);
   const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
   // The job owns what it uses: a kept thread outlives this object.
-  compile_threads().run([type = a.type, form, text = text_, patched = patched_, compiled = compiled_] {
+  compile_threads().run([type = a.type, form, text = text_, patched = patched_, compiled = compiled_,
+                         times = times_] {
+    times->began = times->since_made();
     // 17's image, patched and loaded; where 17 refuses the op or its type, 08's baseline instead.
     const bool patch = copy_and_patch::load(text.source, type);
+    if (patch) times->ready[0] = times->since_made();
     patched->set_value(patch);
     for (std::size_t i = 0; i < 2; ++i) {
       try {
         using level = expression_jit::tier;
-        (*compiled)[i].set_value(
+        const cudaKernel_t kernel =
             i == 0 && patch
                 ? nullptr
-                : expression_jit::map_kernel(type, form, text, i == 0 ? level::baseline : level::optimised));
+                : expression_jit::map_kernel(type, form, text, i == 0 ? level::baseline : level::optimised);
+        if (kernel) times->ready[i + 1] = times->since_made();
+        (*compiled)[i].set_value(kernel);
       } catch (...) {  // each tier not compiled fails at the launch that finds it
         for (std::size_t j = i; j < 2; ++j) (*compiled)[j].set_exception(std::current_exception());
         return;

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -69,6 +71,13 @@ class tiered_expression {
   // launch that finds it) and returns that tier.
   tier launch(const map_launch& a);
   tier best() const { return best_; }
+  // Host milliseconds from this object's making to when the compile thread began its job, and
+  // to when each later tier was ready (17's image loaded, 08's baseline, 08's optimised; -1: not
+  // yet, or not made): the parts a stream's total is made of.
+  double began_ms() const { return times_->began.load(); }
+  double ready_ms(tier t) const {
+    return t == tier::interpreter ? 0.0 : times_->ready[std::size_t(t) - 1].load();
+  }
 
  private:
   static constexpr int ahead = 4;  // as tiered_map's: the host at most this far ahead before the last tier
@@ -83,6 +92,15 @@ class tiered_expression {
   std::array<std::future<cudaKernel_t>, 2> ready_;
   std::array<cudaKernel_t, 2> kernels_{};
   tier best_ = tier::interpreter;
+  struct times {
+    std::chrono::steady_clock::time_point made = std::chrono::steady_clock::now();
+    std::atomic<double> began{-1};
+    std::array<std::atomic<double>, 3> ready{-1.0, -1.0, -1.0};
+    double since_made() const {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - made).count();
+    }
+  };
+  std::shared_ptr<times> times_ = std::make_shared<times>();  // shared with the compile thread
   void start(const map_launch& a);
 };
 const char* to_string(tiered_expression::tier t);
