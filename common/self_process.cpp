@@ -34,7 +34,8 @@ std::string run_self(const std::vector<std::string>& args) {
   char buf[4096];
   for (ssize_t got; (got = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(got));
   ::close(out[0]);
-  if (spawned != 0) throw error("cannot start " + args.front() + " in a new process: " + std::strerror(spawned));
+  if (spawned != 0)
+    throw error("cannot start " + args.front() + " in a new process: " + std::strerror(spawned));
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

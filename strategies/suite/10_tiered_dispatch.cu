@@ -179,8 +179,12 @@ tiered_expression::~tiered_expression() {
 }
 
 tiered_expression::tier tiered_expression::launch(const map_launch& a) {
-  cudaEvent_t& slot = done_[launched_ % ahead];  // recorded `ahead` launches ago, if any
-  if (best_ != tier::optimised && launched_ >= ahead) CDL_CUDA_CHECK(cudaEventSynchronize(slot));
+  // The host stays `ahead` launches in front of the GPU, one while 17's kernel is being made: it
+  // is ready within a millisecond, and every interpreter launch queued by then runs before it.
+  const int limit = best_ == tier::interpreter && patched_ready_.valid() ? 1 : ahead;
+  if (best_ != tier::optimised && launched_ >= std::uint64_t(limit))
+    CDL_CUDA_CHECK(cudaEventSynchronize(done_[(launched_ - std::uint64_t(limit)) % ahead]));
+  cudaEvent_t& slot = done_[launched_ % ahead];
   // In the order they are made: 17's image (or not), the baseline (null where 17 runs), the optimised.
   auto done = [](const auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
   if (patched_ready_.valid() && done(patched_ready_) && patched_ready_.get()) best_ = tier::patched;

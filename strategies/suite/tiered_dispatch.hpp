@@ -80,7 +80,7 @@ class tiered_expression {
   }
 
  private:
-  static constexpr int ahead = 4;  // as tiered_map's: the host at most this far ahead before the last tier
+  static constexpr int ahead = 4;  // as tiered_map's before the last tier (one while 17's is being made)
   std::array<cudaEvent_t, ahead> done_{};
   std::uint64_t launched_ = 0;
 
