@@ -156,6 +156,7 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
               std::unique_ptr<tiered_map> tier;
               std::unique_ptr<tiered_expression> tiers;
               int count = 0, first_own = -1;  // the first launch on the last tier
+              int first_patched = -1;         // a user's op's tiers: the first launch on 17's kernel
               const auto one = [&](const map_launch& a) {
                 if (mode == tier_mode::switch_only) {
                   switch_launch(a);
@@ -172,8 +173,9 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                   copy_and_patch::launch_map(a, text.source);  // the first launch patches and loads
                 } else {
                   if (!tiers) tiers = std::make_unique<tiered_expression>(text);
-                  if (tiers->launch(a) == tiered_expression::tier::optimised && first_own < 0)
-                    first_own = count;
+                  const tiered_expression::tier t = tiers->launch(a);
+                  if (t == tiered_expression::tier::optimised && first_own < 0) first_own = count;
+                  if (t == tiered_expression::tier::patched && first_patched < 0) first_patched = count;
                 }
                 ++count;
               };
@@ -181,11 +183,16 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
               for (int i = 0; i < launches; ++i) f->launch(one, map_form::vec, nullptr);
               CDL_CUDA_CHECK(cudaDeviceSynchronize());
               state.SetIterationTime(seconds_since(start));
+              const int own = first_own, patched = first_patched;  // in the stream, not the check's launch
               const validation_result v = f->run_and_validate(one, map_form::vec);
               if (!v.passed) return state.SkipWithError(("validation failed: " + v.summary()).c_str());
-              state.counters["first_own_kernel_launch"] =
-                  first_own;  // -1: the stream ended before its last tier
-              tier.reset();   // waits for a compile still running, outside the timing
+              state.counters["first_own_kernel_launch"] = own;  // -1: the stream ended before its last tier
+              if (tiers) {  // the parts of the tiers' stream, on the host clock from the text
+                state.counters["first_patched_launch"] = patched;  // -1: none ran on 17's kernel
+                state.counters["tiers_began_ms"] = tiers->began_ms();
+                state.counters["patched_ready_ms"] = tiers->ready_ms(tiered_expression::tier::patched);
+              }
+              tier.reset();  // waits for a compile still running, outside the timing
               tiers.reset();
             }
           }),

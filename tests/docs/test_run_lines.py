@@ -196,7 +196,10 @@ class CdlRunOnTheGpu(unittest.TestCase):
             self.assertIn(route, routes, table)
         self.assertRegex(table, r"(?m)^† 10's tiers, in a new process: launches 1-[0-9]+ measured whole")
         self.assertRegex(table, r"interpreter from launch 1[,)]")
-        self.assertRegex(table, r"(?m)^  its parts, on the host clock from the text: the compile thread began at [0-9.]+ ms")
+        self.assertRegex(
+            table,
+            r"(?m)^  its parts, on the host clock from the text: the compile thread began at [0-9.]+ ms",
+        )
         cheapest = re.search(r"(?m)^cheapest: (\S+(?: \*)?(?: †)?)", table).group(1)
         self.assertEqual(float(routes[cheapest]), min(float(v) for v in routes.values()), table)
 

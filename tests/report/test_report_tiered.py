@@ -8,10 +8,12 @@ from helpers import FixtureTest
 
 
 class TieredReportTest(FixtureTest):
-    def write_streams(self, totals, patched=False):
+    def write_streams(self, totals, patched=False, own=None, parts=None):
         """tiered.json beside the results: each family's streams, totals[launches] = (the cheap way,
         the JIT alone, tiered) in ms; the user's op's three a tenth of them (with `patched`, 17 alone
-        too, at the interpreter's times `patched`)."""
+        too, at the interpreter's times `patched`). own[launches]: the launch tiered moved on (else
+        -1 below 100 launches, 40 from 100); parts[launches]: the user's op's tiers' counters of 17's
+        tier, (its first launch, when it was ready in ms)."""
         with open(os.path.join(self.results, "bench.json")) as f:
             context = json.load(f)["context"]
         # A user's op: 16 alone, 08 alone, the three tiers (the same figures, a tenth of them).
@@ -29,17 +31,18 @@ class TieredReportTest(FixtureTest):
                     f"tiered/{mode}/vec/op:quadratic/type:f32/n:16777216/k:1/launches:{launches}"
                     "/iterations:1/repeats:3/manual_time"
                 )
-                benchmarks.append(
-                    {
-                        "name": name + "_median",
-                        "run_name": name,
-                        "run_type": "aggregate",
-                        "aggregate_name": "median",
-                        "real_time": ms,
-                        "time_unit": "ms",
-                        "first_own_kernel_launch": -1 if launches < 100 else 40,
-                    }
-                )
+                entry = {
+                    "name": name + "_median",
+                    "run_name": name,
+                    "run_type": "aggregate",
+                    "aggregate_name": "median",
+                    "real_time": ms,
+                    "time_unit": "ms",
+                    "first_own_kernel_launch": (own or {}).get(launches, -1 if launches < 100 else 40),
+                }
+                if parts and mode == "10_tiered_dispatch.expression":
+                    entry["first_patched_launch"], entry["patched_ready_ms"] = parts[launches]
+                benchmarks.append(entry)
         with open(os.path.join(self.results, "tiered.json"), "w") as f:
             json.dump({"context": context, "benchmarks": benchmarks}, f)
 
@@ -98,6 +101,29 @@ class TieredReportTest(FixtureTest):
             "The three tiers take no more than the best of the three alone (within the noise", expression
         )
         self.assertIn("less than all three at none; at most 2.20× the best (1 launch).", expression)
+
+    def test_the_launch_that_validates_a_stream_is_not_one_of_its_launches(self):
+        """A stream's own kernel counted from the launch after it (the one that validates the stream,
+        as files before d0a6f24 have it) is "never": the stream ended first."""
+        self.write_streams({1: (1.0, 200.0, 1.1), 100: (100.0, 230.0, 99.0)}, own={1: -1, 100: 100})
+        self.assertIn(
+            "| 100 | 100.00 ms | 230.00 ms | 99.00 ms | 0.99 | never (the stream ended first) |",
+            self.report(),
+        )
+
+    def test_the_tiers_parts_are_a_column_where_the_run_counted_them(self):
+        """Where the run counted when 17's kernel was ready and the tiers' first launch on it, the user's
+        op's table says so in a column of its own; a tier never reached is "never", a time not yet
+        taken is left out."""
+        self.write_streams(
+            {1: (1.0, 200.0, 1.1), 10: (10.0, 205.0, 11.0)}, patched=0.5, parts={1: (-1, -1.0), 10: (1, 0.6)}
+        )
+        expression = self.report().split("**A user's op.**")[1]
+        self.assertIn("| three tiers / the best alone | its own kernel from | 17's kernel from |", expression)
+        self.assertIn("| 2.20 | never (the stream ended first) | launch 2 (ready at 0.60 ms) |", expression)
+        self.assertIn("| never (the stream ended first) | never (the stream ended first) |\n", expression)
+        self.write_streams({1: (1.0, 200.0, 1.1), 10: (10.0, 205.0, 11.0)}, patched=0.5)
+        self.assertNotIn("17's kernel from", self.report())
 
     def test_a_one_launch_stream_is_said_to_cost_more_the_same_or_less_by_the_noise(self):
         for tiered_ms, said in (

@@ -72,7 +72,9 @@ def add(doc, found, noise):
 def family_find(streams, noise, modes_of, rival=None):
     """{(n, k): one family's streams (cheap way, JIT alone, tiered; and `rival` alone, another way a
     tier runs, where the stream has it): "rows" [(launches, the three medians, tiered over the best
-    alone, the launch tiered moved on or -1, the rival's median or None)], "break_even" (the first
+    alone, the launch tiered moved on or -1, the rival's median or None, (the first launch on 17's
+    kernel or -1, when it was ready in ms or -1) or None)], "parts" (whether any row has the last),
+    "break_even" (the first
     length the JIT alone beats the cheap way), "no_worse" and "better" (the lengths tiered is within
     the noise of the best alone, and beats them all), "worst" (length, ratio), "rival" (whether any
     stream has it), and "start" (the shortest stream's length, tiered minus the cheap way in µs,
@@ -88,9 +90,19 @@ def family_find(streams, noise, modes_of, rival=None):
             if break_even is None and t[jit] < t[cheap]:
                 break_even = launches
             first_own = modes[tiered]["counters"].get("first_own_kernel_launch", -1)
+            if first_own >= launches:  # the validating launch after the stream (files before the fix)
+                first_own = -1
             other = modes[rival]["median"] if rival in modes else None
             best = min(x for x in (t[cheap], t[jit], other) if x is not None)
-            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / best, first_own, other))
+            # The tiers' parts (files from d0a6f24 on): their first launch on 17's kernel, and when
+            # that kernel was ready, on the host clock from the text.
+            counters = modes[tiered]["counters"]
+            patched = (
+                (counters["first_patched_launch"], counters["patched_ready_ms"])
+                if "patched_ready_ms" in counters
+                else None
+            )
+            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / best, first_own, other, patched))
         if not rows:
             continue
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
@@ -103,6 +115,7 @@ def family_find(streams, noise, modes_of, rival=None):
             "better": [r[0] for r in rows if r[4] < 1 - noise],
             "worst": max(((r[0], r[4]) for r in rows), key=lambda p: p[1]),
             "rival": any(r[6] is not None for r in rows),
+            "parts": any(r[7] is not None for r in rows),
             "start": (shortest, start_us, abs(start_us) <= noise * by_launches[shortest][cheap]["median"]),
         }
     return found
@@ -115,18 +128,30 @@ def family(doc, found, noise, words, cheap_word, plural):
         # With a rival alone (17's patched kernel beside a user's op's tiers): the best of three.
         rival = f["rival"]
         best, all_of = ("the best", "all three") if rival else ("the better", "both")
+        never = "never (the stream ended first)"
         rows = [
             [launches, fmt_time(cheap), fmt_time(jit)]
             + ([fmt_time(other) if other is not None else "–"] if rival else [])
             + [
                 fmt_time(tiered),
                 f"{over:.2f}",
-                "never (the stream ended first)" if first_own < 0 else f"launch {int(first_own) + 1}",
+                never if first_own < 0 else f"launch {int(first_own) + 1}",
             ]
-            for launches, cheap, jit, tiered, over, first_own, other in f["rows"]
+            + (
+                [
+                    "–"
+                    if patched is None
+                    else (never if patched[0] < 0 else f"launch {int(patched[0]) + 1}")
+                    + (f" (ready at {patched[1]:.2f} ms)" if patched[1] >= 0 else "")
+                ]
+                if f["parts"]
+                else []
+            )
+            for launches, cheap, jit, tiered, over, first_own, other, patched in f["rows"]
         ]
         header = ["launches", *words[:2], *(["17 alone"] if rival else []), words[2]]
-        parts = [table(header + [f"{words[2]} / {best} alone", "its own kernel from"], rows)]
+        header += [f"{words[2]} / {best} alone", "its own kernel from"]
+        parts = [table(header + (["17's kernel from"] if f["parts"] else []), rows)]
         shortest, start_us, same = f["start"]
         worst = f["worst"]
         whom, verb, adds = (
