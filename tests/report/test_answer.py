@@ -109,6 +109,30 @@ class AnswerTest(FixtureTest):
         self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
         self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
+    def test_a_new_processs_first_op_is_given_beside_a_ways_new_op(self):
+        """A way's one-time cost is given for the first op of a new process too (its first use in the
+        process among it: 16's kernels loaded, 17's stencils learnt) where the run has that probe, in
+        its row and in the headline's clause; without the probe, neither says it."""
+
+        def fresh(doc):
+            doc["benchmarks"] += [
+                renamed(b, "jit/compile/08/new_op", "jit/first_result_in_process/16/new_op", real_time=32.1)
+                for b in doc["benchmarks"]
+                if b["run_name"].startswith("jit/compile/08/new_op")
+            ]
+
+        screen, rows, _ = self.with_a_run_time_way("16_interpreter", "16", "map/03_switch/", 1.5, 1000)
+        row = rows["written by a user at run time, its first result at once (no compiler)"]
+        self.assertNotIn("a new process's first", row[4])
+        self.assertNotIn("as the first op of a new process", screen)
+        self.edit_results(fresh)
+        screen = self.first_screen(self.report())
+        row = next(
+            r for r in screen.splitlines() if r.startswith("| written by a user at run time, its first")
+        )
+        self.assertIn("; a new process's first 32.1 ms |", row)
+        self.assertIn("ms (32.1 ms as the first op of a new process) and runs at", screen)
+
     def test_copy_and_patchs_row_names_the_ops_it_refuses(self):
         """17's row, made from 03's quadratic alone (it refuses the ops its stencils do not hold, here
         exp_sin_cos): its worst op among those it ran, the ops it refused named, its first result;

@@ -112,7 +112,9 @@ def add(doc, found):
         " (bench/run.cpp) times each route that can run an op typed at run time on your GPU and names the"
         " cheapest for L launches. Here, for the quadratic op at k = 1, the route that costs least in total"
         " (its one-time cost, then the launches' kernel time; two named where their ranges overlap), from"
-        " this run's figures (`17_copy_and_patch` runs only the ops its stencils hold: + − × min max,"
+        " this run's figures, in a process that has used each route before (the first op of a new process"
+        " pays each route's first use too: the table above) (`17_copy_and_patch` runs only the ops its"
+        " stencils hold: + − × min max,"
         " comparisons and ?:, as the quadratic; `cdl_run` says where it refuses yours):\n"
     )
     doc.add(table(["launches"] + [f"n = {pow2(n)}" for n in sizes], rows))
