@@ -467,9 +467,12 @@ bool run_jit_probe(int argc, char** argv, int& status) {
       const auto start = clock::now();  // libNVVM is not loaded yet, nor libdevice read
       compile_and_load_08(jit::op_text{argv[4], argv[5]}, arch);
       seconds = seconds_since(start);
-    } else if (stage == "first_result" && argc == 7) {  // route, op name and source
-      // What a user's first op costs in a new process: the context made first, as the Python
-      // peers' fresh-process figure has it made by their import, then the first result.
+    } else if ((stage == "first_result" || stage == "first_result_eager") && argc == 7) {
+      // What a user's first op (route, op name, source) costs in a new process: the context made
+      // first, as the Python peers' fresh-process figure has it made by their import, then the
+      // first result. Eager: the runtime loads every kernel of the program with the context, before
+      // the clock, where by default it loads a kernel at its first launch, inside it.
+      if (stage == "first_result_eager") ::setenv("CUDA_MODULE_LOADING", "EAGER", 1);
       CDL_CUDA_CHECK(cudaFree(nullptr));
       seconds = first_result(route_named(argv[4]), jit::op_text{argv[5], argv[6]}, first_result_n);
       tiers().clear();
@@ -513,6 +516,13 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
                 const jit::op_text op = next_new_op();
                 return probe({"first_result", a, name, op.name, op.source});
               });
+  // The interpreter's again with its kernels loaded with the context: what its first launch's
+  // loading of them costs, by the difference.
+  add_stage("jit/first_result_in_process_eager/16/new_op" + suffix + "/n:" + std::to_string(first_result_n),
+            counts, 2, names, [a] {
+              const jit::op_text op = next_new_op();
+              return probe({"first_result_eager", a, "16", op.name, op.source});
+            });
   // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
   auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
                            bool paired = false) {

@@ -7,6 +7,41 @@ from helpers import FixtureTest, renamed
 
 
 class JitReportTest(FixtureTest):
+    def test_the_interpreters_new_process_first_is_split_by_the_eager_probe(self):
+        """With the probe that loads every kernel with the context, 16's new-process first result is
+        split into that probe's figure and the rest, its kernels' loading at their first launch; where
+        the two ranges overlap, no part is named."""
+
+        def probes(lazy, eager):
+            def edit(doc):
+                for b in [b for b in doc["benchmarks"] if b["run_name"].startswith("jit/compile/08/new_op")]:
+                    doc["benchmarks"].append(
+                        renamed(
+                            b,
+                            "jit/compile/08/new_op",
+                            "jit/first_result_in_process/16/new_op",
+                            real_time=lazy,
+                        )
+                    )
+                    doc["benchmarks"].append(
+                        renamed(
+                            b,
+                            "jit/compile/08/new_op",
+                            "jit/first_result_in_process_eager/16/new_op",
+                            real_time=eager,
+                        )
+                    )
+
+            return edit
+
+        self.edit_results(probes(32.1, 0.5))
+        text = self.report()
+        self.assertIn("16's new process's first, 32.1 ms, is 0.5 ms (0.5–0.5) with every kernel loaded", text)
+        self.assertIn("loading its kernels at their first launch, the default, is the other 31.6 ms.", text)
+        self.fresh()
+        self.edit_results(probes(32.1, 32.1))
+        self.assertIn("the ranges overlap, so loading its kernels at their first launch", self.report())
+
     def test_the_break_even_sets_a_new_op_against_the_interpreter_alone(self):
         text = self.report()  # the fixture has no interpreter at the sweep's n: no rival, no table
         self.assertIn("the interpreter was not measured at the sweep's n", text)

@@ -30,32 +30,45 @@ def ratio(x):
 
 
 def interleaved_table(doc, stages):
-    """Every route's new op, from the interleaved benchmark, beside a new process's first result."""
+    """Every route's new op, from the interleaved benchmark, beside a new process's first result; and
+    the interpreter's new process's first split by the probe that loads every kernel with the context."""
     routes, fresh = interleaved(stages), first_in_process(stages)
-    if not routes:
-        return
-    doc.add(
-        "**A new op through every route, the routes interleaved** (one process; each round compiles a new"
-        " text through every route in turn, the order turning by one each round, so that the host's drift"
-        " falls on all of them alike): from the text to a 2^20 map's result, ready, each validated."
-        " Median and 10th–90th percentile over the rounds; × floor is each round's time over NVRTC's"
-        " one-line kernel compiled in the same round. A new process's first result is the same route in a"
-        " process of its own, its CUDA context made first (as the Python peers' fresh-process figure),"
-        " on 2^16 elements (median, and min–max over the repetitions); route 10's is its first tier's,"
-        " the interpreter, its compiles left running:\n"
-    )
-    rows = [
-        [
-            f"`{r}`",
-            ROUTES[r],
-            spread(routes[r]) if r in routes else "–",
-            ratio(routes[r]["x_floor"]) if r in routes and routes[r]["x_floor"] else "–",
-            f"{fresh[r][0]:.1f} ms ({fresh[r][1]:.1f}–{fresh[r][2]:.1f})" if r in fresh else "–",
+    if routes:
+        doc.add(
+            "**A new op through every route, the routes interleaved** (one process; each round compiles a"
+            " new text through every route in turn, the order turning by one each round, so that the host's"
+            " drift falls on all of them alike): from the text to a 2^20 map's result, ready, each validated."
+            " Median and 10th–90th percentile over the rounds; × floor is each round's time over NVRTC's"
+            " one-line kernel compiled in the same round. A new process's first result is the same route in"
+            " a process of its own, its CUDA context made first (as the Python peers' fresh-process figure),"
+            " on 2^16 elements (median, and min–max over the repetitions); route 10's is its first tier's,"
+            " the interpreter, its compiles left running:\n"
+        )
+        rows = [
+            [
+                f"`{r}`",
+                ROUTES[r],
+                spread(routes[r]) if r in routes else "–",
+                ratio(routes[r]["x_floor"]) if r in routes and routes[r]["x_floor"] else "–",
+                f"{fresh[r][0]:.1f} ms ({fresh[r][1]:.1f}–{fresh[r][2]:.1f})" if r in fresh else "–",
+            ]
+            for r in ROUTES
+            if r in routes or r in fresh
         ]
-        for r in ROUTES
-        if r in routes or r in fresh
-    ]
-    doc.add(table(["route", "way", "a new op", "× floor", "a new process's first"], rows))
+        doc.add(table(["route", "way", "a new op", "× floor", "a new process's first"], rows))
+    eager = first_in_process(stages, eager=True)
+    if "16" in eager and "16" in fresh:
+        (lazy, lo, hi), (loaded, elo, ehi) = fresh["16"], eager["16"]
+        doc.add(
+            f"16's new process's first, {lazy:.1f} ms, is {loaded:.1f} ms ({elo:.1f}–{ehi:.1f}) with every"
+            " kernel loaded with the context, before the clock (`CUDA_MODULE_LOADING=EAGER`): "
+            + (
+                "the ranges overlap, so loading its kernels at their first launch (the default) costs"
+                " nothing this run tells apart.\n"
+                if lo <= ehi and elo <= hi
+                else f"loading its kernels at their first launch, the default, is the other {lazy - loaded:.1f} ms.\n"
+            )
+        )
 
 
 BASELINE, OPTIMISED = "08_expression_jit.baseline/vec", "08_expression_jit/vec"

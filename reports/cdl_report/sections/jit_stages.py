@@ -97,12 +97,14 @@ def overlap(a, b):
     return a["p10"] <= b["p90"] and b["p10"] <= a["p90"]
 
 
-def first_in_process(stages):
+def first_in_process(stages, eager=False):
     """{route: (median, min, max) ms over the repetitions} of a new process's first result through each
-    route (jit/first_result_in_process/)."""
+    route (jit/first_result_in_process/; with `eager`, the runtime loading every kernel with the
+    context, before the clock: jit/first_result_in_process_eager/)."""
     out = {}
+    prefix = "jit/first_result_in_process" + ("_eager/" if eager else "/")
     for name, row in stages.items():
-        if name.startswith("jit/first_result_in_process/"):
+        if name.startswith(prefix):
             out[name.split("/")[2]] = tuple(
                 row.get(q, row["median"]) / 1000 for q in ("median", "min", "max")
             )
