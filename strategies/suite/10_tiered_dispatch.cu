@@ -32,7 +32,9 @@
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 //          A user's op (no switch knows it) has three tiers, tiered_expression: 16's interpreter
 //          at once (no compiler), then 17's patched kernel (no compiler, within a millisecond),
-//          then 08's optimised tier; 08's baseline tier in 17's place where 17 refuses the op.
+//          then 08's optimised tier; 08's baseline tier in 17's place where 17 refuses the op. In
+//          a process where the interpreter has not run yet, 17's kernel serves the first launch:
+//          the interpreter's first launch would load its kernels, for longer.
 // Read it. The mechanism alone is the lesson, strategies/10_tiered_dispatch.cu (a loop of launches of a new
 //          op: 03's kernel until 06's compile is done). This is the general form: tiered_map, which launches
 //          the skeleton's kernels of both tiers, so that the two differ only in how the op is called; then
@@ -143,7 +145,7 @@ tiered_expression::tiered_expression(jit::op_text text)
   for (std::size_t i = 0; i < 2; ++i) ready_[i] = (*compiled_)[i].get_future();
 }
 
-// After the first launch is queued, as tiered_map::start.
+// At the first launch, before it is queued.
 void tiered_expression::start(const map_launch& a) {
   take_events(done_);
   const map_form form = skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).form;
@@ -179,6 +181,14 @@ tiered_expression::~tiered_expression() {
 }
 
 tiered_expression::tier tiered_expression::launch(const map_launch& a) {
+  // The compile thread starts first. Where the interpreter's kernels are not loaded yet (its first
+  // launch in the process loads them, inside the launch: longer than 17's kernel takes to be made),
+  // the first launch waits for 17's kernel instead, and runs on the interpreter only where 17
+  // refuses the op.
+  if (launched_ == 0) {
+    start(a);
+    if (!interpreter::kernels_loaded()) patched_ready_.wait();
+  }
   // The host stays `ahead` launches in front of the GPU, one while 17's kernel is being made: it
   // is ready within a millisecond, and every interpreter launch queued by then runs before it.
   const int limit = best_ == tier::interpreter && patched_ready_.valid() ? 1 : ahead;
@@ -203,7 +213,6 @@ tiered_expression::tier tiered_expression::launch(const map_launch& a) {
         skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;
     jit::launch_map_kernel(kernels_[std::size_t(best_) - std::size_t(tier::baseline)], grid, a, false);
   }
-  if (launched_ == 0) start(a);
   if (best_ != tier::optimised) CDL_CUDA_CHECK(cudaEventRecord(slot, a.stream));
   ++launched_;
   return best_;

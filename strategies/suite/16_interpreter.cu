@@ -31,8 +31,11 @@
 #include "common/registry.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 namespace cdl::interpreter {
 namespace {
@@ -106,9 +109,22 @@ void launch(const map_launch& a, const bc::steps& program) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> launched{false};  // a kernel of the interpreter has launched in this process
+}  // namespace
+
 void launch_map(const map_launch& a, const bc::steps& p) {
   if (a.n == 0) return;
   visit_dtype(a.type, [&](auto t) { launch<decltype(t)>(a, p); });
+  launched.store(true, std::memory_order_relaxed);
+}
+
+bool kernels_loaded() {
+  static const bool eager = [] {
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    return loading && std::string_view(loading) == "EAGER";
+  }();
+  return eager || launched.load(std::memory_order_relaxed);
 }
 
 const bc::steps& prepare(const jit::op_text& op) {

@@ -17,5 +17,10 @@ void launch_map(const map_launch& a, const bytecode::steps& p);
 const bytecode::steps& prepare(const jit::op_text& op);
 // Launches the map with the interpreter running the op's steps (prepare's).
 void launch_map(const map_launch& a, const jit::op_text& op);
+// Whether the interpreter's kernels are loaded: once one has launched in this process, or from the
+// start where CUDA_MODULE_LOADING=EAGER has the runtime load every kernel with the context. By
+// default the runtime loads a kernel at its first launch, inside it, so the interpreter's first
+// launch in a process is not the first result at once that its later ones are.
+bool kernels_loaded();
 
 }  // namespace cdl::interpreter

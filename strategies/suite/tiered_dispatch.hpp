@@ -55,8 +55,10 @@ class tiered_map {
 // from the first launch (no compiler: the text is encoded when this is made), then 17's patched
 // kernel (no compiler either: patched and loaded within a millisecond), then 08's optimised tier.
 // Where 17 refuses the op or its type, 08's baseline tier (libNVVM without its optimiser) takes its
-// place. Both are made on one kept host thread from once the first launch is queued, 17's (or the
-// baseline) first, for the kernel of that launch's form.
+// place. Both are made on one kept host thread from the first launch, 17's (or the baseline) first,
+// for the kernel of that launch's form. Where the interpreter's kernels are not loaded yet (none
+// has launched in the process), the first launch waits for 17's kernel instead: loading them is
+// inside the interpreter's first launch, and takes longer than 17's kernel takes to be made.
 class tiered_expression {
  public:
   enum class tier { interpreter, patched, baseline, optimised };

@@ -42,7 +42,7 @@ def interleaved_table(doc, stages):
             " one-line kernel compiled in the same round. A new process's first result is the same route in"
             " a process of its own, its CUDA context made first (as the Python peers' fresh-process figure),"
             " on 2^16 elements (median, and min–max over the repetitions); route 10's is its first tier's,"
-            " the interpreter, its compiles left running:\n"
+            " its compiles left running:\n"
         )
         rows = [
             [
