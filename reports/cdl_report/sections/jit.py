@@ -66,7 +66,8 @@ def interleaved_table(doc, stages):
                 "the ranges overlap, so loading its kernels at their first launch (the default) costs"
                 " nothing this run tells apart.\n"
                 if lo <= ehi and elo <= hi
-                else f"loading its kernels at their first launch, the default, is the other {lazy - loaded:.1f} ms.\n"
+                else "loading its kernels at their first launch, the default, is the other"
+                f" {lazy - loaded:.1f} ms.\n"
             )
         )
 
