@@ -107,10 +107,8 @@ void launch(const map_launch& a, const bc::steps& program) {
     launch_with<T, bc::max_slots>(a, p);
 }
 
-}  // namespace
-
-namespace {
 std::atomic<bool> launched{false};  // a kernel of the interpreter has launched in this process
+
 }  // namespace
 
 void launch_map(const map_launch& a, const bc::steps& p) {
