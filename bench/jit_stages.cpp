@@ -508,21 +508,20 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     return probe({"first_compile", a, op.name, op.source});
   });
   add_interleaved(quick ? 6 : 15, names);
-  // A new process's first op through every route, as the Python peers' fresh-process figure.
-  for (const route& r : routes)
-    add_stage("jit/first_result_in_process/" + std::string(r.name) + "/new_op" + suffix +
-                  "/n:" + std::to_string(first_result_n),
-              counts, 2, names, [a, name = std::string(r.name)] {
+  // A new process's first op through a route, as the Python peers' fresh-process figure; eager:
+  // with every kernel loaded with the context.
+  const auto first_result_stage = [&](const std::string& route, bool eager) {
+    add_stage("jit/first_result_in_process" + std::string(eager ? "_eager/" : "/") + route + "/new_op" +
+                  suffix + "/n:" + std::to_string(first_result_n),
+              counts, 2, names, [a, route, eager] {
                 const jit::op_text op = next_new_op();
-                return probe({"first_result", a, name, op.name, op.source});
+                return probe({eager ? "first_result_eager" : "first_result", a, route, op.name, op.source});
               });
-  // The interpreter's again with its kernels loaded with the context: what its first launch's
-  // loading of them costs, by the difference.
-  add_stage("jit/first_result_in_process_eager/16/new_op" + suffix + "/n:" + std::to_string(first_result_n),
-            counts, 2, names, [a] {
-              const jit::op_text op = next_new_op();
-              return probe({"first_result_eager", a, "16", op.name, op.source});
-            });
+  };
+  for (const route& r : routes) first_result_stage(r.name, false);
+  // The interpreter's with its kernels loaded with the context: what its first launch's loading of
+  // them costs, by the difference.
+  first_result_stage("16", true);
   // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
   auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
                            bool paired = false) {
