@@ -209,6 +209,8 @@ int run(const options& o) {
                      "compiles")
                         .c_str());
 
+  // A program of the language runs through 10's tiers unless --strategy names another strategy.
+  const bool with_tiers = program && (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0);
   std::vector<row> rows;
   std::unique_ptr<host_op> host_reference;
   std::unique_ptr<map_fixture> user_fixture;
@@ -227,9 +229,8 @@ int run(const options& o) {
     // First, while the text is new to this process: no tier's compile has been made yet.
     // (not with --launches: each route's first launch must then be its own compile, and the
     // tiers' stream is measured in a process of its own)
-    if (program && o.launches == 0 &&
-        (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
-      tiered_passed = tiered_stream(*user_fixture, user_expression, map_form::vec);
+    if (with_tiers && o.launches == 0) {
+      tiered_passed = tiers_until_optimised(*user_fixture, user_expression, map_form::vec);
       ran_tiers = true;
       std::printf(
           "  (08's vec rows below launch the kernels the tiers compiled; --strategy with another\n"
@@ -323,7 +324,7 @@ int run(const options& o) {
     for (const row& w : rows) first_use.push_back(w.first_use);
     // 10's tiers in a process of their own, where no route has compiled the op yet.
     std::optional<tiers_total> tiers;
-    if (program && (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0)) {
+    if (with_tiers) {
       tiers = measure_tiers(o);
       if (!tiers->passed)
         std::printf("10_tiered_dispatch.expression/vec [--expr] --launches: %s\n", tiers->summary.c_str());

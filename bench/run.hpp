@@ -42,7 +42,7 @@ options parse(int argc, char** argv);
 int compile_times(const options& o, bool in_language, const jit::op_text& user);
 
 // A user's op through strategy 10's three tiers, each tier's first launch validated (run_expr.cpp).
-bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form);
+bool tiers_until_optimised(const map_fixture& f, const jit::op_text& op, map_form form);
 
 // A fraction of copy is a bandwidth finding only where the working set is at least this many L2s
 // (run.cpp's copy_finding; the report's PAST_L2, the same rule).

@@ -32,7 +32,7 @@ void print_parts(double began_ms, const std::array<double, 3>& ready_ms) {
 // ready): launches until the optimised tier has run, each tier's first launch validated. Prints the
 // launches each tier served and the first result's time from the text; returns whether every
 // validation passed.
-bool tiered_stream(const map_fixture& f, const jit::op_text& op, map_form form) {
+bool tiers_until_optimised(const map_fixture& f, const jit::op_text& op, map_form form) {
   using tier = tiered_expression::tier;
   std::unique_ptr<tiered_expression> tiers;
   tier ran = tier::interpreter;
