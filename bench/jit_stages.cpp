@@ -584,8 +584,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // stages of their own, minutes apart, would charge a part with the drift between them.
   // The parts: the skeleton's headers (the one-line kernel with them included, both with 06's
   // -minimal), each kernel the program can instantiate with the op (one form's, or every form's at
-  // once, against the one-line kernel with the headers), and each option 06 compiles with, left out
-  // or changed.
+  // once, against the one-line kernel with the headers), each option 06 compiles with, left out or
+  // changed, and -lineinfo, which it leaves out as the suite's build does, added.
   const auto one_line_minimal = [] {
     jit::program p = jit::one_line_program(next_new_op());
     p.options = jit::generated_program_options;
@@ -603,23 +603,21 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     std::vector<std::string> o = default_base;
     const auto found = std::find(o.begin(), o.end(), option);
     if (found == o.end()) throw error("jit/parts: 06 does not compile with " + option);
-    if (instead.empty())
-      o.erase(found);
-    else
-      *found = instead;
+    *found = instead;
     return o;
   };
   auto part_stage = [&](const std::string& part, auto with, auto without,
+                        const std::vector<std::string>& with_base,
                         const std::vector<std::string>& without_base) {
     add_stage("jit/parts/" + part + "/new_op" + suffix, counts, 4, names,
-              [with, without, arch, default_base, without_base, turn = std::make_shared<int>(0)] {
+              [with, without, arch, with_base, without_base, turn = std::make_shared<int>(0)] {
                 measured a{0}, b{0};  // with the part, without it
                 if ((*turn)++ % 2 == 0) {
-                  a = compile_phases(with(), arch, default_base);
+                  a = compile_phases(with(), arch, with_base);
                   b = compile_phases(without(), arch, without_base);
                 } else {
                   b = compile_phases(without(), arch, without_base);
-                  a = compile_phases(with(), arch, default_base);
+                  a = compile_phases(with(), arch, with_base);
                 }
                 measured m{a.seconds,
                            {{"with_ms", 1e3 * a.seconds},
@@ -630,14 +628,16 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
                 return m;
               });
   };
-  part_stage("headers", one_line_headers, one_line_minimal, default_base);
+  part_stage("headers", one_line_headers, one_line_minimal, default_base, default_base);
   for (const map_form form : {map_form::scalar, map_form::vec, map_form::staged})
     part_stage(std::string(to_string(form)) + "_kernel", map_kernel(int(form)), one_line_headers,
-               default_base);
-  part_stage("all_kernels", map_kernel(jit::all_kernels), one_line_headers, default_base);
+               default_base, default_base);
+  part_stage("all_kernels", map_kernel(jit::all_kernels), one_line_headers, default_base, default_base);
   const auto vec = map_kernel(measured_kernel);
-  part_stage("lineinfo", vec, vec, options_with("-lineinfo", ""));
-  part_stage("std_cxx20", vec, vec, options_with("-std=c++20", "-std=c++17"));
+  std::vector<std::string> with_lineinfo = default_base;  // as the suite's CDL_LINEINFO build
+  with_lineinfo.push_back("-lineinfo");
+  part_stage("lineinfo", vec, vec, with_lineinfo, default_base);
+  part_stage("std_cxx20", vec, vec, default_base, options_with("-std=c++20", "-std=c++17"));
   part_stage(
       "minimal", vec,
       [vec] {
@@ -645,7 +645,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
         p.options.clear();  // jit::generated_program_options: -minimal
         return p;
       },
-      default_base);
+      default_base, default_base);
   compile_stage(
       "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);

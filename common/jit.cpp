@@ -190,7 +190,7 @@ using program_handle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, prog
 std::vector<std::string> compile_options(int arch, code_kind kind) {
   // nvcc's flags for the skeletons (CMakeLists.txt), so both build the same kernel; nvcc's
   // --extended-lambda and --expt-relaxed-constexpr serve host code NVRTC never sees.
-  std::vector<std::string> o{"-arch=sm_" + std::to_string(arch), "-std=c++20", "-lineinfo"};
+  std::vector<std::string> o{"-arch=sm_" + std::to_string(arch), "-std=c++20"};
   if (kind == code_kind::ltoir) o.push_back("-dlto");  // implies relocatable device code
   return o;
 }

@@ -269,7 +269,7 @@ class JitReportTest(FixtureTest):
             (
                 "The vec kernel and its op add 40.0 ms to a compile, the headers they are written with 5.0"
                 " ms; every form's kernel in one program would add 81.0 ms, which is why each form's kernel"
-                " is compiled at its first launch; of the options 06 compiles with, `-minimal` by -6.0 ms"
+                " is compiled at its first launch; of the options measured, `-minimal` by -6.0 ms"
                 " beyond the noise."
             ),
             text,

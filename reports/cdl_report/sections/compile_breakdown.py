@@ -83,7 +83,7 @@ PARTS = (
     ("vec_kernel", f"the op and the vec kernel: 06's program ({SAME})"),
     ("staged_kernel", f"the op and the staged kernel ({SAME})"),
     ("all_kernels", f"the op and every form's kernel in one program ({SAME})"),
-    ("lineinfo", "`-lineinfo` (06 against 06 without it)"),
+    ("lineinfo", "`-lineinfo` (06 with it against 06 without it)"),
     ("std_cxx20", "`-std=c++20` (06 against 06 with `-std=c++17`)"),
     ("minimal", "`-minimal` (06 against 06 without it)"),
 )
@@ -154,9 +154,9 @@ def parts(doc, stages):
             if p in found and found[p][1]
         ]
         text += (
-            "; of the options 06 compiles with, " + ", ".join(options) + " beyond the noise"
+            "; of the options measured, " + ", ".join(options) + " beyond the noise"
             if options
-            else "; no option 06 compiles with changes it beyond the noise"
+            else "; no option measured changes it beyond the noise"
         )
         doc.add(text + ".\n")
 
