@@ -136,6 +136,16 @@ class ProfileTest(FixtureTest):
         from cdl_report.sections import profile as section_module
 
         def threshold(doc):
+            # the profile's own threshold rows (where it has them) give way to the made ones
+            doc["kernels"] = [
+                k
+                for k in doc["kernels"]
+                if not (
+                    "op=threshold" in k["problem"]
+                    and "k=64" in k["problem"]
+                    and k["entry"] in ("01_template_functor/vec", "17_copy_and_patch/vec")
+                )
+            ]
             for k in list(doc["kernels"]):
                 if (
                     k["entry"] in ("01_template_functor/vec", "17_copy_and_patch/vec")
