@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -151,10 +153,15 @@ std::string results_file::settle(bool was_interrupted, const clock_reading& cloc
 double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t)>& launch, double bytes,
                   double copy_gbs, std::optional<flush_kind> flush) {
   const cudaStream_t stream = nullptr;
-  static l2_flusher read_flusher(query_device().l2_bytes, flush_kind::read);
-  static std::optional<l2_flusher> memset_flusher;  // only for the benchmarks that show its residue
-  if (flush == flush_kind::memset && !memset_flusher)
-    memset_flusher.emplace(query_device().l2_bytes, flush_kind::memset);
+  // One flusher of each kind the process uses, made at its first use: the other kinds serve only
+  // the benchmarks that show what each leaves behind.
+  static std::map<flush_kind, std::unique_ptr<l2_flusher>> flushers;
+  l2_flusher* flusher = nullptr;
+  if (flush) {
+    std::unique_ptr<l2_flusher>& made = flushers[*flush];
+    if (!made) made = std::make_unique<l2_flusher>(query_device().l2_bytes, *flush);
+    flusher = made.get();
+  }
   event_pair events;
   double total_s = 0;
   for (auto _ : state) {
@@ -162,8 +169,7 @@ double timed_loop(benchmark::State& state, const std::function<void(cudaStream_t
       state.SkipWithError(interrupted_message);
       return 0;
     }
-    if (flush == flush_kind::read) read_flusher.flush(stream);
-    if (flush == flush_kind::memset) memset_flusher->flush(stream);
+    if (flusher) flusher->flush(stream);
     events.start(stream);
     launch(stream);
     events.stop(stream);

@@ -265,14 +265,18 @@ void register_op_length(const settings& s, std::vector<std::string>& names) {
     }
 }
 
-// What a flush leaves behind: the same launch timed with no flush before it, after the suite's
-// read-only flush, and after a cudaMemset flush (the usual idiom, which leaves the L2 dirty).
-// An empty kernel shows the launch and event floor; a copy of 2^22 floats (16 MiB each way, in
-// L2) shows the write-back of dirty lines that a memset flush leaves to the timed launch.
+// What a flush leaves behind: the same launch timed with no flush before it, with none but the
+// GPU held by a kernel that touches no memory (so that the events time the GPU's work alone, as
+// after a flush: with nothing before them they also time the host queuing the launch), after the
+// suite's read-only flush, and after a cudaMemset flush (the usual idiom, which leaves the L2
+// dirty). An empty kernel shows the launch and event floor; a copy of 2^22 floats (16 MiB each
+// way, in L2) shows the write-back of dirty lines that a memset flush leaves to the timed launch.
 void register_flush_residue(const settings& s, std::vector<std::string>& names) {
   const std::size_t bytes = (std::size_t(1) << 22) * sizeof(float);
-  const std::pair<const char*, std::optional<flush_kind>> flushes[] = {
-      {"none", std::nullopt}, {"read", flush_kind::read}, {"memset", flush_kind::memset}};
+  const std::pair<const char*, std::optional<flush_kind>> flushes[] = {{"none", std::nullopt},
+                                                                       {"held", flush_kind::hold},
+                                                                       {"read", flush_kind::read},
+                                                                       {"memset", flush_kind::memset}};
   for (const auto& [flush_name, flush] : flushes) {
     configure(register_benchmark(identify(std::string("empty_kernel/") + flush_name, "flush"), names,
                                  [s, flush](benchmark::State& state) {

@@ -40,6 +40,15 @@ __global__ void read_flush_kernel(const uint4* __restrict__ scratch, std::size_t
   if (acc == never) *sink = acc;
 }
 __global__ void empty_kernel() {}
+// One thread waits on the GPU's nanosecond timer: longer than a host takes to queue a launch.
+__global__ void hold_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+constexpr unsigned long long hold_ns = 200'000;
 }  // namespace
 
 void launch_empty_kernel(cudaStream_t s) {
@@ -48,13 +57,20 @@ void launch_empty_kernel(cudaStream_t s) {
 }
 
 l2_flusher::l2_flusher(std::size_t l2_bytes, flush_kind kind)
-    : kind_(kind), scratch_(2 * l2_bytes / sizeof(uint4) * sizeof(uint4)), sink_(1) {
+    : kind_(kind),
+      scratch_(kind == flush_kind::hold ? 0 : 2 * l2_bytes / sizeof(uint4) * sizeof(uint4)),
+      sink_(1) {
   // Zeros, written once here: the first flush writes them back, every later one finds them clean.
   CDL_CUDA_CHECK(cudaMemset(scratch_.data(), 0, scratch_.bytes()));
   CDL_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void l2_flusher::flush(cudaStream_t s) {
+  if (kind_ == flush_kind::hold) {
+    hold_kernel<<<1, 1, 0, s>>>(hold_ns);
+    CDL_CHECK_LAUNCH();
+    return;
+  }
   if (scratch_.bytes() == 0) return;
   if (kind_ == flush_kind::memset) {
     CDL_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++pass_ & 0xFF, scratch_.bytes(), s));

@@ -37,6 +37,10 @@ class event_pair {
 enum class flush_kind {
   read,    // reads 2 x L2 and writes nothing that stays: the L2 is left clean (the suite's flush)
   memset,  // cudaMemset of 2 x L2: the L2 is left dirty (kept to measure what that costs)
+  // No flush: a kernel that touches no memory holds the GPU while the host queues the events and
+  // the launch. A flush does that too; with nothing before it, the GPU reaches the start event
+  // before the host has queued the launch, and the pair times the host's queuing as well.
+  hold,
 };
 
 class l2_flusher {
