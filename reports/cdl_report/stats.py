@@ -91,6 +91,34 @@ def mann_whitney_p(a, b):
     return min(1.0, math.erfc(max(z, 0) / math.sqrt(2)))
 
 
+def paired_p(differences):
+    """Two-sided p-value of the paired t-test that paired differences have mean 0: Student's t with
+    n - 1 degrees of freedom, its distribution exact for a whole number of them (Abramowitz and
+    Stegun 26.7.3 and 26.7.4). None below two differences. For pairs measured side by side whose
+    pairs drift apart (a compile beside another on a host whose speed moves), where a sign test on
+    five pairs can never reach p < 0.05 and "all five agree" passes one part in sixteen by chance."""
+    n = len(differences)
+    if n < 2:
+        return None
+    mean, sd = statistics.fmean(differences), statistics.stdev(differences)
+    if sd == 0:
+        return 0.0 if mean else 1.0
+    nu = n - 1
+    theta = math.atan(abs(mean) / (sd / math.sqrt(n)) / math.sqrt(nu))
+    c2, s, term = math.cos(theta) ** 2, 1.0, 1.0
+    if nu % 2:  # A = 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), to cos^(nu-3)
+        for k in range(2, nu - 1, 2):
+            term *= k / (k + 1) * c2
+            s += term
+        a = 2 / math.pi * (theta + (math.sin(theta) * math.cos(theta) * s if nu > 1 else 0.0))
+    else:  # A = sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...), to cos^(nu-2)
+        for k in range(1, nu - 2, 2):
+            term *= k / (k + 1) * c2
+            s += term
+        a = math.sin(theta) * s
+    return min(1.0, max(0.0, 1.0 - a))
+
+
 def noise_threshold(bench, repeat):
     """(threshold, how it was found): the NOISE_QUANTILE of |repeat / first - 1| over the GPU
     benchmarks both runs have, or NOISE when there is no repeat run."""

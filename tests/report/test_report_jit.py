@@ -216,6 +216,8 @@ class JitReportTest(FixtureTest):
             "vec_kernel": ([40.0, 41.0, 39.0, 42.0, 38.0], (1.0, 24.0, 15.0)),
             "all_kernels": ([80.0, 82.0, 81.0, 79.0, 83.0], (2.0, 54.0, 40.0)),
             "lineinfo": ([1.0, -1.0, 2.0, -0.5, 0.5], (0.0, 1.0, 0.5)),
+            # one sign in every repetition, but not told apart: p = 0.062 (a sign test's 1 in 16)
+            "std_cxx20": ([-1.6, -14.5, -3.5, -3.2, -6.9], (-1.0, -2.0, -0.5)),
             "minimal": ([-6.0, -5.0, -7.0, -6.5, -5.5], (-6.0, 0.0, 0.0)),
         }
         source = "jit/compile/06/new_op"
@@ -241,28 +243,41 @@ class JitReportTest(FixtureTest):
         self.edit_results(add)
         text = self.report()
         self.assertIn("**What each part of 06's program costs**", text)
-        # Each row: the counters' medians, and whether every repetition's difference has one sign.
+        # Each row: the counters' medians, and whether a paired t-test tells the difference from none.
         self.assertRegex(
             text,
             (
                 r"\| the map skeleton's headers [^|]* \| 55\.0 \| 50\.0 \| \+4\.0 \| \+1\.0 \| \+0\.0 \|"
-                r" \+5\.0 \| yes \(5\) \|"
+                r" \+5\.0 \| yes \(0\.00015, 5\) \|"
             ),
         )
         self.assertRegex(
             text,
             (
                 r"\| the op and the vec kernel: 06's program [^|]* \| 90\.0 \| 50\.0 \| \+1\.0 \| \+24\.0 \|"
-                r" \+15\.0 \| \+40\.0 \| yes \(5\) \|"
+                r" \+15\.0 \| \+40\.0 \| yes \([0-9.e-]+, 5\) \|"
             ),
         )
         self.assertRegex(
             text,
-            r"\| `-lineinfo` [^|]* \| 50\.5 \| 50\.0 \| \+0\.0 \| \+1\.0 \| \+0\.5 \| \+0\.5 \| no \(5\) \|",
+            (
+                r"\| `-lineinfo` [^|]* \| 50\.5 \| 50\.0 \| \+0\.0 \| \+1\.0 \| \+0\.5 \| \+0\.5 \|"
+                r" no \(0\.5, 5\) \|"
+            ),
         )
         self.assertRegex(
             text,
-            r"\| `-minimal` [^|]* \| 44\.0 \| 50\.0 \| -6\.0 \| \+0\.0 \| \+0\.0 \| -6\.0 \| yes \(5\) \|",
+            (
+                r"\| `-std=c\+\+20` [^|]* \| 46\.5 \| 50\.0 \| -1\.0 \| -2\.0 \| -0\.5 \| -3\.5 \|"
+                r" no \(0\.062, 5\) \|"
+            ),
+        )
+        self.assertRegex(
+            text,
+            (
+                r"\| `-minimal` [^|]* \| 44\.0 \| 50\.0 \| -6\.0 \| \+0\.0 \| \+0\.0 \| -6\.0 \|"
+                r" yes \([0-9.e-]+, 5\) \|"
+            ),
         )
         self.assertNotIn("the op and the scalar kernel", text)  # not measured: no row
         self.assertIn(

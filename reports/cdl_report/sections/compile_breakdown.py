@@ -1,7 +1,7 @@
 """Where a compile's time goes (on the details page): NVRTC's phases for 06 and the floor, what each
 part of 06's program costs, where 07's link goes, and 07 with its kernels optimised before the link."""
 from ..document import table
-from ..stats import span
+from ..stats import ALPHA, paired_p, span
 from .jit_stages import stage_row
 
 
@@ -90,8 +90,8 @@ PARTS = (
 
 
 def parts(doc, stages):
-    """What each part of 06's program costs in NVRTC's phases, and whether every repetition agrees on
-    the sign of the difference."""
+    """What each part of 06's program costs in NVRTC's phases, and whether a paired t-test on the
+    repetitions' differences tells it from none."""
     rows, found = [], {}
     for part, label in PARTS:
         row = stage_row(stages, f"jit/parts/{part}/new_op")
@@ -99,12 +99,16 @@ def parts(doc, stages):
         deltas = [r.get("delta_ms") for r in (row or {}).get("rep_counters", [])]
         if not row or "delta_ms" not in c or None in deltas:
             continue
-        agrees = len(deltas) > 1 and (all(d > 0 for d in deltas) or all(d < 0 for d in deltas))
-        found[part] = (c["delta_ms"], agrees)
+        p = paired_p(deltas)
+        told = p is not None and p < ALPHA
+        found[part] = (c["delta_ms"], told)
         rows.append(
             [label, f"{c['with_ms']:.1f}", f"{c['without_ms']:.1f}"]
             + [f"{c.get('delta_' + k, float('nan')):+.1f}" for k, _ in PHASES]
-            + [f"{c['delta_ms']:+.1f}", f"{'yes' if agrees else 'no'} ({len(deltas)})"]
+            + [
+                f"{c['delta_ms']:+.1f}",
+                f"{'yes' if told else 'no'} ({'–' if p is None else f'{p:.2g}'}, {len(deltas)})",
+            ]
         )
     if not rows:
         return
@@ -112,8 +116,8 @@ def parts(doc, stages):
         "**What each part of 06's program costs**, by the same account: each row compiles two programs that"
         " differ by that part alone, one beside the other in every iteration and in turns (the host's speed"
         " drifts within a run; two compiles milliseconds apart see the same host), a new text each time."
-        " Medians over the repetitions of each repetition's means; the part is told from the noise when every"
-        " repetition's difference has the same sign:\n"
+        " Medians over the repetitions of each repetition's means; the part is told from the noise when a"
+        f" paired t-test on the repetitions' differences gives p < {ALPHA}:\n"
     )
     doc.add(
         table(
@@ -125,7 +129,7 @@ def parts(doc, stages):
                 "Δ optimiser ms",
                 "Δ ptxas ms",
                 "Δ whole ms",
-                "every repetition agrees",
+                "told apart (p, repetitions)",
             ],
             rows,
         )
@@ -135,8 +139,8 @@ def parts(doc, stages):
         """A part's difference in the whole compile, worded with the rule's answer; None if not measured."""
         if part not in found:
             return None
-        ms, agrees = found[part]
-        return f"{ms:.1f} ms" + ("" if agrees else " (within the noise)")
+        ms, told = found[part]
+        return f"{ms:.1f} ms" + ("" if told else " (within the noise)")
 
     if cost("vec_kernel") and cost("headers"):
         text = (
