@@ -7,7 +7,10 @@ Two tests stand behind every "A differs from B" in the report:
   - a Mann-Whitney U test on the repetitions of the two benchmarks (as Google Benchmark's
     compare.py does), exact for the few repetitions a suite runs: the two sets of times are told
     apart only when the test says they are not one distribution.
-A difference is a finding when it passes both.
+A difference is a finding when it passes both. Pairs measured side by side (a compile with a part
+beside one without it, a few milliseconds apart) are told apart by a paired t-test on their
+differences instead (paired_p): the pairing takes out the host's drift between repetitions, which
+two sets of times compared whole would carry.
 """
 import math
 import statistics

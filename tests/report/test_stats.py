@@ -1,9 +1,9 @@
-"""Statistics (reports/cdl_report/stats.py): the Mann-Whitney U test, exact where it can be, and
-what it takes to call two benchmarks different."""
+"""Statistics (reports/cdl_report/stats.py): the Mann-Whitney U test, exact where it can be, the
+paired t-test, and what it takes to call two benchmarks different."""
 import unittest
 
 import helpers  # noqa: F401  (puts reports/ on the path)
-from cdl_report.stats import mark, can_decide, compare, mann_whitney_p, quantile
+from cdl_report.stats import paired_p, mark, can_decide, compare, mann_whitney_p, quantile
 
 
 class MannWhitneyTest(unittest.TestCase):
@@ -39,6 +39,26 @@ class MannWhitneyTest(unittest.TestCase):
     def test_quantiles_interpolate(self):
         self.assertEqual(quantile([0, 10], 0.95), 9.5)
         self.assertEqual(quantile([3, 1, 2], 0.5), 2)
+
+
+class PairedTTest(unittest.TestCase):
+    def test_p_values_match_students_t(self):
+        # scipy.stats.ttest_1samp(d, 0).pvalue for each: odd and even degrees of freedom, 1 to 6
+        for d, p in (
+            ([1.0, 3.0], 0.2951672353008664),
+            ([1.0, 2.0, 4.0], 0.11808289631180306),
+            ([0.5, 1.5, 1.0, 2.0], 0.030466291662170977),
+            ([-1.6, -14.5, -3.5, -3.2, -6.9], 0.06170399676063134),
+            ([0.9, 1.6, 0.9, 0.4, 0.7], 0.010359822551671477),
+            ([1, -1, 2, -0.5, 0.5, 0.3, 1.2], 0.24354686003984602),
+        ):
+            self.assertAlmostEqual(paired_p(d), p, places=12, msg=d)
+
+    def test_one_sign_in_five_is_not_enough(self):
+        self.assertGreater(paired_p([-1.6, -14.5, -3.5, -3.2, -6.9]), 0.05)
+        self.assertIsNone(paired_p([1.0]))
+        self.assertEqual(paired_p([2.0, 2.0, 2.0]), 0.0)
+        self.assertEqual(paired_p([0.0, 0.0]), 1.0)
 
 
 if __name__ == "__main__":
