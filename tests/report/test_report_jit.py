@@ -1,6 +1,7 @@
 """The report's run-time compilation sections on the trimmed H100 results in fixture/: the break-even
 against the interpreter, 08 and its baseline tier, the paired floor ratios, NVRTC's phases, 06's
 program's parts and 07's link steps."""
+import os
 import unittest
 
 from helpers import FixtureTest, renamed
@@ -291,6 +292,27 @@ class JitReportTest(FixtureTest):
         )
         self.assertIn("17.5 ms in libNVVM turning the whole program", text)
         self.assertIn("then 19.2 ms in ptxas and the link's end", text)
+
+    def test_the_same_texts_shorter_compile_is_called_the_cache_only_where_the_caches_off_run_says(self):
+        self.assertIn(
+            "less; with the caches off (`CUDA_CACHE_DISABLE=1`) it takes 281 ms: that is", self.report()
+        )
+
+        def as_fast(doc):  # the same text as fast with the caches off: something else made it short
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("jit/compile/06/same_text/") and b.get("aggregate_name") != "cv":
+                    b["real_time"] = 21.0
+
+        self.edit_results(as_fast, "jit_cache_disabled.json")
+        self.assertIn(
+            "less; with the caches off it takes 21 ms, inside the range it took with them on: not the driver's"
+            " cache.",
+            self.report(),
+        )
+        os.remove(os.path.join(self.results, "jit_cache_disabled.json"))
+        self.assertIn(
+            "less: whether that is the compiler's cache, no run with the caches off says.", self.report()
+        )
 
     def test_a_new_ops_paired_ratios_tell_the_host_from_the_cache(self):
         # 07's link paired with the floor in both runs, the cache-off run on a slower host; the

@@ -14,6 +14,7 @@ from .jit_stages import (
     first_in_process,
     interleaved,
     overlap,
+    same_text_cause,
     spread,
     stage_counter,
     stage_ms,
@@ -342,8 +343,7 @@ def add(doc, bench, found, dispatch, noise, uncached=None):
         if c["compile, same text"]:
             text += (
                 f". Compiling the same text again takes {c['compile, same text']:.0f} ms,"
-                f" {c['compile'] / c['compile, same text']:.1f}× less: that is the compiler's cache, not the"
-                " compiler"
+                f" {c['compile'] / c['compile, same text']:.1f}× less" + same_text_cause(s, uncached)
             )
         doc.add(text + ".\n")
     fast_compile(doc, c, found["variants"], routes)

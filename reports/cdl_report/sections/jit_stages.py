@@ -158,3 +158,21 @@ def new_op_costs(stages):
                 sum(r.get(q, r["median"]) for r in rows) / 1000 for q in ("min", "median", "max")
             )
     return out
+
+
+def same_text_cause(stages, uncached):
+    """Whether the same text's shorter compile is the driver's cache, by the run with the caches off:
+    it is where the same text then takes longer than any repetition took with them on."""
+    on = stage_row(stages, "jit/compile/06/same_text")
+    off = stage_row(uncached.stages, "jit/compile/06/same_text") if uncached else None
+    if not on or not off:
+        return ": whether that is the compiler's cache, no run with the caches off says"
+    if off["median"] > on.get("max", on["median"]):
+        return (
+            f"; with the caches off (`CUDA_CACHE_DISABLE=1`) it takes {off['median'] / 1000:.0f} ms: that is"
+            " the compiler's cache, not the compiler"
+        )
+    return (
+        f"; with the caches off it takes {off['median'] / 1000:.0f} ms, inside the range it took with them"
+        " on: not the driver's cache"
+    )
