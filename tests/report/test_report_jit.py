@@ -305,8 +305,8 @@ class JitReportTest(FixtureTest):
 
         self.edit_results(as_fast, "jit_cache_disabled.json")
         self.assertIn(
-            "less; with the caches off it takes 21 ms, inside the range it took with them on: not the driver's"
-            " cache.",
+            "less; with the caches off it takes 21 ms, inside the range it took with them on: not the"
+            " driver's cache.",
             self.report(),
         )
         os.remove(os.path.join(self.results, "jit_cache_disabled.json"))

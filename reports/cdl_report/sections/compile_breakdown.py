@@ -148,9 +148,10 @@ def parts(doc, stages):
             f" with {cost('headers')}"
         )
         if cost("all_kernels"):
-            text += (
-                f"; every form's kernel in one program would add {cost('all_kernels')}, which is why each"
-                " form's kernel is compiled at its first launch"
+            text += f"; every form's kernel in one program would add {cost('all_kernels')}" + (
+                ", which is why each form's kernel is compiled at its first launch"
+                if found["all_kernels"][1]
+                else ""
             )
         options = [
             f"`{flag}` by {found[p][0]:+.1f} ms"
