@@ -116,6 +116,50 @@ class LaunchesTest(FixtureTest):
         self.assertEqual(launches.cheapest(close), ["a", "b"])
         self.assertEqual(launches.cheapest({"a": (5.0, 6.0, 7.0), "b": (1.0, 2.0, 3.0)}), ["b"])
 
+    def test_the_sums_picks_are_checked_against_streams_of_one_op(self):
+        """06's streams run the built-in op and the others a text of 08's language: a route is set
+        against another only within one; a pick counts where the route that measured least is among
+        those the sum names."""
+
+        class Streams:
+            per_route = {"16_interpreter": 50.0, "17_copy_and_patch": 45.0, "08_expression_jit": 44.0}
+
+            def select(self, workload, **fields):
+                if workload == "map":  # each route's kernel, µs: min, median, max alike
+                    kernels = dict(self.per_route, **{"06_nvrtc_jit": 44.0})
+                    return [({}, {f"{r}/vec": {"min": t, "median": t, "max": t} for r, t in kernels.items()})]
+                measured = {  # ms, each stream's total as timed whole
+                    100: {"16_interpreter": 6.0, "17_copy_and_patch": 5.0, "08_expression_jit": 29.0},
+                    10_000: {"16_interpreter": 510.0, "17_copy_and_patch": 480.0, "08_expression_jit": 470.0},
+                }
+                return [
+                    (
+                        {"n": "16777216", "k": "1", "launches": str(n)},
+                        {
+                            f"{r}/vec": {"median": 1000 * ms}
+                            for r, ms in dict(m, **{"06_nvrtc_jit": 1.0}).items()
+                        },
+                    )
+                    for n, m in measured.items()
+                ]
+
+        fixed = {
+            "16_interpreter": (0.05, 0.08, 0.1),
+            "17_copy_and_patch": (0.4, 0.5, 0.6),
+            "08_expression_jit": (20.0, 24.0, 30.0),
+            "06_nvrtc_jit": (40.0, 48.0, 60.0),
+        }
+        ratios, agree, pairs, missed = launches.streams_check(Streams(), fixed)
+        self.assertEqual(len(ratios), 8)  # every route's stream against its own sum, 06's too
+        # 100 launches: 17 (5.0 ms) and 16 (5.08 ms) overlap in the sum, and 17 measured least;
+        # 10,000: the sum names 17 alone (450.5 ms against 08's 464.4), and 08 measured least.
+        # 06's 1 ms, least of all, is of another op: no pair of its own.
+        self.assertEqual((agree, pairs), (1, 2))
+        self.assertEqual(len(missed), 1)
+        least, picked, ratio = missed[0]
+        self.assertEqual((least, picked), ("08_expression_jit", "17_copy_and_patch"))
+        self.assertAlmostEqual(ratio, 480.0 / 470.0)
+
     def test_the_first_screen_names_the_command_and_gives_the_launches_axis(self):
         text = self.report()
         first = text.split("\n## ", 1)[0]
