@@ -63,16 +63,32 @@ class AnswerTest(FixtureTest):
         self.assertTrue(jit[4].startswith(f"{new_op:.1f} ms a new op"), jit[4])
         # The template against itself: no difference, in parentheses.
         self.assertEqual(rows["known when the program is built"][2], "(1.00×) quadratic")
-        # The headline's dearest way: the largest worst-op ratio at k = 256 of every way named.
-        dearest = max(
-            (self.ratio(e, op, 256), e, op)
+        # The headline's dearest ways: the largest worst-op ratio at k = 256 of every way named, and
+        # every way within the run's noise (1.0 %) of it, named together.
+        worst = {
+            e: max((self.ratio(e, op, 256), op) for op in ("quadratic", "exp_sin_cos"))
             for e in ("03_switch", "03_switch.hoisted", "04_function_pointer.symbol", "05_virtual")
-            for op in ("quadratic", "exp_sin_cos")
-        )
+        }
+        top = max(worst.values())[0]
+        dearest = sorted(((r, e, op) for e, (r, op) in worst.items() if r * 1.01 >= top), reverse=True)
+        self.assertEqual([e for _, e, _ in dearest], ["05_virtual", "04_function_pointer.symbol"])
         self.assertIn(
-            f"(`{dearest[1]}`), takes {dearest[0]:.2f}× the template's time ({dearest[2]}, k = 256", screen
+            f"The dearest ways measured, a virtual call (`05_virtual`) and a device function pointer"
+            f" (`04_function_pointer.symbol`), take {dearest[-1][0]:.2f}–{dearest[0][0]:.2f}× the template's"
+            f" time, no difference between them beyond the noise ({dearest[0][2]}, k = 256",
+            screen,
         )
         self.assertIn("![Time over the template's against k", screen)
+
+    def test_one_dearest_way_is_named_alone_where_the_next_is_beyond_the_noise(self):
+        def dearer(doc):
+            for b in doc["benchmarks"]:
+                if b["run_name"].startswith("map/05_virtual/vec/") and "/k:256/" in b["run_name"]:
+                    if b.get("aggregate_name") != "cv":
+                        b["real_time"] *= 1.2
+
+        self.edit_results(dearer)
+        self.assertIn("The dearest way measured, a virtual call (`05_virtual`), takes", self.report())
 
     def with_a_run_time_way(self, way, route, rows_from, times, first_result_over_08):
         """The first screen's rows, the fixture given `way`: its map rows made from those of 03 whose

@@ -144,13 +144,12 @@ def add(doc, found):
         + (
             f". Set against the {len(ratios)} streams of launches the run timed whole (strategy 10's routes"
             f" alone), the measured total is {min(ratios):.2f}–{max(ratios):.2f}× this sum, which counts the"
-            f" kernels alone, not the host's time between launches; the sum picks the route that measured"
-            f" least (or names it beside another) in {agree} of the {pairs} streams' lengths and sizes of one"
-            " op"
+            f" kernels alone, not the host's time between launches; the sum names the route that measured"
+            f" least in {agree} of the {pairs} streams of one op"
             + (
-                "; where it does not, the route it picks measured "
+                "; where not, its pick measured "
                 + ", ".join(f"{x:.2f}×" for *_, x in sorted(found["missed"], key=lambda m: m[2]))
-                + " the one that measured least"
+                + " the least"
                 if found["missed"]
                 else ""
             )
