@@ -178,7 +178,7 @@ def write_report(results, out_dir, readme=None, others=()):
     guarded("head", header.top, doc, found["head"])
     answer_text = guarded("answer", answer.add, doc, bench, noise, found["answer"])
     contents_at = len(doc.parts)  # the contents list goes here, once every section is written
-    guarded("map", map.add, doc, bench, found["map"], results.resources)
+    guarded("map", map.add, doc, bench, found["map"], results.resources, results.profile)
     guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
     guarded("op length", oplength.add, doc, found["oplength"])
     guarded("precision", precision.add, doc, found["precision"])

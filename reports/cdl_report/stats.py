@@ -10,7 +10,8 @@ Two tests stand behind every "A differs from B" in the report:
 A difference is a finding when it passes both. Pairs measured side by side (a compile with a part
 beside one without it, a few milliseconds apart) are told apart by a paired t-test on their
 differences instead (paired_p): the pairing takes out the host's drift between repetitions, which
-two sets of times compared whole would carry.
+two sets of times compared whole would carry. Where the report says one figure follows another
+over a set of kernels, Spearman's rank correlation says it, with its p-value (spearman).
 """
 import math
 import statistics
@@ -94,20 +95,10 @@ def mann_whitney_p(a, b):
     return min(1.0, math.erfc(max(z, 0) / math.sqrt(2)))
 
 
-def paired_p(differences):
-    """Two-sided p-value of the paired t-test that paired differences have mean 0: Student's t with
-    n - 1 degrees of freedom, its distribution exact for a whole number of them (Abramowitz and
-    Stegun 26.7.3 and 26.7.4). None below two differences. For pairs measured side by side whose
-    pairs drift apart (a compile beside another on a host whose speed moves), where a sign test on
-    five pairs can never reach p < 0.05 and "all five agree" passes one part in sixteen by chance."""
-    n = len(differences)
-    if n < 2:
-        return None
-    mean, sd = statistics.fmean(differences), statistics.stdev(differences)
-    if sd == 0:
-        return 0.0 if mean else 1.0
-    nu = n - 1
-    theta = math.atan(abs(mean) / (sd / math.sqrt(n)) / math.sqrt(nu))
+def t_p(t, nu):
+    """Two-sided p-value of Student's t with nu (a whole number) degrees of freedom, exact
+    (Abramowitz and Stegun 26.7.3 and 26.7.4)."""
+    theta = math.atan(abs(t) / math.sqrt(nu))
     c2, s, term = math.cos(theta) ** 2, 1.0, 1.0
     if nu % 2:  # A = 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), to cos^(nu-3)
         for k in range(2, nu - 1, 2):
@@ -120,6 +111,46 @@ def paired_p(differences):
             s += term
         a = math.sin(theta) * s
     return min(1.0, max(0.0, 1.0 - a))
+
+
+def paired_p(differences):
+    """Two-sided p-value of the paired t-test that paired differences have mean 0 (Student's t with
+    n - 1 degrees of freedom). None below two differences. For pairs measured side by side whose
+    pairs drift apart (a compile beside another on a host whose speed moves), where a sign test on
+    five pairs can never reach p < 0.05 and "all five agree" passes one part in sixteen by chance."""
+    n = len(differences)
+    if n < 2:
+        return None
+    mean, sd = statistics.fmean(differences), statistics.stdev(differences)
+    if sd == 0:
+        return 0.0 if mean else 1.0
+    return t_p(mean / (sd / math.sqrt(n)), n - 1)
+
+
+def ranks(values):
+    """Each value's rank from 1, ties given the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r, i = [0.0] * len(values), 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(xs, ys):
+    """(Spearman's rank correlation, its two-sided p-value by the t approximation with n - 2 degrees
+    of freedom), or None below four pairs or where either side has one value only."""
+    n = len(xs)
+    if n < 4 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    rho = statistics.correlation(ranks(xs), ranks(ys))
+    if abs(rho) >= 1:
+        return rho, 0.0
+    return rho, t_p(rho * math.sqrt((n - 2) / (1 - rho * rho)), n - 2)
 
 
 def noise_threshold(bench, repeat):

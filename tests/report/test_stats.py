@@ -3,7 +3,7 @@ paired t-test, and what it takes to call two benchmarks different."""
 import unittest
 
 import helpers  # noqa: F401  (puts reports/ on the path)
-from cdl_report.stats import paired_p, mark, can_decide, compare, mann_whitney_p, quantile
+from cdl_report.stats import paired_p, spearman, mark, can_decide, compare, mann_whitney_p, quantile
 
 
 class MannWhitneyTest(unittest.TestCase):
@@ -53,6 +53,24 @@ class PairedTTest(unittest.TestCase):
             ([1, -1, 2, -0.5, 0.5, 0.3, 1.2], 0.24354686003984602),
         ):
             self.assertAlmostEqual(paired_p(d), p, places=12, msg=d)
+
+    def test_spearman_matches_scipys_with_ties(self):
+        # scipy.stats.spearmanr(x, y): its correlation and p-value (the t approximation)
+        for x, y, rho, p in (
+            ([1, 2, 3, 4, 5], [5, 6, 7, 8, 7], 0.8207826816681233, 0.08858700531354381),
+            (
+                [1.375, 1.375, 1.625, 1.72, 1.84, 1.156],
+                [0.77, 0.769, 0.72, 0.71, 0.708, 0.78],
+                -0.9856107606091624,
+                0.0003090856678496655,
+            ),
+            ([1, 2, 3, 4], [4, 3, 2, 1], -1.0, 0.0),
+        ):
+            got = spearman(x, y)
+            self.assertAlmostEqual(got[0], rho, places=12)
+            self.assertAlmostEqual(got[1], p, places=12)
+        self.assertIsNone(spearman([1, 2, 3], [3, 2, 1]))  # too few
+        self.assertIsNone(spearman([1, 1, 1, 1], [1, 2, 3, 4]))  # one value
 
     def test_one_sign_in_five_is_not_enough(self):
         self.assertGreater(paired_p([-1.6, -14.5, -3.5, -3.2, -6.9]), 0.05)

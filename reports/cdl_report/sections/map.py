@@ -6,7 +6,7 @@ from .. import plots
 from ..document import PAST_L2, of_copy, of_copy_note, pow2, table
 from ..results import strategy_of
 from .resources import map_kernel
-from ..stats import span
+from ..stats import ALPHA, span, spearman
 
 COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best form should reach
 DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/suite/one_workload.hpp), to show the cost
@@ -26,9 +26,20 @@ def kernel_facts(k):
     )
 
 
-def explain_scalar(doc, scalar):
+def instructions(profile, entry):
+    """Nsight Compute's warp instructions per element of an entry's map kernel on the quadratic,
+    float32, k = 1; None where the profile has no such kernel."""
+    for k in (profile or {}).get("kernels", []):
+        problem = k.get("problem", "").split()
+        if k.get("entry") == entry and {"map", "op=quadratic", "type=f32", "k=1"} <= set(problem):
+            return k.get("warp_instructions_per_element")
+    return None
+
+
+def explain_scalar(doc, scalar, profile=None):
     """Why the one-element-per-thread forms differ, from their kernels' registers and occupancy
-    (scalar: {entry: (of copy, kernel)}): a table, and what it shows, computed."""
+    (scalar: {entry: (of copy, kernel)}) and, where the profile has them, the instructions each
+    issues per element: a table, and what it shows, computed."""
     known = {e: (f, k) for e, (f, k) in scalar.items() if k and k.get("occupancy") is not None}
     if not known:
         return
@@ -114,12 +125,24 @@ def explain_scalar(doc, scalar):
             )
         )
     if inlined and called:
-        text.append(
+        counted = {e: c for e in at_full if (c := instructions(profile, e)) is not None}
+        rank = spearman([counted[e] for e in counted], [at_full[e] for e in counted])
+        sentence = (
             f"At full occupancy the kernels without an indirect call reach {span(inlined, '{:.3f}')} "
-            f"and those with one {span(called, '{:.3f}')}: occupancy does not separate these, and "
-            "what does (the instructions an element costs: a call, or a switch's branches) is not in the "
-            "compiler's resource report."
+            f"and those with one {span(called, '{:.3f}')}: occupancy does not separate these"
         )
+        if rank is None:
+            sentence += ", and what does is not measured here."
+        else:
+            told = f"(Spearman's ρ = {rank[0]:.2f} over {len(counted)} kernels, p = {rank[1]:.2g})"
+            sentence += (
+                f". The warp instructions each issues per element (Nsight Compute) do: the fewer, the nearer"
+                f" copy {told}."
+                if rank[1] < ALPHA and rank[0] < 0
+                else f"; nor do the warp instructions each issues per element (Nsight Compute) {told}: what"
+                " does is not measured here."
+            )
+        text.append(sentence)
     doc.add(" ".join(text) + "\n")
 
 
@@ -155,7 +178,7 @@ def find(bench, resources):
     return {"runs": runs, "n": n_max, "entries": entries, "best": best, "scalar": scalar}
 
 
-def add(doc, bench, found, resources):
+def add(doc, bench, found, resources, profile=None):
     if not found:
         return
     runs, n_max, entries, best = found["runs"], found["n"], found["entries"], found["best"]
@@ -211,7 +234,7 @@ def add(doc, bench, found, resources):
             f"One element per thread (`scalar`) reaches {span(scalar, '{:.2f}')} of copy; 16-byte loads "
             f"and stores (`vec`) reach {span(vec, '{:.2f}')}.\n"
         )
-    explain_scalar(doc, found["scalar"])
+    explain_scalar(doc, found["scalar"], profile)
     by_entry = defaultdict(list)
     for f, e in runs:
         for entry, row in e.items():
