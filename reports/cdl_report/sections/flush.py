@@ -10,7 +10,8 @@ PROBES = (("empty_kernel", "an empty kernel"), ("copy", "a copy of 2^22 floats (
 def find(bench, noise):
     """{probe: {"none", "read", "memset" (and "held" where the run timed it): median µs,
     "memset_over_read", "held_over_read": ratios, "finding", "held_finding", "none_finding": the U
-    test's answers against the read flush}} of each probe the run timed after the three flushes."""
+    test's answers against the read flush, "held_none_finding": held's against none}} of each probe the
+    run timed after the three flushes."""
     rows = {e: row for _, es in bench.select("flush") for e, row in es.items()}
     out = {}
     for probe, _ in PROBES:
@@ -26,6 +27,7 @@ def find(bench, noise):
                 ratio, _, finding = compare(times["read"], held, noise)
                 out[probe] |= {"held": held["median"], "held_over_read": ratio, "held_finding": finding}
                 out[probe]["none_finding"] = compare(times["read"], times["none"], noise)[2]
+                out[probe]["held_none_finding"] = compare(times["none"], held, noise)[2]
     return out
 
 
@@ -106,7 +108,12 @@ def add(doc, found):
             f". So the {fmt_time(e['none'] - e['held'])} more without a flush is the host queuing the launch"
             " while the events wait on an idle GPU, not the flush's absence"
         )
-    elif e["none_finding"] and e["held_finding"]:
+    elif e["none_finding"] and e["held_finding"] and e["held_none_finding"] is False:
+        text += (
+            f". So the {fmt_time(e['none'] - e['read'])} more without a flush is the GPU's own, not the host"
+            " queuing the launch"
+        )
+    elif e["none_finding"] and e["held_finding"] and e["none"] > e["held"] > e["read"]:
         text += (
             f". So of the {fmt_time(e['none'] - e['read'])} more without a flush,"
             f" {fmt_time(e['none'] - e['held'])} is the host queuing the launch while the events wait on an"
