@@ -1,6 +1,6 @@
 // Strategy 08's language as data: a program (common/expression.hpp) encoded on the host, in
 // microseconds and with no compiler, into a few instructions of a small register machine that a
-// precompiled kernel can interpret (issue 50's first tier). What the encoder does to make the
+// precompiled kernel can interpret (strategy 16; 10's first tier). What the encoder does to make the
 // interpreter's work per element small:
 //   - only what the result needs is encoded (a binding nothing reads is dropped);
 //   - x stays in register 0; every other value gets a register from a short list, reused as soon as
