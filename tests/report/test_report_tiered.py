@@ -129,7 +129,10 @@ class TieredReportTest(FixtureTest):
         for tiered_ms, said in (
             (1.1, "costs tiered 100 µs more than the switch alone: what it adds before the move"),
             (1.0001, "costs tiered the same as the switch alone (within the noise)."),
-            (0.9, "costs tiered 100 µs less than the switch alone: what it adds before the move"),
+            (
+                0.9,
+                "costs tiered 100 µs less than the switch alone: what makes it less is not timed",
+            ),
         ):
             self.fresh()
             self.write_streams({1: (1.0, 200.0, tiered_ms), 1000: (1000.0, 480.0, 470.0)})

@@ -181,6 +181,8 @@ def family(doc, found, noise, words, cheap_word, plural):
                 if same
                 else f": what {adds} before the move (starting the compile on a host thread among it) is not"
                 " timed part by part here, so this run does not say what the difference is made of."
+                if start_us > 0
+                else ": what makes it less is not timed part by part here."
             )
             + "\n"
         )
