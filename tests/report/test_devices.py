@@ -41,6 +41,18 @@ class DevicesTest(FixtureTest):
         self.assertIn("## Across devices", text)
         return text.split("## Across devices")[1].split("\n## ")[0]
 
+    def test_two_revisions_are_said_to_compare_the_code_too(self):
+        self.assertNotIn("The runs are of two revisions", self.section(self.report()))
+
+        def older(doc):
+            doc["context"]["git_revision"] = "0123456"
+
+        self.edit_results(older, name=os.path.join("..", "other", "bench.json"))
+        self.assertIn(
+            "**The runs are of two revisions.** A ratio below is the device and whatever changed in the code",
+            self.section(self.report()),
+        )
+
     def test_a_sibling_device_is_compared_and_each_group_classified(self):
         s = self.section(self.report())
         self.assertIn("(A) and Other GPU (B)", s)

@@ -206,7 +206,15 @@ def _find(a, b):
             sentence(*(("A", "B") if marked(a) else ("B", "A")))
             for marked, sentence in CHANGED
             if marked(a) != marked(b)
-        ],
+        ]
+        + (
+            [
+                "**The runs are of two revisions.** A ratio below is the device and whatever changed in the"
+                " code between them, together; only two runs of one revision compare two devices alone.\n"
+            ]
+            if a.bench.context.get("git_revision") != b.bench.context.get("git_revision")
+            else []
+        ),
         "groups": group_rows,
         "counts": counts_all,
         # A class is named for what tells it apart: where the two GPUs' SMs run at the same rate (within
