@@ -15,6 +15,7 @@ over a set of kernels, Spearman's rank correlation says it, with its p-value (sp
 """
 import math
 import statistics
+from collections import Counter
 from functools import lru_cache
 
 NOISE = 0.02  # the fallback noise threshold, when the run has no repeat data
@@ -63,6 +64,20 @@ def _u_counts(m, n):
     return tuple(out)
 
 
+def ranks(values):
+    """Each value's rank from 1, ties given the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r, i = [0.0] * len(values), 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
 def mann_whitney_p(a, b):
     """Two-sided p-value of the Mann-Whitney U test that samples a and b come from one distribution.
     Exact (every ordering counted) without ties; with ties, the normal approximation with the tie
@@ -70,18 +85,9 @@ def mann_whitney_p(a, b):
     m, n = len(a), len(b)
     if not m or not n:
         return None
-    pooled = sorted((v, i < m) for i, v in enumerate(list(a) + list(b)))
-    ranks, i = [0.0] * len(pooled), 0
-    ties = []
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        ties.append(j - i + 1)
-        i = j + 1
-    r1 = sum(r for r, (_, first) in zip(ranks, pooled) if first)
+    pooled = list(a) + list(b)
+    r1 = sum(ranks(pooled)[:m])
+    ties = Counter(pooled).values()  # how many values each distinct value stands for
     u = r1 - m * (m + 1) / 2
     u_low = min(u, m * n - u)
     if all(t == 1 for t in ties) and m * n <= 400:
@@ -125,20 +131,6 @@ def paired_p(differences):
     if sd == 0:
         return 0.0 if mean else 1.0
     return t_p(mean / (sd / math.sqrt(n)), n - 1)
-
-
-def ranks(values):
-    """Each value's rank from 1, ties given the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    r, i = [0.0] * len(values), 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
 
 
 def spearman(xs, ys):

@@ -157,7 +157,7 @@ def find(bench, noise, python=None, resources=None):
     py = min(steady.items(), key=lambda kv: kv[1]["top"][0]) if steady else None
     # The dearest way measured, over every way the situations name.
     every = {c for _, cs in SITUATIONS for c in cs if top in r.get(c, {})}
-    ranked = sorted(((worst(r[c], top)[1][0], c, worst(r[c], top)[0]) for c in every), reverse=True)
+    ranked = sorted(((ratio, c, op) for c in every for op, (ratio, _) in [worst(r[c], top)]), reverse=True)
     # Every way within the noise of the dearest is as dear: the headline names them all.
     dearest = [w for w in ranked if w[0] * (1 + noise) >= ranked[0][0]]
     # at the template's speed: no difference beyond the noise (an undecided one is not claimed), or faster

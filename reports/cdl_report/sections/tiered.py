@@ -74,11 +74,10 @@ def family_find(streams, noise, modes_of, rival=None):
     tier runs, where the stream has it): "rows" [(launches, the three medians, tiered over the best
     alone, the launch tiered moved on or -1, the rival's median or None, (the first launch on 17's
     kernel or -1, when it was ready in ms or -1) or None)], "parts" (whether any row has the last),
-    "break_even" (the first
-    length the JIT alone beats the cheap way), "no_worse" and "better" (the lengths tiered is within
-    the noise of the best alone, and beats them all), "worst" (length, ratio), "rival" (whether any
-    stream has it), and "start" (the shortest stream's length, tiered minus the cheap way in µs,
-    within the noise?)}."""
+    "break_even" (the first length the JIT alone beats the cheap way), "no_worse" and "better" (the
+    lengths tiered is within the noise of the best alone, and beats them all), "worst" (length,
+    ratio), "rival" (whether any stream has it), and "start" (the shortest stream's length, tiered
+    minus the cheap way in µs, within the noise?)}."""
     cheap, jit, tiered = modes_of
     found = {}
     for (n, k), by_launches in sorted(streams.items()):
