@@ -94,8 +94,8 @@ class ReportTest(FixtureTest):
             "| `04_function_pointer.crowded/scalar` | 0.496 | 43 | 5 | 0.62 | 0 | 5 |",
             "| `04_function_pointer.symbol/scalar` | 0.715 | 32 | 8 | 1.00 | 0 | 5 |",
             (
-                "`04_function_pointer.crowded/scalar` 43 registers, 5 blocks per SM, 0.496 of copy against"
-                " 32, 8, 0.715 for the map alone (`04_function_pointer.symbol/scalar`)"
+                "`04_function_pointer.crowded/scalar` 43 registers, 5 blocks per SM (0.62 occupancy), 0.496"
+                " of copy against 32, 8, 0.715 for the map alone (`04_function_pointer.symbol/scalar`)"
             ),
             "What else the module held set the registers, and so the occupancy.",
             # The resource table has each kernel's occupancy at its launch bound.

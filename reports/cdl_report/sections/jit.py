@@ -5,7 +5,7 @@ from ..document import Parts, table
 from ..stats import span
 from . import breakeven
 from .compile_breakdown import link_steps, parts, phases, preoptimised
-from .map import kernel_facts
+from .map import kernels_facts
 from .resources import map_kernel
 from .jit_stages import (
     ROUTES,
@@ -98,9 +98,8 @@ def baseline(doc, c, variants):
         text += f", {ratio:.2f}× NVRTC's one-line floor ({how})"
         if optimised:
             text += (
-                f" against {optimised:.2f}× for the optimised tier (minutes apart the host's speed moves, so"
-                " the two tiers' milliseconds compare less well than their ratios to a floor compiled beside"
-                " each)"
+                f" against {optimised:.2f}× for the optimised tier (each against a floor compiled beside it:"
+                " the host's speed moves over minutes)"
             )
     ratios = variants["baseline"]
     if ratios:
@@ -143,10 +142,14 @@ def fast_compile(doc, c, variants, routes):
     kernels = variants["fast_compile_kernels"]
     if all(kernels.values()):
         f, d = kernels["06_nvrtc_jit.fast_compile"], kernels["06_nvrtc_jit"]
-        text += f". Its quadratic vec kernel: {kernel_facts(f)}; 06's: {kernel_facts(d)}" + (
-            ": a stack frame is local memory, traffic the template's kernel does not have"
-            if f["stack"] > d["stack"]
-            else ""
+        text += (
+            ". The quadratic vec kernels: "
+            + kernels_facts([("fast_compile", f), ("06", d)])
+            + (
+                ": a stack frame is local memory, traffic the template's kernel does not have"
+                if f["stack"] > d["stack"]
+                else ""
+            )
         )
     doc.add(text + ".\n")
 

@@ -12,18 +12,38 @@ COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best f
 DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/suite/one_workload.hpp), to show the cost
 
 
+def fact_phrases(k):
+    """A kernel's resources as phrases: calls, registers, occupancy, spills, stack frame."""
+    return [
+        *([] if k.get("indirect_calls") is None else [f"{k['indirect_calls']} calls through a register"]),
+        f"{k.get('registers')} registers",
+        *(
+            []
+            if k.get("occupancy") is None
+            else [f"{k['blocks_per_sm']} blocks of {k['block']} per SM ({k['occupancy']:.2f} occupancy)"]
+        ),
+        f"{k.get('spill_stores', 0)} B of spill stores",
+        f"{k.get('stack', 0)} B stack frame",
+    ]
+
+
 def kernel_facts(k):
-    """A kernel's resources as a phrase: calls, registers, occupancy, spills."""
-    calls = "" if k.get("indirect_calls") is None else f"{k['indirect_calls']} calls through a register, "
-    occupancy = (
-        ""
-        if k.get("occupancy") is None
-        else f", {k['blocks_per_sm']} blocks of {k['block']} per SM ({k['occupancy']:.2f} occupancy)"
-    )
-    return (
-        f"{calls}{k.get('registers')} registers{occupancy}, {k.get('spill_stores', 0)} B of spill stores, "
-        f"{k.get('stack', 0)} B stack frame"
-    )
+    """A kernel's resources as a phrase."""
+    return ", ".join(fact_phrases(k))
+
+
+def kernels_facts(named):
+    """Several kernels' resources as one phrase, [(name, kernel)]: what differs, kernel by kernel, then
+    what they share, so that the difference reads first."""
+    phrases = [fact_phrases(k) for _, k in named]
+    shared = [p for p in phrases[0] if all(p in other for other in phrases[1:])]
+    own = [
+        f"`{name}`: " + ", ".join(p for p in mine if p not in shared)
+        for (name, _), mine in zip(named, phrases)
+        if len(mine) > len(shared)
+    ]
+    common = ("both " if len(named) == 2 else "each ") + ", ".join(shared) if shared else ""
+    return "; ".join(own + ([common] if common else []))
 
 
 def instructions(profile, entry):
@@ -78,15 +98,6 @@ def explain_scalar(doc, scalar, profile=None):
     inlined = [f for e, f in at_full.items() if not known[e][1].get("indirect_calls")]
     called = [f for e, f in at_full.items() if known[e][1].get("indirect_calls")]
     text = []
-    if below:
-        text.append(
-            f"Below full occupancy ({full:.2f}) are "
-            + ", ".join(
-                f"`{e}` ({k['registers']} registers, {k['occupancy']:.2f}, {f:.3f} of copy)"
-                for e, (f, k) in sorted(below.items())
-            )
-            + f"; every kernel at {full:.2f} reaches {span(at_full.values(), '{:.3f}')}."
-        )
     pairs = [
         (e, e.replace(".crowded/", ".symbol/") if e.startswith("04_") else e.replace(".crowded/", "/"))
         for e in known
@@ -99,8 +110,8 @@ def explain_scalar(doc, scalar, profile=None):
         if own in known:
             (fc, kc), (fo, ko) = known[crowded], known[own]
             compared.append(
-                f"`{crowded}` {kc['registers']} registers, {kc['blocks_per_sm']} blocks per SM, {fc:.3f} of"
-                f" copy against {ko['registers']}, {ko['blocks_per_sm']}, {fo:.3f} for the map alone"
+                f"`{crowded}` {kc['registers']} registers, {kc['blocks_per_sm']} blocks per SM"
+                f" ({kc['occupancy']:.2f} occupancy), {fc:.3f} of copy against {ko['registers']}, {ko['blocks_per_sm']}, {fo:.3f} for the map alone"
                 f" (`{own}`)"
                 + (
                     ""
@@ -110,6 +121,16 @@ def explain_scalar(doc, scalar, profile=None):
                     else ": more blocks per SM than for the map alone"
                 )
             )
+    paired = {c for c, o in pairs if o in known}
+    others = [
+        f"`{e}` ({k['registers']} registers, {k['occupancy']:.2f}, {f:.3f} of copy)"
+        for e, (f, k) in sorted(below.items())
+        if e not in paired
+    ]
+    text.append(
+        f"Every kernel at full occupancy ({full:.2f}) reaches {span(at_full.values(), '{:.3f}')}"
+        + (f"; below it: {', '.join(others)}." if others else ".")
+    )
     if compared:
         text.append(
             "Compiled with every workload's tables in one module: "

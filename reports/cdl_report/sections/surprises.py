@@ -12,13 +12,13 @@ BASE = "01_template_functor"  # the static case every ratio is set against
 
 
 def made_of(resources, entries, op):
-    """' (`a`: its kernel's resources; `b`: ...)', map.kernel_facts of the two vec kernels (op's where
-    the kernel is per op); '' where either is not in resources.json or the two do not differ in
-    registers, stack frame or spills."""
+    """' (`a`: what its kernel's resources differ in; `b`: ...; both ...)', map.kernels_facts of the
+    two vec kernels (op's where the kernel is per op); '' where either is not in resources.json or the
+    two do not differ in registers, stack frame or spills."""
     kernels = [map_kernel(resources, f"{e}/vec", op) for e in entries]
     if not all(kernels) or len({(k["registers"], k["stack"], k["spill_stores"]) for k in kernels}) < 2:
         return ""
-    return " (" + "; ".join(f"`{e}`: {map_section.kernel_facts(k)}" for e, k in zip(entries, kernels)) + ")"
+    return " (" + map_section.kernels_facts(list(zip(entries, kernels))) + ")"
 
 
 def find(bench, r, noise, headings, resources=None):

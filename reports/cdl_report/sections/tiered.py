@@ -153,9 +153,7 @@ def family(doc, found, noise, words, cheap_word, plural):
         parts = [table(header + (["17's kernel from"] if f["parts"] else []), rows)]
         shortest, start_us, same = f["start"]
         worst = f["worst"]
-        whom, verb, adds = (
-            ("the three tiers", "take", "they add") if plural else ("tiered", "takes", "it adds")
-        )
+        whom, verb = ("the three tiers", "take") if plural else ("tiered", "takes")
         if same:
             start = f"the same as the {cheap_word} alone (within the noise)"
         else:
@@ -175,14 +173,7 @@ def family(doc, found, noise, words, cheap_word, plural):
             + (", ".join(str(L) for L in f["better"]) or "none")
             + f"; at most {worst[1]:.2f}× {best} ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
             + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}"
-            + (
-                "."
-                if same
-                else f": what {adds} before the move (starting the compile on a host thread among it) is not"
-                " timed part by part here, so this run does not say what the difference is made of."
-                if start_us > 0
-                else ": what makes it less is not timed part by part here."
-            )
+            + ("." if same else ", not timed part by part in this run.")
             + "\n"
         )
         size = f"n = {pow2(n)}, k = {k}"
