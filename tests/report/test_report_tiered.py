@@ -64,11 +64,8 @@ class TieredReportTest(FixtureTest):
         self.assertIn("The JIT alone beats the switch alone from 1000 launches on", text)
         self.assertIn("Tiered takes no more than the better of the two alone (within the noise", text)
         self.assertIn("launches, less than both at 1000; at most 1.10× the better (1 launch).", text)
-        self.assertIn(
-            "A stream of 1 launch costs tiered 100 µs more than the switch alone, not timed part by part"
-            " in this run.",
-            text,
-        )
+        self.assertIn("A stream of 1 launch costs tiered 100 µs more than the switch alone, not", text)
+        self.assertIn("switch alone, not timed part by part in this run.", text)
         self.assertTrue(os.path.exists(os.path.join(self.out, "tiered_dispatch.png")))
         # The three tiers: their own table, findings and plot.
         expression = text[text.index("**A user's op.**") :]

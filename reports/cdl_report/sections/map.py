@@ -111,8 +111,8 @@ def explain_scalar(doc, scalar, profile=None):
             (fc, kc), (fo, ko) = known[crowded], known[own]
             compared.append(
                 f"`{crowded}` {kc['registers']} registers, {kc['blocks_per_sm']} blocks per SM"
-                f" ({kc['occupancy']:.2f} occupancy), {fc:.3f} of copy against {ko['registers']}, {ko['blocks_per_sm']}, {fo:.3f} for the map alone"
-                f" (`{own}`)"
+                f" ({kc['occupancy']:.2f} occupancy), {fc:.3f} of copy against {ko['registers']},"
+                f" {ko['blocks_per_sm']}, {fo:.3f} for the map alone (`{own}`)"
                 + (
                     ""
                     if kc["blocks_per_sm"] < ko["blocks_per_sm"]
