@@ -1,6 +1,6 @@
-// Strategy 08's language as data: a program (common/expression.hpp) encoded on the host, in
+// The expression language as data: a program (common/expression.hpp) encoded on the host, in
 // microseconds and with no compiler, into a few instructions of a small register machine that a
-// precompiled kernel can interpret (strategy 16; 10's first tier). What the encoder does to make the
+// precompiled kernel can interpret (the interpreter's lesson runs them). What the encoder does to make the
 // interpreter's work per element small:
 //   - only what the result needs is encoded (a binding nothing reads is dropped);
 //   - x stays in register 0; every other value gets a register from a short list, reused as soon as
@@ -77,7 +77,7 @@ program encode(const expr::program& p);
 bool valid(const program& p);
 std::string to_string(const program& p);  // one instruction a line, for a reader and a failing test
 
-// What each op computes, for host and device: one definition, which both interpreters below use.
+// What each op computes, for host and device: one definition, which every interpreter uses.
 template <op O, class T>
 CDL_HD inline T apply(T a, T b, T c) {
   using std::cos, std::exp, std::sin, std::sqrt;  // float's own overloads for T = float
@@ -180,7 +180,7 @@ T run(const program& p, T x) {
   return run<T>(p.code.data(), int(p.code.size()), p.constants.data(), p.result, x);
 }
 
-// ---- The interpreter kernel's form (strategy 16) ---------------------------------------------------
+// ---- The interpreter kernel's form ------------------------------------------------------------------
 // A kernel cannot index its registers with a number it reads (they would live in local memory), so
 // it names each register in a case of a switch. Read through a switch per operand, a register
 // machine pays a copy of the operand's values and a chain of branches per operand; so the kernel
@@ -203,7 +203,7 @@ enum class form : std::uint8_t {
   select_x_if,    // acc = x code C ? B : acc
   select_x_else,  // acc = x code C ? acc : B
   // acc = acc * x + C, C a number: a fma_first whose sources are x and a number, the step of a
-  // polynomial by Horner's rule, which the kernel runs apart from the others (run_steps).
+  // polynomial by Horner's rule, which the interpreter's loop runs apart from the others.
   horner,
   count_
 };
@@ -232,151 +232,5 @@ struct steps {
 // accumulator and the slots.
 steps lower(const program& p);
 std::string to_string(const steps& s);
-
-// Operand b on lane l: a number is one value for every lane.
-template <class T, int L>
-CDL_HD inline T lane(const T (&b)[L], int l) {
-  return b[l];
-}
-template <class T>
-CDL_HD inline T lane(const T& b, int) {
-  return b;
-}
-
-// Calls f with source o: an array of L lanes, named by a constant in each case, or one number.
-// Whatever the byte, the read stays inside the lanes and the numbers (a slot past Slots reads x).
-template <class T, int L, int Slots, class Constant, class F>
-CDL_HD inline void with_source(std::uint8_t o, const Constant* constants, const T (&x)[L], const T (&acc)[L],
-                               const T (&slot)[Slots > 0 ? Slots : 1][L], F&& f) {
-  if (o & constant_bit) return f(T(constants[o & (max_constants - 1)]));
-  static_assert(Slots <= max_slots);
-  // clang-format off
-  switch (o) {  // a slot past the kernel's reads x
-    case 1: if constexpr (Slots >= 1) return f(slot[0]); break;
-    case 2: if constexpr (Slots >= 2) return f(slot[1]); break;
-    case 3: if constexpr (Slots >= 3) return f(slot[2]); break;
-    case 4: if constexpr (Slots >= 4) return f(slot[3]); break;
-    case acc_source: return f(acc);
-    default: break;
-  }
-  // clang-format on
-  return f(x);
-}
-
-// The steps on L lanes (the kernel's values at once; one on the host). x's lanes are made opaque at
-// every step (an empty asm statement that claims to change them): otherwise the optimiser sees that
-// a case reading only x and numbers computes the same values at every step, and computes every such
-// case (x / x, sin(x), ...) before the loop, for every lane, whichever ones the program runs.
-// Slots: the slots the kernel has (steps::slots or more); a kernel for programs that save nothing
-// spends no registers on them.
-template <class T, int L, int Slots = max_slots, class Constant>
-CDL_HD inline void run_steps(const step* code, int length, const Constant* constants, const T (&x_in)[L],
-                             T (&acc)[L], T (&slot)[Slots > 0 ? Slots : 1][L]) {
-  T x[L];
-  for (int l = 0; l < L; ++l) x[l] = x_in[l];
-#define CDL_LANES(e) \
-  for (int l = 0; l < L; ++l) acc[l] = (e)
-  for (int i = 0; i < length; ++i) {
-#if defined(__CUDA_ARCH__)
-    for (int l = 0; l < L; ++l) {
-      if constexpr (sizeof(T) == 4)
-        asm volatile("" : "+f"(x[l]));
-      else
-        asm volatile("" : "+d"(x[l]));
-    }
-#endif
-    const step st = code[i];
-    // A run of Horner's steps (a polynomial, the commonest long op) in a loop of its own: one test
-    // a step and no dispatch tree, and the lanes stay in their registers through the run, where the
-    // switch below copies them at every step (`cuobjdump -sass`: the moves at the step loop's top).
-    if (st.f == form::horner) {
-      do {
-        const T number = T(constants[code[i].c & (max_constants - 1)]);
-        for (int l = 0; l < L; ++l) acc[l] = apply<op::fma, T>(acc[l], x[l], number);
-      } while (++i < length && code[i].f == form::horner);
-      --i;  // the step loop's ++i comes next
-      continue;
-    }
-    const auto source = [&](std::uint8_t o, auto&& f) {
-      with_source<T, L, Slots>(o, constants, x, acc, slot, f);
-    };
-    const auto sources = [&](auto&& f) {  // B and C: a case for each pair
-      source(st.b, [&](const auto& B) { source(st.c, [&](const auto& C) { f(B, C); }); });
-    };
-    const auto select_x = [&](auto then_is_b) {  // the comparison's number: a constant, whatever the byte
-      const T number = T(constants[st.c & (max_constants - 1)]);
-      source(st.b, [&](const auto& B) {
-        with_comparison(st.code, [&](auto o) {
-          for (int l = 0; l < L; ++l) {
-            const bool holds = apply<decltype(o)::value, T>(x[l], number, T(0)) != T(0);
-            acc[l] = holds == decltype(then_is_b)::value ? lane(B, l) : acc[l];
-          }
-        });
-      });
-    };
-    switch (st.f) {
-      case form::load: source(st.b, [&](const auto& B) { CDL_LANES(lane(B, l)); }); break;
-      case form::save:
-        for (int s = 0; s < Slots; ++s)
-          if (st.b == s + 1)
-            for (int l = 0; l < L; ++l) slot[s][l] = acc[l];
-        break;
-      case form::binary:
-        source(st.b, [&](const auto& B) {
-          with_binary(st.code,
-                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(acc[l], lane(B, l), T(0)))); });
-        });
-        break;
-      case form::binary_x:
-        source(st.b, [&](const auto& B) {
-          with_binary(st.code,
-                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], lane(B, l), T(0)))); });
-        });
-        break;
-      case form::reversed:
-        source(st.b, [&](const auto& B) {
-          with_binary(st.code,
-                      [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(lane(B, l), acc[l], T(0)))); });
-        });
-        break;
-      case form::unary:
-        with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(acc[l], T(0), T(0)))); });
-        break;
-      case form::unary_x:
-        with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], T(0), T(0)))); });
-        break;
-      case form::fma_first:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::fma, T>(acc[l], lane(B, l), lane(C, l))));
-        });
-        break;
-      case form::fma_last:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::fma, T>(lane(B, l), lane(C, l), acc[l])));
-        });
-        break;
-      case form::select_if:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::select, T>(acc[l], lane(B, l), lane(C, l))));
-        });
-        break;
-      case form::select_else:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l])));
-        });
-        break;
-      // Left out of the kernels without slots, whose registers its cases would raise (lower counts it
-      // as a slot).
-      case form::select_x_if:
-        if constexpr (Slots > 0) select_x(std::true_type{});
-        break;
-      case form::select_x_else:
-        if constexpr (Slots > 0) select_x(std::false_type{});
-        break;
-      default: break;
-    }
-  }
-#undef CDL_LANES
-}
 
 }  // namespace cdl::bytecode

@@ -7,6 +7,9 @@
 #include "common/polynomial.hpp"
 #include "random_programs.hpp"
 
+#define CDL_INTERPRETER_LOOP  // the lesson's loop alone: the kernel's steps, run here on the host
+#include "strategies/16_interpreter.cu"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,7 +24,7 @@ namespace {
 double run_lowered(const bytecode::steps& s, double x) {
   const double lanes[1] = {x};
   double acc[1] = {0}, slot[bytecode::max_slots][1] = {};
-  bytecode::run_steps<double, 1>(s.code.data(), int(s.code.size()), s.constants.data(), lanes, acc, slot);
+  interpreter::run_steps<double, 1>(s.code.data(), int(s.code.size()), s.constants.data(), lanes, acc, slot);
   return acc[0];
 }
 

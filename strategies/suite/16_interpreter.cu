@@ -5,13 +5,14 @@
 //          encode, then lower), which a kernel built ahead of time takes as an argument and runs.
 //          A kernel cannot index registers with a number it reads (they would live in local
 //          memory), so each step writes one accumulator and is one case of a switch whose code
-//          names what it reads: the accumulator, x, one of four slots, or a number
-//          (bytecode::run_steps). A step is fetched and decoded once for all of a thread's lanes:
-//          its elements (one, or 16-byte vectors) times several steps of the map's k loop, and a
-//          long program that saves nothing gets twice the vectors where k is small. A run of
-//          Horner's steps (acc = acc * x + a number: a polynomial, the commonest long op) runs in a
-//          loop of its own, a test a step, with no dispatch tree: what a step costs against a
-//          compiled kernel is the op-length sweep (`oplength/` benchmarks, the report's section).
+//          names what it reads: the accumulator, x, one of four slots, or a number (run_steps,
+//          the lesson's loop: strategies/16_interpreter.cu). A step is fetched and decoded once
+//          for all of a thread's lanes: its elements (one, or 16-byte vectors) times several steps
+//          of the map's k loop, and a long program that saves nothing gets twice the vectors where
+//          k is small. A run of Horner's steps (acc = acc * x + a number: a polynomial, the
+//          commonest long op) runs in a loop of its own, a test a step, with no dispatch tree: what
+//          a step costs against a compiled kernel is the op-length sweep (`oplength/` benchmarks,
+//          the report's section).
 // Cost.    No compile: a new op's first result costs its encoding and one launch. Per call, what a
 //          compiler folds away is paid at run time: a step's fetch, the branches to its case, a
 //          value saved to a slot where it must wait, numbers read from the argument instead of

@@ -1,10 +1,12 @@
 // Strategy 16's kernels' bodies (suite/16_interpreter.cu wraps them as its kernels, and
 // plugins/interpreter_plugin.cu as kernels with C names that a program with no C++ build of its own
-// loads from a file): the map skeleton with common/bytecode.hpp's steps in place of the op.
+// loads from a file): the map skeleton with the lesson's interpreter loop (run_steps, in
+// strategies/16_interpreter.cu) running common/bytecode.hpp's steps in place of the op.
 #pragma once
 
-#include "common/bytecode.hpp"
 #include "common/skeletons/map.cuh"
+#define CDL_INTERPRETER_LOOP
+#include "strategies/16_interpreter.cu"
 
 #include <cstddef>
 
@@ -41,7 +43,7 @@ __device__ __forceinline__ void map_apply_interpreted(const kernel_program<T>& p
 #pragma unroll
       for (int e = 0; e < E; ++e) v[s * E + e] = x[e] + offset;
     }
-    bytecode::run_steps<T, L, Slots>(p.code, length, p.constants, v, acc, slot);
+    run_steps<T, L, Slots>(p.code, length, p.constants, v, acc, slot);
 #pragma unroll
     for (int s = 0; s < S; ++s)
       if (j + s < k)

@@ -142,15 +142,9 @@ def fast_compile(doc, c, variants, routes):
     kernels = variants["fast_compile_kernels"]
     if all(kernels.values()):
         f, d = kernels["06_nvrtc_jit.fast_compile"], kernels["06_nvrtc_jit"]
-        text += (
-            ". The quadratic vec kernels: "
-            + kernels_facts([("fast_compile", f), ("06", d)])
-            + (
-                ": a stack frame is local memory, traffic the template's kernel does not have"
-                if f["stack"] > d["stack"]
-                else ""
-            )
-        )
+        local = ": a stack frame is local memory, traffic the template's kernel does not have"
+        text += ". The quadratic vec kernels: " + kernels_facts([("fast_compile", f), ("06", d)])
+        text += local if f["stack"] > d["stack"] else ""
     doc.add(text + ".\n")
 
 
