@@ -93,6 +93,9 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
     const auto sources = [&](auto&& f) {  // B and C: a case for each pair
       source(st.b, [&](const auto& B) { source(st.c, [&](const auto& C) { f(B, C); }); });
     };
+    const auto three = [&](auto f) {  // f(acc, B, C) on every lane: the multiply-adds and the selects
+      sources([&](const auto& B, const auto& C) { CDL_LANES(f(acc[l], lane(B, l), lane(C, l))); });
+    };
     const auto select_x = [&](auto then_is_b) {  // the comparison's number: a constant, whatever the byte
       const T number = T(constants[st.c & (max_constants - 1)]);
       source(st.b, [&](const auto& B) {
@@ -135,26 +138,10 @@ CDL_HD inline void run_steps(const step* code, int length, const Constant* const
       case form::unary_x:
         with_unary(st.code, [&](auto o) { CDL_LANES((apply<decltype(o)::value, T>(x[l], T(0), T(0)))); });
         break;
-      case form::fma_first:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::fma, T>(acc[l], lane(B, l), lane(C, l))));
-        });
-        break;
-      case form::fma_last:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::fma, T>(lane(B, l), lane(C, l), acc[l])));
-        });
-        break;
-      case form::select_if:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::select, T>(acc[l], lane(B, l), lane(C, l))));
-        });
-        break;
-      case form::select_else:
-        sources([&](const auto& B, const auto& C) {
-          CDL_LANES((apply<op::select, T>(lane(B, l), lane(C, l), acc[l])));
-        });
-        break;
+      case form::fma_first: three([](T a, T b, T c) { return apply<op::fma, T>(a, b, c); }); break;
+      case form::fma_last: three([](T a, T b, T c) { return apply<op::fma, T>(b, c, a); }); break;
+      case form::select_if: three([](T a, T b, T c) { return apply<op::select, T>(a, b, c); }); break;
+      case form::select_else: three([](T a, T b, T c) { return apply<op::select, T>(b, c, a); }); break;
       // Left out of the kernels without slots, whose registers its cases would raise (lower counts it
       // as a slot).
       case form::select_x_if:
