@@ -78,11 +78,16 @@ def main(argv):
             "RESULTS_DIR that hold another device's bench.json; none with an empty list)"
         ),
     )
+    ap.add_argument(
+        "--text-only",
+        action="store_true",
+        help="write the pages but draw no figure (their links are written, their files left as they are)",
+    )
     args = ap.parse_args(argv[1:])
     try:
         results = Results(args.results)
         others = [Results(d) for d in args.others] if args.others is not None else siblings(results)
-        path, found = write_report(results, args.out or args.results, args.readme, others)
+        path, found = write_report(results, args.out or args.results, args.readme, others, not args.text_only)
     except ImportError as e:
         if not (e.name or "").startswith("matplotlib"):
             raise

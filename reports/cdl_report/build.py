@@ -167,10 +167,11 @@ def glossary(doc):
     doc.add("\n".join(f"- **{term}**: {meaning}." for term, meaning in GLOSSARY) + "\n")
 
 
-def write_report(results, out_dir, readme=None, others=()):
-    """Writes out_dir/report.md and its plots from `results` (a results.Results), with a section
-    comparing it with each of `others` (other devices' Results); returns (path, found)."""
-    doc = Document(out_dir)
+def write_report(results, out_dir, readme=None, others=(), figures=True):
+    """Writes out_dir/report.md and its plots (not with figures=False) from `results` (a
+    results.Results), with a section comparing it with each of `others` (other devices' Results);
+    returns (path, found)."""
+    doc = Document(out_dir, figures)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
     found = findings.compute(results, guarded, others)

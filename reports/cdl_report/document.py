@@ -85,13 +85,14 @@ class Document:
     """The report being written: its Markdown parts and the files beside it. Nothing reaches its
     final name until write(): every file is written under a temporary name first."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir, figures=True):
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         self.plt, self.out_dir, self.parts, self.files = plt, out_dir, [], {}
+        self.draw = figures  # False: each figure's link is written, its image is not (most of the time)
 
     def add(self, text):
         self.parts.append(text)
@@ -102,12 +103,13 @@ class Document:
         self.parts.append(Detail(heading, text))
 
     def figure(self, name, fig, caption):
-        path = os.path.join(self.out_dir, name)
-        tmp = path + ".tmp.png"
-        fig.tight_layout()
-        fig.savefig(tmp, dpi=110)
+        if self.draw:
+            path = os.path.join(self.out_dir, name)
+            tmp = path + ".tmp.png"
+            fig.tight_layout()
+            fig.savefig(tmp, dpi=110)
+            self.files[path] = tmp
         self.plt.close(fig)
-        self.files[path] = tmp
         self.add(f"![{caption}]({name})\n\n*{caption}*\n")
 
     def text_file(self, name, text):

@@ -14,9 +14,12 @@ FIXTURE = os.path.join(HERE, "fixture")
 sys.path.insert(0, os.path.join(ROOT, "reports"))
 
 
-def run_report(results, out, *extra):
+def run_report(results, out, *extra, figures=False):
+    """report.py on results, into out; without its figures unless asked (drawing them is most of a
+    report's time, and most tests read only the text)."""
     return subprocess.run(
-        [sys.executable, os.path.join(ROOT, "reports", "report.py"), results, "--out", out, *extra],
+        [sys.executable, os.path.join(ROOT, "reports", "report.py"), results, "--out", out, *extra]
+        + ([] if figures else ["--text-only"]),
         capture_output=True,
         text=True,
     )
@@ -74,10 +77,10 @@ class FixtureTest(unittest.TestCase):
             name,
         )
 
-    def report(self, *extra, status=0):
+    def report(self, *extra, status=0, figures=False):
         """Runs the report, checks its exit status and returns the text of report.md, then of the
         details page beside it (the sections moved there), as one text."""
-        run = run_report(self.results, self.out, *extra)
+        run = run_report(self.results, self.out, *extra, figures=figures)
         self.assertEqual(run.returncode, status, run.stdout + run.stderr)
         return report_text(self.out)
 

@@ -54,7 +54,7 @@ class DevicesTest(FixtureTest):
         )
 
     def test_a_sibling_device_is_compared_and_each_group_classified(self):
-        s = self.section(self.report())
+        s = self.section(self.report(figures=True))
         self.assertIn("(A) and Other GPU (B)", s)
         self.assertIn(f"would take {1 / FASTER_MEMORY:.3f} times as long on B, one bound by the SMs 1.000", s)
         rows = {

@@ -79,7 +79,7 @@ class ProfileTest(FixtureTest):
 
     def test_the_report_answers_each_question_from_the_counters(self):
         shutil.copy(REFERENCE, self.results)
-        text = self.report()
+        text = self.report(figures=True)
         section = text.split("## What the hardware did (Nsight Compute)")[1].split("\n## ")[0]
         for heading in (
             "Why an indirect call costs",

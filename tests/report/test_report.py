@@ -12,7 +12,7 @@ from helpers import FixtureTest, renamed
 
 class ReportTest(FixtureTest):
     def test_writes_the_report_with_its_plots_and_tables(self):
-        text = self.report()
+        text = self.report(figures=True)
         for heading in (
             "What the L2 flush leaves behind",
             "The memory-bound map",
@@ -218,6 +218,11 @@ class ReportTest(FixtureTest):
         self.assertIn("| 16 | `04_function_pointer.symbol` | 5.21 | 4.51 | -13.5% | 7.76 / 1.94 |", text)
         self.assertIn("So the size matters", text)
 
+    def test_text_only_writes_the_figures_links_and_no_figure(self):
+        text = self.report()  # the tests' default: --text-only
+        self.assertIn("](map_bandwidth.png)", text)
+        self.assertFalse([n for n in os.listdir(self.out) if n.endswith(".png")])
+
     def test_the_gemm_progression_and_the_semirings_model_are_computed(self):
         # The fixture's 1024^3 template tiled kernel, copied as the earlier steps (each slower by a
         # known factor) and as (min,+) at 0.6 of its model: the tables and rules must follow.
@@ -236,7 +241,7 @@ class ReportTest(FixtureTest):
                 yield c
 
         self.add_rows(steps)
-        text = self.report()
+        text = self.report(figures=True)
         section = text.split("### The tiled kernel, step by step")[1].split("\n## ")[0]
         self.assertIn("| step 3: A's shared rows padded |", section)
         self.assertIn("| 1.10× |", section)  # step 4 over step 3

@@ -55,7 +55,7 @@ class TieredReportTest(FixtureTest):
                 1000: (1000.0, 480.0, 470.0),
             }
         )
-        text = self.report()
+        text = self.report(figures=True)
         self.assertIn("## Tiered dispatch", text)
         self.assertIn(
             "| 10 | 10.00 ms | 205.00 ms | 11.00 ms | 1.10 | never (the stream ended first) |", text
