@@ -77,6 +77,7 @@ class ResultsTest(unittest.TestCase):
                 self.results,
                 "--out",
                 os.path.join(self.dir, "out"),
+                "--text-only",  # these tests read the pages, not the figures
             ],
             capture_output=True,
             text=True,
