@@ -92,7 +92,7 @@ class Document:
         import matplotlib.pyplot as plt
 
         self.plt, self.out_dir, self.parts, self.files = plt, out_dir, [], {}
-        self.draw = figures  # False: each figure's link is written, its image is not (most of the time)
+        self.draw = figures  # False: each figure's link is written, its image not drawn (the slow part)
 
     def add(self, text):
         self.parts.append(text)
