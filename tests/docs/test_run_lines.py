@@ -139,27 +139,36 @@ class CdlRunOnTheGpu(unittest.TestCase):
         the same route in another process, which also runs the kernel: a breakdown that counts what
         a user's launch does not pay (a CUDA context) lands far above it."""
         expression = "s = sin(x); s * s + 2 * x"
-        times = subprocess.run(
-            [CDL_RUN, "--expr", expression, "--compile-times"], capture_output=True, text=True, timeout=600
-        )
-        self.assertEqual(times.returncode, 0, times.stdout + times.stderr)
-        total = re.search(r"(?m)^08 libNVVM, vec kernel +([0-9.]+) ", times.stdout)
-        self.assertIsNotNone(total, times.stdout)
-        # The driver's cache off, as --compile-times has it: this text is the same in every run, so
-        # with the cache on its PTX is assembled once on a machine and read back after.
-        launch = subprocess.run(
-            [CDL_RUN, "--expr", expression, "--strategy", "08_expression_jit/vec", "--n", "2^20"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=dict(os.environ, CUDA_CACHE_DISABLE="1"),
-        )
-        self.assertEqual(launch.returncode, 0, launch.stdout + launch.stderr)
-        first = re.search(
-            r"(?m)^08_expression_jit/vec \[--expr\] .* first launch ([0-9.]+) ms", launch.stdout
-        )
-        self.assertIsNotNone(first, launch.stdout)
-        self.assertLess(float(total.group(1)), 2 * float(first.group(1)) + 20, times.stdout + launch.stdout)
+        # Up to three rounds of the two processes one after the other: the GPU tests run a process per
+        # core, and a burst of the others' work can land on either, so one round within the bound is
+        # enough; a breakdown that counts a context misses it in every round.
+        rounds = []
+        for _ in range(3):
+            times = subprocess.run(
+                [CDL_RUN, "--expr", expression, "--compile-times"], capture_output=True, text=True, timeout=600
+            )
+            self.assertEqual(times.returncode, 0, times.stdout + times.stderr)
+            total = re.search(r"(?m)^08 libNVVM, vec kernel +([0-9.]+) ", times.stdout)
+            self.assertIsNotNone(total, times.stdout)
+            # The driver's cache off, as --compile-times has it: this text is the same in every run,
+            # so with the cache on its PTX is assembled once on a machine and read back after.
+            launch = subprocess.run(
+                [CDL_RUN, "--expr", expression, "--strategy", "08_expression_jit/vec", "--n", "2^20"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env=dict(os.environ, CUDA_CACHE_DISABLE="1"),
+            )
+            self.assertEqual(launch.returncode, 0, launch.stdout + launch.stderr)
+            first = re.search(
+                r"(?m)^08_expression_jit/vec \[--expr\] .* first launch ([0-9.]+) ms", launch.stdout
+            )
+            self.assertIsNotNone(first, launch.stdout)
+            rounds.append((float(total.group(1)), float(first.group(1))))
+            if rounds[-1][0] < 2 * rounds[-1][1] + 20:
+                break
+        else:
+            self.fail(f"(breakdown ms, first launch ms) in each round: {rounds}\n" + times.stdout + launch.stdout)
         # Another strategy named: the tiers, which would have compiled 08's vec kernel first, did not run.
         self.assertNotIn("10_tiered_dispatch", launch.stdout)
 
