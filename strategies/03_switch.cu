@@ -11,6 +11,8 @@
 // See it.  cuobjdump -sass 03_switch: every case's arithmetic inside the k loop, behind compares or
 //          a BRX; hoisted, the switch sits before the loop and each case is its own loop.
 // Suite.   strategies/suite/03_switch.cu: the same invoker for every workload, and `hoisted`.
+//          Defining CDL_SWITCH_INVOKER before including this file leaves out all but the invoker
+//          (10's lesson runs it as its first tier).
 #include "strategies/lesson.cuh"
 
 // The invoker: the id travels by value; the switch runs at every call. The id does not change
@@ -31,6 +33,7 @@ struct switch_op {
   }
 };
 
+#ifndef CDL_SWITCH_INVOKER
 // Hoisted by hand: one switch per thread, each case the template's loop with its op inlined.
 template <class Op>
 __device__ float summed(float x, int k, Op op) {
@@ -64,3 +67,4 @@ int main() {
                                                                                      quadratic_id);
                               }}});
 }
+#endif  // CDL_SWITCH_INVOKER

@@ -23,18 +23,8 @@
 #include "strategies/lesson_jit.cuh"
 
 // The switch tier: 03's per-call switch over the ops built in (the id hidden from the compiler).
-struct switch_op {
-  int id;
-  __device__ float operator()(float v) const {
-    int op = id;
-    asm volatile("" : "+r"(op));
-    switch (op) {
-      case 0: return lesson::quadratic{}(v);
-      case 1: return v * v;
-      default: return sinf(v);
-    }
-  }
-};
+#define CDL_SWITCH_INVOKER
+#include "strategies/03_switch.cu"
 
 // The JIT tier: 06's compile of the op's text, to a loaded kernel.
 cudaKernel_t compile(const std::string& op) {
