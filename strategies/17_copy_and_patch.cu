@@ -151,28 +151,20 @@ CDL_SET(set_eq, eq)
 CDL_SET(set_neu, neu)  // C's !=: true where either is NaN
 template <int O>
 __device__ __forceinline__ float apply(float a, float b, float c, float constant) {
-  if constexpr (O == add) return a + constant;
-  if constexpr (O == sub) return a - constant;
+  const float w = has_constant(O) ? constant : b;  // the second operand: the constant or a register
+  if constexpr (O == add || O == addr) return a + w;
+  if constexpr (O == sub || O == subr) return a - w;
   if constexpr (O == rsub) return constant - a;
-  if constexpr (O == mul) return a * constant;
-  if constexpr (O == min) return fminf(a, constant);
-  if constexpr (O == max) return fmaxf(a, constant);
+  if constexpr (O == mul || O == mulr) return a * w;
+  if constexpr (O == min || O == minr) return fminf(a, w);
+  if constexpr (O == max || O == maxr) return fmaxf(a, w);
   if constexpr (O == fmac) return fmaf(a, constant, b);
-  if constexpr (O == lt) return set_lt(a, constant);
-  if constexpr (O == le) return set_le(a, constant);
-  if constexpr (O == gt) return set_gt(a, constant);
-  if constexpr (O == ge) return set_ge(a, constant);
-  if constexpr (O == eq) return set_eq(a, constant);
-  if constexpr (O == ne) return set_neu(a, constant);
-  if constexpr (O == addr) return a + b;
-  if constexpr (O == subr) return a - b;
-  if constexpr (O == mulr) return a * b;
-  if constexpr (O == minr) return fminf(a, b);
-  if constexpr (O == maxr) return fmaxf(a, b);
-  if constexpr (O == ltr) return set_lt(a, b);
-  if constexpr (O == ler) return set_le(a, b);
-  if constexpr (O == eqr) return set_eq(a, b);
-  if constexpr (O == ner) return set_neu(a, b);
+  if constexpr (O == lt || O == ltr) return set_lt(a, w);
+  if constexpr (O == le || O == ler) return set_le(a, w);
+  if constexpr (O == gt) return set_gt(a, w);
+  if constexpr (O == ge) return set_ge(a, w);
+  if constexpr (O == eq || O == eqr) return set_eq(a, w);
+  if constexpr (O == ne || O == ner) return set_neu(a, w);
   if constexpr (O == mask || O == sel) {
     const unsigned p = __float_as_uint(a), q = __float_as_uint(b), t = __float_as_uint(c);
     unsigned r;
