@@ -170,10 +170,14 @@ class encoder {
   program out_;
 };
 
-const char* const names[] = {"add",    "subtract",  "multiply",   "divide",  "fma",
-                             "negate", "less",      "less_equal", "greater", "greater_equal",
-                             "equal",  "not_equal", "select",     "sin",     "cos",
-                             "exp",    "sqrt",      "min",        "max"};
+#define CDL_FUNCTION_NAME(name, arity) #name,
+const char* const names[] = {"add",      "subtract",
+                             "multiply", "divide",
+                             "fma",      "negate",
+                             "less",     "less_equal",
+                             "greater",  "greater_equal",
+                             "equal",    "not_equal",
+                             "select",   CDL_EXPR_FUNCTIONS(CDL_FUNCTION_NAME)};
 static_assert(sizeof names / sizeof *names == std::size_t(op::count_));
 
 }  // namespace

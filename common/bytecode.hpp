@@ -39,15 +39,10 @@ enum class op : std::uint8_t {
   greater,
   greater_equal,
   equal,
-  not_equal,  // 1 or 0
-  select,     // a != 0 ? b : c
-  sin,
-  cos,
-  exp,
-  sqrt,
-  min,
-  max,
-  count_  // not an op: how many there are
+  not_equal,                               // 1 or 0
+  select,                                  // a != 0 ? b : c
+  CDL_EXPR_FUNCTIONS(CDL_EXPR_ENUMERATOR)  // sin, cos, exp, sqrt, min, max
+  count_                                   // not an op: how many there are
 };
 
 inline constexpr int max_registers = 8;  // register 0 holds x

@@ -28,12 +28,8 @@ struct function_info {
   kind op;
   int arity;
 };
-constexpr std::array<function_info, 6> functions{{{"sin", kind::sin, 1},
-                                                  {"cos", kind::cos, 1},
-                                                  {"exp", kind::exp, 1},
-                                                  {"sqrt", kind::sqrt, 1},
-                                                  {"min", kind::min, 2},
-                                                  {"max", kind::max, 2}}};
+#define CDL_FUNCTION_INFO(name, arity) function_info{#name, kind::name, arity},
+constexpr function_info functions[] = {CDL_EXPR_FUNCTIONS(CDL_FUNCTION_INFO)};
 
 const function_info* find_function(std::string_view name) {
   for (const function_info& f : functions)

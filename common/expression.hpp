@@ -1,5 +1,6 @@
-// A small expression language for map ops, for the JIT that skips the C++ front end (strategy
-// 08). A program is zero or more named temporaries and one result, all in the element type T:
+// A small expression language for map ops, for the JIT that skips the C++ front end (and the
+// interpreter and the patched images that need no compiler). A program is zero or more named
+// temporaries and one result, all in the element type T:
 //
 //   s = sin(x); c = cos(x); exp(s * c)          x * x + 2 * x + 1        x > 0.5 ? 2 * x : x / 2
 //
@@ -17,7 +18,7 @@
 // op serves every strategy. min and max are ops.cuh's (min(a, b) = b < a ? b : a), and the
 // functions are libdevice's, as C++ code gets them from NVRTC.
 //
-// A program is parsed into a tree that the lowering (strategies/suite/08_expression_jit.cu), the C++
+// A program is parsed into a tree that the lowering to NVVM IR, the C++
 // printer and the float64 interpreter below read; nothing of the input text but its numbers
 // reaches a compiler. Errors name the offset and column of the offending character.
 #pragma once
@@ -41,6 +42,11 @@ class syntax_error : public error {
   std::size_t offset_;
 };
 
+// The language's functions, once: name and number of arguments. The expression's kinds, the parser's
+// table and the bytecode's ops (common/bytecode.hpp) list them from here.
+#define CDL_EXPR_FUNCTIONS(X) X(sin, 1) X(cos, 1) X(exp, 1) X(sqrt, 1) X(min, 2) X(max, 2)
+#define CDL_EXPR_ENUMERATOR(name, arity) name,
+
 enum class kind {
   number,
   x,
@@ -57,12 +63,7 @@ enum class kind {
   equal,
   not_equal,  // conditions
   select,     // a ? b : c, a a condition
-  sin,
-  cos,
-  exp,
-  sqrt,
-  min,
-  max,
+  CDL_EXPR_FUNCTIONS(CDL_EXPR_ENUMERATOR)
 };
 bool is_condition(kind k);
 std::string_view function_name(kind k);  // "sin", ...; empty for anything else
@@ -89,7 +90,7 @@ inline constexpr std::size_t max_source_bytes = 16 * 1024;
 inline constexpr int max_depth = 256;  // nesting; deeper input is refused, never overflows the stack
 program parse(std::string_view source);
 
-// The program as a C++ function body in T, one constant per node (v<index>), for strategies 06 and 07.
+// The program as a C++ function body in T, one constant per node (v<index>), for the routes that compile C++.
 std::string to_cpp(const program& p);
 // The program evaluated in float64, for the reference.
 double evaluate(const program& p, double x);
