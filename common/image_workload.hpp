@@ -10,7 +10,7 @@
 namespace cdl {
 
 // global: every read from global memory (through the caches); tiled: the block's tile and its
-// halo staged in shared memory first (strategy 08), radius at most image_max_radius.
+// halo staged in shared memory first, radius at most image_max_radius.
 enum class image_form { global, tiled };
 inline std::string_view to_string(image_form f) { return f == image_form::global ? "global" : "tiled"; }
 inline constexpr int image_max_radius = 64;

@@ -287,11 +287,11 @@ std::vector<phase> read_nvjitlink_time(const std::string& info_log) {
 }
 
 std::vector<std::string> nvvm_options(int arch, bool optimise) {
-  // -opt=0 runs no optimiser: libNVVM only selects instructions. 08's baseline tier takes it, on IR
-  // written in the form the optimiser would leave (08_expression_jit.cu: lower_op), and ptxas,
+  // -opt=0 runs no optimiser: libNVVM only selects instructions. The expression JIT's baseline tier takes
+  // it, on IR written in the form the optimiser would leave (its lowering), and ptxas,
   // which contracts multiplies and adds into FMAs, folds and schedules, makes nearly the same
   // machine code of it; what that saves in compile time and costs in run time is measured by the
-  // JIT stages (jit/compile/08_baseline/) and the map benchmarks (08_expression_jit.baseline). The
+  // JIT stages and the map benchmarks of that tier. The
   // other options are NVRTC's defaults (IEEE division and square root, no flush to zero, FMA
   // contraction on): set out here because they are part of what the kernel computes.
   return {"-arch=compute_" + std::to_string(arch),

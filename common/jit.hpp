@@ -1,12 +1,12 @@
-// The run-time compilation pipeline behind strategies 06 (NVRTC JIT), 07 (JIT LTO) and 08
-// (expression JIT), one type per stage, after NVIDIA/jitify2:
+// The run-time compilation pipeline (NVRTC, nvJitLink's link-time optimisation, libNVVM for the
+// expression language), one type per stage, after NVIDIA/jitify2:
 //
 //   program --compile()--> compiled --link()--> linked --loaded{}--> loaded --kernel()--> cudaKernel_t
 //   source text,           CUBIN or             CUBIN made           a cudaLibrary_t      launched with
 //   kernels to             LTO-IR, with the     by nvJitLink from    in this process      cudaLaunchKernel
 //   instantiate            kernels' mangled     LTO-IR or PTX
 //                          names                parts
-//   nvvm_module --compile_nvvm()--> compiled (PTX): NVVM IR, no C++ front end (08)
+//   nvvm_module --compile_nvvm()--> compiled (PTX): NVVM IR, no C++ front end
 //
 // Each stage returns its value or throws: jit::compile_error and jit::link_error carry the
 // compiler's or linker's log, in which the op's own lines are named after the op (a `#line`
@@ -56,7 +56,7 @@ std::string_view to_string(code_kind k);
 
 // Stage 0: what to compile.
 struct program {
-  std::string name;                           // file name in logs, e.g. "06_map_sine_f32.cu"
+  std::string name;                           // file name in logs, e.g. "map_sine_f32.cu"
   std::string source;                         // includes embedded headers by their paths
   std::vector<std::string> name_expressions;  // kernels to instantiate, e.g. "&cdl::k<float, cdl::jit_op>"
   std::vector<std::string> options;  // NVRTC options beyond compile_options(), e.g. --Ofast-compile=mid
@@ -102,7 +102,7 @@ struct phase {
 };
 std::vector<phase> read_nvrtc_time(const std::string& path);
 
-// Stage 1 of strategy 08: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
+// The expression language's first stage: NVVM IR (LLVM 7 text, as libNVVM takes it) -> PTX, with libdevice
 // linked lazily when the IR calls it. No C++ front end: this is the compiler under NVRTC.
 struct nvvm_module {
   std::string name;  // in logs

@@ -76,7 +76,7 @@ class cache {
   counters counters_;
 };
 
-// The cache strategies 06 and 07 share, configured from the environment on first use.
+// The cache the NVRTC and link-time routes share, configured from the environment on first use.
 cache& process_cache();
 
 }  // namespace cdl::jit

@@ -47,7 +47,7 @@ inline map_launch unlaunched(map_op op, dtype t, map_form form) {
 template <class T>
 std::vector<reference_value> map_reference(map_op op, std::span<const T> x, int k);
 
-// An op outside the catalogue (a user's expression, strategies 06 and 07): its float64 form for
+// An op outside the catalogue (a user's expression, compiled at run time): its float64 form for
 // the reference and the error one evaluation may have, in epsilons of the element type.
 struct custom_map_op {
   std::function<double(double)> reference;  // called from several threads at once
@@ -60,7 +60,7 @@ struct custom_map_op {
 namespace expr {
 struct program;
 }
-// A program of 08's language as a custom op: its float64 value, and its magnitude
+// A program of the expression language (expression.hpp) as a custom op: its float64 value, and its magnitude
 // (expr::evaluate_bounded) as each term's scale. `p` is read while the fixture is made.
 custom_map_op language_op(const expr::program& p, int max_ulps = 16);
 
@@ -69,7 +69,7 @@ custom_map_op language_op(const expr::program& p, int max_ulps = 16);
 double map_tolerance(const map_problem& p, int max_ulps);
 inline double map_tolerance(const map_problem& p) { return map_tolerance(p, info(p.op).max_ulps); }
 
-// Strategies 06 and 07 launch through closures (a compiled kernel), hence std::function.
+// A run-time compiled kernel launches through a closure, hence std::function.
 using map_launcher = std::function<void(const map_launch&)>;
 
 class map_fixture : public workload_fixture<map_fixture, map_problem, const map_launcher&, map_form> {

@@ -7,9 +7,9 @@
 
 namespace cdl {
 
-// naive: one thread per element of C; tiled: shared-memory tiles and register blocking (09), with
+// naive: one thread per element of C; tiled: shared-memory tiles and register blocking, with
 // every step of skeletons/matmul.cuh; tiled_step0 ... tiled_step3: the same kernel before those
-// steps (01_template_functor only: the report's progression).
+// steps (the template strategy only: the report's progression).
 enum class matmul_form { naive, tiled, tiled_step0, tiled_step1, tiled_step2, tiled_step3 };
 inline std::string_view to_string(matmul_form f) {
   constexpr std::string_view names[] = {"naive",       "tiled",       "tiled_step0",

@@ -7,10 +7,10 @@
 //   in element order - as `new` in a loop over the elements would place them: the classes
 //                      interleave as the layout does;
 //   by class         - each class in an arena of its own, the arenas one after the other (the
-//                      allocation of COAL, strategies/suite/11_type_from_address.cu): an object's class
-//                      follows from which arena its address falls in.
-// and once more by value, on the host: a cuda::std::variant per element, no vtable, no pointer
-// (12_variant_visit.cu). The strategies (11 and 12) differ in how they find the method.
+//                      allocation of COAL): an object's class follows from which arena its
+//                      address falls in.
+// and once more by value, on the host: a cuda::std::variant per element, no vtable, no pointer.
+// The strategies differ in how they find the method.
 #pragma once
 
 #include "fixture.hpp"
@@ -31,7 +31,7 @@ enum class object_form {
   class_switch,      // element-order objects; a switch on the class number the object stores
   type_pointer,      // allocated by class; the class in the pointer's top bits, the method from a table
   coal_prefetched,   // coal, the warp asking for its objects before the call splits it by class
-  variant            // the objects held by value, a cuda::std::variant each, visited (strategy 12)
+  variant            // the objects held by value, a cuda::std::variant each, visited
 };
 std::string_view to_string(object_form f);
 

@@ -1,8 +1,8 @@
 // The op-length family: a polynomial by Horner's rule of a given number of steps (operations of
-// 08's language: steps / 2 multiplies and as many additions; one step is x * 0.5), the coefficient
+// the expression language: steps / 2 multiplies and as many additions; one step is x * 0.5), the coefficient
 // of x^i being 1 / (i + 2). A user's op is often longer than the catalogue's (one to seven steps),
-// and what a step costs is where an interpreter (16) and a compiled kernel (08, 03's switch over ops
-// built in) part: the op-length sweep runs each length through each. The language's text
+// and what a step costs is where an interpreter and a compiled kernel (from the op's text, or a switch
+// over ops built in) part: the op-length sweep runs each length through each. The language's text
 // (polynomial_text) and the functor (polynomial<steps>) come from the one coefficient function.
 #pragma once
 
@@ -24,7 +24,7 @@ inline double polynomial_value(int steps, double x) {
   return acc;
 }
 
-// The same as an op type (03's switch over the lengths): its steps written out by template recursion
+// The same as an op type (for a switch over the lengths): its steps written out by template recursion
 // and every coefficient a constant of the front end's (polynomial_coefficient is constexpr), so that
 // no compiler computes a coefficient at run time, whatever it unrolls.
 template <int Steps>
@@ -45,7 +45,7 @@ struct polynomial {
   }
 };
 
-// The same polynomial in 08's language, each coefficient printed exactly (17 digits).
+// The same polynomial in the expression language, each coefficient printed exactly (17 digits).
 std::string polynomial_text(int steps);
 
 }  // namespace cdl

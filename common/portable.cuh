@@ -1,5 +1,5 @@
-// What every header compiled by nvcc, the host compiler *and* NVRTC (strategies 06 and 07
-// compile the skeletons from source at run time) has in common.
+// What every header compiled by nvcc, the host compiler *and* NVRTC (the routes that compile C++ at
+// run time compile the skeletons from source) has in common.
 //
 // NVRTC ships no C++ standard library. CCCL's <cuda/std/...> headers would supply one, but
 // <cuda/std/utility> alone adds ~0.7 s to every run-time compile (measured with NVRTC 13.0),

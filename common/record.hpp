@@ -69,10 +69,10 @@ inline std::string result_name(std::string describe) {
 nlohmann::json problem_fields(const std::string& describe);
 
 // A benchmark's identity, made once from its parts (docs/results_format.md): its name
-// ("map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:1") and the same parts as fields,
+// ("map/<strategy>.<variant>/<form>/op:sine/type:f32/n:4/k:1") and the same parts as fields,
 // which every record of it carries, so that no reader takes a name apart: the problem's fields
-// and the entry's ("strategy[.variant][/form]"): {"strategy": "04_function_pointer", "variant":
-// "table", "form": "vec", ...}.
+// and the entry's ("strategy[.variant][/form]"): {"strategy": ..., "variant": ..., "form": "vec",
+// ...}.
 struct benchmark_id {
   std::string name;
   nlohmann::json fields;

@@ -23,17 +23,17 @@ namespace cdl {
 // variant of its mechanism, the kernel form or data layout, and the launch function.
 template <class Launch, class Form>
 struct registry_entry {
-  std::string strategy;  // e.g. "04_function_pointer"
+  std::string strategy;  // the lesson's file name without .cu, e.g. "NN_function_pointer"
   std::string variant;   // e.g. "symbol", "table"; empty if the strategy has one mechanism
   Form form;
   void (*launch)(const Launch&);
-  // Why it cannot run a launch's problem (its op and type: 17's stencils hold some ops alone),
+  // Why it cannot run a launch's problem (its op and type: a patched image holds some ops alone),
   // answered with no GPU; null where it runs every problem.
   std::string (*refuses)(const Launch&) = nullptr;
 
   std::string refusal(const Launch& a) const { return refuses ? refuses(a) : ""; }
 
-  // "04_function_pointer.table/vec": unique, stable, used in test and benchmark names.
+  // "strategy.variant/form": unique, stable, used in test and benchmark names.
   std::string name() const {
     return strategy + (variant.empty() ? "" : "." + variant) + "/" + std::string(to_string(form));
   }
@@ -48,9 +48,9 @@ using matmul_entry = registry_entry<matmul_launch, matmul_form>;
 using objects_entry = registry_entry<objects_launch, object_form>;
 
 // The op-length sweep (common/polynomial.hpp): the map of a polynomial of `steps` steps, by each
-// strategy that runs an op of any length: from its text (08, 16, 17), or by a switch over the
-// lengths built in (03); in the vec form (17's: where its vec image holds the op), 17 in float
-// alone.
+// strategy that runs an op of any length: from its text (compiled, interpreted or patched), or by a
+// switch over the lengths built in; in the vec form (or the scalar one, where an entry says so), and
+// in float64 where `float64` says so.
 using length_launch_fn = void (*)(const map_launch& a, int steps);
 struct length_entry {
   std::string strategy;
@@ -67,7 +67,7 @@ struct registry {
   std::vector<tasks_entry> tasks;
   std::vector<points_entry> points;
   std::vector<matmul_entry> matmul;
-  std::vector<objects_entry> objects;  // 11's forms and 12's by value: the others' calls are on task records
+  std::vector<objects_entry> objects;  // the objects' own forms: the other workloads' calls are on task records
   std::vector<length_entry> op_length;
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.

@@ -53,7 +53,7 @@ struct task_groups {
   std::vector<std::size_t> offsets;  // group g is index[offsets[g] .. offsets[g + 1])
 };
 task_groups group_tasks(const tasks_launch& a);
-// The kernels of a grouping: a template kernel per op that occurs (01's), over its index list, so that
+// The kernels of a grouping: a template kernel per op that occurs, over its index list, so that
 // each reads x and the records and writes y through the permutation (scattered, where the layout
 // mixes ops). group_tasks then this is the template strategies' `grouped` launch.
 void run_task_groups(const tasks_launch& a, const task_groups& g);

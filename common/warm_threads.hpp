@@ -1,6 +1,6 @@
 // Threads kept for the next job once their job is done. Starting a thread is host work (a clone, a
 // new stack, and the CUDA runtime's state for the thread at its first call) that a job which must
-// start at once would otherwise wait for: strategy 10 starts a new op's compile right beside the
+// start at once would otherwise wait for: a tiered dispatch starts a new op's compile right beside the
 // op's first launch, whose kernel may be shorter than that work. Language runtimes keep their
 // compiler threads alive for the same reason.
 #pragma once

@@ -23,7 +23,7 @@ inline constexpr int elementwise_block = 256;  // threads per block, both forms
 // 16-byte vectors per thread and input in the vec form. One: a full SM of threads with one load
 // each already keeps enough bytes in flight, so more buys no bandwidth at k = 1; more would
 // amortise the map's k loop counter over more values, but it multiplies the copies of the op in
-// every kernel, which is what a JIT pays to compile a new op (06, 07, 08). To weigh the two on a
+// every kernel, which is what a JIT pays to compile a new op. To weigh the two on a
 // GPU, change this and compare the map benchmarks and `cdl_bench --benchmark_filter=^jit/compile/`.
 inline constexpr int vecs_per_thread = 1;
 

@@ -3,7 +3,7 @@
 //
 //   global - one thread per output pixel, every read from global memory (the caches catch the
 //            neighbours' reuse, or do not);
-//   tiled  - strategy 08's form: a block stages its 32 x 32 output tile plus a halo of r pixels
+//   tiled  - the staged form: a block stages its 32 x 32 output tile plus a halo of r pixels
 //            (at least 1: sharpen and Sobel read 3 x 3) in shared memory, cooperatively, then
 //            each thread computes 4 pixels from it. The op is handed an image_view of the
 //            shared tile in tile coordinates: it cannot tell, and needs no second signature.

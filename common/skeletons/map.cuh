@@ -1,8 +1,8 @@
 // The map workload's kernel skeleton: y[i] = sum_{j<k} f(x[i] + j*delta).
 //
 // Written once, generic over the *invoker* F: anything callable on the device as f(T) -> T.
-// A strategy is mostly its invoker: a functor (01), a lambda (02), a switch on an op id (03),
-// a function-pointer holder (04), a vtable call (05). Every strategy therefore runs exactly
+// A strategy is mostly its invoker: a functor, a lambda, a switch on an op id, a function-pointer
+// holder, a vtable call. Every strategy therefore runs exactly
 // this loop (skeletons/elementwise.cuh), and a difference in time is the cost of the call.
 //
 // The knob k ("intensity") applies f k times per element. The arguments differ by j*delta so
@@ -45,13 +45,13 @@ __device__ __forceinline__ void map_scalar_body(const T* x, T* y, std::size_t n,
 // exact, so computing it once per step, apart from the additions, changes nothing). The m
 // evaluations of a step are independent, which is the parallelism an unrolled loop would give, so
 // the loop is not unrolled: an unrolled runtime-trip loop is a copy of the body per step plus a
-// remainder loop, which lengthens NVRTC's and nvJitLink's work for a new op (06, 07) and adds no
+// remainder loop, which lengthens NVRTC's and nvJitLink's work for a new op and adds no
 // parallelism the m values do not already give.
 //
 // The m values' statements are written out by template recursion (add_each), not by a loop the
 // optimiser is asked to unroll: each index is then a constant whatever the optimiser does, and the
 // arrays stay in registers. `#pragma unroll` is only a request, which NVRTC's --Ofast-compile=mid
-// (06's variant fast_compile) does not grant; an array indexed by a loop counter goes to local
+// (a variant of the NVRTC route) does not grant; an array indexed by a loop counter goes to local
 // memory (the stack frame in the resources data).
 template <int q = 0, int m, class T>
 __device__ __forceinline__ void zero_each(T (&acc)[m]) {
@@ -79,7 +79,7 @@ __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (
 // (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run a loop per
 // value one after the other, each paying its own loop counter, compare and branch per step.
 // The loop is what a tuned kernel runs, and its price falls on the calls that are not inlined
-// (04, 05): every value and every sum is live across each call through a register, held in
+// (through a pointer or a vtable): every value and every sum is live across each call through a register, held in
 // registers the calling convention preserves (the report's resources table and profile section
 // give the counts): part of what such a call costs is what it stops the compiler from doing
 // around it.

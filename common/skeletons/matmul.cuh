@@ -62,7 +62,7 @@ inline constexpr int tiled_threads = (tile_m / thread_m) * (tile_n / thread_n);
 
 // The tiled kernel is written once, with the steps that made it fast (see the top of this file)
 // switched on one by one by `Step`: 0 is the kernel before them, tiled_final_step all of them.
-// Every strategy runs the last; 01_template_functor also registers the earlier ones (the forms
+// Every strategy runs the last; the template strategy also registers the earlier ones (the forms
 // tiled_step0 ... tiled_step3), so a run measures the whole progression (the report's plot).
 inline constexpr int tiled_final_step = 4;
 
@@ -345,7 +345,7 @@ void launch_tiled(const T* A, const T* B, T* C, int M, int N, int K, T init, con
 }
 
 // Steps: whether the earlier steps of the tiled kernel (tiled_step0 ... tiled_step3) are compiled
-// in; only 01_template_functor registers them, so only its launch instantiates them.
+// in; only the template strategy registers them, so only its launch instantiates them.
 template <bool Steps = false, class T, class F>
 void launch_matmul(matmul_form form, const T* A, const T* B, T* C, int M, int N, int K, T init, const F& f,
                    cudaStream_t stream) {
@@ -364,7 +364,7 @@ void launch_matmul(matmul_form form, const T* A, const T* B, T* C, int M, int N,
       default: launch_tiled<3>(A, B, C, M, N, K, init, f, stream); break;
     }
   } else {
-    throw error("matmul: the form " + std::string(to_string(form)) + " is built by 01_template_functor only");
+    throw error("matmul: the form " + std::string(to_string(form)) + " is built by the template strategy only");
   }
   CDL_CHECK_LAUNCH();
 }

@@ -145,7 +145,10 @@ class CdlRunOnTheGpu(unittest.TestCase):
         rounds = []
         for _ in range(3):
             times = subprocess.run(
-                [CDL_RUN, "--expr", expression, "--compile-times"], capture_output=True, text=True, timeout=600
+                [CDL_RUN, "--expr", expression, "--compile-times"],
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
             self.assertEqual(times.returncode, 0, times.stdout + times.stderr)
             total = re.search(r"(?m)^08 libNVVM, vec kernel +([0-9.]+) ", times.stdout)
@@ -168,7 +171,9 @@ class CdlRunOnTheGpu(unittest.TestCase):
             if rounds[-1][0] < 2 * rounds[-1][1] + 20:
                 break
         else:
-            self.fail(f"(breakdown ms, first launch ms) in each round: {rounds}\n" + times.stdout + launch.stdout)
+            self.fail(
+                f"(breakdown ms, first launch ms) in each round: {rounds}\n" + times.stdout + launch.stdout
+            )
         # Another strategy named: the tiers, which would have compiled 08's vec kernel first, did not run.
         self.assertNotIn("10_tiered_dispatch", launch.stdout)
 
