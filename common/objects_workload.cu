@@ -61,7 +61,9 @@ objects_fixture::fixture(const objects_problem& p, std::uint64_t seed)
   tasks.copy_from(h.tasks);
   slots.copy_from(slot);
   if (!make_objects)
-    throw error("objects: no strategy has installed make_objects (the strategy of the objects' type from their address does when it registers)");
+    throw error(
+        "objects: no strategy has installed make_objects (the strategy of the objects' type from their "
+        "address does when it registers)");
   make_objects({tasks.data(), slots.data(), p.n, in_.in_order.data(), in_.by_class.data(),
                 in_.in_order_pointers.data(), in_.by_class_pointers.data(), in_.tagged_pointers.data()});
   CDL_CUDA_CHECK(cudaDeviceSynchronize());  // before `tasks` and `slots` are freed

@@ -67,7 +67,8 @@ struct registry {
   std::vector<tasks_entry> tasks;
   std::vector<points_entry> points;
   std::vector<matmul_entry> matmul;
-  std::vector<objects_entry> objects;  // the objects' own forms: the other workloads' calls are on task records
+  std::vector<objects_entry>
+      objects;  // the objects' own forms: the other workloads' calls are on task records
   std::vector<length_entry> op_length;
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.

@@ -27,7 +27,8 @@ decltype(auto) visit_dtype(dtype t, F&& f) {
 // How an elementwise kernel walks its data. `scalar` is one element per thread, the form every
 // article writes; `vec` loads and stores 16 bytes per access (whole vectors only: any other n
 // runs scalar), the form that reaches the memory system's bandwidth; `staged` is scalar with each
-// block's inputs copied through shared memory first, the articles' advice (the shared-memory lesson measures it).
+// block's inputs copied through shared memory first, the articles' advice (the shared-memory
+// lesson measures it).
 enum class map_form { scalar, vec, staged };
 
 inline std::string_view to_string(map_form f) {

@@ -79,10 +79,10 @@ __device__ __forceinline__ void map_apply_fused(const F& f, const T (&x)[m], T (
 // (vecs_per_thread vectors of 4 floats or 2 doubles): map_apply per value would run a loop per
 // value one after the other, each paying its own loop counter, compare and branch per step.
 // The loop is what a tuned kernel runs, and its price falls on the calls that are not inlined
-// (through a pointer or a vtable): every value and every sum is live across each call through a register, held in
-// registers the calling convention preserves (the report's resources table and profile section
-// give the counts): part of what such a call costs is what it stops the compiler from doing
-// around it.
+// (through a pointer or a vtable): every value and every sum is live across each call through a
+// register, held in registers the calling convention preserves (the report's resources table and
+// profile section give the counts): part of what such a call costs is what it stops the compiler
+// from doing around it.
 template <class T, class F>
 __device__ __forceinline__ void map_vec_body(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
                                              const F& f) {

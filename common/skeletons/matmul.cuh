@@ -364,7 +364,8 @@ void launch_matmul(matmul_form form, const T* A, const T* B, T* C, int M, int N,
       default: launch_tiled<3>(A, B, C, M, N, K, init, f, stream); break;
     }
   } else {
-    throw error("matmul: the form " + std::string(to_string(form)) + " is built by the template strategy only");
+    throw error("matmul: the form " + std::string(to_string(form)) +
+                " is built by the template strategy only");
   }
   CDL_CHECK_LAUNCH();
 }

@@ -134,6 +134,12 @@ class CompileTimes(unittest.TestCase):
 
 
 class CdlRunOnTheGpu(unittest.TestCase):
+    def cdl_run(self, *args, env=None):
+        """cdl_run with these arguments, which must exit with status 0."""
+        got = subprocess.run([CDL_RUN, *args], capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        return got
+
     def test_08s_compile_time_breakdown_agrees_with_its_first_launch(self):
         """--compile-times' total for 08's vec kernel (lower, libNVVM, load) against the first launch of
         the same route in another process, which also runs the kernel: a breakdown that counts what
@@ -144,25 +150,20 @@ class CdlRunOnTheGpu(unittest.TestCase):
         # enough; a breakdown that counts a context misses it in every round.
         rounds = []
         for _ in range(3):
-            times = subprocess.run(
-                [CDL_RUN, "--expr", expression, "--compile-times"],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            self.assertEqual(times.returncode, 0, times.stdout + times.stderr)
+            times = self.cdl_run("--expr", expression, "--compile-times")
             total = re.search(r"(?m)^08 libNVVM, vec kernel +([0-9.]+) ", times.stdout)
             self.assertIsNotNone(total, times.stdout)
             # The driver's cache off, as --compile-times has it: this text is the same in every run,
             # so with the cache on its PTX is assembled once on a machine and read back after.
-            launch = subprocess.run(
-                [CDL_RUN, "--expr", expression, "--strategy", "08_expression_jit/vec", "--n", "2^20"],
-                capture_output=True,
-                text=True,
-                timeout=600,
+            launch = self.cdl_run(
+                "--expr",
+                expression,
+                "--strategy",
+                "08_expression_jit/vec",
+                "--n",
+                "2^20",
                 env=dict(os.environ, CUDA_CACHE_DISABLE="1"),
             )
-            self.assertEqual(launch.returncode, 0, launch.stdout + launch.stderr)
             first = re.search(
                 r"(?m)^08_expression_jit/vec \[--expr\] .* first launch ([0-9.]+) ms", launch.stdout
             )
@@ -180,13 +181,9 @@ class CdlRunOnTheGpu(unittest.TestCase):
     def test_a_users_op_runs_on_the_three_tiers_in_turn(self):
         """cdl_run --expr through strategy 10: a tier with no compiler serves the first launch, 08's
         optimised tier is reached, and a launch on each tier is validated (exit status 0)."""
-        got = subprocess.run(
-            [CDL_RUN, "--expr", "x * x + 0.25 * x", "--strategy", "10_tiered_dispatch/vec", "--n", "2^20"],
-            capture_output=True,
-            text=True,
-            timeout=600,
+        got = self.cdl_run(
+            "--expr", "x * x + 0.25 * x", "--strategy", "10_tiered_dispatch/vec", "--n", "2^20"
         )
-        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
         line = re.search(r"(?m)^10_tiered_dispatch/vec \[--expr\]: first result ([0-9.]+) ms.*$", got.stdout)
         self.assertIsNotNone(line, got.stdout)
         # the first tier runs at once: the interpreter, or 17's kernel where the interpreter's are not
@@ -198,13 +195,7 @@ class CdlRunOnTheGpu(unittest.TestCase):
         """cdl_run --expr --launches N: a total for each route that ran the op, 10's tiers among
         them, measured in a new process (the footnote names the tier of launch 1), and the cheapest
         named from the table."""
-        got = subprocess.run(
-            [CDL_RUN, "--expr", "x * x - 0.75 * x", "--n", "2^20", "--launches", "200", "--reps", "5"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        got = self.cdl_run("--expr", "x * x - 0.75 * x", "--n", "2^20", "--launches", "200", "--reps", "5")
         table = got.stdout[got.stdout.index("\n200 launches of ") :]
         routes = dict(re.findall(r"(?m)^  (\S+(?: \*)?(?: †)?) +([0-9.]+) ms  \(", table))
         self.assertIn("10_tiered_dispatch.expression/vec * †", routes, table)
@@ -223,14 +214,10 @@ class CdlRunOnTheGpu(unittest.TestCase):
         """cdl_run --expr through 17: an op of its operations is patched, validated and timed; one
         it has no stencil for is named with the reason and the routes to use, and the run goes on."""
         for expression, patched in (("x * x + 2 * x + 1", True), ("sqrt(x) + 1", False)):
-            got = subprocess.run(
-                [CDL_RUN, "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"],
-                capture_output=True,
-                text=True,
-                timeout=600,
+            got = self.cdl_run(
+                "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"
             )
             said = got.stdout + got.stderr
-            self.assertEqual(got.returncode, 0, said)
             if patched:
                 self.assertRegex(said, r"(?m)^17_copy_and_patch/vec \[--expr\] +[0-9.]+ ms  \(p10 ")
             else:
