@@ -12,8 +12,14 @@
                      its find(), the claims' last; each section's add() renders them
     sections/        a module per section of the report or part of one (build.py gives the order)
     experiments.py   the Python peers' experiment records: how each went, what it shows
-    claims/          the source articles' claims, one file an article, each rule beside its text;
-                     rules.py what they share
     readme_table.py  the results table of strategies/README.md
     build.py         the whole report: every section in order, then the files
 """
+import os
+import sys
+
+# The articles' claims and their rules are the fact-check's (factcheck/ at the repository's root),
+# which the report's findings call.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)

@@ -2,7 +2,9 @@
 import os
 import re
 
-from . import claims, findings, readme_table
+from factcheck import verdicts as claims
+
+from . import findings, readme_table
 from .document import Detail, Document, anchor
 from .sections import (
     answer,

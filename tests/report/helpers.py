@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURE = os.path.join(HERE, "fixture")
 sys.path.insert(0, os.path.join(ROOT, "reports"))
+sys.path.insert(0, ROOT)  # factcheck/, the claims
 
 
 def run_report(results, out, *extra, figures=False):

@@ -1,11 +1,14 @@
 """The claims from B4 on (articles 001 to 004): every rule reaches each of its verdicts from figures,
 and none is a fixed string; without results every claim is not measured, and every claim has one rule."""
+import glob
+import os
+import re
 import unittest
 
 from claims_fixtures import VerdictCase, data, exp, hoisted_penalties, one, refused, verdict
-from cdl_report import claims
-from cdl_report.claims import article_001, article_002, article_003, article_004
-from cdl_report.claims.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
+from factcheck import verdicts as claims
+from factcheck import article_001, article_002, article_003, article_004
+from factcheck.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 
 
 class LaterRulesReachEveryVerdict(VerdictCase):
@@ -218,6 +221,28 @@ class LaterRulesReachEveryVerdict(VerdictCase):
             ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "C1", "C2", "D1", "D2", "D3", "E1", "E2", "E3"],
         )
         self.assertTrue(all(c.rule and c.quote and c.system for c in claims.CLAIMS))
+
+    def test_the_fact_check_names_each_claim_as_its_rule_does(self):
+        """A claim is defined once, by its Claim (factcheck/article_NNN.py); the page that quotes it
+        (articles.md) and the experiments that answer it (experiments_*.py, which run only on a GPU:
+        read here as text) name it by its id, and each such id is a claim, of the same article (the
+        other records are an article's example as written, or a compile's cost)."""
+        room = os.path.dirname(claims.__file__)
+        article_of = {c.id: c.article for c in claims.CLAIMS}
+        with open(os.path.join(room, "articles.md"), encoding="utf-8") as f:
+            page = dict(re.findall(r"(?m)^\| ([A-E][0-9]) \| ([0-9]{3}) \|", f.read()))
+        self.assertEqual(page, article_of)
+        named = 0
+        for path in glob.glob(os.path.join(room, "experiments_*.py")):
+            with open(path, encoding="utf-8") as f:
+                for claim, article in re.findall(
+                    r'attempt\(\s*"([^"]+)",(?:[^()]|\([^()]*\))*?(?:article="([0-9]+)")?\s*\)', f.read()
+                ):
+                    named += 1
+                    if claim not in ("example", "compile"):  # an example as written; a compile's cost
+                        self.assertIn(claim, article_of, path)
+                        self.assertIn(article, ("", article_of[claim]), f"{path}: {claim}")
+        self.assertGreater(named, 20)
 
 
 if __name__ == "__main__":

@@ -145,6 +145,6 @@ def cases():
 
 
 def experiments(dev, quick):
-    from . import articles_cupy
+    from factcheck import experiments_cupy
 
-    return articles_cupy.experiments(dev, quick)
+    return experiments_cupy.experiments(dev, quick)

@@ -371,10 +371,10 @@ def cases():
     ]
 
 
-# --- The articles' claims, in Numba (articles_numba.py) ---------------------------------------
+# --- The articles' claims, in Numba (factcheck/experiments_numba.py) ---------------------------
 
 
 def experiments(dev, quick):
-    from . import articles_numba
+    from factcheck import experiments_numba
 
-    return articles_numba.experiments(dev, quick)
+    return experiments_numba.experiments(dev, quick)

@@ -136,6 +136,6 @@ def cases():
 
 
 def experiments(dev, quick):
-    from . import articles_pycuda
+    from factcheck import experiments_pycuda
 
-    return articles_pycuda.experiments(dev, quick)
+    return experiments_pycuda.experiments(dev, quick)

@@ -1,4 +1,4 @@
-"""The claims of the source articles (reports/articles.md), ids A1-E3, each answered from the
+"""The claims of the source articles (articles.md, beside this file), ids A1-E3, each answered from the
 data by a rule written beside it. A rule is a function of the figures: it returns the system the
 figures come from, the figures, and a verdict, one of
 
@@ -10,13 +10,11 @@ A row answered in another system than the article's says so."""
 import os
 from types import SimpleNamespace
 
-from ..document import table
+from cdl_report.document import table
 from . import article_000, article_001, article_002, article_003, article_004
 
 # The project's page of the claims, quoted with their articles' questions and examples.
-ARTICLES = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "articles.md"
-)
+ARTICLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "articles.md")
 
 CLAIMS = (
     article_000.CLAIMS + article_001.CLAIMS + article_002.CLAIMS + article_003.CLAIMS + article_004.CLAIMS

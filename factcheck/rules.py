@@ -2,8 +2,8 @@
 the experiments that answer them."""
 from dataclasses import dataclass
 
-from ..experiments import REFUSED, WORKS, outcome, tried
-from ..results import label
+from cdl_report.experiments import REFUSED, WORKS, outcome, tried
+from cdl_report.results import label
 
 HOLDS, FAILS, DEPENDS, UNMEASURED = "holds", "does not hold", "depends", "not measured"
 
@@ -58,7 +58,7 @@ def peer_over(d, peer, base):
 
 
 def records_of(d, claim, start=""):
-    """The records of the articles' experiments (bench/python/cdl_peers/articles_*.py) for a claim."""
+    """The records of the articles' experiments (experiments_*.py) for a claim."""
     return [
         e
         for e in (d.python.experiments if d.python else [])

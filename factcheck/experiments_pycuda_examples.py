@@ -1,10 +1,10 @@
-"""Articles 002 and 004's PyCUDA examples (articles_pycuda.py's "example" records), run as the
+"""Articles 002 and 004's PyCUDA examples (experiments_pycuda.py's "example" records), run as the
 articles write them: their kernels, their host code (mem_alloc, memcpy_htod, the launch,
 memcpy_dtoh) and their arguments; an example that fails is recorded with its error, as it would
 meet a reader who copies it. The kernels here serve the claims too (C2, E2)."""
 import numpy as np
 
-from .experiment import attempt, close_to
+from cdl_peers.experiment import attempt, close_to
 
 BLOCK = 256
 
