@@ -3,9 +3,9 @@
 //   new_op      a text no cache has seen (jit::never_seen_op: a new constant every iteration), what
 //               a user pays for a new --expr. The benchmark fails if two of its iterations
 //               compile the same text, so no cache can answer it. The constant must reach the
-//               machine code: NVRTC's cache answered texts that differed only in a comment (on the
-//               H100, with the cache on, its --time gave the optimiser and ptxas no time at all), so it
-//               keys on what the front end makes, not on the text.
+//               machine code: NVRTC's cache answers texts that differ only in a comment (with the
+//               cache on, its --time then gives the optimiser and ptxas no time at all), so it keys
+//               on what the front end makes, not on the text.
 //   same_text   the same text every iteration: from the second on, NVRTC's and nvJitLink's own
 //               cache (kept through the driver, 12.9+) answers, where the process has a driver
 //               and CUDA_CACHE_DISABLE is unset.

@@ -11,22 +11,20 @@
 //          (cudaLibraryLoadData: no driver API linked, so the program starts without a GPU).
 //          The kernel is then exactly strategy 01's template kernel: the op inlined.
 // Cost.    Compile time, paid once per (op, type, architecture): for an op no cache has seen,
-//          the price of a user's new expression, tens of milliseconds (about one and a half
-//          times what NVRTC takes for a one-line kernel), the first compile of a process dearer
-//          still (it loads NVRTC: common/jit.cpp loads it at the first compile). Measured in
-//          every cache state by cdl_bench's jit/ benchmarks and set out in the report's JIT
-//          section: NVRTC 12.9+ keeps a cache of its own through
-//          the driver, which answers the *same* text several times faster, so a figure timed by
-//          compiling one text repeatedly is the cache, not the compiler. What a new op adds to that
-//          floor is NVVM's optimiser and ptxas on the kernel, not the headers, so the kernel's
-//          size sets it (one k loop, one vector per thread, no tail code keep it small); a
-//          precompiled header (-pch, --use-pch) does not help: reading the PCH file costs more
-//          than parsing the headers it replaces
-//          (`cdl_run --expr '...' --compile-times` shows the phases; the report's JIT section
-//          what the headers, each kernel and each option cost, each compiled beside a program
-//          without it). This project's cache
-//          (common/jit_cache.hpp) pays a compile once per machine: a later lookup is a memory
-//          hit (microseconds) or a disk read (about a millisecond in a new process). At run time
+//          the price of a user's new expression (the report sets it beside what NVRTC takes for
+//          a one-line kernel), the first compile of a process dearer still (it loads NVRTC:
+//          common/jit.cpp loads it at the first compile). Measured in every cache state by
+//          cdl_bench's jit/ benchmarks and set out in the report's JIT section: NVRTC 12.9+ keeps
+//          a cache of its own through the driver, which answers the *same* text faster, so a
+//          figure timed by compiling one text repeatedly is the cache, not the compiler. What a
+//          new op adds to that floor is NVVM's optimiser and ptxas on the kernel, not the headers,
+//          so the kernel's size sets it (one k loop, one vector per thread, no tail code keep it
+//          small); a precompiled header (-pch, --use-pch) does not help: reading the PCH file
+//          costs more than parsing the headers it replaces (`cdl_run --expr '...' --compile-times`
+//          shows the phases; the report's JIT section what the headers, each kernel and each option
+//          cost, each compiled beside a program without it). This project's cache
+//          (common/jit_cache.hpp) pays a compile once per machine: a later lookup is a hit in
+//          memory or a read from disk (the report's JIT section times both). At run time
 //          nothing: the kernel is a template kernel, and measured as fast. The price is the
 //          toolchain at run time (libnvrtc, ~100 MB) and a compiler's failure modes (bad
 //          source, a missing header) moved from build time to the user's run time.

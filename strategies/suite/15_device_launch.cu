@@ -31,7 +31,7 @@
 //          link-time optimisation does not restore it: with -dlto (nvcc -dc -dlto, nvlink -dlto)
 //          the float quadratic vec child still gets the same register count as with -rdc alone.
 //          Nsight Compute profiles the host's launch, the parent (launch_map_child), and none of
-//          its children (ncu on `cdl_run --strategy 15_device_launch/vec`, H100).
+//          its children (ncu on `cdl_run --strategy 15_device_launch/vec`).
 // Measured: the report's map and dispatch tables (beside 01, whose kernels the children are) and
 //          its tasks table (`grouped_device`, beside 01's and 14's).
 // Run it.  `cdl_run --strategy 15_device_launch/vec --op sine --n 2^24 --k 16`
