@@ -4,6 +4,7 @@ import unittest
 
 from helpers import FixtureTest, renamed
 
+
 class FlushReportTest(FixtureTest):
     def test_the_flush_residue_is_shown(self):
         text = self.report()

@@ -6,6 +6,7 @@ import unittest
 
 from helpers import FixtureTest, renamed
 
+
 class JitCacheReportTest(FixtureTest):
     def test_paired_floor_ratios_and_the_drivers_compiler_time_are_read_when_recorded(self):
         text = self.report()
