@@ -1024,7 +1024,8 @@ inline bool same_result(float a, float b) { return a == b || (std::isnan(a) && s
 // of the machine code (its result must be this, bit for bit).
 float emulate(const compiled& c, float x0, int k) {
   float acc = 0.0f;
-  std::vector<float> v(c.code.size() + 1);
+  thread_local std::vector<float> v;  // every element of a map: no allocation after the first
+  v.resize(c.code.size() + 1);
   for (int j = 0; j < k; ++j) {
     v[0] = std::fma(float(j), lesson::delta, x0);
     for (const step& s : c.code) {
