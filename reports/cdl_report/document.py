@@ -1,4 +1,5 @@
 """The Markdown page: tables, number formats, figures, and files written whole or not at all."""
+import itertools
 import os
 
 
@@ -81,18 +82,47 @@ def pow2(n):
     return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
 
 
+class _Unmade:
+    """A figure, axes or row of axes that is not made (the report without its figures): every
+    attribute, call and item is itself, and a row of them is as long as what it is zipped with."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __getitem__(self, key):
+        return self
+
+    def __iter__(self):
+        return itertools.repeat(self)
+
+
+class _NoFigures:
+    """pyplot's two calls the report makes, making nothing."""
+
+    def subplots(self, *args, **kwargs):
+        return _Unmade(), _Unmade()
+
+    def close(self, fig):
+        pass
+
+
 class Document:
     """The report being written: its Markdown parts and the files beside it. Nothing reaches its
     final name until write(): every file is written under a temporary name first."""
 
     def __init__(self, out_dir, figures=True):
-        import matplotlib
+        if figures:
+            import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        else:  # each figure's link is written, its image neither drawn nor made: no matplotlib at all
+            plt = _NoFigures()
         self.plt, self.out_dir, self.parts, self.files = plt, out_dir, [], {}
-        self.draw = figures  # False: each figure's link is written, its image not drawn (the slow part)
+        self.draw = figures
 
     def add(self, text):
         self.parts.append(text)
