@@ -18,9 +18,9 @@
 // op serves every strategy. min and max are ops.cuh's (min(a, b) = b < a ? b : a), and the
 // functions are libdevice's, as C++ code gets them from NVRTC.
 //
-// A program is parsed into a tree that the lowering to NVVM IR, the C++
-// printer and the float64 interpreter below read; nothing of the input text but its numbers
-// reaches a compiler. Errors name the offset and column of the offending character.
+// A program is parsed into a tree that the lowering to NVVM IR, the C++ printer and the float64
+// interpreter below read; nothing of the input text but its numbers reaches a compiler. Errors name
+// the offset and column of the offending character.
 #pragma once
 
 #include "check.hpp"
