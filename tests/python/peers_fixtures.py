@@ -9,7 +9,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.path.join(ROOT, "bench", "python")
 sys.path.insert(0, PEERS)
-sys.path.insert(0, ROOT)  # factcheck/, the articles' experiments
 sys.path.insert(0, os.path.join(ROOT, "tests", "report"))
 
 CDL_PROBLEM = None
