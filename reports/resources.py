@@ -105,10 +105,13 @@ def objects_in_build(build_dir):
 
 def objects_with_reports(build_dir):
     """[(object path, source as 'dir/file.cu')] for every CUDA object of the build with a ptxas report,
-    and 17's images (the kernels its ops are written into, with their resources)."""
+    and 17's images and call images (the kernels its ops are written into, with their resources)."""
     current = objects_in_build(build_dir)
-    images = os.path.join(build_dir, "plugins", "cdl_images.cubin")
-    out = [(images, "strategies/17_copy_and_patch.cu")] if os.path.exists(images + ".ptxas") else []
+    cubins = [
+        os.path.join(build_dir, "plugins", f"cdl_{part}.cubin")
+        for part in ("images", "calls_1", "calls_2", "calls_3")
+    ]
+    out = [(c, "strategies/17_copy_and_patch.cu") for c in cubins if os.path.exists(c + ".ptxas")]
     for root, _, files in os.walk(build_dir):
         for f in sorted(files):
             if f.endswith(".o.ptxas"):

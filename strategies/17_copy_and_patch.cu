@@ -17,7 +17,14 @@
 //          a region each, which nvcc interleaved; the patch keeps only the places of their steps
 //          and of the instructions making each element's x, gives each of the four its own
 //          registers from those nvcc used there (and any it left unused below them), and
-//          interleaves the four again itself.
+//          interleaves the four again itself. A function (sin, cos, exp, sqrt) has no one
+//          instruction: nvcc writes it as a sequence with branches. So the call images (a cubin
+//          for each count of calls, up to three) hold slots between windows of steps, each slot a
+//          switch over nvcc's own inlined sinf, cosf, expf and sqrtf on a word of __constant__
+//          memory; the patch sets each slot's word in the image's data, writes the argument into
+//          the register the slot reads, and keeps a value that lives across a call in a register
+//          nvcc itself kept across that slot (its chains'), since the slot's code may write any
+//          other.
 // Cost.    Per new op: microseconds of patching, then the load of the image (the images' whole
 //          cubin: its size sets the load's cost, which is why the stencils are a file of their
 //          own; one load holds both forms), then nvcc's own instructions in a loop that is not
@@ -30,33 +37,49 @@
 //          the compare's 1.0 or 0.0 scaled to 2 or 0.5: no mask), where that is exact to the bit;
 //          nvcc also fuses that multiply into the sum, which the patch cannot reach: the report
 //          splits 17's time over the template's into its instructions and the issue slots it
-//          keeps busy, counted by Nsight Compute. Once a process: reading the
-//          stencils. The language is what one instruction each can do: + - * min max, a * c + b,
-//          division by a power of two, comparisons and ?:; anything else (sin, sqrt, a division)
-//          is refused with the route to use instead, as is an op with more live values than the
+//          keeps busy, counted by Nsight Compute. A call costs nvcc's own function plus the
+//          switch (a load of its word, compares and a branch, in every iteration: nvcc cannot
+//          hoist what it cannot see), copies (v + -0) where a value must move into or out of a
+//          slot's register, and the call image's unused places. Once a process: reading the
+//          stencils. The language is what one instruction each can do (+ - * min max, a * c + b,
+//          division by a power of two, comparisons and ?:) and up to three calls of sin, cos,
+//          exp and sqrt, in the vec form alone; anything else (a division, a fourth call) is
+//          refused with the route to use instead, as is an op with more live values than the
 //          region's registers (the vec form's lanes have fewer each: such an op runs in the
-//          scalar form).
+//          scalar form) or than a call image keeps across its slots.
 // Use it   where a new op must run at native speed within a millisecond: a user typing formulas,
 //          the first tier of a tiered dispatch (10) in place of the interpreter (16).
 // Breaks   on another architecture's encoding (the stencils are learnt per cubin, so a new toolkit
-//          that moves them is learnt again) and where the learning's checks fail: it refuses then.
+//          that moves them is learnt again) and where the learning's checks fail: it refuses then
+//          (ptxas may copy a step into a slot's cases, or compute a chain again after a slot:
+//          such a call image is not used, and ops it would have held are refused).
 // Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_STENCILS -I. \
 //            strategies/17_copy_and_patch.cu -o 17_stencils.cubin
 // Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_IMAGES -I. \
 //            strategies/17_copy_and_patch.cu -o 17_images.cubin
+// Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_CALLS=1 -I. \
+//            strategies/17_copy_and_patch.cu -o 17_calls_1.cubin
+// Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_CALLS=2 -I. \
+//            strategies/17_copy_and_patch.cu -o 17_calls_2.cubin
+// Build.   nvcc -std=c++20 -O3 -arch=native -cubin -fmad=false -DCDL_CALLS=3 -I. \
+//            strategies/17_copy_and_patch.cu -o 17_calls_3.cubin
 // Build.   nvcc -std=c++20 -O3 -arch=native -I. strategies/17_copy_and_patch.cu common/expression.cpp \
 //            -o 17_copy_and_patch
 // See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image_vec_3 op.cubin:
 //          the four FFMAs making x + j * delta, then the op's FMUL, FFMA and FADD for each of the
 //          four elements, interleaved, then the four FADDs into the sums, beside nvcc's build of the
 //          same op in the same form (nvcc_vec_kernel in cuobjdump -sass 17_copy_and_patch).
+//          17_copy_and_patch --dump sin.cubin 'sin(x)': its call image, the slot's word patched
+//          (cuobjdump -elf shows .nv.constant3), the makers writing x where the slot reads it.
 // Check it. 17_copy_and_patch --check N, with no GPU: N random ops compiled, each image decoded and
 //          run on the host against the op's steps. On a GPU,
 //          17_copy_and_patch --fuzz N: N random ops of the language, each compiled or refused,
 //          run in both forms at k = 1 and 3 (the vec form with a tail of three elements) and
 //          compared bit for bit with its steps computed on the host (where
 //          they differ, the decoded machine code says whether the instructions or their timing is
-//          wrong), each launch under a time limit; and under compute-sanitizer --tool memcheck.
+//          wrong; a call's value is the GPU's, from the call image's own cdl_functions kernel),
+//          each launch under a time limit; and under compute-sanitizer --tool memcheck. The
+//          program's own run sets sine and exp_sin_cos beside nvcc's vec kernels, bit for bit.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -205,20 +228,39 @@ __device__ __forceinline__ void map_vec(const float* __restrict__ x, float* __re
       if (i + l < n) y[i + l] = acc[l];
 }
 
-#if defined(CDL_STENCILS) || defined(CDL_IMAGES)
+// The functions a call image's slots can run, each slot's chosen by a word of __constant__ memory
+// that the patch sets in the image's copy (none stays for a word never patched).
+#define CDL_SLOT_FUNCTIONS(X) X(sin, sinf) X(cos, cosf) X(exp, expf) X(sqrt, sqrtf)
+#define CDL_FUNCTION_ENUMERATOR(name, f) fn_##name,
+enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) };
+inline constexpr int max_calls = 3;  // slots in the largest call image
+struct call_shape {
+  int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
+};
+inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}};
+inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
+inline float call(unsigned f, float v) {  // the host's: not the GPU's to the bit (check() runs it)
+#define CDL_HOST_FUNCTION(name, fn) \
+  if (f == fn_##name) return ::fn(v);
+  CDL_SLOT_FUNCTIONS(CDL_HOST_FUNCTION)
+  return NAN;
+}
+
+#if defined(CDL_STENCILS) || defined(CDL_IMAGES) || defined(CDL_CALLS)
 // Step s of S: chain s % P gets f(its value, x, marker s); in an image (P chains) the last P - 1
 // steps fold chains 1.. into chain 0 (r0 += r_c * marker), so that everything after the region
 // waits for its last step and the compiler keeps every step inside the loop. The empty asm after
 // each step tells the compiler that every chain may have changed there, so that no step's code
 // depends on its neighbours (without it, c - a chains alternate signs) and each stays one
 // instruction.
-template <int P, int S, int s, class Op, int lane = 0>
+template <int P, int S, int s, class Op, int lane = 0,
+          int first = 0>  // (a call image's segment: from `first`)
 __device__ __forceinline__ void step(float (&r)[chains], float x, Op op_of) {
   const float c = __uint_as_float(marker_bits + lane * lane_markers + s);
-  if constexpr (P == 1 || s < S - (P - 1))
-    r[s % P] = op_of(std::integral_constant<int, s>{}, r[s % P], x, c);
+  if constexpr (P == 1 || s - first < S - (P - 1))
+    r[(s - first) % P] = op_of(std::integral_constant<int, s>{}, r[(s - first) % P], x, c);
   else
-    r[0] = fmaf(r[s - (S - P)], c, r[0]);
+    r[0] = fmaf(r[s - first - (S - P)], c, r[0]);
   asm volatile(""
                : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
                  "+f"(r[7]));
@@ -330,6 +372,73 @@ CDL_VEC_KERNEL(cdl_image_vec_12, 6, 12)
 CDL_VEC_KERNEL(cdl_image_vec_16, chains, 16)
 CDL_VEC_KERNEL(cdl_image_vec_32, chains, 32)
 CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
+#elif defined(CDL_CALLS)
+// The call images (a cubin of their own, loaded only for an op that calls a function): the vec
+// images' lanes, their steps in `calls` + 1 segments of S, and after each segment but the last a
+// slot that applies one function to every lane's chain 0: a switch on the slot's word, each case
+// nvcc's own inlined code. The switch stays inside the k loop (its word is in memory nvcc cannot
+// see patched), so each segment's steps stay one copy; chains 1.. live across every slot, their
+// registers the values an op keeps across a call.
+__constant__ unsigned slot_words[max_calls] = {slot_marker, slot_marker + 1, slot_marker + 2};
+template <int g>
+__device__ __forceinline__ void slot(float (&r)[lanes][chains]) {
+  switch (slot_words[g]) {
+#define CDL_SLOT_CASE(name, fn)                            \
+  case fn_##name:                                          \
+    for (int l = 0; l < lanes; ++l) r[l][0] = fn(r[l][0]); \
+    break;
+    CDL_SLOT_FUNCTIONS(CDL_SLOT_CASE)
+    default: __builtin_unreachable();  // every word is patched before the image is loaded
+  }
+}
+template <int P, int first,
+          int... s>  // a segment: steps of each chain in turn, then chains 1.. folded into 0
+__device__ __forceinline__ void segment(float (&r)[lanes][chains], const float (&xj)[lanes],
+                                        std::integer_sequence<int, s...>) {
+  constexpr int S = sizeof...(s);
+  ((step<P, S, first + s, every<add>, 0, first>(r[0], xj[0], every<add>{}),
+    step<P, S, first + s, every<add>, 1, first>(r[1], xj[1], every<add>{}),
+    step<P, S, first + s, every<add>, 2, first>(r[2], xj[2], every<add>{}),
+    step<P, S, first + s, every<add>, 3, first>(r[3], xj[3], every<add>{})),
+   ...);
+}
+template <int P, int S, int calls>
+__device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&out)[lanes]) {
+  float r[lanes][chains];
+  for (int l = 0; l < lanes; ++l)
+    for (float& w : r[l]) w = xj[l];
+  [&]<int... g>(std::integer_sequence<int, g...>) {
+    ((segment<P, g * S>(r, xj, std::make_integer_sequence<int, S>{}), slot<g>(r)), ...);
+  }
+  (std::make_integer_sequence<int, calls>{});
+  segment<P, calls * S>(r, xj, std::make_integer_sequence<int, S>{});
+  for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
+}
+#define CDL_CALL_KERNEL(calls, P, S)                                                                         \
+  extern "C" __global__ void cdl_call_vec_##calls##_##P##_##S(const float* __restrict__ x,                   \
+                                                              float* __restrict__ y, std::size_t n, int k) { \
+    map_vec(x, y, n, k,                                                                                      \
+            [](const float(&xj)[lanes], float(&out)[lanes]) { call_region<P, S, calls>(xj, out); });         \
+  }
+// The slots' functions as nvcc compiled them there, over an array: what the fuzz on the GPU checks
+// a patched image's calls against (the host's sinf is not the GPU's to the bit).
+extern "C" __global__ void cdl_functions(unsigned f, float* v, std::size_t n) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  switch (f) {
+#define CDL_FUNCTION_CASE(name, fn) \
+  case fn_##name:                   \
+    v[i] = fn(v[i]);                \
+    break;
+    CDL_SLOT_FUNCTIONS(CDL_FUNCTION_CASE)
+  }
+}
+// The images with CDL_CALLS slots (a cubin for each count, each loaded alone), one of each shape in
+// call_shapes.
+#define CDL_CALL_SHAPES(calls) \
+  CDL_CALL_KERNEL(calls, 1, 1) \
+  CDL_CALL_KERNEL(calls, 1, 3) CDL_CALL_KERNEL(calls, 2, 3) CDL_CALL_KERNEL(calls, 3, 5)
+CDL_CALL_SHAPES(CDL_CALLS)
 #else  // the stencils, read but never loaded
 // One stencil per operation: one chain of 8 steps of that operation.
 #define CDL_OP_KERNEL(o) CDL_KERNEL(cdl_op_##o, 1, learn_steps, every<o>)
@@ -349,6 +458,7 @@ CDL_STENCIL_OPS(CDL_PAIRS_KERNEL)
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -368,7 +478,10 @@ using insn = std::array<unsigned char, 16>;
 struct kernel_code {
   std::size_t offset = 0, count = 0;  // where its instructions start in the file, how many
 };
-std::map<std::string, kernel_code> kernels_of(const bytes& elf) {
+struct section {
+  std::size_t offset = 0, size = 0;  // in the file, in bytes
+};
+std::map<std::string, section> sections_of(const bytes& elf) {
   auto u16 = [&](std::size_t at) { return std::uint16_t(elf.at(at) | elf.at(at + 1) << 8); };
   auto u32 = [&](std::size_t at) { return std::uint32_t(u16(at) | std::uint32_t(u16(at + 2)) << 16); };
   auto u64 = [&](std::size_t at) { return std::uint64_t(u32(at)) | std::uint64_t(u32(at + 4)) << 32; };
@@ -377,13 +490,18 @@ std::map<std::string, kernel_code> kernels_of(const bytes& elf) {
   const std::uint64_t shoff = u64(0x28);
   const unsigned shentsize = u16(0x3a), shnum = u16(0x3c), names = u16(0x3e);
   const std::uint64_t strings = u64(shoff + names * shentsize + 0x18);
-  std::map<std::string, kernel_code> out;
+  std::map<std::string, section> out;
   for (unsigned s = 0; s < shnum; ++s) {
     const std::size_t h = shoff + s * shentsize;
-    const std::string name(reinterpret_cast<const char*>(&elf.at(strings + u32(h))));
-    if (name.rfind(".text.", 0) == 0)
-      out[name.substr(6)] = {std::size_t(u64(h + 0x18)), std::size_t(u64(h + 0x20)) / 16};
+    out[std::string(reinterpret_cast<const char*>(&elf.at(strings + u32(h))))] = {std::size_t(u64(h + 0x18)),
+                                                                                  std::size_t(u64(h + 0x20))};
   }
+  return out;
+}
+std::map<std::string, kernel_code> kernels_of(const bytes& elf) {
+  std::map<std::string, kernel_code> out;
+  for (const auto& [name, where] : sections_of(elf))
+    if (name.rfind(".text.", 0) == 0) out[name.substr(6)] = {where.offset, where.size / 16};
   return out;
 }
 
@@ -451,11 +569,39 @@ struct vec_image {
   std::size_t deadline[stencil::lanes]{};  // lane l's result is read here (the window's end: after it)
   image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
 };
+// A call image (an op that calls functions): the vec image's lanes, their steps in windows that
+// the slots part (window g runs before slot g, window g + 1 after it), each lane's registers
+// those nvcc gave its chains there: a value that lives across a slot must be in one nvcc kept
+// across it (a chain's), since the slot's code may write any other.
+struct call_image {
+  std::string kernel;
+  int calls = 0;                           // its slots
+  std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
+  std::vector<int> window;                 // each place's window; -1 between two (a no-op)
+  std::vector<std::size_t> window_last;    // window g's last place: what slot g reads is ready after it
+  insn maker[stencil::lanes]{};            // as a vec image's
+  std::size_t deadline[stencil::lanes]{};  // the last window: lane l's result is read here
+  // window w: lane l's steps from here (after a slot, nvcc's own first reader of its result), and
+  // before here
+  std::size_t from[stencil::max_calls + 1][stencil::lanes]{}, until[stencil::max_calls + 1][stencil::lanes]{};
+  std::size_t last = 0;  // the last place
+  struct lane_registers {
+    std::vector<int> across[stencil::max_calls];  // kept by slot g: a value of the op that lives across it
+    int arg[stencil::max_calls]{}, res[stencil::max_calls]{};  // what slot g reads, and writes
+    int result = -1;                                           // where the sum reads the op's value
+  } lane[stencil::lanes];
+};
 struct stencils {
   bytes cubin;   // the images' file: each op's image is a copy of it, patched
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   std::vector<vec_image> vec_images;
+  // the call images' files, one for each count of calls: copied and patched for an op that calls
+  // a function, and where in each the slots' words are
+  bytes calls_cubins[stencil::max_calls + 1];
+  std::size_t slot_words[stencil::max_calls + 1]{};
+  std::vector<call_image> call_images;
+  std::string call_refusals;  // why a call image was not learnt
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
   int latency_margin = 0;                         // the largest latency less the least
@@ -642,6 +788,23 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
   return im;
 }
 
+// Lane l's x maker (j * delta + its element, into the register its step 0 reads): the nearest
+// instruction before step 0 that writes that register, checked to be lane 0's but for registers.
+// Returns its offset; `makers[l]` is the instruction.
+std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t step0,
+                       insn (&makers)[stencil::lanes], int l, const std::string& kernel) {
+  const int x = at(cubin, k.offset + 16 * step0)[3];
+  std::size_t n = step0;
+  while (n > 0 && at(cubin, k.offset + 16 * --n)[dest_field] != x) {
+  }
+  const insn maker = at(cubin, k.offset + 16 * n), first = l == 0 ? maker : makers[0];
+  LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
+                  std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
+              kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
+  makers[l] = maker;
+  return k.offset + 16 * n;
+}
+
 // A vec image's window, its places and each lane's registers, found by the lanes' markers.
 vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
   constexpr int lanes = stencil::lanes;
@@ -666,16 +829,9 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   for (int l = 0; l < lanes; ++l) {
     im.lane[l].x = insn_at(step0[l])[3];
     im.lane[l].result = insn_at(final_step[l])[dest_field];
-    std::size_t n = step0[l];
-    while (n > 0 && insn_at(--n)[dest_field] != im.lane[l].x) {
-    }
-    const insn maker = insn_at(n), first = l == 0 ? maker : im.maker[0];
-    LEARN_CHECK(
-        immediate(maker) == std::bit_cast<std::uint32_t>(lesson::delta) &&
-            std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
-        im.kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
-    im.maker[l] = maker, makers[l] = k.offset + 16 * n, j = maker[3];
-    kept.insert(maker[8]);  // the element itself, live through the loop
+    makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel);
+    j = im.maker[l][3];
+    kept.insert(im.maker[l][8]);  // the element itself, live through the loop
   }
   for (std::size_t offset : im.places) written.insert(cubin[offset + dest_field]);
   for (std::size_t offset : makers) written.insert(cubin[offset + dest_field]);
@@ -739,6 +895,171 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   return im;
 }
 
+// An instruction's operation, without its predicate and operands: the low 12 bits.
+int opcode(const insn& i) { return i[0] | (i[1] & 15) << 8; }
+
+// The branch's operation, learnt from the kernels' ends: each ends on a branch to itself (after its
+// last exit: the warp never runs on into whatever follows), then the padding, one instruction
+// repeated. Returns the operation most kernels end on before their padding.
+int branch_opcode(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+  std::map<int, int> votes;
+  for (const auto& [name, k] : ks) {
+    std::size_t n = k.count;
+    const insn padding = at(cubin, k.offset + 16 * (n - 1));
+    while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
+    if (n < k.count) ++votes[opcode(at(cubin, k.offset + 16 * (n - 1)))];
+  }
+  LEARN_CHECK(!votes.empty(), "no kernel of the call images ends as expected");
+  return std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// A call image's windows, places and registers, found by the lanes' markers: lane l's step s
+// (marker l * 256 + s) is segment s / S's (S = 2P - 1): a step of each of the P chains, then
+// chains 1.. folded into chain 0, so that every step of a segment comes before its slot. Slot g
+// reads each lane's chain 0 as segment g's last fold left it, and writes what segment g + 1's
+// first step reads; window g ends at the slot's first branch after the last of the first, and
+// window g + 1 starts at the first of the second (the places between are no-ops). A chain's
+// register on both sides of every slot is the lane's to keep values in across a call.
+call_image learn_call_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch,
+                            int calls, stencil::call_shape shape) {
+  constexpr int lanes = stencil::lanes;
+  const int P = shape.chains, S = shape.steps, total = S * (calls + 1);
+  call_image im;
+  im.kernel = "cdl_call_vec_" + std::to_string(calls) + "_" + std::to_string(P) + "_" + std::to_string(S);
+  im.calls = calls;
+  const kernel_code k = find(ks, im.kernel);
+  auto insn_at = [&](std::size_t offset) { return at(cubin, offset); };
+  std::vector<std::size_t> pos(std::size_t(lanes * total), 0);  // lane l's step s's offset
+  std::vector<int> seen(pos.size(), 0);
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const std::size_t offset = k.offset + 16 * n;
+    const int m = marker_of(insn_at(offset), negated), l = m / stencil::lane_markers,
+              s = m % stencil::lane_markers;
+    if (m < 0 || negated || l >= lanes || s >= total) continue;
+    ++seen[std::size_t(l * total + s)], pos[std::size_t(l * total + s)] = offset, im.places.push_back(offset);
+  }
+  for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
+  auto at_step = [&](int l, int s) { return pos[std::size_t(l * total + s)]; };
+  std::size_t makers[lanes]{};
+  for (int l = 0; l < lanes; ++l) {
+    auto& r = im.lane[l];
+    makers[l] = find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel);
+    for (int g = 0; g < calls; ++g) {
+      r.arg[g] = insn_at(at_step(l, g * S + S - 1))[dest_field];
+      r.res[g] = insn_at(at_step(l, (g + 1) * S))[3];
+      im.from[g + 1][l] = at_step(l, (g + 1) * S);
+    }
+    r.result = insn_at(at_step(l, total - 1))[dest_field];
+  }
+  // Where nvcc makes x again after a slot (for a step it moved past it) is a place too: only the
+  // moved steps read it.
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    const insn i = insn_at(offset);
+    if (offset > im.places.front() &&
+        std::find(std::begin(makers), std::end(makers), offset) == std::end(makers) &&
+        immediate(i) == std::bit_cast<std::uint32_t>(lesson::delta) &&
+        std::equal(i.begin(), i.begin() + 2, im.maker[0].begin()))
+      im.places.push_back(offset);
+  }
+  im.places.insert(im.places.end(), std::begin(makers), std::end(makers));
+  std::sort(im.places.begin(), im.places.end());
+  im.last = im.places.back();
+  for (int l = 0; l < lanes; ++l)
+    LEARN_CHECK(
+        std::find(im.places.begin(), im.places.begin() + lanes, makers[l]) != im.places.begin() + lanes,
+        im.kernel + ": x's makers are not its first places");
+  // The windows, by address
+  std::vector<std::size_t> first(std::size_t(calls) + 1, im.places.front()), last(first.size(), im.last);
+  for (int g = 0; g < calls; ++g) {
+    last[std::size_t(g)] = 0, first[std::size_t(g) + 1] = ~std::size_t(0);
+    for (int l = 0; l < lanes; ++l) {
+      last[std::size_t(g)] = std::max(last[std::size_t(g)], at_step(l, g * S + S - 1));
+      first[std::size_t(g) + 1] = std::min(first[std::size_t(g) + 1], at_step(l, (g + 1) * S));
+    }
+    // the places after the last argument's up to the slot's first branch are the window's too
+    std::size_t jump = last[std::size_t(g)];
+    while (jump < first[std::size_t(g) + 1] && opcode(insn_at(jump)) != branch) jump += 16;
+    for (std::size_t offset : im.places)
+      if (offset > last[std::size_t(g)] && offset < jump) last[std::size_t(g)] = offset;
+    LEARN_CHECK(jump < first[std::size_t(g) + 1] && first[std::size_t(g)] <= last[std::size_t(g)],
+                im.kernel + ": slot " + std::to_string(g) + " has no branch between its windows");
+    im.window_last.push_back(last[std::size_t(g)]);
+  }
+  for (std::size_t offset : im.places) {
+    int w = -1;
+    for (std::size_t g = 0; g < first.size(); ++g)
+      if (offset >= first[g] && offset <= last[g]) w = int(g);
+    im.window.push_back(w);
+  }
+  // Chain c's register is kept across slot g where the chain's step before the slot writes it and
+  // its step after reads it; it holds the chain's value from the one to the other (and to the
+  // fold before the next slot), so nvcc keeps nothing else there meanwhile.
+  std::map<int, std::pair<std::size_t, std::size_t>> chain_life;  // from its write to its last read
+  const int normal = S - (P - 1);  // a segment's steps before its folds; chain c's fold is step S - P + c
+  for (int l = 0; l < lanes; ++l) {
+    auto& r = im.lane[l];
+    for (int c = 1; c < P; ++c)
+      for (int g = 0; g < calls; ++g) {
+        const std::size_t before = at_step(l, g * S + c + (normal - 1 - c) / P * P),
+                          after = at_step(l, (g + 1) * S + c);
+        const int kept = insn_at(before)[dest_field];
+        if (before > last[std::size_t(g)] || after < first[std::size_t(g) + 1] || insn_at(after)[3] != kept)
+          continue;
+        std::vector<int> chain_steps;  // chain c's in the segment after: its steps, then its fold
+        for (int s = c; s < normal; s += P) chain_steps.push_back(s);
+        chain_steps.push_back(S - P + c);
+        std::size_t read = after;  // the chain's last read of it after the slot
+        for (int s : chain_steps)
+          if (insn_at(at_step(l, (g + 1) * S + s))[3] == kept)
+            read = std::max(read, at_step(l, (g + 1) * S + s));
+        r.across[g].push_back(kept);
+        auto& life = chain_life.try_emplace(kept, before, read).first->second;
+        life = {std::min(life.first, before), std::max(life.second, read)};
+      }
+  }
+  // Before and after, what the makers read (j, the elements) and what an instruction in a window
+  // reads or writes may not be a lane's. Only the sums read the results.
+  auto drop = [&](int reg) {
+    for (auto& r : im.lane)
+      for (auto& kept : r.across) std::erase(kept, reg);
+  };
+  for (const insn& m : im.maker) drop(m[3]), drop(m[8]);
+  for (auto& d : im.deadline) d = im.last + 16;
+  for (auto& w : im.until) std::fill(std::begin(w), std::end(w), im.last + 16);
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    if (std::binary_search(im.places.begin(), im.places.end(), offset)) continue;
+    const insn i = insn_at(offset);
+    int inside_window = -1;
+    for (std::size_t g = 0; g < first.size(); ++g)
+      if (offset > first[g] && offset < last[g]) inside_window = int(g);
+    const bool inside = inside_window >= 0;
+    for (int l = 0; l < lanes; ++l)
+      for (int field : {3, 4, 8})
+        if (inside && offset > first.back() && i[field] == im.lane[l].result)
+          im.deadline[l] = std::min(im.deadline[l], offset);
+    for (int field : {dest_field, 3, 4, 8})
+      if (const auto life = chain_life.find(i[field]);
+          inside && life != chain_life.end() && (offset < life->second.first || offset > life->second.second))
+        drop(i[field]);
+    // Byte 2 of an instruction in a window may name a register it writes (or be part of something
+    // else: a compare's predicate): where it is one a lane's steps make (a slot's argument, the
+    // result) they come after it, where it is the slot result they read they come before it.
+    const int w = inside_window, written = i[dest_field];
+    for (int l = 0; l < lanes && inside; ++l) {
+      const auto& r = im.lane[l];
+      if ((w < calls && r.arg[w] == written) || (w == calls && r.result == written))
+        im.from[w][l] = std::max(im.from[w][l], offset + 16);
+      if (w > 0 && r.res[w - 1] == written) im.until[w][l] = std::min(im.until[w][l], offset);
+    }
+  }
+  for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
+  return im;
+}
+
 // Refuses stencils that are not this GPU's architecture's.
 void require_this_gpu(const stencils& st) {
   int device = 0, major = 0, minor = 0;
@@ -750,12 +1071,14 @@ void require_this_gpu(const stencils& st) {
                              std::to_string(major * 10 + minor) + "'s: build them for it");
 }
 
-// The stencils learnt from the cubins at the two paths; with `for_this_gpu`, refused unless they are
-// this GPU's architecture's (without it, for the host-only check, which runs no kernel).
-stencils learn(const std::string& stencils_path, const std::string& images_path, bool for_this_gpu = true) {
+// The stencils learnt from the cubins at the paths (the call images' at calls_path + N + ".cubin"
+// for N calls); with `for_this_gpu`, refused unless they are this GPU's architecture's (without it,
+// for the host-only check, which runs no kernel).
+stencils learn(const std::string& stencils_path, const std::string& images_path,
+               const std::string& calls_path, bool for_this_gpu = true) {
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path + " (the first two Build. lines write it)");
+    if (!in) throw std::runtime_error("cannot read " + path + " (the first five Build. lines write them)");
     return bytes(std::istreambuf_iterator<char>(in), {});
   };
   stencils st;
@@ -771,16 +1094,41 @@ stencils learn(const std::string& stencils_path, const std::string& images_path,
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
   for (int steps : stencil::vec_region_sizes)
     st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
+  for (int n = 1; n <= stencil::max_calls; ++n) {
+    bytes& file = st.calls_cubins[n];
+    const std::string path = calls_path + std::to_string(n) + ".cubin";
+    file = read(path);
+    if (file.at(0x31) != st.cubin[0x31])
+      throw std::runtime_error(path + " and " + images_path + " are for two architectures");
+    const auto calls = kernels_of(file);
+    const int branch = branch_opcode(file, calls);
+    for (const stencil::call_shape shape : stencil::call_shapes) try {
+        st.call_images.push_back(learn_call_image(file, calls, branch, n, shape));
+      } catch (const failed& e) {  // that image is not used; an op that would need it says why
+        st.call_refusals += std::string(st.call_refusals.empty() ? "" : "; ") + e.what();
+      }
+    // the slots' words: in the constant bank's section, each its marker once
+    const section words = sections_of(file)[".nv.constant3"];
+    LEARN_CHECK(words.size >= 4 * stencil::max_calls, path + " has no slots' words");
+    for (int g = 0; g < stencil::max_calls; ++g) {
+      std::uint32_t word;
+      std::memcpy(&word, &file.at(words.offset + 4 * std::size_t(g)), 4);
+      LEARN_CHECK(word == stencil::slot_marker + unsigned(g),
+                  "slot " + std::to_string(g) + "'s word is not its marker");
+    }
+    st.slot_words[n] = words.offset;
+  }
   return st;
 }
 
 // --- A user's op: parsed, its values given the region's registers, written in, scheduled ------------
 
 struct step {
-  int op;
+  int op;              // an operation, or -1: a call of `call` on a
   int dest, a, b;      // virtual registers: 0 is x
   float constant = 0;  // the operations with a constant
   int c = -1;          // sel's third register
+  unsigned call = stencil::no_function;
 };
 struct refused : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -794,6 +1142,15 @@ bool picks_exactly(float k1, float k2) {
     return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
   };
   return std::isfinite(d) && same(1.0f * d + k2, k1) && same(0.0f * d + k2, k2);
+}
+
+// The function a call image's slot runs for a node of the language, or none.
+unsigned slot_function(cdl::expr::kind k) {
+  const std::string_view name = cdl::expr::function_name(k);
+#define CDL_FUNCTION_OF(function, fn) \
+  if (name == #function) return stencil::fn_##function;
+  CDL_SLOT_FUNCTIONS(CDL_FUNCTION_OF)
+  return stencil::no_function;
 }
 
 // The op as steps on virtual registers (each node its own), constants folded in float as the GPU
@@ -899,6 +1256,15 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
         break;
       }
       default:
+        if (const unsigned f = slot_function(e.op); f != stencil::no_function) {
+          if (a.constant) {  // folded as the compiler folds sinf(2.0f): on the host
+            v[n] = {true, stencil::call(f, a.c), -1};
+          } else {
+            out.push_back({-1, next, a.reg, -1, 0, -1, f});
+            v[n] = {false, 0, next++};
+          }
+          break;
+        }
         if (!cdl::expr::is_condition(e.op))
           throw refused("`" + std::string(cdl::expr::function_name(e.op)) +
                         "` has no one-instruction stencil");
@@ -1030,10 +1396,36 @@ float emulate(const compiled& c, float x0, int k) {
     v[0] = std::fma(float(j), lesson::delta, x0);
     for (const step& s : c.code) {
       v[std::size_t(s.dest)] =
-          stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
-                            s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
+          s.call ? stencil::call(s.call, v[std::size_t(s.a)])
+                 : stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
+                                     s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
     }
     acc += v[std::size_t(c.result)];
+  }
+  return acc;
+}
+
+// The same over many elements at once, each call applied by `apply` to every element's argument
+// (the GPU's functions, in the fuzz: the host's sinf is not the GPU's to the bit).
+template <class Apply>
+std::vector<float> emulate_all(const compiled& c, const float* x0, std::size_t n, int k, Apply apply) {
+  std::vector<std::vector<float>> v(c.code.size() + 1, std::vector<float>(n));
+  std::vector<float> acc(n, 0.0f);
+  for (int j = 0; j < k; ++j) {
+    for (std::size_t i = 0; i < n; ++i) v[0][i] = std::fma(float(j), lesson::delta, x0[i]);
+    for (const step& s : c.code) {
+      std::vector<float>& out = v[std::size_t(s.dest)];
+      const std::vector<float>& a = v[std::size_t(s.a)];
+      if (s.call) {
+        out = a;
+        apply(s.call, out);
+        continue;
+      }
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = stencil::evaluate(s.op, a[i], s.b >= 0 ? v[std::size_t(s.b)][i] : 0.0f,
+                                   s.c >= 0 ? v[std::size_t(s.c)][i] : 0.0f, s.constant);
+    }
+    for (std::size_t i = 0; i < n; ++i) acc[i] += v[std::size_t(c.result)][i];
   }
   return acc;
 }
@@ -1202,10 +1594,368 @@ void compile_vec(const stencils& st, const std::vector<step>& code, int result, 
   }
 }
 
+// --- An op that calls functions: its steps in a call image's windows, a slot for each call -------
+
+// Where a value must be: anywhere in the lane's registers kept across the slots, or in what slot g
+// reads (arg), what it writes (res), or where the sum reads the op's value.
+enum class fixed { no, arg, res, result };
+struct routed {
+  std::vector<step> code;                    // calls included (op -1), in order
+  std::vector<int> window;                   // each step's window (a call's: the window it ends, its slot)
+  std::vector<std::pair<fixed, int>> where;  // each virtual register's, with its slot
+  int result = 0;
+};
+
+// The op's steps with copies (v + -0) where a value is not made where the image needs it: a call's
+// argument made in the window before it and read by nothing else is made in the slot's register;
+// a call's result stays in the slot's through the window after it, and is copied at its end where
+// a later window reads it (at its start, where something there writes the slot's register first,
+// in any lane); the op's value made last is made where the sum reads it.
+routed route(const call_image& im, const std::vector<step>& code, int result, unsigned copied = 0) {
+  routed r;
+  std::vector<int> def_window(code.size() + 2, 0), def_step(code.size() + 2, -1), readers(code.size() + 2, 0);
+  std::vector<int> last_window(code.size() + 2, -1);
+  int w = 0;
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    def_window[std::size_t(code[n].dest)] = code[n].call ? w + 1 : w,
+    def_step[std::size_t(code[n].dest)] = int(n);
+    for (int v : {code[n].a, code[n].b, code[n].c})
+      if (v >= 0) ++readers[std::size_t(v)], last_window[std::size_t(v)] = w;
+    w += code[n].call ? 1 : 0;
+  }
+  int next = int(code.size()) + 1;
+  std::vector<int> renamed(code.size() + 2);
+  for (std::size_t v = 0; v < renamed.size(); ++v) renamed[v] = int(v);
+  r.where.assign(code.size() + 2 + 2 * stencil::max_calls + 1, {fixed::no, 0});
+  auto copy = [&](int from, int window) {
+    r.code.push_back({stencil::add, next, from, -1, -0.0f}), r.window.push_back(window);
+    return next++;
+  };
+  w = 0;
+  int pending = -1;  // the last call's result, read after the next slot: copied just before it
+  for (step s : code) {
+    const int arg = s.a, made = arg == 0 ? -1 : def_step[std::size_t(arg)];
+    for (int* v : {&s.a, &s.b, &s.c})
+      if (*v >= 0) *v = renamed[std::size_t(*v)];
+    if (!s.call) {
+      r.code.push_back(s), r.window.push_back(w);
+      continue;
+    }
+    const bool made_here =
+        arg == 0 ? w == 0 : made >= 0 && !code[std::size_t(made)].call && def_window[std::size_t(arg)] == w;
+    if (!made_here || readers[std::size_t(arg)] != 1) s.a = copy(s.a, w);
+    if (pending >= 0) renamed[std::size_t(pending)] = copy(pending, w), pending = -1;
+    r.where[std::size_t(s.a)] = {fixed::arg, w};
+    r.code.push_back(s), r.window.push_back(w);
+    r.where[std::size_t(s.dest)] = {fixed::res, w};
+    ++w;
+    if (copied >> (w - 1) & 1)  // at once: something writes its register before the window's end
+      renamed[std::size_t(s.dest)] = copy(s.dest, w);
+    else if (last_window[std::size_t(s.dest)] > w)
+      pending = s.dest;
+  }
+  r.result = renamed[std::size_t(result)];
+  const int made = r.result == 0 ? -1 : def_step[std::size_t(result)];
+  if (r.result != result || made < 0 || code[std::size_t(made)].call ||
+      def_window[std::size_t(result)] != w || readers[std::size_t(result)] != 0)
+    r.result = copy(r.result, w);
+  r.where.resize(std::size_t(next) + 1, {fixed::no, 0});
+  r.where[std::size_t(r.result)] = {fixed::result, 0};
+  // A result left in its slot's register is read there before a step writes that register (in any
+  // lane, the next slot's argument or the op's value may be made there): else it is copied first.
+  for (std::size_t n = 0; n < r.code.size(); ++n) {
+    if (!r.code[n].call || copied >> r.window[n] & 1) continue;
+    const int g = r.window[n], v = r.code[n].dest;
+    std::size_t read = n, written = r.code.size();
+    for (std::size_t m = n + 1; m < r.code.size(); ++m) {
+      const step& s = r.code[m];
+      if (s.a == v || s.b == v || s.c == v) read = m;
+      const auto [kind, slot] = r.where[std::size_t(s.dest)];
+      for (const auto& lane : im.lane)
+        if (((kind == fixed::arg && slot == g + 1 && lane.arg[slot] == lane.res[g]) ||
+             (kind == fixed::result && lane.result == lane.res[g])) &&
+            written == r.code.size())
+          written = m;
+    }
+    if (written < read) return route(im, code, result, copied | 1u << g);
+  }
+  return r;
+}
+
+// One lane's registers for the routed steps: the fixed ones where they must be, the rest from
+// the registers the slots keep (but another lane's result's), free again after a value's last read.
+struct lane_code {
+  std::vector<step> code;  // r's steps on the lane's registers
+  int x = -1;              // where its maker puts x
+};
+lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
+  const auto& regs = im.lane[lane];
+  // The registers kept across the slots between windows `from` and `to` (where from == to, those
+  // before and after the window), but those another lane's result, its argument in window `to` or
+  // its slot result in window `from` may go to: nvcc keeps them apart only at the slots.
+  auto kept = [&](int from, int to) {
+    std::vector<int> out;
+    const int first = from == to ? std::max(from - 1, 0) : from,
+              last = from == to ? std::min(to + 1, im.calls) : to;
+    for (int reg : regs.across[first]) {
+      bool all = true;
+      for (int g = first; g < last; ++g)
+        all = all && std::count(regs.across[g].begin(), regs.across[g].end(), reg);
+      for (int l = 0; l < stencil::lanes; ++l)
+        all =
+            all && (l == lane || (im.lane[l].result != reg && (to == im.calls || im.lane[l].arg[to] != reg) &&
+                                  (from == 0 || im.lane[l].res[from - 1] != reg)));
+      if (all) out.push_back(reg);
+    }
+    return out;
+  };
+  // Each value's life: made at step `made` (x before the first), last read at `last`; the windows
+  // of the two (a call's result is made in the window after its slot).
+  const std::size_t values = r.where.size();
+  std::vector<int> made(values, -1), last(values, -1), from(values, 0), to(values, 0), reg(values, -1);
+  for (std::size_t n = 0; n < r.code.size(); ++n) {
+    const step& s = r.code[n];
+    made[std::size_t(s.dest)] = int(n), from[std::size_t(s.dest)] = r.window[n] + (s.call ? 1 : 0);
+    for (int v : {s.a, s.b, s.c})
+      if (v >= 0) last[std::size_t(v)] = int(n), to[std::size_t(v)] = r.window[n];
+  }
+  last[std::size_t(r.result)] = int(r.code.size()), to[std::size_t(r.result)] = im.calls;
+  // A register holds one value at a time: two share it where one is last read by the step that
+  // makes the other.
+  std::vector<std::vector<int>> holds(256);
+  auto fits = [&](int v, int R) {
+    for (int u : holds[std::size_t(R)])
+      if (made[std::size_t(v)] < last[std::size_t(u)] && made[std::size_t(u)] < last[std::size_t(v)])
+        return false;
+    return true;
+  };
+  for (std::size_t v = 0; v < values; ++v) {  // the fixed ones first: they have no choice
+    const auto [kind, g] = r.where[v];
+    if (last[v] < 0 || kind == fixed::no) continue;
+    reg[v] = kind == fixed::arg ? regs.arg[g] : kind == fixed::res ? regs.res[g] : regs.result;
+    if (!fits(int(v), reg[v]))
+      throw refused("a call's argument or result meets another value in its register");
+    holds[std::size_t(reg[v])].push_back(int(v));
+  }
+  for (std::size_t v = 0; v < values;
+       ++v) {  // the rest: a window's own registers first, where it stays in one
+    if (last[v] < 0 || reg[v] >= 0) continue;
+    std::vector<int> candidates;
+    if (from[v] == to[v]) {
+      const int w = from[v];
+      if (w < im.calls) candidates.push_back(regs.arg[w]);
+      if (w > 0) candidates.push_back(regs.res[w - 1]);
+      if (w == im.calls) candidates.push_back(regs.result);
+    }
+    std::vector<int> across = kept(from[v], to[v]);  // those kept across fewer later slots first
+    auto later = [&](int R) {
+      int n = 0;
+      for (int g = to[v]; g < im.calls; ++g)
+        n += int(std::count(regs.across[g].begin(), regs.across[g].end(), R));
+      return n;
+    };
+    std::stable_sort(across.begin(), across.end(), [&](int a, int b) { return later(a) < later(b); });
+    candidates.insert(candidates.end(), across.begin(), across.end());
+    for (int R : candidates)
+      if (reg[v] < 0 && fits(int(v), R)) reg[v] = R, holds[std::size_t(R)].push_back(int(v));
+    if (reg[v] < 0)
+      throw refused("more values live at once than a lane keeps across its slots (" +
+                    std::to_string(across.size()) + " registers from window " + std::to_string(from[v]) +
+                    " to " + std::to_string(to[v]) + ")");
+  }
+  lane_code out{r.code, reg[0]};
+  for (step& s : out.code) {
+    s.dest = reg[std::size_t(s.dest)], s.a = reg[std::size_t(s.a)];
+    s.b = s.b >= 0 ? reg[std::size_t(s.b)] : -1, s.c = s.c >= 0 ? reg[std::size_t(s.c)] : -1;
+  }
+  return out;
+}
+
+// The lanes' steps in the image (the calls in its slots, the places of no step a no-op), then
+// every stall set over each window as write_vec() does; at a window's end, the last place waits
+// until all the window wrote is ready; after a slot, a lane's steps start no earlier than nvcc's
+// own first reader of the slot's result (its wait on the slot's code keeps its place).
+void write_calls(const stencils& st, const call_image& im, const routed& r,
+                 const lane_code (&lanes_code)[stencil::lanes], bytes& out) {
+  constexpr int lanes = stencil::lanes, maker_op = stencil::count;
+  const step nothing{stencil::add, 255, 255, -1, -0.0f};
+  const std::vector<step>* code[lanes];
+  for (int l = 0; l < lanes; ++l) code[l] = &lanes_code[l].code;
+  for (std::size_t n = 0; n < r.code.size(); ++n)  // the slots' functions
+    if (r.code[n].call)
+      std::memcpy(&out[st.slot_words[im.calls] + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
+  std::vector<int> chosen(im.places.size(), -1);        // each place's lane
+  std::vector<std::size_t> index(im.places.size(), 0);  // and its step there
+  for (int w = 0; w <= im.calls; ++w) {
+    std::vector<std::size_t> mine[lanes];  // lane l's steps in window w
+    for (int l = 0; l < lanes; ++l)
+      for (std::size_t n = 0; n < r.code.size(); ++n)
+        if (r.window[n] == w && !r.code[n].call) mine[l].push_back(n);
+    // A lane's step that writes the register another lane's slot result arrives in waits for that
+    // lane's last read of it.
+    struct wait {
+      std::size_t step, lane, its;  // this lane's step waits for that lane's step `its`
+    };
+    std::vector<wait> after[lanes];
+    if (w > 0)
+      for (int h = 0; h < lanes; ++h) {
+        const int held = im.lane[h].res[w - 1];
+        std::size_t read = 0;
+        for (std::size_t j = 0; j < mine[h].size(); ++j) {
+          const step& s = (*code[h])[mine[h][j]];
+          if (s.a == held || s.b == held || s.c == held) read = j + 1;
+        }
+        for (int l = 0; l < lanes; ++l)
+          for (std::size_t j = 0; l != h && read > 0 && j < mine[l].size(); ++j)
+            if ((*code[l])[mine[l][j]].dest == held) {
+              after[l].push_back({j, std::size_t(h), read - 1});
+              break;
+            }
+      }
+    std::size_t next[lanes]{}, last_placed[lanes]{};
+    std::vector<std::size_t> placed[lanes];
+    for (int l = 0; l < lanes; ++l) placed[l].assign(mine[l].size(), ~std::size_t(0));
+    const std::size_t first = w == 0 ? lanes : 0;
+    for (std::size_t p = first; p < im.places.size(); ++p) {
+      if (im.window[p] != w) continue;
+      auto open = [&](int l, std::size_t q) {
+        return im.window[q] == w && im.places[q] >= im.from[w][l] && im.places[q] < im.until[w][l];
+      };
+      int best = -1;
+      for (int l = 0; l < lanes; ++l) {
+        if (next[l] == mine[l].size() || !open(l, p)) continue;
+        bool ready = true;
+        for (const wait& a : after[l]) ready = ready && (a.step != next[l] || placed[a.lane][a.its] < p);
+        if (!ready) continue;
+        std::size_t before = 0;
+        for (std::size_t q = p; q < im.places.size(); ++q) before += open(l, q);
+        if (before < mine[l].size() - next[l])
+          throw refused("a lane's steps do not fit the call image's window");
+        if (before == mine[l].size() - next[l]) {
+          best = l;
+          break;
+        }
+        // else a lane another waits for, then the one that waited longest
+        auto awaited = [&](int h) {
+          for (int o = 0; o < lanes; ++o)
+            for (const wait& a : after[o])
+              if (int(a.lane) == h && a.its >= next[h]) return true;
+          return false;
+        };
+        if (best < 0 || (awaited(l) && !awaited(best)) ||
+            (awaited(l) == awaited(best) && last_placed[l] < last_placed[best]))
+          best = l;
+      }
+      if (best < 0) continue;
+      chosen[p] = best, index[p] = mine[best][next[best]], placed[best][next[best]] = p;
+      last_placed[best] = p + 1, ++next[best];
+    }
+    for (int l = 0; l < lanes; ++l)
+      if (next[l] < mine[l].size()) throw refused("more steps than the call image's window has places");
+  }
+  // The stalls, window by window
+  int longest = 0, least = 99;
+  for (const auto& row : st.latency)
+    for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
+  auto latency = [&](int from, int to) {
+    return from == maker_op ? longest + st.latency_margin : st.latency[from][to];
+  };
+  auto longest_from = [&](int o) {
+    int m = 0;
+    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(o, to));
+    return m;
+  };
+  for (std::size_t p = 0; p < im.places.size(); ++p)
+    if (im.window[p] < 0) put(st, nothing, &out[im.places[p]]);
+  int maker_order[lanes];  // the lane whose x goes where j is (every maker reads j) made last
+  std::iota(std::begin(maker_order), std::end(maker_order), 0);
+  std::stable_partition(std::begin(maker_order), std::end(maker_order),
+                        [&](int l) { return lanes_code[l].x != im.maker[0][3]; });
+  for (int w = 0; w <= im.calls; ++w) {
+    int issued[256], producer[256], cycle = 0, last_issue = 0;
+    std::fill(std::begin(issued), std::end(issued), -100);
+    std::fill(std::begin(producer), std::end(producer), int(stencil::add));
+    auto wait_before = [&](unsigned char* slot, int t) {
+      if (t <= cycle) return cycle;
+      if (stall(slot - 16) + t - cycle > 15) throw refused("a wait longer than a stall field holds");
+      set_stall(slot - 16, stall(slot - 16) + t - cycle);
+      return t;
+    };
+    std::size_t p = 0;
+    while (im.window[p] != w) ++p;
+    const std::size_t from = im.places[p], to = w < im.calls ? im.window_last[std::size_t(w)] : im.last;
+    std::vector<int> written;
+    for (std::size_t offset = from; offset <= to; offset += 16) {
+      unsigned char* slot = &out[offset];
+      clear_reuse(slot);
+      int t = cycle;
+      const bool place = p < im.places.size() && im.places[p] == offset;
+      if (place && w == 0 && p < lanes) {  // a lane's x: j * delta + its element, where the lane keeps x
+        const int l = maker_order[p];
+        insn i = im.maker[l];
+        const int reg = lanes_code[l].x;
+        i[dest_field] = (unsigned char)reg;
+        std::copy_n(slot + 13, 3, i.begin() + 13);
+        std::copy(i.begin(), i.end(), slot);
+        clear_reuse(slot);
+        t = wait_before(slot, std::max(t, issued[reg] + longest_from(producer[reg]) - least + 1));
+        issued[reg] = t, producer[reg] = maker_op, written.push_back(reg), ++p;
+      } else if (place) {
+        const int l = chosen[p];
+        const step s = l >= 0 ? (*code[l])[index[p]] : nothing;
+        ++p;
+        put(st, s, slot);
+        for (int v : {s.a, s.b, s.c})
+          if (v >= 0 && v != 255) t = std::max(t, issued[v] + latency(producer[v], s.op));
+        if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
+        t = wait_before(slot, t);
+        if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op, written.push_back(s.dest);
+      } else if (w == im.calls) {  // not the patch's: it may read a lane's result
+        for (int l = 0; l < lanes; ++l)
+          if (im.deadline[l] == offset)
+            t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
+        t = wait_before(slot, t);
+      }
+      cycle = t + stall(slot), last_issue = t;
+    }
+    // What follows (the slot's code, or the sums) reads what the window wrote: ready before it.
+    int ready = 0;
+    for (int reg : written) ready = std::max(ready, issued[reg] + longest_from(producer[reg]));
+    if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
+    set_stall(&out[to], std::max(stall(&out[to]), ready - last_issue));
+  }
+}
+
+// The smallest call image with a slot for each call whose windows and registers hold the op: the
+// vec form alone (no scalar kernel), the slots' words and the windows' places patched.
+compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
+  const int calls = int(std::count_if(code.begin(), code.end(), [](const step& s) { return s.call; }));
+  std::string why =
+      calls > stencil::max_calls
+          ? "more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")"
+          : "no call image for " + std::to_string(calls) + " calls: " + st.call_refusals;
+  for (const call_image& im : st.call_images) {
+    if (im.calls != calls) continue;
+    try {
+      const routed r = route(im, code, result);
+      lane_code lanes[stencil::lanes];
+      for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
+      compiled c{st.calls_cubins[calls], "", int(code.size()), code, result, im.kernel, ""};
+      write_calls(st, im, r, lanes, c.image);
+      return c;
+    } catch (const refused& e) {
+      why = e.what();
+    }
+  }
+  throw refused(why);
+}
+
 // The smallest image whose region holds the op and whose registers suffice for its live values.
 compiled compile(const stencils& st, const std::string& text) {
   std::vector<step> code;
   const int result = fuse(code, select(cdl::expr::parse(text), code));
+  if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; }))
+    return compile_calls(st, code, result);
   std::string why =
       "more steps than the largest region (" + std::to_string(st.images.back().steps.size()) + ")";
   for (const image& im : st.images) {
@@ -1242,10 +1992,15 @@ bool run(const stencils& st, const insn& i, float (&reg)[256]) {
   return true;
 }
 
+template <class Image>
+const Image* named(const std::vector<Image>& images, const std::string& kernel) {
+  for (const Image& i : images)
+    if (i.kernel == kernel) return &i;
+  throw std::logic_error(kernel + " is no image learnt");
+}
+
 float simulate(const stencils& st, const compiled& c, float x0, int k) {
-  const image* im = nullptr;
-  for (const image& i : st.images)
-    if (i.kernel == c.kernel) im = &i;
+  const image* im = named(st.images, c.kernel);
   float acc = 0.0f, reg[256];
   for (int j = 0; j < k; ++j) {
     std::fill(std::begin(reg), std::end(reg), NAN);
@@ -1257,26 +2012,51 @@ float simulate(const stencils& st, const compiled& c, float x0, int k) {
   return acc;
 }
 
-// The same for a vec image's window: x's makers in its first places, then each place decoded.
+// A vec image's registers as iteration j starts: NaN but the elements the makers read, and j.
+void enter(float (&reg)[256], const insn (&maker)[stencil::lanes],
+           const std::array<float, stencil::lanes>& x0, int j) {
+  std::fill(std::begin(reg), std::end(reg), NAN);
+  for (int l = 0; l < stencil::lanes; ++l) reg[maker[l][8]] = x0[std::size_t(l)];
+  reg[maker[0][3]] = float(j), reg[255] = 0.0f;
+}
+// A vec image's place decoded and run: one of x's makers (j * delta + an element), or a step.
+bool run_place(const stencils& st, const insn& i, bool maker, float (&reg)[256]) {
+  if (!maker) return run(st, i, reg);
+  reg[i[dest_field]] = std::fma(reg[i[3]], lesson::delta, reg[i[8]]);
+  return true;
+}
+
+// The same for a vec image's window: x's makers in its first places, then each place decoded; for a
+// call image each window's in turn, and between two the slot's function on each lane's argument,
+// every register but those the slot keeps lost.
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
-  const vec_image* im = nullptr;
-  for (const vec_image& i : st.vec_images)
-    if (i.kernel == c.vec_kernel) im = &i;
+  const call_image* calls = c.kernel.empty() ? named(st.call_images, c.vec_kernel) : nullptr;
+  const vec_image* vec = calls ? nullptr : named(st.vec_images, c.vec_kernel);
+  const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
+  const int windows = calls ? calls->calls + 1 : 1;
+  auto result = [&](int l) { return calls ? calls->lane[l].result : vec->lane[l].result; };
   std::array<float, stencil::lanes> acc{};
   float reg[256];
   for (int j = 0; j < k; ++j) {
-    std::fill(std::begin(reg), std::end(reg), NAN);
-    for (int l = 0; l < stencil::lanes; ++l) reg[im->maker[l][8]] = x0[std::size_t(l)];
-    reg[im->maker[0][3]] = float(j), reg[255] = 0.0f;
-    for (std::size_t p = 0; p < im->places.size(); ++p) {
-      const insn i = at(c.image, im->places[p]);
-      if (p < stencil::lanes)  // x's makers
-        reg[i[dest_field]] = std::fma(reg[i[3]], lesson::delta, reg[i[8]]);
-      else if (!run(st, i, reg))
-        return {NAN, NAN, NAN, NAN};
+    enter(reg, calls ? calls->maker : vec->maker, x0, j);
+    for (int w = 0; w < windows; ++w) {
+      for (std::size_t p = 0; p < places.size(); ++p)
+        if ((!calls || calls->window[p] == w) &&
+            !run_place(st, at(c.image, places[p]), w == 0 && p < stencil::lanes, reg))
+          return {NAN, NAN, NAN, NAN};
+      if (w + 1 == windows) break;
+      unsigned f;
+      std::memcpy(&f, &c.image[st.slot_words[calls->calls] + 4 * std::size_t(w)], 4);
+      float value[stencil::lanes];
+      for (int l = 0; l < stencil::lanes; ++l) value[l] = stencil::call(f, reg[calls->lane[l].arg[w]]);
+      std::set<int> kept;
+      for (const auto& lane : calls->lane) kept.insert(lane.across[w].begin(), lane.across[w].end());
+      for (int r = 0; r < 255; ++r)
+        if (!kept.count(r)) reg[r] = NAN;
+      for (int l = 0; l < stencil::lanes; ++l) reg[calls->lane[l].res[w]] = value[l];
     }
-    for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[im->lane[l].result];
+    for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[result(l)];
   }
   return acc;
 }
@@ -1287,15 +2067,22 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
 // The vec kernel runs where the op has one and x and y are 16-byte aligned; else the scalar one.
 struct loaded {
   cudaLibrary_t library{};
-  cudaKernel_t kernel{}, vec_kernel{};
+  cudaKernel_t kernel{}, vec_kernel{}, functions{};  // functions: a call image's cdl_functions
   explicit loaded(const patch::compiled& c) {
     CHECK(cudaLibraryLoadData(&library, c.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    CHECK(cudaLibraryGetKernel(&kernel, library, c.kernel.c_str()));
+    if (!c.kernel.empty()) CHECK(cudaLibraryGetKernel(&kernel, library, c.kernel.c_str()));
+    if (c.kernel.empty()) CHECK(cudaLibraryGetKernel(&functions, library, "cdl_functions"));
     if (!c.vec_kernel.empty()) CHECK(cudaLibraryGetKernel(&vec_kernel, library, c.vec_kernel.c_str()));
   }
   loaded(const loaded&) = delete;  // one unload per load
   loaded& operator=(const loaded&) = delete;
   ~loaded() { cudaLibraryUnload(library); }
+  void apply(unsigned f, float* v, std::size_t n) const {  // the slots' function f on v, as they compute it
+    void* args[] = {&f, &v, &n};
+    CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(functions), lesson::grid(n), lesson::block, args, 0,
+                           nullptr));
+    CHECK(cudaDeviceSynchronize());
+  }
   bool runs_vec(const float* x, const float* y) const {
     return vec_kernel &&
            (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
@@ -1304,6 +2091,9 @@ struct loaded {
               bool vec = true) const {
     void* args[] = {&x, &y, &n, &k};
     const bool four = vec && runs_vec(x, y);
+    if (!four && !kernel)  // an op that calls a function: its slots are in the vec form alone
+      throw std::invalid_argument(
+          "an op that calls a function runs in the vec form alone, on x and y 16-byte aligned");
     CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(four ? vec_kernel : kernel),
                            lesson::grid(four ? (n + stencil::lanes - 1) / stencil::lanes : n), lesson::block,
                            args, 0, stream));
@@ -1321,7 +2111,9 @@ std::string random_op(std::mt19937& rng, int depth) {
   if (depth == 0 || pick(4) == 0) return pick(2) ? "x" : constants[pick(8)];
   auto sub = [&] { return random_op(rng, depth - 1); };
   const char* compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
-  switch (pick(9)) {
+  const char* functions[] = {"sin", "cos", "exp", "sqrt"};
+  switch (pick(10)) {
+    case 8: return std::string(functions[pick(4)]) + "(" + sub() + ")";
     case 7: return "(" + sub() + compares[pick(6)] + sub() + " ? " + sub() + " : " + sub() + ")";
     case 0: return "(" + sub() + " + " + sub() + ")";
     case 1: return "(" + sub() + " - " + sub() + ")";
@@ -1340,21 +2132,23 @@ std::string random_op(std::mt19937& rng, int depth) {
 int check(const patch::stencils& st, int count) {
   std::mt19937 rng(2027);
   std::uniform_real_distribution<float> x(-4.0f, 4.0f);
-  int compiled = 0, wrong = 0, refused = 0, vec = 0;
+  int compiled = 0, wrong = 0, refused = 0, vec = 0, calls = 0;
+  std::map<std::string, int> refusals;
   for (int t = 0; t < count; ++t) {
     const std::string text =
         random_op(rng, 1 + int(rng() % 7u));  // deeper than --fuzz's: the large images too
     patch::compiled c;
     try {
       c = patch::compile(st, text);
-    } catch (const patch::refused&) {
-      ++refused;
+    } catch (const patch::refused& e) {
+      ++refused, ++refusals[e.what()];
       continue;
     }
-    ++compiled, vec += !c.vec_kernel.empty();
+    ++compiled, vec += !c.vec_kernel.empty(), calls += c.kernel.empty();
     for (int i = 0; i < 64; ++i) {
       const std::array<float, stencil::lanes> x0 = {x(rng), x(rng), x(rng), x(rng)};
-      const float want = patch::emulate(c, x0[0], 3), got = patch::simulate(st, c, x0[0], 3);
+      const float want = patch::emulate(c, x0[0], 3);
+      const float got = c.kernel.empty() ? want : patch::simulate(st, c, x0[0], 3);
       const auto lanes = c.vec_kernel.empty() ? x0 : patch::simulate_vec(st, c, x0, 3);
       int bad_lane = -1;
       for (int l = 0; l < stencil::lanes && !c.vec_kernel.empty(); ++l)
@@ -1369,8 +2163,13 @@ int check(const patch::stencils& st, int count) {
       }
     }
   }
-  std::printf("check: %d ops, %d compiled (%d refused; %d in a vec image too), %d with wrong machine code\n",
-              count, compiled, refused, vec, wrong);
+  std::printf(
+      "check: %d ops, %d compiled (%d refused; %d in a vec image too, %d of them calling functions), %d with "
+      "wrong "
+      "machine code; refused:",
+      count, compiled, refused, vec, calls, wrong);
+  for (const auto& [why, times] : refusals) std::printf(" %d (%s);", times, why.c_str());
+  std::printf("\n");
   return wrong ? 3 : 0;
 }
 
@@ -1382,7 +2181,9 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
   std::vector<float> y(std::size_t(1) << 20);
   std::map<std::string, int> refusals;
   std::vector<double> first_ms;  // the text to the result of a 2^20 map at k = 1, ready
-  int ran = 0, wrong = 0, vec_runs = 0;
+  int ran = 0, wrong = 0, vec_runs = 0, call_runs = 0;
+  float* values = nullptr;  // a call's arguments, for the GPU's functions
+  CHECK(cudaMalloc(&values, y.size() * sizeof(float)));
   for (int t = 0; t < count; ++t) {
     const std::string text = random_op(rng, 1 + int(rng() % 5u));
     CHECK(cudaMemset(p.dy, 0xff, y.size() * sizeof(float)));
@@ -1396,10 +2197,16 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
       continue;
     }
     const loaded kernel(c);
+    const bool calls = c.kernel.empty();  // the vec form alone, its calls checked against the GPU's
+    auto on_gpu = [&](unsigned f, std::vector<float>& v) {  // the image's own cdl_functions
+      CHECK(cudaMemcpy(values, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+      kernel.apply(f, values, v.size());
+      CHECK(cudaMemcpy(v.data(), values, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    };
     bool timed = false;
     for (const auto [k, vec] :
          {std::pair(1, true), std::pair(3, true), std::pair(1, false), std::pair(3, false)}) {
-      if (vec && !kernel.runs_vec(p.dx, p.dy)) continue;
+      if ((vec && !kernel.runs_vec(p.dx, p.dy)) || (!vec && calls)) continue;
       // The op's first run: the timed 2^20 map; the others 2^16 + 3 elements (the vec form's tail)
       const std::size_t n = !timed ? y.size() : (std::size_t(1) << 16) + 3;
       if (timed) CHECK(cudaMemset(p.dy, 0xff, n * sizeof(float)));
@@ -1417,17 +2224,20 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
         first_ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       CHECK(cudaMemcpy(y.data(), p.dy, n * sizeof(float), cudaMemcpyDeviceToHost));
+      const std::vector<float> expected =
+          calls ? patch::emulate_all(c, p.x.data(), n, k, on_gpu) : std::vector<float>{};
       std::size_t bad = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const float want = patch::emulate(c, p.x[i], k);
+        const float want = calls ? expected[i] : patch::emulate(c, p.x[i], k);
+        const std::array<float, stencil::lanes> xs = {p.x[i], p.x[i], p.x[i], p.x[i]};
         if (!patch::same_result(want, y[i]) && bad++ == 0)
           std::printf(
-              "WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g)\n",
+              "WRONG RESULT: `%s` %s, k = %d at %zu: %.9g, expected %.9g (the machine code means %.9g%s)\n",
               text.c_str(), vec ? "vec" : "scalar", k, i, y[i], want,
-              vec ? patch::simulate_vec(st, c, {p.x[i], p.x[i], p.x[i], p.x[i]}, k)[0]
-                  : patch::simulate(st, c, p.x[i], k));
+              vec ? patch::simulate_vec(st, c, xs, k)[0] : patch::simulate(st, c, p.x[i], k),
+              calls ? " with the host's functions" : "");
       }
-      ++ran, wrong += bad > 0, vec_runs += vec;
+      ++ran, wrong += bad > 0, vec_runs += vec, call_runs += calls;
     }
   }
   std::sort(first_ms.begin(), first_ms.end());
@@ -1437,17 +2247,76 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
         "over %zu ops\n",
         first_ms[first_ms.size() / 10], first_ms[first_ms.size() / 2], first_ms[first_ms.size() * 9 / 10],
         first_ms.size());
-  std::printf("fuzz: %d ops, %d runs (%d of them vec), %d wrong; refused:", count, ran, vec_runs, wrong);
+  CHECK(cudaFree(values));
+  std::printf("fuzz: %d ops, %d runs (%d of them vec, %d of ops calling functions), %d wrong; refused:",
+              count, ran, vec_runs, call_runs, wrong);
   for (const auto& [why, times] : refusals) std::printf(" %d (%s);", times, why.c_str());
   std::printf("\n");
   return wrong ? 3 : 0;
 }
 
 // nvcc's build of the op in the vec images' form: what the patched vec kernel is measured against.
+template <class Op = lesson::quadratic>
 __global__ void nvcc_vec_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k) {
   stencil::map_vec(x, y, n, k, [](const float(&xj)[stencil::lanes], float(&out)[stencil::lanes]) {
-    for (int l = 0; l < stencil::lanes; ++l) out[l] = lesson::quadratic{}(xj[l]);
+    for (int l = 0; l < stencil::lanes; ++l) out[l] = Op{}(xj[l]);
   });
+}
+
+// Two ops that call functions, as the catalogue writes them (sine, exp_sin_cos): nvcc's vec kernel
+// of each against the patched call image, at k = 1 and 256. The patched output must be nvcc's to
+// the bit (the slots are nvcc's own code), and nvcc's within float's error of float64 on a sample.
+struct sine {
+  template <class T>
+  __host__ __device__ T operator()(T v) const {
+    return sin(v);
+  }
+};
+struct exp_sin_cos {
+  template <class T>
+  __host__ __device__ T operator()(T v) const {
+    return exp(sin(v) * cos(v));
+  }
+};
+template <class Op>
+int compare_call(const patch::stencils& st, const lesson::problem& p, const char* text) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const patch::compiled c = patch::compile(st, text);
+  const loaded kernel(c);
+  std::printf("`%s`: patched into %s and loaded in %.1f us\n", text, c.vec_kernel.c_str(),
+              std::chrono::duration<double, std::micro>(clock::now() - start).count());
+  const unsigned grid = lesson::grid((p.n + stencil::lanes - 1) / stencil::lanes);
+  std::vector<float> mine(p.n), nvcc(p.n);
+  int status = 0;
+  for (int k : {1, 256}) {
+    CHECK(cudaMemset(p.dy, 0xff, p.bytes()));
+    nvcc_vec_kernel<Op><<<grid, lesson::block>>>(p.dx, p.dy, p.n, k);
+    CHECK(cudaMemcpy(nvcc.data(), p.dy, p.bytes(), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(p.dy, 0xff, p.bytes()));
+    kernel.launch(p.dx, p.dy, p.n, k);
+    CHECK(cudaMemcpy(mine.data(), p.dy, p.bytes(), cudaMemcpyDeviceToHost));
+    std::size_t differ = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < p.n; ++i) {
+      differ += std::memcmp(&mine[i], &nvcc[i], 4) != 0;
+      if (i % 4093 == 0) {  // a sample against float64
+        double ref = 0;
+        for (int j = 0; j < k; ++j) ref += Op{}(double(p.x[i] + float(j) * lesson::delta));
+        worst = std::max(worst, std::fabs(nvcc[i] - ref) / std::max(std::fabs(ref), 1e-30));
+      }
+    }
+    const float nvcc_ms =
+        lesson::time_ms([&] { nvcc_vec_kernel<Op><<<grid, lesson::block>>>(p.dx, p.dy, p.n, k); });
+    const float patch_ms = lesson::time_ms([&] { kernel.launch(p.dx, p.dy, p.n, k); });
+    std::printf(
+        "  k = %3d: nvcc_vec %8.3f ms, patch_vec %8.3f ms: %.2f× (%zu of %zu elements differ from nvcc's; "
+        "its "
+        "worst relative error on a sample %.1e)\n",
+        k, nvcc_ms, patch_ms, patch_ms / nvcc_ms, differ, p.n, worst);
+    if (differ || worst > (k + 4) * 1e-6) status = 3;
+  }
+  return status;
 }
 
 std::string beside_this_program(const char* file) {
@@ -1462,11 +2331,13 @@ int main(int argc, char** argv) {
   auto us = [](clock::time_point a) {
     return std::chrono::duration<double, std::micro>(clock::now() - a).count();
   };
-  const std::string text = "x * x + 2 * x + 1";             // the text a user typed
-  if (argc > 2 && std::string(argv[1]) == "--check") try {  // no GPU needed
-      return check(patch::learn(beside_this_program("17_stencils.cubin"),
-                                beside_this_program("17_images.cubin"), false),
-                   std::atoi(argv[2]));
+  const bool dump = argc > 2 && std::string(argv[1]) == "--dump";
+  const std::string text = dump && argc > 3 ? argv[3] : "x * x + 2 * x + 1";  // the text a user typed
+  if (argc > 2 && std::string(argv[1]) == "--check") try {                    // no GPU needed
+      return check(
+          patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"),
+                       beside_this_program("17_calls_"), false),
+          std::atoi(argv[2]));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "copy-and-patch cannot run here: %s\n", e.what());
       return 1;
@@ -1475,7 +2346,8 @@ int main(int argc, char** argv) {
   auto start = clock::now();
   patch::stencils st;
   try {
-    st = patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"));
+    st = patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"),
+                      beside_this_program("17_calls_"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "copy-and-patch cannot run here: %s; use 08 or 16 for this op\n", e.what());
     return 1;
@@ -1500,17 +2372,21 @@ int main(int argc, char** argv) {
       op.vec_kernel.empty() ? "no vec image" : op.vec_kernel.c_str(), patched_us, load_us,
       (patched_us + load_us) / 1e3 + us(start) / 1e3);
   if (argc > 2 && std::string(argv[1]) == "--fuzz") return fuzz(st, p, std::atoi(argv[2]));
-  if (argc > 2 && std::string(argv[1]) == "--dump") {
+  if (dump) {
     std::ofstream(argv[2], std::ios::binary)
         .write(reinterpret_cast<const char*>(op.image.data()), std::streamsize(op.image.size()));
-    std::printf("the patched image is in %s (cuobjdump -sass %s)\n", argv[2], argv[2]);
+    std::printf("the patched image is in %s (cuobjdump -sass -fun %s %s)\n", argv[2], op.vec_kernel.c_str(),
+                argv[2]);
+    return 0;
   }
   if (op.vec_kernel.empty()) std::printf("no vec image for it: %s\n", op.vec_refused.c_str());
   const unsigned vec_grid = lesson::grid((p.n + stencil::lanes - 1) / stencil::lanes);
-  return lesson::compare(
+  const int status = lesson::compare(
       p, {{"patched", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k, nullptr, false); }},
           {"nvcc_vec", [&](int k) { nvcc_vec_kernel<<<vec_grid, lesson::block>>>(p.dx, p.dy, p.n, k); }},
           {"patch_vec", [&](int k) { kernel.launch(p.dx, p.dy, p.n, k); }}});
+  return std::max({status, compare_call<sine>(st, p, "sin(x)"),
+                   compare_call<exp_sin_cos>(st, p, "exp(sin(x) * cos(x))")});
 }
 #endif  // CDL_COPY_AND_PATCH_MECHANISM
 #endif  // !CDL_STENCILS && !CDL_IMAGES

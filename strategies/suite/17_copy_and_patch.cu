@@ -5,10 +5,13 @@
 //          it: the build compiles the stencils (the lesson with CDL_STENCILS: one kernel per
 //          operation, a chain through each and every other) into plugins/cdl_stencils.cubin and the
 //          images (with CDL_IMAGES: the map kernel with a region of marked steps) into
-//          plugins/cdl_images.cubin, for the GPU it targets; once a process the program learns
-//          from that cubin each operation's instruction, its register fields and the latencies
-//          between them; a new op is parsed, given the region's registers, written into the
-//          region with stalls from the learnt latencies, and loaded with cudaLibraryLoadData.
+//          plugins/cdl_images.cubin, and the call images (with CDL_CALLS=N: slots of nvcc's own
+//          sinf, cosf, expf and sqrtf between windows of steps) into plugins/cdl_calls_N.cubin,
+//          for the GPU it targets; once a process the program learns from those cubins each
+//          operation's instruction, its register fields and the latencies between them; a new op
+//          is parsed, given the region's registers, written into the region with stalls from the
+//          learnt latencies (each call's function set in its slot's word), and loaded with
+//          cudaLibraryLoadData.
 // Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms; then
 //          nvcc's own instructions (a multiply and the add after it fused, as nvcc does) in a k
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
@@ -19,8 +22,9 @@
 //          the JIT stages' interleaved table.
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
-//          a power of two, comparisons and ?:) and its live values no more than the region's
-//          registers. Anything else
+//          a power of two, comparisons and ?:) or up to three calls of sin, cos, exp and sqrt (the
+//          vec form alone: the catalogue's sine and exp_sin_cos), and its live values no more
+//          than the region's registers. Anything else
 //          is refused with cdl::error naming the reason and the routes that run it (08, 16); so is
 //          a GPU whose architecture the stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
@@ -49,6 +53,12 @@ std::string stencils_path(const char* part) {
   const char* from_environment = std::getenv("CDL_PLUGIN_DIR");
   return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) + "/cdl_" +
          part + ".cubin";
+}
+
+// The call images' files, one for each count of calls: this, then the count and ".cubin".
+std::string calls_path() {
+  const std::string one = stencils_path("calls_1");
+  return one.substr(0, one.size() - std::string("1.cubin").size());
 }
 
 const patch::stencils& host_stencils();
@@ -125,6 +135,9 @@ void launch_map(const map_launch& a, const std::string& text) {
   if (const std::string why = a.type == dtype::f32 ? "" : refusal(text, a.type); !why.empty())
     throw error(why);
   const loaded& image = prepare(text);  // an op refused is refused at every size, n = 0 too
+  if (!image.kernel &&
+      (a.form != map_form::vec || !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y))))
+    throw error(vec_alone(text) + " (x and y 16-byte aligned)");
   if (a.n == 0) return;
   image.launch(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.k, a.stream,
                a.form == map_form::vec);
@@ -132,7 +145,8 @@ void launch_map(const map_launch& a, const std::string& text) {
 
 // The stencils read for the host alone (no GPU, whatever architecture they are for).
 const patch::stencils& host_stencils() {
-  static const patch::stencils st = patch::learn(stencils_path("stencils"), stencils_path("images"), false);
+  static const patch::stencils st =
+      patch::learn(stencils_path("stencils"), stencils_path("images"), calls_path(), false);
   return st;
 }
 
@@ -147,6 +161,18 @@ std::string refusal_on_host(const std::string& text, dtype t) {
     return std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes;
   } catch (const std::exception& e) {
     return std::string("17_copy_and_patch cannot read its stencils: ") + e.what();
+  }
+}
+
+std::string vec_alone(const std::string& text) {
+  try {
+    if (!patch::compile(host_stencils(), text).kernel.empty()) return "";
+    return std::string(
+               "17_copy_and_patch runs an op that calls a function in its vec form alone (the slots "
+               "are in the vec images); ") +
+           other_routes;
+  } catch (const std::exception&) {
+    return "";  // refused altogether: refusal() says why
   }
 }
 
@@ -166,9 +192,10 @@ std::string check_on_host(const std::string& text, int samples) {
   } catch (const patch::refused& e) {
     return std::string("refused: ") + e.what();
   }
+  const bool calls = c.kernel.empty();  // a call image: the vec form alone
   for (int i = 0; i < samples; ++i) {
     const float x = -4.0f + 8.0f * float(i) / float(samples);
-    const float want = patch::emulate(c, x, 3), got = patch::simulate(st, c, x, 3);
+    const float want = patch::emulate(c, x, 3), got = calls ? want : patch::simulate(st, c, x, 3);
     if (!patch::same_result(want, got))
       return "at x = " + std::to_string(x) + " the machine code computes " + std::to_string(got) +
              ", the steps " + std::to_string(want);
@@ -187,7 +214,7 @@ std::string check_on_host(const std::string& text, int samples) {
 std::vector<std::string> steps_on_host(const std::string& text) {
   std::vector<std::string> names;
   for (const patch::step& s : patch::compile(host_stencils(), text).code)
-    names.push_back(stencil::names[s.op]);
+    names.push_back(s.call ? "call" : stencil::names[s.op]);
   return names;
 }
 
@@ -205,7 +232,9 @@ void register_17_copy_and_patch(registry& r) {
       "17_copy_and_patch", "",
       [](const map_launch& a) { copy_and_patch::launch_map(a, jit::builtin_op(a.op).source); },
       [](const map_launch& a) {
-        return copy_and_patch::refusal_on_host(jit::builtin_op(a.op).source, a.type);
+        const std::string text(jit::builtin_op(a.op).source),
+            why = copy_and_patch::refusal_on_host(text, a.type);
+        return why.empty() && a.form != map_form::vec ? copy_and_patch::vec_alone(text) : why;
       });
   r.op_length.push_back({"17_copy_and_patch",
                          [](const map_launch& a, int steps) {

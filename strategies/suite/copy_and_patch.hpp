@@ -29,6 +29,10 @@ std::string refusal(const std::string& text, dtype t);
 // the registry asks of the dispatch sweep's problems, at its listing.
 std::string refusal_on_host(const std::string& text, dtype t);
 
+// Why text runs in no scalar image (it calls a function: the call images are vec alone), with the
+// routes that run it; empty where it has one (or where it is refused altogether).
+std::string vec_alone(const std::string& text);
+
 // Why text runs in the scalar image even where the vec form is asked for; empty where it has a vec
 // image (or where it is refused altogether: see refusal()).
 std::string scalar_only(const std::string& text);

@@ -132,7 +132,7 @@ def find(resources):
         "missing": occupancy_missing(resources),
         "cited": cited(resources),
         "images": sorted(
-            (k for k in kernels if k["kernel"].startswith("cdl_image_")),
+            (k for k in kernels if k["kernel"].startswith(("cdl_image_", "cdl_call_vec_"))),
             key=lambda k: (len(k["kernel"]), k["kernel"]),
         ),
         "per_source": [
@@ -221,7 +221,9 @@ def add(doc, f):
             "17's patched kernels are the images nvcc compiled with a region of steps, the op's"
             " instructions written into the region: the registers, stack and occupancy are the image's,"
             " whatever op is written in (the smallest image whose region holds the op; `cdl_image_vec_N`"
-            " is the vec form, a region of N steps for each of its four elements):\n"
+            " is the vec form, a region of N steps for each of its four elements; `cdl_call_vec_C_S`, an op"
+            " calling C functions, C slots between regions of S steps, each slot nvcc's inlined sin, cos,"
+            " exp and sqrt behind a switch):\n"
         )
         doc.add(table(HEADER, [cells(k) for k in f["images"]]))
     doc.add("Per source file:\n")
