@@ -898,10 +898,16 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
 // An instruction's operation, without its predicate and operands: the low 12 bits.
 int opcode(const insn& i) { return i[0] | (i[1] & 15) << 8; }
 
-// The branch's operation, learnt from the kernels' ends: each ends on a branch to itself (after its
-// last exit: the warp never runs on into whatever follows), then the padding, one instruction
-// repeated. Returns the operation most kernels end on before their padding.
-int branch_opcode(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+// What the call images' learning must know of control flow, learnt from the cubin: the branch's
+// operation (each kernel ends on a branch to itself, after its last exit: the warp never runs on
+// into whatever follows, then the padding, one instruction repeated), and the operations whose
+// byte 2 names no register they write: the branch, and those just before a branch guarded by a
+// predicate (the compares that make it).
+struct control {
+  int branch = -1;
+  std::set<int> no_register;
+};
+control learn_control(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
   std::map<int, int> votes;
   for (const auto& [name, k] : ks) {
     std::size_t n = k.count;
@@ -910,8 +916,18 @@ int branch_opcode(const bytes& cubin, const std::map<std::string, kernel_code>& 
     if (n < k.count) ++votes[opcode(at(cubin, k.offset + 16 * (n - 1)))];
   }
   LEARN_CHECK(!votes.empty(), "no kernel of the call images ends as expected");
-  return std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })
-      ->first;
+  control c;
+  c.branch = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
+               return a.second < b.second;
+             })->first;
+  c.no_register.insert(c.branch);
+  for (const auto& [name, k] : ks)
+    for (std::size_t n = 1; n < k.count; ++n) {
+      const insn i = at(cubin, k.offset + 16 * n);
+      if (opcode(i) == c.branch && (i[1] >> 4 & 7) != 7)  // guarded: @P0 BRA
+        c.no_register.insert(opcode(at(cubin, k.offset + 16 * (n - 1))));
+    }
+  return c;
 }
 
 // A call image's windows, places and registers, found by the lanes' markers: lane l's step s
@@ -921,8 +937,8 @@ int branch_opcode(const bytes& cubin, const std::map<std::string, kernel_code>& 
 // first step reads; window g ends at the slot's first branch after the last of the first, and
 // window g + 1 starts at the first of the second (the places between are no-ops). A chain's
 // register on both sides of every slot is the lane's to keep values in across a call.
-call_image learn_call_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch,
-                            int calls, stencil::call_shape shape) {
+call_image learn_call_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks,
+                            const control& flow, int calls, stencil::call_shape shape) {
   constexpr int lanes = stencil::lanes;
   const int P = shape.chains, S = shape.steps, total = S * (calls + 1);
   call_image im;
@@ -981,7 +997,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     }
     // the places after the last argument's up to the slot's first branch are the window's too
     std::size_t jump = last[std::size_t(g)];
-    while (jump < first[std::size_t(g) + 1] && opcode(insn_at(jump)) != branch) jump += 16;
+    while (jump < first[std::size_t(g) + 1] && opcode(insn_at(jump)) != flow.branch) jump += 16;
     for (std::size_t offset : im.places)
       if (offset > last[std::size_t(g)] && offset < jump) last[std::size_t(g)] = offset;
     LEARN_CHECK(jump < first[std::size_t(g) + 1] && first[std::size_t(g)] <= last[std::size_t(g)],
@@ -1037,23 +1053,32 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     for (std::size_t g = 0; g < first.size(); ++g)
       if (offset > first[g] && offset < last[g]) inside_window = int(g);
     const bool inside = inside_window >= 0;
-    for (int l = 0; l < lanes; ++l)
-      for (int field : {3, 4, 8})
-        if (inside && offset > first.back() && i[field] == im.lane[l].result)
-          im.deadline[l] = std::min(im.deadline[l], offset);
+    const int written = flow.no_register.count(opcode(i)) ? -1 : i[dest_field];
     for (int field : {dest_field, 3, 4, 8})
       if (const auto life = chain_life.find(i[field]);
           inside && life != chain_life.end() && (offset < life->second.first || offset > life->second.second))
         drop(i[field]);
-    // Byte 2 of an instruction in a window may name a register it writes (or be part of something
-    // else: a compare's predicate): where it is one a lane's steps make (a slot's argument, the
-    // result) they come after it, where it is the slot result they read they come before it.
-    const int w = inside_window, written = i[dest_field];
-    for (int l = 0; l < lanes && inside; ++l) {
+    // A register a window's steps make (a slot's argument, the result) may hold something else of
+    // nvcc's before nvcc's own step makes it there (the loop's bound, loaded after the slot and
+    // compared before the sum): the lane's steps make it after every instruction that names it
+    // (reads it, or writes it: byte 2 may also be a compare's predicate) between the slot before
+    // and that step, and after it only the sums read it. The slot result the steps read: nvcc may
+    // write its register again after its own first read, and the steps read it before that.
+    for (int l = 0; l < lanes; ++l) {
       const auto& r = im.lane[l];
-      if ((w < calls && r.arg[w] == written) || (w == calls && r.result == written))
-        im.from[w][l] = std::max(im.from[w][l], offset + 16);
-      if (w > 0 && r.res[w - 1] == written) im.until[w][l] = std::min(im.until[w][l], offset);
+      for (int w = 0; w <= calls; ++w) {
+        const int made = w < calls ? r.arg[w] : r.result;
+        const std::size_t own = at_step(l, w < calls ? w * S + S - 1 : total - 1),
+                          after = w > 0 ? im.window_last[std::size_t(w - 1)] : 0;
+        for (int field : {dest_field, 3, 4, 8}) {
+          if (i[field] != made || (field == dest_field && written < 0)) continue;
+          if (offset > after && offset < own) im.from[w][l] = std::max(im.from[w][l], offset + 16);
+          if (w == calls && field != dest_field && offset > own && inside)
+            im.deadline[l] = std::min(im.deadline[l], offset);
+        }
+      }
+      if (inside && inside_window > 0 && r.res[inside_window - 1] == written)
+        im.until[inside_window][l] = std::min(im.until[inside_window][l], offset);
     }
   }
   for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
@@ -1101,9 +1126,9 @@ stencils learn(const std::string& stencils_path, const std::string& images_path,
     if (file.at(0x31) != st.cubin[0x31])
       throw std::runtime_error(path + " and " + images_path + " are for two architectures");
     const auto calls = kernels_of(file);
-    const int branch = branch_opcode(file, calls);
+    const control flow = learn_control(file, calls);
     for (const stencil::call_shape shape : stencil::call_shapes) try {
-        st.call_images.push_back(learn_call_image(file, calls, branch, n, shape));
+        st.call_images.push_back(learn_call_image(file, calls, flow, n, shape));
       } catch (const failed& e) {  // that image is not used; an op that would need it says why
         st.call_refusals += std::string(st.call_refusals.empty() ? "" : "; ") + e.what();
       }

@@ -135,9 +135,12 @@ void launch_map(const map_launch& a, const std::string& text) {
   if (const std::string why = a.type == dtype::f32 ? "" : refusal(text, a.type); !why.empty())
     throw error(why);
   const loaded& image = prepare(text);  // an op refused is refused at every size, n = 0 too
-  if (!image.kernel &&
-      (a.form != map_form::vec || !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y))))
-    throw error(vec_alone(text) + " (x and y 16-byte aligned)");
+  if (!image.kernel && a.form != map_form::vec) throw error(vec_alone(text));  // as the registry refuses it
+  if (!image.kernel && !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y)))
+    throw error(
+        "17_copy_and_patch's call images read x and write y four floats at a time: both must be 16-byte "
+        "aligned; " +
+        std::string(other_routes));
   if (a.n == 0) return;
   image.launch(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.n, a.k, a.stream,
                a.form == map_form::vec);

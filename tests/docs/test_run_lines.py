@@ -211,9 +211,10 @@ class CdlRunOnTheGpu(unittest.TestCase):
         self.assertEqual(float(routes[cheapest]), min(float(v) for v in routes.values()), table)
 
     def test_a_users_op_is_patched_or_refused_with_its_reason(self):
-        """cdl_run --expr through 17: an op of its operations is patched, validated and timed; one
-        it has no stencil for is named with the reason and the routes to use, and the run goes on."""
-        for expression, patched in (("x * x + 2 * x + 1", True), ("sqrt(x) + 1", False)):
+        """cdl_run --expr through 17: an op of its operations and calls is patched, validated and
+        timed; one it has no stencil for (a division by 3) is named with the reason and the routes to
+        use, and the run goes on."""
+        for expression, patched in (("x * x + 2 * x + 1", True), ("sqrt(x) + 1", True), ("x / 3 + 1", False)):
             got = self.cdl_run(
                 "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"
             )
@@ -222,7 +223,7 @@ class CdlRunOnTheGpu(unittest.TestCase):
                 self.assertRegex(said, r"(?m)^17_copy_and_patch/vec \[--expr\] +[0-9.]+ ms  \(p10 ")
             else:
                 self.assertRegex(
-                    said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*sqrt.*16_interpreter"
+                    said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*division.*16_interpreter"
                 )
 
 
