@@ -2273,7 +2273,7 @@ int fuzz(const patch::stencils& st, const lesson::problem& p, int count) {
         first_ms[first_ms.size() / 10], first_ms[first_ms.size() / 2], first_ms[first_ms.size() * 9 / 10],
         first_ms.size());
   CHECK(cudaFree(values));
-  std::printf("fuzz: %d ops, %d runs (%d of them vec, %d of ops calling functions), %d wrong; refused:",
+  std::printf("fuzz: %d ops, %d runs (%d of them vec, %d of an op that calls functions), %d wrong; refused:",
               count, ran, vec_runs, call_runs, wrong);
   for (const auto& [why, times] : refusals) std::printf(" %d (%s);", times, why.c_str());
   std::printf("\n");
