@@ -235,7 +235,8 @@ class LessonsOnTheGpu(unittest.TestCase):
         self.assertEqual(got.returncode, 0, said)
         self.assertRegex(
             said,
-            r"fuzz: 500 ops, [1-9][0-9]* runs \([1-9][0-9]* of them vec, [1-9][0-9]* of an op that calls functions\), 0 wrong",
+            r"fuzz: 500 ops, [1-9][0-9]* runs \([1-9][0-9]* of them vec, [1-9][0-9]* of an op that calls"
+            r" functions\), 0 wrong",
         )
 
     # Each map lesson's ways, as the suite registers the same kernel in its scalar form (an element
