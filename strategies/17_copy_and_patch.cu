@@ -1510,12 +1510,71 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   return out;
 }
 
+// The issue cycles over a vec image's window: when each register's value was issued and by which
+// operation (x's maker an operation of its own: the longest learnt latency and the margin), so
+// that an instruction issues once what it reads is ready and what it overwrites has landed; a wait
+// goes into the stall of the instruction before, which must hold it.
+struct window_clock {
+  static constexpr int maker = stencil::count;
+  const stencils& st;
+  int issued[256], producer[256], cycle = 0, last_issue = 0, longest = 0, least = 99;
+  explicit window_clock(const stencils& s) : st(s) {
+    std::fill(std::begin(issued), std::end(issued), -100);
+    std::fill(std::begin(producer), std::end(producer), int(stencil::add));
+    for (const auto& row : st.latency)
+      for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
+  }
+  int latency(int from, int to) const {
+    return from == maker ? longest + st.latency_margin : st.latency[from][to];
+  }
+  int longest_from(int o) const {
+    int m = 0;
+    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(o, to));
+    return m;
+  }
+  int ready(int reg, int reader) const { return issued[reg] + latency(producer[reg], reader); }
+  int done(int reg) const { return issued[reg] + longest_from(producer[reg]); }  // for any reader
+  int landed(int reg) const { return done(reg) - least + 1; }  // a write issued then lands after it
+  // The instruction at slot issues at t, or as soon as it can: the one before waits the difference.
+  int issue(unsigned char* slot, int t) {
+    clear_reuse(slot);
+    if (t > cycle) {
+      if (stall(slot - 16) + t - cycle > 15) throw refused("a wait longer than a stall field holds");
+      set_stall(slot - 16, stall(slot - 16) + t - cycle);
+    } else {
+      t = cycle;
+    }
+    cycle = t + stall(slot), last_issue = t;
+    return t;
+  }
+  void make_x(unsigned char* slot, insn i, int x) {  // j * delta + an element, into x
+    i[dest_field] = (unsigned char)x;
+    std::copy_n(slot + 13, 3, i.begin() + 13);  // the place's barriers: the first waits for j
+    std::copy(i.begin(), i.end(), slot);
+    issued[x] = issue(slot, landed(x)), producer[x] = maker;
+  }
+  void write(unsigned char* slot, const step& s) {
+    put(st, s, slot);
+    int t = cycle;
+    for (int r : {s.a, s.b, s.c})
+      if (r >= 0 && r != 255) t = std::max(t, ready(r, s.op));
+    if (s.dest != 255) t = std::max(t, landed(s.dest));
+    t = issue(slot, t);
+    if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op;
+  }
+  void settle(unsigned char* last,
+              int ready) {  // the window's last instruction: what follows reads at `ready`
+    if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
+    set_stall(last, std::max(stall(last), ready - last_issue));
+  }
+};
+
 // x's four makers in a vec image's first places, then the lanes' steps, each lane done before its
 // result is read (a lane takes a place out of turn only where it has no place to spare), with
 // RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does.
 void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
                bytes& out) {
-  constexpr int lanes = stencil::lanes, maker_op = stencil::count;  // x's maker: its own latency
+  constexpr int lanes = stencil::lanes;
   // The makers in the first places; then at each place the lane that must take it (as many steps
   // left as places before its result is read), else the one that waited longest.
   std::vector<int> chosen(im.places.size(), -1);
@@ -1539,65 +1598,28 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
   }
   for (int l = 0; l < lanes; ++l)
     if (next[l] < code[l].size()) throw refused("more steps than the vec image's places");
-  int issued[256], producer[256], cycle = 0, last_issue = 0, longest = 0, least = 99;
-  std::fill(std::begin(issued), std::end(issued), -100);
-  std::fill(std::begin(producer), std::end(producer), int(stencil::add));
-  for (const auto& row : st.latency)
-    for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
-  auto latency = [&](int from, int to) {  // x's maker: the longest learnt, and the margin
-    return from == maker_op ? longest + st.latency_margin : st.latency[from][to];
-  };
-  auto longest_from = [&](int o) {
-    int m = 0;
-    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(o, to));
-    return m;
-  };
-  auto wait_before = [&](unsigned char* slot, int t) {  // the instruction before waits t - cycle more
-    if (t <= cycle) return cycle;
-    if (stall(slot - 16) + t - cycle > 15) throw refused("a wait longer than a stall field holds");
-    set_stall(slot - 16, stall(slot - 16) + t - cycle);
-    return t;
-  };
+  window_clock clock(st);
   std::size_t next_step[lanes]{}, p = 0;
   clear_reuse(&out[im.places.front() - 16]);
   for (std::size_t offset = im.places.front(); offset <= im.last; offset += 16) {
     unsigned char* slot = &out[offset];
-    clear_reuse(slot);
-    int t = cycle;
     const bool place = p < im.places.size() && im.places[p] == offset;
     if (place && p < lanes) {  // lane p's x: j * delta + its element, into the lane's x register
-      const int x = im.lane[p].x;
-      insn i = im.maker[p];
-      i[dest_field] = (unsigned char)x;
-      std::copy_n(slot + 13, 3, i.begin() + 13);  // the place's barriers: the first waits for j
-      std::copy(i.begin(), i.end(), slot);
-      clear_reuse(slot);
-      t = wait_before(slot, std::max(t, issued[x] + longest_from(producer[x]) - least + 1));
-      issued[x] = t, producer[x] = maker_op, ++p;
+      clock.make_x(slot, im.maker[p], im.lane[p].x), ++p;
     } else if (place) {
       const int l = chosen[p++];
-      const step s = l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f};
-      put(st, s, slot);
-      for (int r : {s.a, s.b, s.c})
-        if (r >= 0 && r != 255) t = std::max(t, issued[r] + latency(producer[r], s.op));
-      if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
-      t = wait_before(slot, t);
-      if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op;
+      clock.write(slot, l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f});
     } else {  // not the patch's: it may read a lane's result
+      int t = 0;
       for (int l = 0; l < lanes; ++l)
-        if (im.deadline[l] == offset)
-          t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
-      t = wait_before(slot, t);
+        if (im.deadline[l] == offset) t = std::max(t, clock.ready(im.lane[l].result, stencil::addr));
+      clock.issue(slot, t);
     }
-    cycle = t + stall(slot), last_issue = t;
   }
   // After the window the sums read the results: the last instruction waits until all are ready.
   int ready = 0;
-  for (const image& lane : im.lane)
-    ready = std::max(ready, issued[lane.result] + latency(producer[lane.result], stencil::addr));
-  unsigned char* last = &out[im.last];
-  if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
-  set_stall(last, std::max(stall(last), ready - last_issue));
+  for (const image& lane : im.lane) ready = std::max(ready, clock.ready(lane.result, stencil::addr));
+  clock.settle(&out[im.last], ready);
 }
 
 // The op in the smallest vec image that holds it, written into `c`'s image beside its scalar one;
@@ -1802,7 +1824,7 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
 // own first reader of the slot's result (its wait on the slot's code keeps its place).
 void write_calls(const stencils& st, const call_image& im, const routed& r,
                  const lane_code (&lanes_code)[stencil::lanes], bytes& out) {
-  constexpr int lanes = stencil::lanes, maker_op = stencil::count;
+  constexpr int lanes = stencil::lanes;
   const step nothing{stencil::add, 255, 255, -1, -0.0f};
   const std::vector<step>* code[lanes];
   for (int l = 0; l < lanes; ++l) code[l] = &lanes_code[l].code;
@@ -1879,17 +1901,6 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
       if (next[l] < mine[l].size()) throw refused("more steps than the call image's window has places");
   }
   // The stalls, window by window
-  int longest = 0, least = 99;
-  for (const auto& row : st.latency)
-    for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
-  auto latency = [&](int from, int to) {
-    return from == maker_op ? longest + st.latency_margin : st.latency[from][to];
-  };
-  auto longest_from = [&](int o) {
-    int m = 0;
-    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(o, to));
-    return m;
-  };
   for (std::size_t p = 0; p < im.places.size(); ++p)
     if (im.window[p] < 0) put(st, nothing, &out[im.places[p]]);
   int maker_order[lanes];  // the lane whose x goes where j is (every maker reads j) made last
@@ -1897,57 +1908,35 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
   std::stable_partition(std::begin(maker_order), std::end(maker_order),
                         [&](int l) { return lanes_code[l].x != im.maker[0][3]; });
   for (int w = 0; w <= im.calls; ++w) {
-    int issued[256], producer[256], cycle = 0, last_issue = 0;
-    std::fill(std::begin(issued), std::end(issued), -100);
-    std::fill(std::begin(producer), std::end(producer), int(stencil::add));
-    auto wait_before = [&](unsigned char* slot, int t) {
-      if (t <= cycle) return cycle;
-      if (stall(slot - 16) + t - cycle > 15) throw refused("a wait longer than a stall field holds");
-      set_stall(slot - 16, stall(slot - 16) + t - cycle);
-      return t;
-    };
+    window_clock clock(st);
     std::size_t p = 0;
     while (im.window[p] != w) ++p;
     const std::size_t from = im.places[p], to = w < im.calls ? im.window_last[std::size_t(w)] : im.last;
     std::vector<int> written;
+    clear_reuse(&out[from - 16]);
     for (std::size_t offset = from; offset <= to; offset += 16) {
       unsigned char* slot = &out[offset];
-      clear_reuse(slot);
-      int t = cycle;
       const bool place = p < im.places.size() && im.places[p] == offset;
       if (place && w == 0 && p < lanes) {  // a lane's x: j * delta + its element, where the lane keeps x
-        const int l = maker_order[p];
-        insn i = im.maker[l];
-        const int reg = lanes_code[l].x;
-        i[dest_field] = (unsigned char)reg;
-        std::copy_n(slot + 13, 3, i.begin() + 13);
-        std::copy(i.begin(), i.end(), slot);
-        clear_reuse(slot);
-        t = wait_before(slot, std::max(t, issued[reg] + longest_from(producer[reg]) - least + 1));
-        issued[reg] = t, producer[reg] = maker_op, written.push_back(reg), ++p;
+        const int l = maker_order[p++];
+        clock.make_x(slot, im.maker[l], lanes_code[l].x), written.push_back(lanes_code[l].x);
       } else if (place) {
         const int l = chosen[p];
         const step s = l >= 0 ? (*code[l])[index[p]] : nothing;
         ++p;
-        put(st, s, slot);
-        for (int v : {s.a, s.b, s.c})
-          if (v >= 0 && v != 255) t = std::max(t, issued[v] + latency(producer[v], s.op));
-        if (s.dest != 255) t = std::max(t, issued[s.dest] + longest_from(producer[s.dest]) - least + 1);
-        t = wait_before(slot, t);
-        if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op, written.push_back(s.dest);
-      } else if (w == im.calls) {  // not the patch's: it may read a lane's result
-        for (int l = 0; l < lanes; ++l)
-          if (im.deadline[l] == offset)
-            t = std::max(t, issued[im.lane[l].result] + latency(producer[im.lane[l].result], stencil::addr));
-        t = wait_before(slot, t);
+        clock.write(slot, s);
+        if (s.dest != 255) written.push_back(s.dest);
+      } else {  // not the patch's: in the last window it may read a lane's result
+        int t = 0;
+        for (int l = 0; l < lanes && w == im.calls; ++l)
+          if (im.deadline[l] == offset) t = std::max(t, clock.ready(im.lane[l].result, stencil::addr));
+        clock.issue(slot, t);
       }
-      cycle = t + stall(slot), last_issue = t;
     }
     // What follows (the slot's code, or the sums) reads what the window wrote: ready before it.
     int ready = 0;
-    for (int reg : written) ready = std::max(ready, issued[reg] + longest_from(producer[reg]));
-    if (ready - last_issue > 15) throw refused("a wait longer than a stall field holds");
-    set_stall(&out[to], std::max(stall(&out[to]), ready - last_issue));
+    for (int reg : written) ready = std::max(ready, clock.done(reg));
+    clock.settle(&out[to], ready);
   }
 }
 
