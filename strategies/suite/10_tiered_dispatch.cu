@@ -153,8 +153,10 @@ void tiered_expression::start(const map_launch& a) {
   compile_threads().run([type = a.type, form, text = text_, patched = patched_, compiled = compiled_,
                          times = times_] {
     times->began = times->since_made();
-    // 17's image, patched and loaded; where 17 refuses the op or its type, 08's baseline instead.
-    const bool patch = copy_and_patch::load(text.source, type);
+    // 17's image, patched and loaded; where 17 refuses the op or its type (or the form: an op that
+    // calls a function has 17's vec form alone), 08's baseline instead.
+    const bool patch = copy_and_patch::load(text.source, type) &&
+                       (form == map_form::vec || copy_and_patch::vec_alone(text.source).empty());
     if (patch) times->ready[0] = times->since_made();
     patched->set_value(patch);
     for (std::size_t i = 0; i < 2; ++i) {
