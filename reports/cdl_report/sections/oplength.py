@@ -126,12 +126,7 @@ def add(doc, found):
                 f"{ratio:.2f}× the template for {op} (at most {goal}×: {verdict})"
                 for op, (ratio, goal, verdict) in sorted(ops.items())
             )
-            + (
-                f"; it refuses {', '.join(sweep['refused'])} (no stencil for a function they call: 08 or"
-                " 16 run them)"
-                if sweep["refused"]
-                else ""
-            )
+            + (f"; it refuses {', '.join(sweep['refused'])} (08 or 16 run them)" if sweep["refused"] else "")
             + f". The goal of at most {CATALOGUE_GOAL}× for every op of the catalogue is"
             f" {sweep['catalogue']}.\n"
         )
