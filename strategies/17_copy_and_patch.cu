@@ -1729,8 +1729,9 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
   return r;
 }
 
-// One lane's registers for the routed steps: the fixed ones where they must be, the rest from
-// the registers the slots keep (but another lane's result's), free again after a value's last read.
+// One lane's registers for the routed steps: the fixed ones where they must be; a value that lives
+// across a slot in a register nvcc kept across it; one within a window first in the window's own
+// fixed registers, once free (a register holds one value from its making to its last read).
 struct lane_code {
   std::vector<step> code;  // r's steps on the lane's registers
   int x = -1;              // where its maker puts x
@@ -1821,7 +1822,9 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
 // The lanes' steps in the image (the calls in its slots, the places of no step a no-op), then
 // every stall set over each window as write_vec() does; at a window's end, the last place waits
 // until all the window wrote is ready; after a slot, a lane's steps start no earlier than nvcc's
-// own first reader of the slot's result (its wait on the slot's code keeps its place).
+// own first reader of the slot's result (its wait on the slot's code keeps its place). Where one
+// lane's slot result arrives in a register another lane's steps write, the writer waits for the
+// holder's last read of it.
 void write_calls(const stencils& st, const call_image& im, const routed& r,
                  const lane_code (&lanes_code)[stencil::lanes], bytes& out) {
   constexpr int lanes = stencil::lanes;
