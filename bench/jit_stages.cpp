@@ -170,7 +170,7 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                 } else if (mode == tier_mode::expression_only) {
                   expression_jit::launch_map(a, text);  // the first launch waits for the compile
                 } else if (mode == tier_mode::patched_only) {
-                  copy_and_patch::launch_map(a, text.source);  // the first launch patches and loads
+                  copy_and_patch::launch_map(a, text);  // the first launch patches and loads
                 } else {
                   if (!tiers) tiers = std::make_unique<tiered_expression>(text);
                   const tiered_expression::tier t = tiers->launch(a);
@@ -240,7 +240,7 @@ const route routes[] = {
     {"08_baseline",
      [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); }},
     {"16", [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); }},
-    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op.source); }},
+    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op); }},
     {"10",
      [](const map_launch& a, const jit::op_text& op) {
        std::unique_ptr<tiered_expression>& t = tiers()[op.source];

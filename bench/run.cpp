@@ -153,7 +153,9 @@ int run(const options& o) {
     }
   }
   const jit::op_text user{"user", program ? expr::to_cpp(*program) : o.expr};
-  const jit::op_text user_expression{"user", o.expr};
+  // parsed once, above: 08, 16 and 17 (and 10's tiers) take the program from here
+  const jit::op_text user_expression{"user", o.expr,
+                                     program ? std::make_shared<const expr::program>(*program) : nullptr};
   if (!o.expr.empty()) jit::check_op_source(user.source);
   if (!o.ptx_path.empty()) {  // what the driver assembles: `ptxas -arch=sm_XY FILE` makes the same SASS
     if (!program) throw error("--ptx: the op is not in 08's language: " + not_in_language);
@@ -273,11 +275,10 @@ int run(const options& o) {
         if (const std::string why = copy_and_patch::scalar_only(o.expr); !why.empty())
           std::printf("17_copy_and_patch/vec [--expr]: runs the scalar image, an element a thread: %s\n",
                       why.c_str());
-        rows.push_back({"17_copy_and_patch/vec [--expr]", user_fixture.get(),
-                        [&user_expression](const map_launch& a) {
-                          copy_and_patch::launch_map(a, user_expression.source);
-                        },
-                        map_form::vec, "17_copy_and_patch", "", o.expr, first_use("17"), learnt_ms});
+        rows.push_back(
+            {"17_copy_and_patch/vec [--expr]", user_fixture.get(),
+             [&user_expression](const map_launch& a) { copy_and_patch::launch_map(a, user_expression); },
+             map_form::vec, "17_copy_and_patch", "", o.expr, first_use("17"), learnt_ms});
       }
     }
   }

@@ -202,7 +202,7 @@ int write_steps(const options& o, const std::optional<expr::program>& program, c
     text = jit::builtin_op(o.problem.op).source;
   else if (!program)
     throw error("--steps: the op is not in 08's language: " + not_in);
-  const bytecode::steps s = bytecode::lower(bytecode::encode(expr::parse(text)));
+  const bytecode::steps s = bytecode::lower(bytecode::encode(program ? *program : expr::parse(text)));
   nlohmann::json steps = nlohmann::json::array();
   for (const bytecode::step& st : s.code) steps.push_back({int(st.f), int(st.code), int(st.b), int(st.c)});
   const nlohmann::json doc{{"schema", "cdl-steps/1"},

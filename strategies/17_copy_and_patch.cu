@@ -1968,9 +1968,9 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
 }
 
 // The smallest image whose region holds the op and whose registers suffice for its live values.
-compiled compile(const stencils& st, const std::string& text) {
+compiled compile(const stencils& st, const cdl::expr::program& op) {
   std::vector<step> code;
-  const int result = fuse(code, select(cdl::expr::parse(text), code));
+  const int result = fuse(code, select(op, code));
   if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; }))
     return compile_calls(st, code, result);
   std::string why =
@@ -1991,6 +1991,7 @@ compiled compile(const stencils& st, const std::string& text) {
   }
   throw refused(why);
 }
+compiled compile(const stencils& st, const std::string& text) { return compile(st, cdl::expr::parse(text)); }
 
 // The region of a patched image decoded with the learnt forms and run on a register file: what the
 // machine code means, on the host. Where the GPU's result differs from this but this equals

@@ -389,7 +389,7 @@ cudaKernel_t map_kernel(dtype t, map_form form, const jit::op_text& op, tier lev
   const std::tuple key{level, t, form, op.name, op.source};
   auto found = loaded.find(key);
   if (found == loaded.end()) {
-    const jit::nvvm_module m = map_module(expr::parse(op.source), t, form, op.name, level);
+    const jit::nvvm_module m = map_module(jit::program_of(op), t, form, op.name, level);
     const int arch = jit::device_arch();
     found = loaded
                 .emplace(key, std::make_shared<const jit::loaded>(jit::process_cache().get(

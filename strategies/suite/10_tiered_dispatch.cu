@@ -155,7 +155,7 @@ void tiered_expression::start(const map_launch& a) {
     times->began = times->since_made();
     // 17's image, patched and loaded; where 17 refuses the op or its type (or the form: an op that
     // calls a function has 17's vec form alone), 08's baseline instead.
-    const bool patch = copy_and_patch::load(text.source, type) &&
+    const bool patch = copy_and_patch::load(text, type) &&
                        (form == map_form::vec || copy_and_patch::vec_alone(text.source).empty());
     if (patch) times->ready[0] = times->since_made();
     patched->set_value(patch);
@@ -209,7 +209,7 @@ tiered_expression::tier tiered_expression::launch(const map_launch& a) {
   if (best_ == tier::interpreter) {
     interpreter::launch_map(a, text_);
   } else if (best_ == tier::patched) {
-    copy_and_patch::launch_map(a, text_.source);
+    copy_and_patch::launch_map(a, text_);
   } else {
     const unsigned grid =
         skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;

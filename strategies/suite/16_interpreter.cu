@@ -133,7 +133,7 @@ const bc::steps& prepare(const jit::op_text& op) {
   const std::lock_guard lock(mutex);
   auto found = encoded.find(op.source);
   if (found == encoded.end())
-    found = encoded.emplace(op.source, bc::lower(bc::encode(expr::parse(op.source)))).first;
+    found = encoded.emplace(op.source, bc::lower(bc::encode(jit::program_of(op)))).first;
   return found->second;  // std::map's elements stay where they are
 }
 

@@ -89,30 +89,30 @@ const patch::stencils& stencils() {
 }
 
 // op's image, patched and loaded the first time its text is seen (a map lookup after that).
-const loaded& prepare(const std::string& text) {
+const loaded& prepare(const jit::op_text& op) {
   static std::map<std::string, std::unique_ptr<loaded>> images;
   static std::mutex mutex;
   const patch::stencils& st = stencils();
   const std::lock_guard lock(mutex);
-  auto found = images.find(text);
+  auto found = images.find(op.source);
   if (found == images.end()) {
     patch::compiled c;
     try {
-      c = patch::compile(st, text);
+      c = patch::compile(st, jit::program_of(op));
     } catch (const patch::refused& e) {
       throw error(std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes);
     }
-    found = images.emplace(text, std::make_unique<loaded>(c)).first;
+    found = images.emplace(op.source, std::make_unique<loaded>(c)).first;
   }
   return *found->second;
 }
 
 }  // namespace
 
-bool load(const std::string& text, dtype t) {
+bool load(const jit::op_text& op, dtype t) {
   if (t != dtype::f32) return false;
   try {
-    prepare(text);
+    prepare(op);
     return true;
   } catch (const error&) {  // refused: the op, or this GPU
     return false;
@@ -131,10 +131,11 @@ std::string refusal(const std::string& text, dtype t) {
   }
 }
 
-void launch_map(const map_launch& a, const std::string& text) {
+void launch_map(const map_launch& a, const jit::op_text& op) {
+  const std::string& text = op.source;
   if (const std::string why = a.type == dtype::f32 ? "" : refusal(text, a.type); !why.empty())
     throw error(why);
-  const loaded& image = prepare(text);  // an op refused is refused at every size, n = 0 too
+  const loaded& image = prepare(op);  // an op refused is refused at every size, n = 0 too
   if (!image.kernel && a.form != map_form::vec) throw error(vec_alone(text));  // as the registry refuses it
   if (!image.kernel && !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y)))
     throw error(
@@ -233,17 +234,16 @@ void register_17_copy_and_patch(registry& r) {
   // The dispatch sweep: the catalogue's text (08's language) patched, where the stencils hold it.
   r.add_map(
       "17_copy_and_patch", "",
-      [](const map_launch& a) { copy_and_patch::launch_map(a, jit::builtin_op(a.op).source); },
+      [](const map_launch& a) { copy_and_patch::launch_map(a, jit::builtin_op(a.op)); },
       [](const map_launch& a) {
         const std::string text(jit::builtin_op(a.op).source),
             why = copy_and_patch::refusal_on_host(text, a.type);
         return why.empty() && a.form != map_form::vec ? copy_and_patch::vec_alone(text) : why;
       });
-  r.op_length.push_back({"17_copy_and_patch",
-                         [](const map_launch& a, int steps) {
-                           copy_and_patch::launch_map(a, jit::polynomial_op(steps).source);
-                         },
-                         map_form::vec, false});
+  r.op_length.push_back(
+      {"17_copy_and_patch",
+       [](const map_launch& a, int steps) { copy_and_patch::launch_map(a, jit::polynomial_op(steps)); },
+       map_form::vec, false});
 }
 
 }  // namespace cdl

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/map_workload.hpp"
+#include "strategies/suite/jit_kernels.hpp"
 
 #include <string>
 #include <vector>
@@ -12,14 +13,15 @@ namespace cdl::copy_and_patch {
 // The map of a user's op (08's language) through an image nvcc compiled ahead of time with the
 // op's instructions written into it: float; four elements a thread where a.form is vec, x and y
 // are 16-byte aligned and the op fits the vec image (scalar_only says why where it does not),
-// else an element a thread. Patched and loaded the first time a text is seen, found by it after.
+// else an element a thread. Patched and loaded the first time a text is seen (from the program
+// op carries, else its text parsed), found by it after.
 // cdl::error where the op, the element type or this GPU is refused: its message says why and
 // which routes run it instead (08, 16).
-void launch_map(const map_launch& a, const std::string& text);
+void launch_map(const map_launch& a, const jit::op_text& op);
 
 // Patches and loads text's image now, as launch_map does at its first launch (10's compile thread
 // makes its tier so): true, or false where 17 refuses the op or the type t (refusal() says why).
-bool load(const std::string& text, dtype t);
+bool load(const jit::op_text& op, dtype t);
 
 // Why launch_map would refuse text at type t, with the routes to use instead; empty where it runs
 // it. Learns the stencils (once a process) and patches no image: nothing is loaded.

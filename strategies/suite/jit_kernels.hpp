@@ -8,9 +8,11 @@
 // op's text is preceded by `#line 1 "<op name>"`, so compiler errors name the op's own lines.
 #pragma once
 
+#include "common/expression.hpp"
 #include "common/jit.hpp"
 #include "common/registry.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,11 +24,18 @@ std::string_view to_string(workload w);
 
 // An op as the compilers see it: a name for logs and file names, and its source text. The
 // text is an expression (map: in x; zip: in x and y; points: the new x and y, separated by
-// a comma; matmul: the fused step in acc, a and b) or a function body with `return`.
+// a comma; matmul: the fused step in acc, a and b) or a function body with `return`. Where the
+// text is in 08's language and whoever holds it parsed it already (cdl_run, a user's --expr),
+// the program comes with it, and the routes that read the language (08, 16, 17) take it.
 struct op_text {
   std::string name;
   std::string source;
+  std::shared_ptr<const expr::program> program;  // source parsed, or null
 };
+// op's program: the one it carries, else its text parsed now.
+inline expr::program program_of(const op_text& op) {
+  return op.program ? *op.program : expr::parse(op.source);
+}
 
 // Rejects text that must not be pasted into a program, with the reason: empty, longer than
 // max_op_source_bytes, a NUL or a preprocessor directive, or brackets that close more than they
