@@ -30,7 +30,7 @@ std::string_view to_string(workload w);
 struct op_text {
   std::string name;
   std::string source;
-  std::shared_ptr<const expr::program> program;  // source parsed, or null
+  std::shared_ptr<const expr::program> program = nullptr;  // source parsed, or null
 };
 // op's program: the one it carries, else its text parsed now.
 inline expr::program program_of(const op_text& op) {
