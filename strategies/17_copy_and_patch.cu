@@ -1046,6 +1046,9 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   for (const insn& m : im.maker) drop(m[3]), drop(m[8]);
   for (auto& d : im.deadline) d = im.last + 16;
   for (auto& w : im.until) std::fill(std::begin(w), std::end(w), im.last + 16);
+  // each lane's and window's register it makes: nvcc's last write to it before its own step, and
+  // nvcc's last read of it there
+  std::vector<std::pair<std::size_t, std::size_t>> unread(std::size_t(lanes * (calls + 1)), {0, 0});
   for (std::size_t n = 0; n < k.count; ++n) {
     const std::size_t offset = k.offset + 16 * n;
     if (std::binary_search(im.places.begin(), im.places.end(), offset)) continue;
@@ -1070,10 +1073,17 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
       for (int w = 0; w <= calls; ++w) {
         const int made = w < calls ? r.arg[w] : r.result;
         const std::size_t own = at_step(l, w < calls ? w * S + S - 1 : total - 1),
-                          after = w > 0 ? im.window_last[std::size_t(w - 1)] : 0;
+                          after = w > 0 ? im.window_last[std::size_t(w - 1)] : im.places.front();
         for (int field : {dest_field, 3, 4, 8}) {
           if (i[field] != made || (field == dest_field && written < 0)) continue;
           if (offset > after && offset < own) im.from[w][l] = std::max(im.from[w][l], offset + 16);
+          if (offset > after && offset < own) {  // a write's last reader of nvcc's waits for it
+            auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
+            if (field == dest_field)
+              wrote = std::max(wrote, offset);
+            else
+              read = std::max(read, offset);
+          }
           if (w == calls && field != dest_field && offset > own && inside)
             im.deadline[l] = std::min(im.deadline[l], offset);
         }
@@ -1083,6 +1093,11 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     }
   }
   for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
+  // Where nvcc writes such a register and only its own step (a place, the patch's now) reads it,
+  // nothing waits for that write, which may land late (a load, a shuffle): the image is not used.
+  for (const auto& [wrote, read] : unread)
+    LEARN_CHECK(wrote == 0 || read > wrote,
+                im.kernel + ": nvcc writes a register the patch makes, and nothing of its own waits for it");
   return im;
 }
 
