@@ -1112,11 +1112,11 @@ void require_this_gpu(const stencils& st) {
                              std::to_string(major * 10 + minor) + "'s: build them for it");
 }
 
-// The stencils learnt from the cubins at the paths (the call images' at calls_path + N + ".cubin"
-// for N calls); with `for_this_gpu`, refused unless they are this GPU's architecture's (without it,
-// for the host-only check, which runs no kernel).
-stencils learn(const std::string& stencils_path, const std::string& images_path,
-               const std::string& calls_path, bool for_this_gpu = true) {
+// The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin, images.cubin
+// and calls_N.cubin for N calls; with `for_this_gpu`, refused unless they are this GPU's
+// architecture's (without it, for the host-only check, which runs no kernel).
+stencils learn(const std::string& prefix, bool for_this_gpu = true) {
+  const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path + " (the first five Build. lines write them)");
@@ -1137,7 +1137,7 @@ stencils learn(const std::string& stencils_path, const std::string& images_path,
     st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
   for (int n = 1; n <= stencil::max_calls; ++n) {
     bytes& file = st.calls_cubins[n];
-    const std::string path = calls_path + std::to_string(n) + ".cubin";
+    const std::string path = prefix + "calls_" + std::to_string(n) + ".cubin";
     file = read(path);
     if (file.at(0x31) != st.cubin[0x31])
       throw std::runtime_error(path + " and " + images_path + " are for two architectures");
@@ -2372,10 +2372,7 @@ int main(int argc, char** argv) {
   const bool dump = argc > 2 && std::string(argv[1]) == "--dump";
   const std::string text = dump && argc > 3 ? argv[3] : "x * x + 2 * x + 1";  // the text a user typed
   if (argc > 2 && std::string(argv[1]) == "--check") try {                    // no GPU needed
-      return check(
-          patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"),
-                       beside_this_program("17_calls_"), false),
-          std::atoi(argv[2]));
+      return check(patch::learn(beside_this_program("17_"), false), std::atoi(argv[2]));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "copy-and-patch cannot run here: %s\n", e.what());
       return 1;
@@ -2384,8 +2381,7 @@ int main(int argc, char** argv) {
   auto start = clock::now();
   patch::stencils st;
   try {
-    st = patch::learn(beside_this_program("17_stencils.cubin"), beside_this_program("17_images.cubin"),
-                      beside_this_program("17_calls_"));
+    st = patch::learn(beside_this_program("17_"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "copy-and-patch cannot run here: %s; use 08 or 16 for this op\n", e.what());
     return 1;

@@ -153,10 +153,9 @@ void tiered_expression::start(const map_launch& a) {
   compile_threads().run([type = a.type, form, text = text_, patched = patched_, compiled = compiled_,
                          times = times_] {
     times->began = times->since_made();
-    // 17's image, patched and loaded; where 17 refuses the op or its type (or the form: an op that
+    // 17's image, patched and loaded; where 17 refuses the op, its type or the form (an op that
     // calls a function has 17's vec form alone), 08's baseline instead.
-    const bool patch = copy_and_patch::load(text, type) &&
-                       (form == map_form::vec || copy_and_patch::vec_alone(text.source).empty());
+    const bool patch = copy_and_patch::load(text, type, form);
     if (patch) times->ready[0] = times->since_made();
     patched->set_value(patch);
     for (std::size_t i = 0; i < 2; ++i) {

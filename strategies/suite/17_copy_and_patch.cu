@@ -49,16 +49,9 @@
 
 namespace cdl::copy_and_patch {
 
-std::string stencils_path(const char* part) {
+std::string stencils_prefix() {
   const char* from_environment = std::getenv("CDL_PLUGIN_DIR");
-  return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) + "/cdl_" +
-         part + ".cubin";
-}
-
-// The call images' files, one for each count of calls: this, then the count and ".cubin".
-std::string calls_path() {
-  const std::string one = stencils_path("calls_1");
-  return one.substr(0, one.size() - std::string("1.cubin").size());
+  return std::string(from_environment && *from_environment ? from_environment : CDL_PLUGIN_DIR) + "/cdl_";
 }
 
 const patch::stencils& host_stencils();
@@ -109,12 +102,12 @@ const loaded& prepare(const jit::op_text& op) {
 
 }  // namespace
 
-bool load(const jit::op_text& op, dtype t) {
+bool load(const jit::op_text& op, dtype t, map_form form) {
   if (t != dtype::f32) return false;
   try {
-    prepare(op);
-    return true;
-  } catch (const error&) {  // refused: the op, or this GPU
+    const loaded& image = prepare(op);
+    return form == map_form::vec || image.kernel != nullptr;  // a call image: the vec form alone
+  } catch (const error&) {                                    // refused: the op, or this GPU
     return false;
   }
 }
@@ -149,8 +142,7 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
 
 // The stencils read for the host alone (no GPU, whatever architecture they are for).
 const patch::stencils& host_stencils() {
-  static const patch::stencils st =
-      patch::learn(stencils_path("stencils"), stencils_path("images"), calls_path(), false);
+  static const patch::stencils st = patch::learn(stencils_prefix(), false);
   return st;
 }
 

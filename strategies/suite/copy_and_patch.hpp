@@ -20,8 +20,9 @@ namespace cdl::copy_and_patch {
 void launch_map(const map_launch& a, const jit::op_text& op);
 
 // Patches and loads text's image now, as launch_map does at its first launch (10's compile thread
-// makes its tier so): true, or false where 17 refuses the op or the type t (refusal() says why).
-bool load(const jit::op_text& op, dtype t);
+// makes its tier so): true, or false where 17 refuses the op, the type t or the form (refusal() and
+// vec_alone() say why).
+bool load(const jit::op_text& op, dtype t, map_form form);
 
 // Why launch_map would refuse text at type t, with the routes to use instead; empty where it runs
 // it. Learns the stencils (once a process) and patches no image: nothing is loaded.
@@ -51,8 +52,8 @@ std::string check_on_host(const std::string& text, int samples = 64);
 std::vector<std::string> steps_on_host(const std::string& text);
 float value_on_host(const std::string& text, float x);
 
-// Where 17's cubins are read from ("stencils" or "images"): CDL_PLUGIN_DIR from the environment, else
-// the build's plugins/.
-std::string stencils_path(const char* part);
+// Where 17's cubins are read from (the path up to "stencils.cubin", "images.cubin", "calls_N.cubin"):
+// CDL_PLUGIN_DIR from the environment, else the build's plugins/.
+std::string stencils_prefix();
 
 }  // namespace cdl::copy_and_patch
