@@ -1689,9 +1689,10 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
   int next = int(code.size()) + 1;
   std::vector<int> renamed(code.size() + 2);
   for (std::size_t v = 0; v < renamed.size(); ++v) renamed[v] = int(v);
-  r.where.assign(code.size() + 2 + 2 * stencil::max_calls + 1, {fixed::no, 0});
-  auto copy = [&](int from, int window) {
+  r.where.assign(std::size_t(next), {fixed::no, 0});
+  auto copy = [&](int from, int window) {  // a new register, v + -0
     r.code.push_back({stencil::add, next, from, -1, -0.0f}), r.window.push_back(window);
+    r.where.push_back({fixed::no, 0});
     return next++;
   };
   w = 0;
@@ -1722,7 +1723,6 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
   if (r.result != result || made < 0 || code[std::size_t(made)].call ||
       def_window[std::size_t(result)] != w || readers[std::size_t(result)] != 0)
     r.result = copy(r.result, w);
-  r.where.resize(std::size_t(next) + 1, {fixed::no, 0});
   r.where[std::size_t(r.result)] = {fixed::result, 0};
   // A result left in its slot's register is read there before a step writes that register (in any
   // lane, the next slot's argument or the op's value may be made there): else it is copied first.
