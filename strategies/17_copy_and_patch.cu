@@ -405,9 +405,13 @@ __device__ __forceinline__ void segment(float (&r)[lanes][chains], const float (
 }
 template <int P, int S, int calls>
 __device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&out)[lanes]) {
+  // With one slot, ptxas would rather compute chains 1.. again after it from x (which the loop
+  // keeps) than keep their registers across the slot's code, and a value of the op could then live
+  // across no register. A shuffle of x with itself is x, but ptxas does not compute a shuffle
+  // twice, so chains that start from one keep their registers across the slot.
   float r[lanes][chains];
   for (int l = 0; l < lanes; ++l)
-    for (float& w : r[l]) w = xj[l];
+    for (int c = 0; c < chains; ++c) r[l][c] = calls == 1 && c > 0 ? __shfl_xor_sync(~0u, xj[l], 0) : xj[l];
   [&]<int... g>(std::integer_sequence<int, g...>) {
     ((segment<P, g * S>(r, xj, std::make_integer_sequence<int, S>{}), slot<g>(r)), ...);
   }
@@ -2168,6 +2172,7 @@ int check(const patch::stencils& st, int count) {
   std::uniform_real_distribution<float> x(-4.0f, 4.0f);
   int compiled = 0, wrong = 0, refused = 0, vec = 0, calls = 0;
   std::map<std::string, int> refusals;
+  std::printf("call images not used: %s\n", st.call_refusals.empty() ? "none" : st.call_refusals.c_str());
   for (int t = 0; t < count; ++t) {
     const std::string text =
         random_op(rng, 1 + int(rng() % 7u));  // deeper than --fuzz's: the large images too
