@@ -41,9 +41,10 @@
 //          switch (a load of its word, compares and a branch, in every iteration: nvcc cannot
 //          hoist what it cannot see), copies (v + -0) where a value must move into or out of a
 //          slot's register, and the call image's unused places. Once a process: reading the
-//          stencils. The language is what one instruction each can do (+ - * min max, a * c + b,
-//          division by a power of two, comparisons and ?:) and up to three calls of sin, cos,
-//          exp and sqrt, in the vec form alone; anything else (a division, a fourth call) is
+//          stencils, and the call images' at the first op that calls a function. The language is
+//          what one instruction each can do (+ - * min max, a * c + b, division by a power of
+//          two, comparisons and ?:) and up to three calls of sin, cos, exp and sqrt, in the vec
+//          form alone; anything else (a division, a fourth call) is
 //          refused with the route to use instead, as is an op with more live values than the
 //          region's registers (the vec form's lanes have fewer each: such an op runs in the
 //          scalar form) or than a call image keeps across its slots.
@@ -463,6 +464,8 @@ CDL_STENCIL_OPS(CDL_PAIRS_KERNEL)
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
@@ -596,17 +599,23 @@ struct call_image {
     int result = -1;                                           // where the sum reads the op's value
   } lane[stencil::lanes];
 };
+// The call images' part of the stencils, read and learnt the first time an op calls a function:
+// most ops call none, and a new process's first op need not wait for three more cubins.
+struct call_stencils {
+  bytes cubins[stencil::max_calls + 1];              // one for each count of calls: copied and patched
+  std::size_t slot_words[stencil::max_calls + 1]{};  // where in each the slots' words are
+  std::vector<call_image> images;
+  std::string refusals;  // why a call image was not learnt
+  std::string unread;    // why the files could not be read: every op that calls a function is refused
+};
 struct stencils {
   bytes cubin;   // the images' file: each op's image is a copy of it, patched
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   std::vector<vec_image> vec_images;
-  // the call images' files, one for each count of calls: copied and patched for an op that calls
-  // a function, and where in each the slots' words are
-  bytes calls_cubins[stencil::max_calls + 1];
-  std::size_t slot_words[stencil::max_calls + 1]{};
-  std::vector<call_image> call_images;
-  std::string call_refusals;  // why a call image was not learnt
+  std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
+  std::shared_ptr<std::once_flag> calls_once = std::make_shared<std::once_flag>();
+  std::shared_ptr<call_stencils> calls = std::make_shared<call_stencils>();
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
   int latency_margin = 0;                         // the largest latency less the least
@@ -1116,17 +1125,22 @@ void require_this_gpu(const stencils& st) {
                              std::to_string(major * 10 + minor) + "'s: build them for it");
 }
 
-// The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin, images.cubin
-// and calls_N.cubin for N calls; with `for_this_gpu`, refused unless they are this GPU's
-// architecture's (without it, for the host-only check, which runs no kernel).
+bytes read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::runtime_error("cannot read " + path + " (the first five Build. lines write them)");
+  bytes file(std::size_t(in.tellg()));
+  in.seekg(0).read(reinterpret_cast<char*>(file.data()), std::streamsize(file.size()));
+  return file;
+}
+
+// The stencils learnt from the cubins whose paths begin with `prefix`, stencils.cubin and
+// images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first
+// needs them); with `for_this_gpu`, refused unless they are this GPU's architecture's (without it,
+// for the host-only check, which runs no kernel).
 stencils learn(const std::string& prefix, bool for_this_gpu = true) {
   const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";
-  auto read = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path + " (the first five Build. lines write them)");
-    return bytes(std::istreambuf_iterator<char>(in), {});
-  };
   stencils st;
+  st.prefix = prefix;
   const bytes learnt_from = read(stencils_path);
   st.cubin = read(images_path);
   const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
@@ -1139,18 +1153,23 @@ stencils learn(const std::string& prefix, bool for_this_gpu = true) {
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
   for (int steps : stencil::vec_region_sizes)
     st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
+  return st;
+}
+
+// The call images, learnt from their cubins at the first call (once a process).
+void learn_calls(const stencils& st, call_stencils& out) {
   for (int n = 1; n <= stencil::max_calls; ++n) {
-    bytes& file = st.calls_cubins[n];
-    const std::string path = prefix + "calls_" + std::to_string(n) + ".cubin";
+    bytes& file = out.cubins[n];
+    const std::string path = st.prefix + "calls_" + std::to_string(n) + ".cubin";
     file = read(path);
     if (file.at(0x31) != st.cubin[0x31])
-      throw std::runtime_error(path + " and " + images_path + " are for two architectures");
+      throw std::runtime_error(path + " is for another architecture than the stencils");
     const auto calls = kernels_of(file);
     const control flow = learn_control(file, calls);
     for (const stencil::call_shape shape : stencil::call_shapes) try {
-        st.call_images.push_back(learn_call_image(file, calls, flow, n, shape));
+        out.images.push_back(learn_call_image(file, calls, flow, n, shape));
       } catch (const failed& e) {  // that image is not used; an op that would need it says why
-        st.call_refusals += std::string(st.call_refusals.empty() ? "" : "; ") + e.what();
+        out.refusals += std::string(out.refusals.empty() ? "" : "; ") + e.what();
       }
     // the slots' words: in the constant bank's section, each its marker once
     const section words = sections_of(file)[".nv.constant3"];
@@ -1161,9 +1180,18 @@ stencils learn(const std::string& prefix, bool for_this_gpu = true) {
       LEARN_CHECK(word == stencil::slot_marker + unsigned(g),
                   "slot " + std::to_string(g) + "'s word is not its marker");
     }
-    st.slot_words[n] = words.offset;
+    out.slot_words[n] = words.offset;
   }
-  return st;
+}
+const call_stencils& calls_of(const stencils& st) {
+  std::call_once(*st.calls_once, [&] {
+    try {
+      learn_calls(st, *st.calls);
+    } catch (const std::exception& e) {
+      st.calls->unread = e.what();
+    }
+  });
+  return *st.calls;
 }
 
 // --- A user's op: parsed, its values given the region's registers, written in, scheduled ------------
@@ -1853,7 +1881,7 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
   for (int l = 0; l < lanes; ++l) code[l] = &lanes_code[l].code;
   for (std::size_t n = 0; n < r.code.size(); ++n)  // the slots' functions
     if (r.code[n].call)
-      std::memcpy(&out[st.slot_words[im.calls] + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
+      std::memcpy(&out[calls_of(st).slot_words[im.calls] + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
   std::vector<int> chosen(im.places.size(), -1);        // each place's lane
   std::vector<std::size_t> index(im.places.size(), 0);  // and its step there
   for (int w = 0; w <= im.calls; ++w) {
@@ -1967,17 +1995,19 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
 // vec form alone (no scalar kernel), the slots' words and the windows' places patched.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
   const int calls = int(std::count_if(code.begin(), code.end(), [](const step& s) { return s.call; }));
+  const call_stencils& learnt = calls_of(st);
+  if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
   std::string why =
       calls > stencil::max_calls
           ? "more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")"
-          : "no call image for " + std::to_string(calls) + " calls: " + st.call_refusals;
-  for (const call_image& im : st.call_images) {
+          : "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals;
+  for (const call_image& im : learnt.images) {
     if (im.calls != calls) continue;
     try {
       const routed r = route(im, code, result);
       lane_code lanes[stencil::lanes];
       for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
-      compiled c{st.calls_cubins[calls], "", int(code.size()), code, result, im.kernel, ""};
+      compiled c{learnt.cubins[calls], "", int(code.size()), code, result, im.kernel, ""};
       write_calls(st, im, r, lanes, c.image);
       return c;
     } catch (const refused& e) {
@@ -2069,7 +2099,7 @@ bool run_place(const stencils& st, const insn& i, bool maker, float (&reg)[256])
 // every register but those the slot keeps lost.
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
-  const call_image* calls = c.kernel.empty() ? named(st.call_images, c.vec_kernel) : nullptr;
+  const call_image* calls = c.kernel.empty() ? named(calls_of(st).images, c.vec_kernel) : nullptr;
   const vec_image* vec = calls ? nullptr : named(st.vec_images, c.vec_kernel);
   const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
   const int windows = calls ? calls->calls + 1 : 1;
@@ -2085,7 +2115,7 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
           return {NAN, NAN, NAN, NAN};
       if (w + 1 == windows) break;
       unsigned f;
-      std::memcpy(&f, &c.image[st.slot_words[calls->calls] + 4 * std::size_t(w)], 4);
+      std::memcpy(&f, &c.image[calls_of(st).slot_words[calls->calls] + 4 * std::size_t(w)], 4);
       float value[stencil::lanes];
       for (int l = 0; l < stencil::lanes; ++l) value[l] = stencil::call(f, reg[calls->lane[l].arg[w]]);
       std::set<int> kept;
@@ -2172,7 +2202,10 @@ int check(const patch::stencils& st, int count) {
   std::uniform_real_distribution<float> x(-4.0f, 4.0f);
   int compiled = 0, wrong = 0, refused = 0, vec = 0, calls = 0;
   std::map<std::string, int> refusals;
-  std::printf("call images not used: %s\n", st.call_refusals.empty() ? "none" : st.call_refusals.c_str());
+  const patch::call_stencils& calls_learnt = patch::calls_of(st);
+  std::printf("call images not used: %s\n", !calls_learnt.unread.empty()    ? calls_learnt.unread.c_str()
+                                            : calls_learnt.refusals.empty() ? "none"
+                                                                            : calls_learnt.refusals.c_str());
   for (int t = 0; t < count; ++t) {
     const std::string text =
         random_op(rng, 1 + int(rng() % 7u));  // deeper than --fuzz's: the large images too

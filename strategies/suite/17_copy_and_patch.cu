@@ -17,9 +17,10 @@
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
 //          the compiler interleaved, an element a thread in the scalar form, which runs where x
 //          or y is not 16-byte aligned or the op's values do not fit a lane's registers
-//          (cdl_run --expr says so). Once a process: reading the stencils. The report's op-length
-//          sweep sets it beside 08's compiled kernel and 16's interpreter; its first result is in
-//          the JIT stages' interleaved table.
+//          (cdl_run --expr says so). Once a process: reading the stencils (the call images' at
+//          the first op that calls a function). The report's op-length sweep sets it beside 08's
+//          compiled kernel and 16's interpreter; its first result is in the JIT stages'
+//          interleaved table.
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
 //          a power of two, comparisons and ?:) or up to three calls of sin, cos, exp and sqrt (the
