@@ -41,20 +41,12 @@
 #include "strategies/suite/tiered_dispatch.hpp"
 #include "strategies/suite/user_op.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 namespace cdl::run_tool {
