@@ -1125,7 +1125,7 @@ void require_this_gpu(const stencils& st) {
                              std::to_string(major * 10 + minor) + "'s: build them for it");
 }
 
-bytes read(const std::string& path) {
+bytes read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot read " + path + " (the first five Build. lines write them)");
   bytes file(std::size_t(in.tellg()));
@@ -1141,8 +1141,8 @@ stencils learn(const std::string& prefix, bool for_this_gpu = true) {
   const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";
   stencils st;
   st.prefix = prefix;
-  const bytes learnt_from = read(stencils_path);
-  st.cubin = read(images_path);
+  const bytes learnt_from = read_file(stencils_path);
+  st.cubin = read_file(images_path);
   const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
   if (learnt_from.at(0x31) != st.cubin[0x31])
@@ -1156,12 +1156,12 @@ stencils learn(const std::string& prefix, bool for_this_gpu = true) {
   return st;
 }
 
-// The call images, learnt from their cubins at the first call (once a process).
+// The call images, learnt from their cubins.
 void learn_calls(const stencils& st, call_stencils& out) {
   for (int n = 1; n <= stencil::max_calls; ++n) {
     bytes& file = out.cubins[n];
     const std::string path = st.prefix + "calls_" + std::to_string(n) + ".cubin";
-    file = read(path);
+    file = read_file(path);
     if (file.at(0x31) != st.cubin[0x31])
       throw std::runtime_error(path + " is for another architecture than the stencils");
     const auto calls = kernels_of(file);
@@ -1183,6 +1183,8 @@ void learn_calls(const stencils& st, call_stencils& out) {
     out.slot_words[n] = words.offset;
   }
 }
+// The call images, learnt the first time an op asks for them (once a process, whichever thread
+// asks first); where they cannot be read, why is kept and refuses every op that calls a function.
 const call_stencils& calls_of(const stencils& st) {
   std::call_once(*st.calls_once, [&] {
     try {

@@ -215,6 +215,26 @@ class Lessons(unittest.TestCase):
         said = got.stdout + got.stderr
         self.assertEqual(got.returncode, 0, said)
         self.assertRegex(said, r"check: 20000 ops, [1-9][0-9]* compiled .*, 0 with wrong machine code")
+        # Without the call images' cubins, the ops that call a function are refused with the reason
+        # and the others still compile: the call images are read at the first op that calls one.
+        alone = tempfile.mkdtemp(prefix="cdl_no_calls.")
+        try:
+            for name in [os.path.basename(program), "17_stencils.cubin", "17_images.cubin"]:
+                shutil.copy(os.path.join(os.path.dirname(program), name), alone)
+            got = subprocess.run(
+                [os.path.join(alone, os.path.basename(program)), "--check", "2000"],
+                capture_output=True,
+                text=True,
+                env=NO_GPU,
+                timeout=300,
+            )
+        finally:
+            shutil.rmtree(alone)
+        said = got.stdout + got.stderr
+        self.assertEqual(got.returncode, 0, said)
+        self.assertIn("call images not used: cannot read", said)
+        self.assertRegex(said, r"compiled .*, 0 of them calling functions\), 0 with wrong machine code")
+        self.assertRegex(said, r"[1-9][0-9]* \(no call images: cannot read [^)]*17_calls_1\.cubin")
 
 
 class LessonsOnTheGpu(unittest.TestCase):
