@@ -171,12 +171,15 @@ def wait_for_a_quiet_gpu(most_s=240):
     than a slice waits for the others' slices inside its own timing."""
     deadline = time.monotonic() + most_s
     while time.monotonic() < deadline:
-        listed = subprocess.run(
-            ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        try:
+            listed = subprocess.run(
+                ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return
         if listed.returncode != 0 or not listed.stdout.strip():
             return
         time.sleep(2)
