@@ -11,6 +11,8 @@ machine's cores beside the GPU shards instead of following one another in one pr
 """
 import atexit
 import concurrent.futures
+import contextlib
+import fcntl
 import glob
 import os
 import re
@@ -165,24 +167,30 @@ def suite_ms_at_256(test, strategy):
     return dict(re.findall(r"(?m)^(\S+)/scalar\S* +([0-9.]+) ms  \(p10", got.stdout))
 
 
-def wait_for_a_quiet_gpu(most_s=240):
-    """Until nvidia-smi lists no compute process on the GPU (the shards and the other lessons'
-    tests done), at most most_s seconds: the GPU time-slices between processes, and a kernel longer
-    than a slice waits for the others' slices inside its own timing."""
-    deadline = time.monotonic() + most_s
-    while time.monotonic() < deadline:
-        try:
-            listed = subprocess.run(
-                ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return
-        if listed.returncode != 0 or not listed.stdout.strip():
-            return
-        time.sleep(2)
+@contextlib.contextmanager
+def the_gpu_alone(most_s=240):
+    """Holds a lock that the lessons' tests of every process take to run again, then waits until
+    nvidia-smi lists no compute process on the GPU (the shards done), at most most_s seconds: the
+    GPU time-slices between processes, and a kernel longer than a slice waits for the others'
+    slices inside its own timing. Without the lock, two lessons that missed wake together and
+    slice the GPU between themselves."""
+    with open(os.path.join(tempfile.gettempdir(), "cdl_lessons_gpu.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        deadline = time.monotonic() + most_s
+        while time.monotonic() < deadline:
+            try:
+                listed = subprocess.run(
+                    ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                break
+            if listed.returncode != 0 or not listed.stdout.strip():
+                break
+            time.sleep(2)
+        yield
 
 
 def least(times, new):
@@ -306,8 +314,8 @@ class LessonsOnTheGpu(unittest.TestCase):
         that the two runs' clocks cancel; 10 %, because the lesson times without the suite's L2
         flush and repetitions. Other processes on the GPU (ctest runs the GPU shards beside this
         test) can only lengthen a kernel's time: a lesson that misses is run again, with the
-        suite's two kernels, once no other process is on the GPU, twice at most, and each kernel's
-        least time stands."""
+        suite's two kernels, once no other process is on the GPU (one lesson's test at a time), twice at
+        most, and each kernel's least time stands."""
         forms = {name: ways for name, ways in self.SUITE_FORM.items() if name in lessons()}
         if not forms:
             self.skipTest("no map lesson among the lessons named")
@@ -324,15 +332,14 @@ class LessonsOnTheGpu(unittest.TestCase):
 
         missed = list(forms)
         for attempt in range(3):
-            if attempt > 0:
-                wait_for_a_quiet_gpu()
-            for name in missed:
-                got = lesson_run(self, name, again=attempt > 0)
-                self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
-                least(times[name], dict(re.findall(r"(?m)^(\S+) +256 +([0-9.]+) ms ", got.stdout)))
-                if attempt > 0:
-                    for strategy in {"01_template_functor", *forms[name].values()}:
-                        least(suite, suite_ms_at_256(self, strategy + "/scalar"))
+            with the_gpu_alone() if attempt > 0 else contextlib.nullcontext():
+                for name in missed:
+                    got = lesson_run(self, name, again=attempt > 0)
+                    self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+                    least(times[name], dict(re.findall(r"(?m)^(\S+) +256 +([0-9.]+) ms ", got.stdout)))
+                    if attempt > 0:
+                        for strategy in {"01_template_functor", *forms[name].values()}:
+                            least(suite, suite_ms_at_256(self, strategy + "/scalar"))
             missed = [
                 name
                 for name, ways in forms.items()
