@@ -6,9 +6,8 @@ GPU it runs, validates, times its knob, and costs what the suite measures for th
 Without --gpu (CI, no GPU): every lesson built, one nvcc per lesson on each core, and 17's machine
 code decoded and run on the host. With --gpu: the lessons named (every one where none is) built,
 run and held to the suite; without a GPU the script says so and exits 77, which ctest reports as
-skipped. ctest runs a build and a GPU test per lesson, so that the builds spread over the
-machine's cores beside the GPU shards and the runs over it after them, instead of following one
-another in one process.
+skipped. ctest runs a GPU test per lesson, so that the lessons' builds and runs spread over the
+machine's cores beside the GPU shards instead of following one another in one process.
 """
 import atexit
 import concurrent.futures
@@ -171,9 +170,9 @@ def suite_ms_at_256(test, strategy):
 @contextlib.contextmanager
 def the_gpu_alone(most_s=240):
     """Holds a lock that the lessons' tests of every process take to run again, then waits until
-    nvidia-smi lists no compute process on the GPU (the other lessons' runs done), at most most_s
-    seconds: the GPU time-slices between processes, and a kernel longer than a slice waits for the
-    others' slices inside its own timing. Without the lock, two lessons that missed wake together and
+    nvidia-smi lists no compute process on the GPU (the shards done), at most most_s seconds: the
+    GPU time-slices between processes, and a kernel longer than a slice waits for the others'
+    slices inside its own timing. Without the lock, two lessons that missed wake together and
     slice the GPU between themselves."""
     with open(os.path.join(tempfile.gettempdir(), "cdl_lessons_gpu.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -251,7 +250,7 @@ class Lessons(unittest.TestCase):
 
 class LessonsOnTheGpu(unittest.TestCase):
     """The lessons built, run and compared with the suite (ctest runs a test per lesson, side by side
-    with the other lessons' once the GPU shards are done: tests/CMakeLists.txt)."""
+    with the GPU shards: tests/CMakeLists.txt)."""
 
     def test_each_lesson_runs_validates_and_times_its_knob(self):
         """A lesson exits 0 only when every result validated (strategies/lesson.cuh), and prints at
@@ -313,8 +312,8 @@ class LessonsOnTheGpu(unittest.TestCase):
         is the work, each map lesson's way over the template must be within 10 % of the suite's
         same strategy over its template in the scalar form (cdl_run, in this same test). Ratios, so
         that the two runs' clocks cancel; 10 %, because the lesson times without the suite's L2
-        flush and repetitions. Other processes on the GPU (ctest runs the other lessons' tests beside
-        this one) can only lengthen a kernel's time: a lesson that misses is run again, with the
+        flush and repetitions. Other processes on the GPU (ctest runs the GPU shards beside this
+        test) can only lengthen a kernel's time: a lesson that misses is run again, with the
         suite's two kernels, once no other process is on the GPU (one lesson's test at a time), twice at
         most, and each kernel's least time stands."""
         forms = {name: ways for name, ways in self.SUITE_FORM.items() if name in lessons()}
