@@ -605,8 +605,9 @@ struct call_stencils {
   bytes cubins[stencil::max_calls + 1];              // one for each count of calls: copied and patched
   std::size_t slot_words[stencil::max_calls + 1]{};  // where in each the slots' words are
   std::vector<call_image> images;
-  std::string refusals;  // why a call image was not learnt
-  std::string unread;    // why the files could not be read: every op that calls a function is refused
+  std::string refusals;   // why a call image was not learnt
+  std::string unread;     // why the files could not be read: every op that calls a function is refused
+  std::once_flag learnt;  // calls_of() learns them once a process
 };
 struct stencils {
   bytes cubin;   // the images' file: each op's image is a copy of it, patched
@@ -614,7 +615,6 @@ struct stencils {
   std::vector<image> images;
   std::vector<vec_image> vec_images;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
-  std::shared_ptr<std::once_flag> calls_once = std::make_shared<std::once_flag>();
   std::shared_ptr<call_stencils> calls = std::make_shared<call_stencils>();
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
@@ -1089,8 +1089,9 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
                           after = w > 0 ? im.window_last[std::size_t(w - 1)] : im.places.front();
         for (int field : {dest_field, 3, 4, 8}) {
           if (i[field] != made || (field == dest_field && written < 0)) continue;
-          if (offset > after && offset < own) im.from[w][l] = std::max(im.from[w][l], offset + 16);
-          if (offset > after && offset < own) {  // a write's last reader of nvcc's waits for it
+          if (offset > after && offset < own) {
+            im.from[w][l] = std::max(im.from[w][l], offset + 16);
+            // a write's last reader of nvcc's waits for it
             auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
             if (field == dest_field)
               wrote = std::max(wrote, offset);
@@ -1186,7 +1187,7 @@ void learn_calls(const stencils& st, call_stencils& out) {
 // The call images, learnt the first time an op asks for them (once a process, whichever thread
 // asks first); where they cannot be read, why is kept and refuses every op that calls a function.
 const call_stencils& calls_of(const stencils& st) {
-  std::call_once(*st.calls_once, [&] {
+  std::call_once(st.calls->learnt, [&] {
     try {
       learn_calls(st, *st.calls);
     } catch (const std::exception& e) {
