@@ -41,6 +41,7 @@
 #include "strategies/suite/tiered_dispatch.hpp"
 #include "strategies/suite/user_op.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -176,7 +177,13 @@ int run(const options& o) {
   if (o.strategy == "all") {
     for (const map_entry& e : get_registry().map) chosen.push_back(&e);
   } else {
-    chosen.push_back(&find_map_entry(o.strategy));
+    // A list of names, each checked before anything runs: a run of several strategies shares one
+    // process, one problem and one float64 reference.
+    for (std::size_t at = 0; at <= o.strategy.size();) {
+      const std::size_t comma = std::min(o.strategy.find(',', at), o.strategy.size());
+      chosen.push_back(&find_map_entry(std::string_view(o.strategy).substr(at, comma - at)));
+      at = comma + 1;
+    }
   }
 
   // A user's op is timed as an op new to this machine: with the driver's cache or the suite's disk
@@ -204,7 +211,10 @@ int run(const options& o) {
                         .c_str());
 
   // A program of the language runs through 10's tiers unless --strategy names another strategy.
-  const bool with_tiers = program && (o.strategy == "all" || o.strategy.rfind("10_tiered_dispatch", 0) == 0);
+  const bool with_tiers =
+      program && (o.strategy == "all" || std::any_of(chosen.begin(), chosen.end(), [](const map_entry* e) {
+                    return e->name().rfind("10_tiered_dispatch", 0) == 0;
+                  }));
   std::vector<row> rows;
   std::unique_ptr<host_op> host_reference;
   std::unique_ptr<map_fixture> user_fixture;

@@ -13,13 +13,14 @@ namespace cdl::run_tool {
 void usage(FILE* out) {
   std::fprintf(
       out,
-      "usage: cdl_run [--list] [--strategy NAME|all] [--op OP] [--type f32|f64] [--n N] [--k K]\n"
-      "               [--reps R] [--seed S] [--json FILE]\n"
+      "usage: cdl_run [--list] [--strategy NAME[,NAME...]|all] [--op OP] [--type f32|f64]\n"
+      "               [--n N] [--k K] [--reps R] [--seed S] [--json FILE]\n"
       "       cdl_run --expr EXPRESSION [--ulps U] [--dump-source] [--ptx FILE] [--compile-times]\n"
       "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
       "       cdl_run --expr EXPRESSION --launches N [--n N] [--type f32|f64]\n"
       "       cdl_run (--expr EXPRESSION | --op OP) --steps FILE\n"
-      "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops.\n"
+      "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops; --strategy\n"
+      "  takes one of them, several separated by commas (one process, problem and reference), or all.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
       "  --op. In 08's language (numbers, x, + - * /, comparisons, ?:, name = value; temporaries,\n"
       "  sin cos exp sqrt min max; every number of type T), e.g. 's = sin(x); s * s + 2 * x', it runs\n"

@@ -6,8 +6,11 @@ GPU it runs, validates, times its knob, and costs what the suite measures for th
 Without --gpu (CI, no GPU): every lesson built, one nvcc per lesson on each core, and 17's machine
 code decoded and run on the host. With --gpu: the lessons named (every one where none is) built,
 run and held to the suite; without a GPU the script says so and exits 77, which ctest reports as
-skipped. ctest runs a GPU test per lesson, so that the lessons' builds and runs spread over the
-machine's cores beside the GPU shards instead of following one another in one process.
+skipped. ctest runs a GPU test per lesson (LessonsOnTheGpu), so that the lessons' builds and runs
+spread over the machine's cores beside the GPU shards instead of following one another in one
+process, and holds the map lessons to the suite in one test run alone, after every other
+(LessonsHeldToTheSuite): the GPU time-slices between processes, and a kernel longer than a slice
+waits for the others' slices inside its own timing.
 """
 import atexit
 import concurrent.futures
@@ -155,10 +158,12 @@ def lesson_run(test, name, again=False):
     return _lessons[name]
 
 
-def suite_ms_at_256(test, strategy):
-    """{strategy: median ms} of cdl_run's scalar rows for the quadratic map at k = 256, 2^24."""
+def suite_ms_at_256(test, strategies):
+    """{strategy: median ms} of cdl_run's scalar rows for the quadratic map at k = 256, 2^24: the
+    strategies in one process (one problem and one float64 reference for all)."""
+    named = ",".join(strategy + "/scalar" for strategy in sorted(strategies))
     got = subprocess.run(
-        [CDL_RUN, "--strategy", strategy, "--op", "quadratic", "--n", "2^24", "--k", "256"],
+        [CDL_RUN, "--strategy", named, "--op", "quadratic", "--n", "2^24", "--k", "256"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -170,7 +175,7 @@ def suite_ms_at_256(test, strategy):
 @contextlib.contextmanager
 def the_gpu_alone(most_s=240):
     """Holds a lock that the lessons' tests of every process take to run again, then waits until
-    nvidia-smi lists no compute process on the GPU (the shards done), at most most_s seconds: the
+    nvidia-smi lists no compute process on the GPU (the other work done), at most most_s seconds: the
     GPU time-slices between processes, and a kernel longer than a slice waits for the others'
     slices inside its own timing. Without the lock, two lessons that missed wake together and
     slice the GPU between themselves."""
@@ -249,8 +254,8 @@ class Lessons(unittest.TestCase):
 
 
 class LessonsOnTheGpu(unittest.TestCase):
-    """The lessons built, run and compared with the suite (ctest runs a test per lesson, side by side
-    with the GPU shards: tests/CMakeLists.txt)."""
+    """The lessons built and run (ctest runs a test per lesson, side by side with the GPU shards:
+    tests/CMakeLists.txt)."""
 
     def test_each_lesson_runs_validates_and_times_its_knob(self):
         """A lesson exits 0 only when every result validated (strategies/lesson.cuh), and prints at
@@ -288,6 +293,11 @@ class LessonsOnTheGpu(unittest.TestCase):
             r" functions\), 0 wrong",
         )
 
+
+class LessonsHeldToTheSuite(unittest.TestCase):
+    """The map lessons' kernels timed against the suite's same kernels (ctest runs this alone, after
+    every other test: tests/CMakeLists.txt)."""
+
     # Each map lesson's ways, as the suite registers the same kernel in its scalar form (an element
     # per thread, as the lessons' map_kernel runs).
     SUITE_FORM = {
@@ -312,16 +322,16 @@ class LessonsOnTheGpu(unittest.TestCase):
         is the work, each map lesson's way over the template must be within 10 % of the suite's
         same strategy over its template in the scalar form (cdl_run, in this same test). Ratios, so
         that the two runs' clocks cancel; 10 %, because the lesson times without the suite's L2
-        flush and repetitions. Other processes on the GPU (ctest runs the GPU shards beside this
-        test) can only lengthen a kernel's time: a lesson that misses is run again, with the
-        suite's two kernels, once no other process is on the GPU (one lesson's test at a time), twice at
-        most, and each kernel's least time stands."""
+        flush and repetitions. Other processes on the GPU (run by hand beside other work) can only
+        lengthen a kernel's time: a lesson that misses is run again, with the suite's kernels,
+        once no other process is on the GPU, twice at most, and each kernel's least time stands."""
         forms = {name: ways for name, ways in self.SUITE_FORM.items() if name in lessons()}
         if not forms:
             self.skipTest("no map lesson among the lessons named")
-        suite = {}
-        for strategy in {"01_template_functor", *(s for ways in forms.values() for s in ways.values())}:
-            least(suite, suite_ms_at_256(self, strategy + "/scalar"))
+        suite = least(
+            {},
+            suite_ms_at_256(self, {"01_template_functor", *(s for w in forms.values() for s in w.values())}),
+        )
         self.assertIn("01_template_functor", suite)
         times = {name: {} for name in forms}
 
@@ -338,8 +348,7 @@ class LessonsOnTheGpu(unittest.TestCase):
                     self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
                     least(times[name], dict(re.findall(r"(?m)^(\S+) +256 +([0-9.]+) ms ", got.stdout)))
                     if attempt > 0:
-                        for strategy in {"01_template_functor", *forms[name].values()}:
-                            least(suite, suite_ms_at_256(self, strategy + "/scalar"))
+                        least(suite, suite_ms_at_256(self, {"01_template_functor", *forms[name].values()}))
             missed = [
                 name
                 for name, ways in forms.items()
@@ -362,5 +371,5 @@ class LessonsOnTheGpu(unittest.TestCase):
 if __name__ == "__main__":
     gpu, CDL_RUN, NAMED, argv = command_line(__doc__, "strategies", "lessons")
     named = [a for a in argv[1:] if not a.startswith("-")]
-    suites = [] if named else ["LessonsOnTheGpu"] if gpu else ["Lessons"]
+    suites = [] if named else ["LessonsOnTheGpu", "LessonsHeldToTheSuite"] if gpu else ["Lessons"]
     unittest.main(argv=[argv[0], *suites] + argv[1:])
