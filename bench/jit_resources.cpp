@@ -18,12 +18,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -84,31 +90,57 @@ int main(int argc, char** argv) {
     const int arch = std::stoi(argv[1]);
     const std::filesystem::path dir = argv[2];
     std::filesystem::create_directories(dir);
-    nlohmann::json out = nlohmann::json::array();
-    auto add = [&](const std::string& entry, const std::string& op, dtype t, const built& b) {
-      const std::filesystem::path cubin = dir / (std::to_string(out.size()) + ".cubin");
-      std::ofstream(cubin, std::ios::binary).write(b.image.code.data(), std::streamsize(b.image.code.size()));
-      out.push_back({{"entry", entry},
-                     {"op", op},
-                     {"type", std::string(to_string(t))},
-                     {"kernel", b.kernel},
-                     {"cubin", cubin.string()},
-                     {"ptxas", b.ptxas}});
+    // Every kernel is compiled on a thread of its own, as many at once as the machine has cores
+    // (each compile is one thread's work, and the compilers are thread-safe across programs), and
+    // written out in the order listed.
+    struct job {
+      std::string entry, op;
+      dtype type;
+      std::function<built()> build;
     };
+    std::vector<job> jobs;
     for (const auto& info : map_op_catalogue) {
       const jit::op_text op{std::string(info.name), std::string(info.source)};
       for (dtype t : {dtype::f32, dtype::f64})
         for (map_form form : {map_form::scalar, map_form::vec}) {
           std::string f = "/";
           f += to_string(form);
-          add("06_nvrtc_jit" + f, op.name, t, nvrtc(t, op, form, arch, false));
-          add("06_nvrtc_jit.fast_compile" + f, op.name, t, nvrtc(t, op, form, arch, true));
-          add("07_jit_lto" + f, op.name, t, lto(t, op, form, arch, false));
-          add("07_jit_lto.preoptimised" + f, op.name, t, lto(t, op, form, arch, true));
-          add("08_expression_jit" + f, op.name, t, nvvm(t, op, form, arch, expression_jit::tier::optimised));
-          add("08_expression_jit.baseline" + f, op.name, t,
-              nvvm(t, op, form, arch, expression_jit::tier::baseline));
+          const auto add = [&](const std::string& entry, std::function<built()> build) {
+            jobs.push_back({entry + f, op.name, t, std::move(build)});
+          };
+          add("06_nvrtc_jit", [=] { return nvrtc(t, op, form, arch, false); });
+          add("06_nvrtc_jit.fast_compile", [=] { return nvrtc(t, op, form, arch, true); });
+          add("07_jit_lto", [=] { return lto(t, op, form, arch, false); });
+          add("07_jit_lto.preoptimised", [=] { return lto(t, op, form, arch, true); });
+          add("08_expression_jit", [=] { return nvvm(t, op, form, arch, expression_jit::tier::optimised); });
+          add("08_expression_jit.baseline", [=] { return nvvm(t, op, form, arch, expression_jit::tier::baseline); });
         }
+    }
+    std::vector<std::optional<built>> made(jobs.size());
+    std::vector<std::exception_ptr> failed(jobs.size());
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      for (std::size_t i; (i = next++) < jobs.size();) try {
+          made[i] = jobs[i].build();
+        } catch (...) {
+          failed[i] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()));
+    for (std::thread& th : threads) th = std::thread(work);
+    for (std::thread& th : threads) th.join();
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (failed[i]) std::rethrow_exception(failed[i]);
+      const built& b = *made[i];
+      const std::filesystem::path cubin = dir / (std::to_string(i) + ".cubin");
+      std::ofstream(cubin, std::ios::binary).write(b.image.code.data(), std::streamsize(b.image.code.size()));
+      out.push_back({{"entry", jobs[i].entry},
+                     {"op", jobs[i].op},
+                     {"type", std::string(to_string(jobs[i].type))},
+                     {"kernel", b.kernel},
+                     {"cubin", cubin.string()},
+                     {"ptxas", b.ptxas}});
     }
     std::cout << out.dump(1) << "\n";
   } catch (const jit::compile_error& e) {
