@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
           add("07_jit_lto", [=] { return lto(t, op, form, arch, false); });
           add("07_jit_lto.preoptimised", [=] { return lto(t, op, form, arch, true); });
           add("08_expression_jit", [=] { return nvvm(t, op, form, arch, expression_jit::tier::optimised); });
-          add("08_expression_jit.baseline", [=] { return nvvm(t, op, form, arch, expression_jit::tier::baseline); });
+          add("08_expression_jit.baseline",
+              [=] { return nvvm(t, op, form, arch, expression_jit::tier::baseline); });
         }
     }
     std::vector<std::optional<built>> made(jobs.size());
