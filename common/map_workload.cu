@@ -9,9 +9,11 @@
 #include "skeletons/map.cuh"
 
 #include <algorithm>
-
 #include <cmath>
 #include <limits>
+#include <list>
+#include <memory>
+#include <mutex>
 
 namespace cdl {
 
@@ -58,32 +60,78 @@ double map_tolerance(const map_problem& p, int max_ulps) {
   return tolerance_for(epsilon_of(p.type), max_ulps, p.k);
 }
 
-// reference(x, k) makes the float64 reference for inputs x of the problem's type.
+namespace {
+// The host side of the problems this process made last: a (type, n, seed)'s inputs and a catalogue
+// problem's reference, kept up to `kept_bytes` in all and handed out shared. The GPU tests run
+// entry after entry on the same problems, and making these again took most of a test's time. A
+// fixture still uploads the inputs into a device buffer of its own, so a kernel that writes where it
+// must not cannot change what the next one reads. A value larger than the budget is not kept.
+constexpr std::size_t kept_bytes = std::size_t(768) << 20;  // an op and type's problems in the tests
+struct kept_value {
+  std::string key;
+  std::shared_ptr<const void> value;
+  std::size_t bytes;
+};
+std::mutex kept_mutex;
+std::list<kept_value> kept_values;  // the most recently asked first
+
+template <class V, class Make>
+std::shared_ptr<const V> kept(const std::string& key, Make make) {
+  {
+    const std::lock_guard lock(kept_mutex);
+    const auto found = std::ranges::find(kept_values, key, &kept_value::key);
+    if (found != kept_values.end()) {
+      kept_values.splice(kept_values.begin(), kept_values, found);
+      return std::static_pointer_cast<const V>(found->value);
+    }
+  }
+  auto value = std::make_shared<const V>(make());  // unlocked: another thread may make another
+  const std::size_t bytes = value->size() * sizeof(typename V::value_type);
+  if (bytes > kept_bytes) return value;
+  const std::lock_guard lock(kept_mutex);
+  kept_values.push_front({key, value, bytes});
+  std::size_t total = 0;
+  for (auto it = kept_values.begin(); it != kept_values.end();)
+    it = (total += it->bytes) > kept_bytes ? kept_values.erase(it) : std::next(it);
+  return value;
+}
+}  // namespace
+
+// reference(x, k) gives the float64 reference for inputs x of the problem's type.
 template <class Reference>
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance)
     : workload_fixture(p, p.type, p.n, tolerance), x_(p.n * size_of(p.type)) {
   if (p.k < 1) throw error("map: k must be at least 1, got " + std::to_string(p.k));
   visit_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    const std::vector<T> x = uniform_inputs<T>(p.n, seed);
-    CDL_CUDA_CHECK(cudaMemcpy(x_.data(), x.data(), x_.bytes(), cudaMemcpyHostToDevice));
-    reference_ = reference(std::span<const T>(x), p.k);
+    const std::string key = "inputs type=" + std::string(to_string(p.type)) + " n=" + std::to_string(p.n) +
+                            " seed=" + std::to_string(seed);
+    const auto x = kept<std::vector<T>>(key, [&] { return uniform_inputs<T>(p.n, seed); });
+    CDL_CUDA_CHECK(cudaMemcpy(x_.data(), x->data(), x_.bytes(), cudaMemcpyHostToDevice));
+    kept_reference_ = reference(std::span<const T>(*x), p.k);
   });
 }
 
-// A catalogue op's reference may come from the cache the test processes share (reference_cache.hpp).
+// A catalogue op's reference is kept (above), and may come from the cache the test processes share
+// (reference_cache.hpp).
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed)
     : map_fixture(
           p, seed,
           [&](auto x, int k) {
-            return shared_reference(p.describe(), seed, double(p.n) * k,
-                                    [&] { return map_reference(p.op, x, k); });
+            return kept<std::vector<reference_value>>(p.describe() + " seed=" + std::to_string(seed), [&] {
+              return shared_reference(p.describe(), seed, double(p.n) * k,
+                                      [&] { return map_reference(p.op, x, k); });
+            });
           },
           map_tolerance(p)) {}
 
 map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op)
     : map_fixture(
-          p, seed, [&](auto x, int k) { return map_reference_of(op.reference, x, k, op.bounded); },
+          p, seed,
+          [&](auto x, int k) {
+            return std::make_shared<const std::vector<reference_value>>(
+                map_reference_of(op.reference, x, k, op.bounded));
+          },
           map_tolerance(p, op.max_ulps)) {}
 
 custom_map_op language_op(const expr::program& p, int max_ulps) {

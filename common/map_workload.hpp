@@ -1,13 +1,14 @@
 // The map workload: y = f(x) elementwise, f applied k times per element (skeletons/map.cuh).
 // Everything a strategy-independent caller needs: the problem, the launch arguments a
-// strategy receives, the float64 CPU reference, and a fixture that owns inputs, device
-// buffers and the reference so that tests, benchmarks and demos run a strategy the same way.
+// strategy receives, the float64 CPU reference, and a fixture that holds the inputs on the device,
+// the output buffer and the reference so that tests, benchmarks and demos run a strategy the same way.
 #pragma once
 
 #include "fixture.hpp"
 #include "ops.cuh"
 
 #include <functional>
+#include <memory>
 #include <span>
 
 namespace cdl {
@@ -78,12 +79,14 @@ class map_fixture : public workload_fixture<map_fixture, map_problem, const map_
   // The same problem for an op outside the catalogue (p.op is then not used).
   map_fixture(const map_problem& p, std::uint64_t seed, const custom_map_op& op);
   void launch(const map_launcher& fn, map_form form, cudaStream_t stream) const;
+  const std::vector<reference_value>& reference_for(map_form) const { return *kept_reference_; }
 
  private:
   template <class Reference>
   map_fixture(const map_problem& p, std::uint64_t seed, Reference reference, double tolerance);
 
   device_buffer<std::byte> x_;
+  std::shared_ptr<const std::vector<reference_value>> kept_reference_;  // shared with later fixtures
 };
 
 }  // namespace cdl
