@@ -8,9 +8,8 @@ preset=${CDL_PRESET:-release}
 cmake --preset "$preset" -DBUILD_TESTING=ON
 cmake --build --preset "$preset"
 # A ctest test is a process (the GPU tests run as a shard per core: tests/CMakeLists.txt says why):
-# one per core at once, at least four, and two more, so that every shard starts beside the two
-# longest lessons' builds.
-jobs=$(nproc 2>/dev/null || echo 4)
+# two per core at once, at least four: the shards run at a lower priority (nice), and the other tests
+# (the lessons' builds, the CPU tests) take the cores beside them rather than wait for a slot.
+jobs=$((2 * $(nproc 2>/dev/null || echo 2)))
 [ "$jobs" -ge 4 ] || jobs=4
-jobs=$((jobs + 2))
 ctest --preset "$preset" -j "$jobs" "$@"
