@@ -1,5 +1,5 @@
 // What the interpreter's CPU and GPU tests run (tests/cpu_bytecode_test.cpp,
-// tests/gpu_interpreter_test.cu): a program of each construct of 08's language, and random programs.
+// tests/gpu_interpreter_test.cpp): a program of each construct of 08's language, and random programs.
 #pragma once
 
 #include <cstdint>

@@ -139,7 +139,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 class Peers : public gpu_test {};
 
-// Past 2048^3 the plain product's reference comes from cuBLAS DGEMM (matmul_workload.cu): it must
+// Past 2048^3 the plain product's reference comes from cuBLAS DGEMM (matmul_workload.cpp): it must
 // be the CPU's float64 reference, value and error scale, on a problem where both can be computed.
 TEST_F(Peers, CublasReferenceIsTheCpuReference) {
   const matmul_problem p{semiring::plus_times, dtype::f32, 300, 500, 200};

@@ -99,7 +99,9 @@ TEST_F(TieredDispatch, AUsersOpIsRightOnEveryTierAndMovesOnlyUp) {
           },
           form);
       ASSERT_TRUE(r.passed) << "launch " << launches << " on " << to_string(ran) << ": " << r.summary();
-      if (launches == 0) EXPECT_EQ(ran, first) << "the first launch ran on " << to_string(ran);
+      if (launches == 0) {
+        EXPECT_EQ(ran, first) << "the first launch ran on " << to_string(ran);
+      }
       ASSERT_GE(int(ran), int(last)) << "launch " << launches << " went back to " << to_string(ran);
       last = ran;
       ++on[std::size_t(ran)];
