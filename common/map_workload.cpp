@@ -63,7 +63,7 @@ double map_tolerance(const map_problem& p, int max_ulps) {
 namespace {
 // The host side of the problems this process made last: a (type, n, seed)'s inputs and a catalogue
 // problem's reference, kept up to `kept_bytes` in all and handed out shared. The GPU tests run
-// entry after entry on the same problems, and making these again took most of a test's time. A
+// entry after entry on the same problems, and making these is most of a test's host work. A
 // fixture still uploads the inputs into a device buffer of its own, so a kernel that writes where it
 // must not cannot change what the next one reads. A value larger than the budget is not kept.
 constexpr std::size_t kept_bytes = std::size_t(768) << 20;  // an op and type's problems in the tests

@@ -1,6 +1,7 @@
-// A float64 reference that many processes need, computed once. The GPU tests run one process per
-// test (ctest), and the 48 map implementations' edge-size tests each need the same 2^24-element,
-// k = 16 reference of their op and type: seconds of every core each, recomputed 48 times. With
+// A float64 reference that many processes need, computed once. The GPU tests run as several
+// processes at once (ctest's shards), and the map implementations' edge-size tests in each need the
+// same 2^24-element, k = 16 reference of their op and type: seconds of every core each, recomputed
+// in every process (within one, map_fixture keeps the last problems' references). With
 // CDL_REFERENCE_CACHE naming a directory (tests/CMakeLists.txt sets it for the tests, in the build
 // tree), the first process to need a reference computes it and writes it there, under a lock the
 // others wait on, and the rest read it. Nothing else sets it: benchmarks and demos compute their
