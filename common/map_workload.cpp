@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 namespace cdl {
 
@@ -72,27 +73,64 @@ struct kept_value {
   std::shared_ptr<const void> value;
   std::size_t bytes;
 };
-std::mutex kept_mutex;
-std::list<kept_value> kept_values;  // the most recently asked first
+struct kept_store {
+  std::mutex mutex;
+  std::list<kept_value> values;  // the most recently asked first
+};
+// Made at the first value kept, after the CUDA runtime's first call (a fixture's device buffers, a
+// test's check for a GPU): destroyed at exit before the runtime's teardown, while the inputs kept
+// can still be unregistered.
+kept_store& store() {
+  static kept_store s;
+  return s;
+}
+
+// Inputs as kept: page-locked (cudaHostRegister) while they are, so that each fixture's upload of
+// them is the copy engine's alone, where one from pageable memory is staged by the CPU through the
+// driver's buffers. Inputs larger than the budget are not kept, and not registered.
+template <class T>
+class kept_inputs : public std::vector<T> {
+ public:
+  explicit kept_inputs(std::vector<T> v) : std::vector<T>(std::move(v)) {
+    const std::size_t bytes = this->size() * sizeof(T);
+    if (bytes == 0 || bytes > kept_bytes) return;
+    CDL_CUDA_CHECK(cudaHostRegister(this->data(), bytes, cudaHostRegisterDefault));
+    registered_ = true;
+  }
+  kept_inputs(kept_inputs&& other) noexcept
+      : std::vector<T>(std::move(other)), registered_(std::exchange(other.registered_, false)) {}
+  kept_inputs(const kept_inputs&) = delete;
+  kept_inputs& operator=(const kept_inputs&) = delete;
+  kept_inputs& operator=(kept_inputs&&) = delete;
+  // Unchecked: a destructor must not throw (the values still kept at exit go before the runtime's
+  // teardown: store(), above).
+  ~kept_inputs() {
+    if (registered_) cudaHostUnregister(this->data());
+  }
+
+ private:
+  bool registered_ = false;
+};
 
 template <class V, class Make>
 std::shared_ptr<const V> kept(const std::string& key, Make make) {
+  kept_store& s = store();
   {
-    const std::lock_guard lock(kept_mutex);
-    const auto found = std::ranges::find(kept_values, key, &kept_value::key);
-    if (found != kept_values.end()) {
-      kept_values.splice(kept_values.begin(), kept_values, found);
+    const std::lock_guard lock(s.mutex);
+    const auto found = std::ranges::find(s.values, key, &kept_value::key);
+    if (found != s.values.end()) {
+      s.values.splice(s.values.begin(), s.values, found);
       return std::static_pointer_cast<const V>(found->value);
     }
   }
   auto value = std::make_shared<const V>(make());  // unlocked: another thread may make another
   const std::size_t bytes = value->size() * sizeof(typename V::value_type);
   if (bytes > kept_bytes) return value;
-  const std::lock_guard lock(kept_mutex);
-  kept_values.push_front({key, value, bytes});
+  const std::lock_guard lock(s.mutex);
+  s.values.push_front({key, value, bytes});
   std::size_t total = 0;
-  for (auto it = kept_values.begin(); it != kept_values.end();)
-    it = (total += it->bytes) > kept_bytes ? kept_values.erase(it) : std::next(it);
+  for (auto it = s.values.begin(); it != s.values.end();)
+    it = (total += it->bytes) > kept_bytes ? s.values.erase(it) : std::next(it);
   return value;
 }
 }  // namespace
@@ -106,7 +144,7 @@ map_fixture::map_fixture(const map_problem& p, std::uint64_t seed, Reference ref
     using T = decltype(t);
     const std::string key = "inputs type=" + std::string(to_string(p.type)) + " n=" + std::to_string(p.n) +
                             " seed=" + std::to_string(seed);
-    const auto x = kept<std::vector<T>>(key, [&] { return uniform_inputs<T>(p.n, seed); });
+    const auto x = kept<kept_inputs<T>>(key, [&] { return kept_inputs<T>(uniform_inputs<T>(p.n, seed)); });
     CDL_CUDA_CHECK(cudaMemcpy(x_.data(), x->data(), x_.bytes(), cudaMemcpyHostToDevice));
     kept_reference_ = reference(std::span<const T>(*x), p.k);
   });
