@@ -27,13 +27,13 @@ TEST_P(MapStrategy, MatchesTheReferenceAtEdgeSizes) {
       expect_matches_reference<map_fixture>(get_registry().map.at(index), map_problem{op, type, n, k},
                                             default_seed + n, n);
 }
-// In the order of type and op, then entry: a shard's tests of one type and op run one after another
-// (GoogleTest deals the tests out in turn), and their problems' inputs and references are made once
+// In the order of type and op, then entry, dealt to the shards in runs: a shard's tests of one type
+// and op run one after another, and their problems' inputs and references are made or read once
 // (map_fixture keeps them), not once a test.
 std::vector<entry_type_op<map_op>> by_type_and_op(std::vector<entry_type_op<map_op>> v) {
   std::ranges::stable_sort(
       v, {}, [](const entry_type_op<map_op>& p) { return std::pair(std::get<1>(p), std::get<2>(p)); });
-  return v;
+  return dealt_in_runs(v);
 }
 INSTANTIATE_TEST_SUITE_P(Registry, MapStrategy,
                          ::testing::ValuesIn(by_type_and_op(every_entry_type_op<map_op>(get_registry().map,

@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -72,6 +74,27 @@ template <class Entries, class Op>
 std::string entry_type_op_name(const Entries& entries, const entry_type_op<Op>& p) {
   const auto& [i, t, op] = p;
   return test_name(entries.at(i).name() + "_" + std::string(to_string(t)) + "_" + std::string(info(op).name));
+}
+
+// A parameter list laid out so that, in a sharded run, each shard's share of it is one contiguous
+// run of `v`. GoogleTest deals a sharded run's tests out in turn (its i-th test to shard i mod
+// GTEST_TOTAL_SHARDS, tests/CMakeLists.txt's shards), which would give every shard a few tests of
+// each problem; in runs, the inputs and references a fixture keeps (map_workload.cpp) are made or
+// read about once a shard rather than once a test. The same tests run, in another order.
+template <class T>
+std::vector<T> dealt_in_runs(const std::vector<T>& v) {
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  const std::size_t shards = total ? std::strtoull(total, nullptr, 10) : 0;
+  if (shards < 2 || v.size() <= shards) return v;
+  // Run c is v[begin(c), begin(c + 1)); the first v.size() % shards runs are one longer, so that
+  // position r * shards + c holds run c's r-th test and goes to one shard for every r.
+  const std::size_t base = v.size() / shards, longer = v.size() % shards;
+  const auto begin = [&](std::size_t c) { return c * base + std::min(c, longer); };
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (std::size_t r = 0; r <= base; ++r)
+    for (std::size_t c = 0; c < shards && begin(c) + r < begin(c + 1); ++c) out.push_back(v[begin(c) + r]);
+  return out;
 }
 
 // Runs `entry` on a new Fixture of `p` (inputs from `seed`) and expects each of the `values`
