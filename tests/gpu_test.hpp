@@ -1,6 +1,6 @@
 // What the GPU tests share: a base fixture that skips, with the reason, on a machine without a
 // GPU (so a CPU-only machine reports the tests as skipped rather than passed), and the pieces of
-// the parameterised tests over the registry (tests/gpu_*_test.cu): their parameters, their names
+// the parameterised tests over the registry (tests/gpu_*_test.cpp): their parameters, their names
 // and the check that runs one entry on one problem.
 #pragma once
 
