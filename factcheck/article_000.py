@@ -95,5 +95,6 @@ CLAIMS = [
             " more than the noise; does not hold if it is not (the same within the noise, or slower)"
         ),
         a3,
+        timed=True,
     ),
 ]

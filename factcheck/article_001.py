@@ -175,6 +175,7 @@ CLAIMS = [
             " every op and k; does not hold if slower at every one; depends otherwise"
         ),
         b2,
+        timed=True,
     ),
     Claim(
         "B3",

@@ -101,6 +101,7 @@ CLAIMS = [
             " otherwise. Without those figures, the same rule on C++ (16 against 06, every op and k)"
         ),
         c1,
+        timed=True,
     ),
     Claim(
         "C2",
@@ -112,5 +113,6 @@ CLAIMS = [
             " noise; does not hold if it is not"
         ),
         c2,
+        timed=True,
     ),
 ]

@@ -123,6 +123,7 @@ CLAIMS = [
             " noise in every problem; does not hold if it does in none; depends otherwise"
         ),
         d1,
+        timed=True,
     ),
     Claim(
         "D2",
@@ -134,6 +135,7 @@ CLAIMS = [
             " measured; does not hold if it takes less beyond the noise in every case; depends otherwise"
         ),
         d2,
+        timed=True,
     ),
     Claim(
         "D3",
@@ -147,5 +149,6 @@ CLAIMS = [
             " the noise at every size; depends otherwise; the C++ kernels stand beside and do not decide"
         ),
         d3,
+        timed=True,
     ),
 ]

@@ -134,5 +134,6 @@ CLAIMS = [
             " does not hold if in none; depends otherwise"
         ),
         e3,
+        timed=True,
     ),
 ]

@@ -6,6 +6,7 @@ from cdl_report.experiments import REFUSED, WORKS, outcome, tried
 from cdl_report.results import label
 
 HOLDS, FAILS, DEPENDS, UNMEASURED = "holds", "does not hold", "depends", "not measured"
+UNDECIDED = "not decided"  # a timed claim's verdict where the run's repetitions cannot decide
 
 
 @dataclass
@@ -16,6 +17,9 @@ class Claim:
     system: str  # the article's own system
     rule: str  # the verdict's rule, as the report prints it
     answer: callable  # data -> (answered in, figures, verdict)
+    # whether the rule sets times against the noise: in a run that cannot decide (the quick mode's
+    # three repetitions) its holds, does not hold or depends is not decided
+    timed: bool = False
 
 
 def direction(ratios, noise, holds_if_below=True):

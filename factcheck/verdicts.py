@@ -2,16 +2,19 @@
 data by a rule written beside it. A rule is a function of the figures: it returns the system the
 figures come from, the figures, and a verdict, one of
 
-    holds | does not hold | depends | not measured
+    holds | does not hold | depends | not measured | not decided
 
 "not measured" is itself computed: the figures the rule needs are not in the results (the article's
 own system was not run, or the experiment does not exist yet), and the row says what is missing.
-A row answered in another system than the article's says so."""
+A row answered in another system than the article's says so. "not decided" is the verdict of a claim
+whose rule sets times against the noise, in a run whose repetitions are too few for the test."""
 import os
 from types import SimpleNamespace
 
 from cdl_report.document import table
+from cdl_report.stats import undecided_run
 from . import article_000, article_001, article_002, article_003, article_004
+from .rules import DEPENDS, FAILS, HOLDS, UNDECIDED
 
 # The project's page of the claims, quoted with their articles' questions and examples.
 ARTICLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "articles.md")
@@ -22,9 +25,17 @@ CLAIMS = (
 
 
 def answer_all(bench, facts, found, python):
-    """[(claim, answered in, figures, verdict)] for every claim, in id order."""
+    """[(claim, answered in, figures, verdict)] for every claim, in id order; a timed claim's verdict
+    is "not decided" where the run's repetitions are too few for the test (stats.undecided_run)."""
     d = SimpleNamespace(bench=bench, facts=facts, found=found, python=python, noise=found["noise"])
-    return [(c, *c.answer(d)) for c in CLAIMS]
+    undecided = undecided_run(bench)
+    out = []
+    for c in CLAIMS:
+        where, figures, verdict = c.answer(d)
+        if undecided and c.timed and verdict in (HOLDS, FAILS, DEPENDS):
+            verdict = UNDECIDED
+        out.append((c, where, figures, verdict))
+    return out
 
 
 def add(doc, rows, noise):

@@ -13,6 +13,7 @@ differences instead (paired_p): the pairing takes out the host's drift between r
 two sets of times compared whole would carry. Where the report says one figure follows another
 over a set of kernels, Spearman's rank correlation says it, with its p-value (spearman).
 """
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -133,13 +134,24 @@ def paired_p(differences):
     return t_p(mean / (sd / math.sqrt(n)), n - 1)
 
 
+EXACT_SPEARMAN = 8  # up to this many pairs the p-value counts every ordering (8! = 40320)
+
+
 def spearman(xs, ys):
-    """(Spearman's rank correlation, its two-sided p-value by the t approximation with n - 2 degrees
-    of freedom), or None below four pairs or where either side has one value only."""
+    """(Spearman's rank correlation, its two-sided p-value), or None below four pairs or where either
+    side has one value only. The p-value is exact up to EXACT_SPEARMAN pairs (the share of the
+    orderings of ys whose |rho| reaches the one seen: with four pairs even rho = -1 has p = 1/12),
+    and the t approximation with n - 2 degrees of freedom beyond."""
     n = len(xs)
     if n < 4 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
-    rho = statistics.correlation(ranks(xs), ranks(ys))
+    rx, ry = ranks(xs), ranks(ys)
+    rho = statistics.correlation(rx, ry)
+    if n <= EXACT_SPEARMAN:
+        seen = abs(rho) - 1e-12
+        orderings = list(itertools.permutations(ry))
+        hits = sum(1 for p in orderings if abs(statistics.correlation(rx, p)) >= seen)
+        return rho, hits / len(orderings)
     if abs(rho) >= 1:
         return rho, 0.0
     return rho, t_p(rho * math.sqrt((n - 2) / (1 - rho * rho)), n - 2)
@@ -175,12 +187,28 @@ def can_decide(m, n):
     return m > 0 and n > 0 and 2 / math.comb(m + n, m) < ALPHA
 
 
-def goal_verdict(value, goal, noise, at_least=True):
-    """A goal's outcome by one rule for every goal of the report: within the noise of the goal it is
-    neither met nor missed; otherwise met or missed by which side of it the value lies."""
+NOT_DECIDED = "not decided"
+WITHIN = "within the noise of it: neither met nor missed"
+NOT_TOLD = "not told apart from it: neither met nor missed"
+
+
+def goal_verdict(value, goal, noise, at_least=True, reps=None, decidable=True):
+    """A goal's outcome by one rule for every goal of the report. Within the noise of the goal it is
+    neither met nor missed. Beyond it, where the value is a ratio of two measured times (reps: the
+    repetitions (a, b) of value = median(b) / median(a)), the U test on b against the goal times a
+    decides as it decides any difference: met or missed where it tells them apart, neither where it
+    does not, not decided where the repetitions are too few for it. A value set against a constant
+    (a model's rate) has no second sample: it is decided by which side it lies, unless the run cannot
+    decide anything (decidable False: the quick mode)."""
     if goal and abs(value / goal - 1) <= noise:
-        return "within the noise of it: neither met nor missed"
-    return "met" if (value >= goal) == at_least else "missed"
+        return WITHIN
+    side = "met" if (value >= goal) == at_least else "missed"
+    if reps is None:
+        return side if decidable else NOT_DECIDED
+    a, b = reps
+    if not can_decide(len(a), len(b)):
+        return NOT_DECIDED
+    return side if mann_whitney_p([goal * t for t in a], b) < ALPHA else NOT_TOLD
 
 
 def compare(row_a, row_b, noise):

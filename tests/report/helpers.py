@@ -100,3 +100,25 @@ class FixtureTest(unittest.TestCase):
         self.assertIn(message, run.stderr)
         self.assertNotIn("Traceback", run.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.out, "report.md")), "a report was written anyway")
+
+
+def repeated(entry, name, time, reps=5, spread=0.001):
+    """The entries of a benchmark `name` timed `reps` times about `time` (in entry's time unit), each
+    repetition `spread` apart, and its median: a copy of `entry` each, as cdl_bench writes them, so
+    that the report's U test has repetitions to decide on (five against five can, three cannot)."""
+    out = []
+    for i in range(reps):
+        c = json.loads(json.dumps(entry))
+        c.update(
+            name=name,
+            run_name=name,
+            run_type="iteration",
+            repetition_index=i,
+            real_time=time * (1 + spread * (i - reps // 2)),
+        )
+        c.pop("aggregate_name", None)
+        out.append(c)
+    median = json.loads(json.dumps(entry))
+    median.update(name=name + "_median", run_name=name, run_type="aggregate", aggregate_name="median")
+    median["real_time"] = time
+    return out + [median]

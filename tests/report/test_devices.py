@@ -48,10 +48,14 @@ class DevicesTest(FixtureTest):
             doc["context"]["git_revision"] = "0123456"
 
         self.edit_results(older, name=os.path.join("..", "other", "bench.json"))
-        self.assertIn(
-            "**The runs are of two revisions.** A ratio below is the device and whatever changed in the code",
-            self.section(self.report()),
-        )
+        section = self.section(self.report())
+        self.assertIn("**The runs are of two revisions** (`9c3932a89ea6` and `0123456`)", section)
+        self.assertIn("so only the copy (`cudaMemcpy`, no code of the suite's) is compared here", section)
+        # nothing else is compared: no group but the copy, no penalty, no stage
+        self.assertIn("| copy | 3 |", section)
+        self.assertNotIn("| map, k = ", section)
+        self.assertNotIn("**The dispatch penalties**", section)
+        self.assertNotRegex(section, r"The \d+ jit/ stages")
 
     def test_a_sibling_device_is_compared_and_each_group_classified(self):
         s = self.section(self.report(figures=True))

@@ -163,8 +163,13 @@ class ReportTest(FixtureTest):
 
     def test_the_size_check_shows_the_waves(self):
         text = self.report()
-        self.assertIn("| 16 | `04_function_pointer.symbol` | 5.21 | 4.51 | -13.5% | 7.76 / 1.94 |", text)
+        self.assertIn(
+            "| 16 | `04_function_pointer.symbol` | 5.21 | 4.51 | -13.5% | 329.8 / 82.4 | 7.76 / 1.94 |"
+            " waves |",
+            text,
+        )
         self.assertIn("So the size matters", text)
+        self.assertIn("run other waves of blocks than the template's at one size or both", text)
 
     def test_text_only_writes_the_figures_links_and_no_figure(self):
         text = self.report()  # the tests' default: --text-only

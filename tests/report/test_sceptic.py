@@ -7,7 +7,7 @@ import os
 import re
 import unittest
 
-from helpers import FixtureTest
+from helpers import FixtureTest, repeated
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
@@ -140,9 +140,9 @@ class GroupingPartsTest(FixtureTest):
 
 
 class OpLengthGoalTest(FixtureTest):
-    def goal_text(self, ratio, noise=0.01, patched=None):
+    def goal_text(self, ratio, noise=0.01, patched=None, reps=5):
         """The section's text where the interpreter takes `ratio` × 08's kernel at k = 3 and, given
-        `patched`, copy-and-patch (17's scalar form) that × 08's at k = 1."""
+        `patched`, copy-and-patch (17's scalar form) that × 08's at k = 1, each `reps` times."""
 
         def add_sweep(doc):
             base = next(
@@ -158,10 +158,8 @@ class OpLengthGoalTest(FixtureTest):
                     ("17_copy_and_patch/vec", 1, 100.0 * patched),
                 ]
             for e, k, t in rows:
-                c = json.loads(json.dumps(base))
-                c["run_name"] = c["name"] = f"oplength/{e}/steps:30/type:f32/n:16777216/k:{k}/iterations:10"
-                c["real_time"] = t
-                doc["benchmarks"].append(c)
+                name = f"oplength/{e}/steps:30/type:f32/n:16777216/k:{k}/iterations:10"
+                doc["benchmarks"].extend(repeated(base, name, t, reps))
 
         self.fresh()
         self.edit_results(add_sweep)
@@ -176,6 +174,12 @@ class OpLengthGoalTest(FixtureTest):
         self.assertIn("is met", self.goal_text(2.5))
         self.assertIn("is missed", self.goal_text(3.5))
         self.assertIn("within the noise of it", self.goal_text(3.01))
+        # three repetitions against three: the U test cannot decide, so neither met nor missed is said
+        self.assertIn(
+            "2.50×? 08's kernel (k = 3) over k = 3: the goal of at most 3× at every k is not decided",
+            self.goal_text(2.5, reps=3),
+        )
+        self.assertIn("is not decided", self.goal_text(3.5, reps=3))
 
     def test_copy_and_patch_has_its_column_and_its_goal_only_where_the_run_has_it(self):
         without = self.goal_text(2.5)

@@ -55,16 +55,19 @@ class PairedTTest(unittest.TestCase):
             self.assertAlmostEqual(paired_p(d), p, places=12, msg=d)
 
     def test_spearman_matches_scipys_with_ties(self):
-        # scipy.stats.spearmanr(x, y): its correlation and p-value (the t approximation)
+        # scipy.stats.spearmanr(x, y)'s correlation; its p-value by scipy.stats.permutation_test over
+        # every pairing (permutation_type="pairings", n_resamples=np.inf) up to 8 pairs, where the t
+        # approximation would claim p = 0 for four pairs in order; spearmanr's own (t) beyond
         for x, y, rho, p in (
-            ([1, 2, 3, 4, 5], [5, 6, 7, 8, 7], 0.8207826816681233, 0.08858700531354381),
+            ([1, 2, 3, 4, 5], [5, 6, 7, 8, 7], 0.8207826816681233, 0.13333333333333333),
             (
                 [1.375, 1.375, 1.625, 1.72, 1.84, 1.156],
                 [0.77, 0.769, 0.72, 0.71, 0.708, 0.78],
                 -0.9856107606091624,
-                0.0003090856678496655,
+                0.005555555555555556,
             ),
-            ([1, 2, 3, 4], [4, 3, 2, 1], -1.0, 0.0),
+            ([1, 2, 3, 4], [4, 3, 2, 1], -1.0, 1 / 12),
+            (list(range(9)), [8, 7, 6, 5, 4, 3, 2, 0, 1], -0.9833333333333333, 1.9361963037459243e-06),
         ):
             got = spearman(x, y)
             self.assertAlmostEqual(got[0], rho, places=12)

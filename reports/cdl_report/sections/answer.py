@@ -14,7 +14,7 @@ this device, computed from the run like everything below it.
 """
 from ..document import anchor, fmt_time, pow2, table
 from ..results import label
-from ..stats import LEGEND, compare, mark, undecided_run
+from ..stats import LEGEND, UNDECIDED, compare, mark, undecided_run
 from . import dispatch, jit, jit_stages, launches, python_peers, surprises, tasks
 from . import map as map_section
 from .surprises import BASE
@@ -112,14 +112,48 @@ def choose(candidates, r, top, new_op_ms, noise, spreads=None):
     if not measured:
         return []
     if all(c in jit_stages.NEW_OP for c in measured):
-        fast = [c for c in measured if worst(r[c], top)[1][0] <= 1 + noise and new_op_ms.get(c) is not None]
+        fast = [
+            c
+            for c in measured
+            if all(at_speed(worst(r[c], k)[1]) for k in {1, top} if k in r[c])
+            and new_op_ms.get(c) is not None
+        ]
         if fast:
             best = min(fast, key=lambda c: new_op_ms[c])
             s = spreads or {}
             return [best] + [
                 c for c in fast if c != best and best in s and c in s and jit_stages.overlap(s[best], s[c])
             ]
-    return [min(measured, key=lambda c: worst(r[c], top)[1][0])]
+    return [first_within_noise(measured, [worst(r[c], top)[1][0] for c in measured], noise)]
+
+
+def first_within_noise(ways, costs, noise):
+    """The first of `ways` (in the situation's order) whose cost is within the noise of the least: two
+    ways whose ratios differ by less than the noise are a tie, which the order breaks, not the digits."""
+    least = min(costs)
+    return next(w for w, c in zip(ways, costs) if c <= least * (1 + noise))
+
+
+def at_speed(value):
+    """Whether (ratio, finding) is the template's speed: no difference beyond the noise, or faster by a
+    finding; a ratio not decided is not."""
+    ratio, finding = value
+    return finding is False or (finding is True and ratio < 1)
+
+
+def interpreter_spills(resources):
+    """(the float interpreter kernels that spill, how many there are, their largest spill stores in
+    bytes) from resources.json, or None where it has none of them: what the first screen says beside
+    the interpreter's ratio, whose time includes that local memory's traffic where a kernel spills."""
+    kernels = [
+        k
+        for k in (resources or {}).get("kernels", [])
+        if k.get("source", "").endswith("16_interpreter.cu") and "<float," in k.get("name", "")
+    ]
+    if not kernels:
+        return None
+    spilling = [k for k in kernels if k.get("spill_stores")]
+    return len(spilling), len(kernels), max((k["spill_stores"] for k in spilling), default=0)
 
 
 def find(bench, noise, python=None, resources=None):
@@ -152,7 +186,7 @@ def find(bench, noise, python=None, resources=None):
             ways[situation] = chosen_ways
     chosen = {situation: w[0] for situation, w in ways.items()}
     # From Python: the system whose own function runs fastest at this sweep's largest k.
-    own, own_top = python_peers.own_function(bench, python)
+    own, own_top = python_peers.own_function(bench, python, noise)
     steady = {sy: v for sy, v in own.items() if v["top"] and own_top == top}
     py = min(steady.items(), key=lambda kv: kv[1]["top"][0]) if steady else None
     # The dearest way measured, over every way the situations name.
@@ -160,8 +194,10 @@ def find(bench, noise, python=None, resources=None):
     ranked = sorted(((ratio, c, op) for c in every for op, (ratio, _) in [worst(r[c], top)]), reverse=True)
     # Every way within the noise of the dearest is as dear: the headline names them all.
     dearest = [w for w in ranked if w[0] * (1 + noise) >= ranked[0][0]]
-    # at the template's speed: no difference beyond the noise (an undecided one is not claimed), or faster
-    free = [s for s, w in chosen.items() if worst(r[w], top)[1][1] is False or worst(r[w], top)[1][0] <= 1]
+    # At the template's speed at every k the table shows (k = 1 and the largest): no difference beyond
+    # the noise or faster, by the test (an undecided ratio is not claimed).
+    shown = sorted({1, top})
+    free = [s for s, w in chosen.items() if all(at_speed(v) for k in shown for v in r[w].get(k, {}).values())]
     random = bench.select("tasks", layout="random")
     spread = max((int(f["distinct"]) for f, _ in random), default=None)
     at_spread = {
@@ -188,8 +224,21 @@ def find(bench, noise, python=None, resources=None):
             {e: t for e, t in at_spread.items() if e in tasks.PER_LAUNCH},
         ),
         "launches": launches.find(bench),
-        "surprises": surprises.find(bench, r, noise, headings, resources),
+        "interpreter_spills": interpreter_spills(resources),
+        "surprises": surprises.find(bench, r, noise, headings, resources, n),
     }
+
+
+def spills_said(spills):
+    """' (of its N float kernels, S spill registers to local memory, up to B bytes)', from
+    interpreter_spills(); '' where none spills or resources.json is absent."""
+    if not spills or not spills[0]:
+        return ""
+    spilling, total, most = spills
+    return (
+        f" ({spilling} of its {total} float kernels spill registers to local memory, up to {most} B a"
+        " thread: resources.json)"
+    )
 
 
 def add(doc, bench, noise, found):
@@ -281,8 +330,8 @@ def add(doc, bench, noise, found):
             [
                 "your own elementwise function, from Python",
                 f"{python_peers.NAMES.get(sy, sy)}: `{py['way']}`",
-                f"{py['k1'][0]:.2f}× quadratic" if py["k1"] else "–",
-                f"{py['top'][0]:.2f}× {py['top'][1]}",
+                f"{mark(py['k1'][0], py['k1'][3], unit='×')} quadratic" if py["k1"] else "–",
+                f"{mark(py['top'][0], py['top'][2], unit='×')} {py['top'][1]}",
                 (f"{py['new_ms']:.1f} ms a new op" if py["new_ms"] is not None else "–")
                 + (f"; a new process's first {py['fresh_ms']:.0f} ms" if py["fresh_ms"] is not None else ""),
                 f"[from Python]({anchor(python_peers.OWN_HEADING)})",
@@ -298,6 +347,8 @@ def add(doc, bench, noise, found):
     named = [f"{WHAT.get(w, w)} (`{w}`)" for _, w, _ in dearest]
     ops = sorted({op for *_, op in dearest})
     free, jit_way = found["free"], found["jit_way"]
+    # the dearest's ratios carry the ? of a ratio the test leaves undecided, as the table's do
+    undecided = UNDECIDED if any(r[w][top][op][1] is None for _, w, op in dearest) else ""
     headline = (
         "**The answer.** "
         + (
@@ -307,23 +358,25 @@ def add(doc, bench, noise, found):
             else ""
         )
         + (
-            f"The dearest way measured, {named[0]}, takes {dear_ratio:.2f}× the template's time"
+            f"The dearest way measured, {named[0]}, takes {dear_ratio:.2f}×{undecided} the template's time"
             if len(dearest) == 1
             else f"The dearest ways measured, {', '.join(named[:-1])} and {named[-1]}, take"
-            f" {dearest[-1][0]:.2f}–{dear_ratio:.2f}× the template's time, no difference between them beyond"
-            " the noise"
+            f" {dearest[-1][0]:.2f}–{dear_ratio:.2f}×{undecided} the template's time, no difference between"
+            " them beyond the noise"
         )
         + f" ({', '.join(ops)}, k = {top}, n = {pow2(n)} float32)."
         + (
             f" An op written at run time costs {new_op_ms[jit_way]:.1f} ms once (`{jit_way}`'s compile and"
-            f" load), then runs at {worst(r[jit_way], top)[1][0]:.2f}× the template's time."
+            f" load), then runs at {mark(*worst(r[jit_way], top)[1], unit='×')} the template's time."
             if jit_way and new_op_ms.get(jit_way) is not None
             else ""
         )
         + (
             f" With no compiler, `16_interpreter` gives a new op's first result in"
             f" {new_op_ms['16_interpreter']:.2f} ms{first_of_process('16_interpreter')} and runs at"
-            f" {worst(r['16_interpreter'], top)[1][0]:.2f}× the template's time."
+            f" {mark(*worst(r['16_interpreter'], top)[1], unit='×')} the template's time"
+            + spills_said(found["interpreter_spills"])
+            + "."
             if "16_interpreter" in chosen.values() and new_op_ms.get("16_interpreter") is not None
             else ""
         )
@@ -331,7 +384,7 @@ def add(doc, bench, noise, found):
             f" For the ops its stencils hold, `17_copy_and_patch` writes a new op's machine code with no"
             f" compiler, its first result in {new_op_ms['17_copy_and_patch']:.2f} ms"
             f"{first_of_process('17_copy_and_patch')}, and runs at"
-            f" {worst(r['17_copy_and_patch'], top)[1][0]:.2f}× the template's time"
+            f" {mark(*worst(r['17_copy_and_patch'], top)[1], unit='×')} the template's time"
             f" ({worst(r['17_copy_and_patch'], top)[0]})."
             if "17_copy_and_patch" in chosen.values() and new_op_ms.get("17_copy_and_patch") is not None
             else ""
@@ -389,7 +442,14 @@ def add(doc, bench, noise, found):
             " situation's way and the dearest"
         ),
     )
-    if found["surprises"]:
+    surprising = found["surprises"]
+    if surprising["found"]:
         doc.add("**The run's largest surprises** (each found by a rule over the figures):\n")
-        doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(found["surprises"][:3], 1)) + "\n")
+        doc.add("\n".join(f"{i}. {text}" for i, (_, text) in enumerate(surprising["found"][:3], 1)) + "\n")
+    elif surprising["undecided"]:
+        doc.add(
+            "**The run's largest surprises: not decided.** The rules that find them met"
+            f" {surprising['undecided']} ratios beyond the noise, and the repetitions are too few for the"
+            " test to tell any of them from the noise.\n"
+        )
     return "\n".join([headline, decision, note])

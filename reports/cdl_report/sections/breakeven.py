@@ -91,13 +91,28 @@ def add(doc, dispatch, found):
             " each compile",
         )
         never = sum(1 for r in rows if r[4] == "never")
+        undecided = sum(1 for r in rows if r[4] == "not decided")
+        if undecided == len(rows):
+            doc.add(
+                f"Not decided in any of the {len(rows)} (op, k) pairs: the repetitions are too few for the"
+                " test to tell the two kernels apart, so no break-even, nor its absence, is found.\n"
+            )
+            return
         doc.add(
-            f"No break-even (the times within the noise, or the interpreter faster) in {never} of {len(rows)}"
-            f" (op, k) pairs; where the JIT kernel is faster, its compile is repaid after"
-            f" {min(breakeven.values()):.1e} elements at the soonest and {max(breakeven.values()):.1e} at the"
-            " latest.\n"
-            if breakeven
-            else f"No break-even in any of the {len(rows)} (op, k) pairs.\n"
+            (
+                f"No break-even (the times within the noise, or the interpreter faster) in {never} of"
+                f" {len(rows)} (op, k) pairs"
+                if never
+                else "A break-even in every (op, k) pair the test decides"
+                f" ({len(rows) - undecided} of {len(rows)})"
+            )
+            + (f"; not decided in {undecided} (too few repetitions for the test)" if undecided else "")
+            + (
+                f"; where the JIT kernel is faster, its compile is repaid after {min(breakeven.values()):.1e}"
+                f" elements at the soonest and {max(breakeven.values()):.1e} at the latest.\n"
+                if breakeven
+                else ".\n"
+            )
         )
         if breakeven:
             plots.jit_breakeven(doc, breakeven)

@@ -168,9 +168,14 @@ def find(results, others):
 def _find(a, b):
     """Run A against run B: the comparison (compare_runs), each device, the ratios a DRAM-bound and an
     SM-bound benchmark would show, which kernels the builds wrote differently, per group the time
-    ratios and the classes of their shares, the jit/ stages' ratios, the penalties' moves per k, and
-    the figures asked for first."""
+    ratios and the classes of their shares, the jit/ stages' ratios, the penalties' moves per k, the
+    largest moves of a penalty (measured, and not explained by anything both runs hold), and the
+    figures asked for first. Runs of two revisions compare only the copy, which no code of the
+    suite's makes: every other ratio would be the device and the code's changes together."""
     c = compare_runs(a, b)
+    revisions = [run.bench.context.get("git_revision") for run in (a, b)]
+    if revisions[0] != revisions[1]:
+        c = {**c, "rows": [row for row in c["rows"] if row[0].startswith("copy/")], "penalties": {}}
     da, db = device(a.bench), device(b.bench)
     bw, sm = expected(da, db)
     l2 = max(da["l2"], db["l2"])
@@ -209,10 +214,12 @@ def _find(a, b):
         ]
         + (
             [
-                "**The runs are of two revisions.** A ratio below is the device and whatever changed in the"
-                " code between them, together; only two runs of one revision compare two devices alone.\n"
+                f"**The runs are of two revisions** (`{revisions[0]}` and `{revisions[1]}`): a ratio of any"
+                " benchmark of the suite's code would be the device and whatever changed in the code between"
+                " them, together, so only the copy (`cudaMemcpy`, no code of the suite's) is compared here;"
+                " two runs of one revision compare two devices benchmark by benchmark.\n"
             ]
-            if a.bench.context.get("git_revision") != b.bench.context.get("git_revision")
+            if revisions[0] != revisions[1]
             else []
         ),
         "groups": group_rows,
@@ -221,10 +228,38 @@ def _find(a, b):
         # the noise), a benchmark in the SMs' class did not move, which an SM-bound benchmark and one
         # bound by neither (the host, a latency) would both do.
         "alike": abs(sm - 1) <= c["threshold"],
+        "revisions": revisions,
         "stages": sorted((n, r) for n, r, _, _ in c["rows"] if n.startswith("jit/")),
         "penalties_by_k": by_k,
+        "unexplained": unexplained(by_k, (a.profile, b.profile)),
         "figures": key_figures(c, a, b, timed),
     }
+
+
+UNEXPLAINED_SHOWN = 3  # the largest moves of a penalty named on the first screen
+
+
+def profiled(profile, op, k, entry):
+    """Whether a run's Nsight Compute profile has counters for an entry's map kernel on (op, k)."""
+    return any(
+        r.get("entry") == entry and {f"op={op}", f"k={k}"} <= set(r.get("problem", "").split())
+        for r in (profile or {}).get("kernels", [])
+    )
+
+
+def unexplained(by_k, profiles):
+    """[(|move|, (op, k, entry))] of the penalties that moved between the devices beyond the noise at the
+    sweep's largest k (the first screen's), the largest first, at most UNEXPLAINED_SHOWN, that neither
+    run's counters explain: a penalty is a ratio of two kernels on one device, so the devices' clocks
+    and bandwidths, which would speed both alike, do not predict its move; a move whose kernel and the
+    template's both runs profiled on that problem is left to the counters (the profile section)."""
+    top = max((k for k, _, _ in by_k), default=None)  # the first screen's k
+    over = sorted((m for k, _, over in by_k if k == top for m in over), reverse=True)
+    return [
+        (move, key)
+        for move, key in over
+        if not all(profiled(p, key[0], key[1], e) for p in profiles for e in (key[2], BASE))
+    ][:UNEXPLAINED_SHOWN]
 
 
 def add(doc, found):
@@ -276,6 +311,19 @@ def _one(doc, f):
     )
     for sentence in f["changed"]:
         doc.add(sentence)
+    pen = c["penalties"]
+    if f["unexplained"]:
+        doc.add(
+            "**Measured, not explained.** The largest moves of a penalty (time over the template's on the"
+            " same device, which a faster clock or memory would cancel) between the two devices: "
+            + "; ".join(
+                f"`{entry.split('/')[0]}` on {op} at k = {k}, {pen[(op, k, entry)][0]:.2f}× on A and"
+                f" {pen[(op, k, entry)][1]:.2f}× on B ({move:.1%})"
+                for move, (op, k, entry) in f["unexplained"]
+            )
+            + ". Neither device's clocks and bandwidths predict them, and the two runs' profiles do not both"
+            " hold counters for both kernels on these problems: they are measured here, and not explained.\n"
+        )
     if share(bw, bw, sm) is None:
         doc.add(
             f"The two devices' copy bandwidths and SM rates predict the same ratio ({bw:.3f} and {sm:.3f}): "
@@ -324,7 +372,6 @@ def _one(doc, f):
                 )
             )
         )
-    pen = c["penalties"]
     if pen:
         doc.add(
             "**The dispatch penalties** (time over the template's, vec forms, the dispatch sweep) are ratios"

@@ -1,11 +1,12 @@
 """The dispatch penalty: time against k (evaluations per element) for every strategy, over the
 template functor's time at the same k."""
+import math
 from collections import defaultdict
 
 from .. import plots
 from ..document import PAST_L2, pow2, table
 from ..results import label
-from ..stats import LEGEND, compare, mark, mode, span
+from ..stats import LEGEND, UNDECIDED, compare, mark, mode, span, undecided_run
 from .map import DEMONSTRATION
 from .resources import map_kernel
 
@@ -47,6 +48,13 @@ def penalties(bench, n, noise, op=None):
     return out
 
 
+def marked_span(ratio_findings):
+    """'1.51–1.52×' over (ratio, finding) pairs, with a ? where the test left any of them undecided."""
+    values = list(ratio_findings)
+    undecided = UNDECIDED if any(f is None for _, f in values) else ""
+    return f"{span([r for r, _ in values], '{:.2f}')}×{undecided}"
+
+
 def cell(ratio_finding):
     """A ratio, in parentheses where it is not a finding (within the noise, or not told apart), with
     a ? after it where the repetitions could not decide (stats.mark)."""
@@ -78,10 +86,36 @@ def in_l2(n, l2):
     )
 
 
+# Where an excess over the template lies between a fixed cost per launch (the same µs at both
+# sizes: share 0) and a cost per element (scaling with n: share 1), on a log scale; a share at most
+# PER_LAUNCH is a fixed cost per launch, at least PER_ELEMENT one per element.
+PER_LAUNCH, PER_ELEMENT = 0.25, 0.75
+
+
+def excess_share(excess_n, excess_other, n, other):
+    """Where the excess over the template at `other` elements lies between the same as at n (0) and
+    scaled by other / n (1), on a log scale; None where either excess is not above zero."""
+    if excess_n <= 0 or excess_other <= 0:
+        return None
+    return math.log(excess_other / excess_n) / math.log(other / n)
+
+
+def cause(share, waves_n, waves_other, base_waves):
+    """Why a penalty moved between the sizes, from its parts: a fixed cost per launch (its excess over
+    the template the same µs at both), its blocks' waves (only where its waves differ from the
+    template's at either size), or not explained by these figures."""
+    if share is not None and share <= PER_LAUNCH:
+        return "per launch"
+    if None not in (waves_n, waves_other) and (waves_n, waves_other) != base_waves:
+        return "waves"
+    return "not explained"
+
+
 def size_find(bench, n, noise, resources, compared):
     """The quadratic op's penalties at the sweep's n (compared: penalties() there) and at the largest
-    other n, side by side, with the waves of blocks each kernel runs at both sizes; {} where the run
-    has no other n."""
+    other n, side by side, with each entry's excess over the template in µs and the waves of blocks
+    each kernel runs at both sizes, and the cause of each move beyond the noise (cause()); {} where
+    the run has no other n."""
     sizes = sorted(
         {
             int(f["n"])
@@ -93,17 +127,27 @@ def size_find(bench, n, noise, resources, compared):
         return {}
     other = sizes[-1]
     sms = bench.env.get("device", {}).get("sm_count", 0)
+    medians = {
+        (int(f["n"]), int(f["k"])): {e: row["median"] for e, row in es.items()}
+        for f, es in bench.select("map", type="f32", op="quadratic")
+        if "k" in f and int(f["n"]) in (n, other)
+    }
     sweep_p = {key: ratios for key, ratios in compared.items() if key[0] == "quadratic"}  # at n
     other_p = penalties(bench, other, noise, "quadratic")
-    rows, moved = [], {}  # rows: (k, entry, at n, at other, waves at n, waves at other)
+    base_waves = (waves(resources, BASE, n, sms), waves(resources, BASE, other, sms))
+    rows, moved, causes = [], {}, {}  # rows: (k, entry, at n, at other, waves at n, at other, excess µs)
     for (op, k), ratios in sorted(other_p.items()):
         for e, (r_other, _) in sorted(ratios.items()):
             r_sweep = sweep_p.get((op, k), {}).get(e)
-            if r_sweep:
-                moved[(k, e)] = r_other / r_sweep[0] - 1
-                rows.append(
-                    (k, e, r_sweep[0], r_other, waves(resources, e, n, sms), waves(resources, e, other, sms))
-                )
+            if not r_sweep or (n, k) not in medians or (other, k) not in medians:
+                continue
+            moved[(k, e)] = r_other / r_sweep[0] - 1
+            t_n, t_o = medians[(n, k)], medians[(other, k)]
+            excess = (t_n[e] - t_n[BASE], t_o[e] - t_o[BASE])
+            w = (waves(resources, e, n, sms), waves(resources, e, other, sms))
+            if abs(moved[(k, e)]) > noise:
+                causes[(k, e)] = cause(excess_share(*excess, n, other), *w, base_waves)
+            rows.append((k, e, r_sweep[0], r_other, *w, excess))
     if not rows:
         return {}
     by_k = defaultdict(list)
@@ -113,8 +157,9 @@ def size_find(bench, n, noise, resources, compared):
         "n_other": other,
         "sms": sms,
         "rows": rows,
-        "base_waves": (waves(resources, BASE, n, sms), waves(resources, BASE, other, sms)),
+        "base_waves": base_waves,
         "moved": moved,
+        "causes": causes,
         "by_k": {k: max(v) for k, v in sorted(by_k.items())},
         "worst": max(max(v) for v in by_k.values()),
     }
@@ -126,17 +171,27 @@ def size_render(doc, bench, n, noise, found):
     other, sms = found["n_other"], found["sms"]
     wave = lambda w: "–" if w is None else f"{w:.2f}"  # noqa: E731
     l2 = bench.env.get("device", {}).get("l2_bytes", 0)
+    causes = found["causes"]
     doc.add(
         f"**Does the size change the penalty?** The sweep runs at n = {pow2(n)} ({in_l2(n, l2)}; L2"
         f" {l2 / 2**20:.0f} MiB). The quadratic op again at n = {pow2(other)} ({in_l2(other, l2)}), each"
-        " entry's time over the template's at the same size, and the waves of blocks its kernel runs at each"
-        f" (blocks over blocks per SM × {sms} SMs; the template's: {wave(found['base_waves'][0])} /"
-        f" {wave(found['base_waves'][1])}).\n"
+        " entry's time over the template's at the same size, its excess over the template's time in µs, and"
+        f" the waves of blocks its kernel runs at each (blocks over blocks per SM × {sms} SMs; the"
+        f" template's: {wave(found['base_waves'][0])} / {wave(found['base_waves'][1])}).\n"
     )
     doc.detail(
         f"The penalties at n = {pow2(n)} and n = {pow2(other)}",
         table(
-            ["k", "implementation", f"n = {pow2(n)}", f"n = {pow2(other)}", "change", "waves"],
+            [
+                "k",
+                "implementation",
+                f"n = {pow2(n)}",
+                f"n = {pow2(other)}",
+                "change",
+                "excess µs",
+                "waves",
+                "cause",
+            ],
             [
                 [
                     k,
@@ -144,28 +199,67 @@ def size_render(doc, bench, n, noise, found):
                     f"{at_n:.2f}",
                     f"{at_other:.2f}",
                     f"{found['moved'][(k, e)]:+.1%}",
+                    f"{excess[0]:.1f} / {excess[1]:.1f}",
                     f"{wave(w_n)} / {wave(w_other)}",
+                    causes.get((k, e), "–"),
                 ]
-                for k, e, at_n, at_other, w_n, w_other in found["rows"]
+                for k, e, at_n, at_other, w_n, w_other, excess in found["rows"]
             ],
         ),
-        "Each entry at both sizes, with its waves",
+        "Each entry at both sizes, with its excess over the template, its waves and the cause of a move",
     )
     worst = found["worst"]
+    by_cause = defaultdict(list)
+    for (k, e), c in sorted(causes.items()):
+        by_cause[c].append((k, e))
+    excess = {(k, e): x for k, e, *_, x in found["rows"]}
+
+    def named(keys):
+        entries = sorted({label(e) for _, e in keys})
+        excesses = lambda lab: [x for (k, e) in keys if label(e) == lab for x in excess[(k, e)]]  # noqa: E731
+        return ", ".join(f"`{lab}` ({span(excesses(lab), '{:.1f}')} µs)" for lab in entries)
+
+    explained = []
+    if by_cause["per launch"]:
+        explained.append(
+            f"{len(by_cause['per launch'])} are a fixed cost per launch, their excess over the template about"
+            " the same µs at both sizes (so a larger share of the smaller problem):"
+            f" {named(by_cause['per launch'])}"
+        )
+    if by_cause["waves"]:
+        explained.append(
+            f"{len(by_cause['waves'])} run other waves of blocks than the template's at one size or both"
+            f" (the waves column): {', '.join(sorted({f'`{label(e)}`' for _, e in by_cause['waves']}))}"
+        )
+    if by_cause["not explained"]:
+        explained.append(
+            f"{len(by_cause['not explained'])} are explained by neither, nor by anything these figures hold:"
+            f" {', '.join(sorted({f'`{label(e)}`' for _, e in by_cause['not explained']}))}"
+        )
     doc.add(
         "The penalties move by at most "
         + ", ".join(f"{v:.1%} at k = {k}" for k, v in found["by_k"].items())
         + f" between the sizes; the noise is {noise:.1%}. "
-        + ("So the size matters: " if worst > noise else "So the size does not matter here: ")
+        + (
+            "Whether the size matters is not decided (too few repetitions for the test): "
+            if undecided_run(bench)
+            else "So the size matters: "
+            if worst > noise
+            else "So the size does not matter here: "
+        )
         + f"the table of penalties above is at n = {pow2(n)}"
         + (
             ", where the output does not fit in the L2 (its last lines can still be written back after"
-            " a kernel's time). "
+            " a kernel's time)."
             if 4 * n > l2
-            else ", where the output's write-back falls outside the kernel's time. "
+            else ", where the output's write-back falls outside the kernel's time."
         )
-        + "Where a kernel runs few waves, the last, partial wave costs a different share of the time at each"
-        " size, and kernels of different occupancy run different numbers of waves.\n"
+        + (
+            f" Of the {len(causes)} that move beyond the noise, " + "; ".join(explained) + "."
+            if causes and not undecided_run(bench)
+            else ""
+        )
+        + "\n"
     )
 
 
@@ -264,7 +358,7 @@ def add(doc, bench, noise, found):
     )
     for op in sorted(sweep):
         k = max(k for (o, k) in penalty if o == op)
-        p = penalty[(op, k)]
+        p = {c: compared[(op, k)][c] for c in penalty[(op, k)]}
         indirect = {c: v for c, v in p.items() if c.startswith(("04_", "05_"))}
         # A variant is its own figure, not folded into its strategy's range (06's `fast_compile`
         # trades run time for compile time).
@@ -273,18 +367,22 @@ def add(doc, bench, noise, found):
         text = f"- **{op}, k = {k}:** "
         if indirect:
             text += (
-                f"function pointers and virtual calls take {span(indirect.values(), '{:.2f}')}× "
-                f"the template's time{why}"
+                f"function pointers and virtual calls take {marked_span(indirect.values())} the template's"
+                f" time{why}"
             )
             why = ""
         if "03_switch/vec" in p:
-            text += f"; the per-element switch {p['03_switch/vec']:.2f}×"
+            text += f"; the per-element switch {marked_span([p['03_switch/vec']])}"
         if "03_switch.hoisted/vec" in p:
-            text += f", hoisted out of the loop {p['03_switch.hoisted/vec']:.2f}×"
+            text += f", hoisted out of the loop {marked_span([p['03_switch.hoisted/vec']])}"
         if jit:
-            text += f"; the run-time compiled strategies {span(jit.values(), '{:.2f}')}×"
+            text += f"; the run-time compiled strategies {marked_span(jit.values())}"
         if variants:
-            text += " (" + ", ".join(f"`{label(c)}` {v:.2f}×" for c, v in sorted(variants.items())) + ")"
+            text += (
+                " ("
+                + ", ".join(f"`{label(c)}` {marked_span([v])}" for c, v in sorted(variants.items()))
+                + ")"
+            )
         doc.add(text + ".")
     doc.add("")
     expression_loop(doc, found["expression_loop"])

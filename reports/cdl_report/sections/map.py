@@ -6,7 +6,7 @@ from .. import plots
 from ..document import PAST_L2, of_copy, of_copy_note, pow2, table
 from ..results import strategy_of
 from .resources import map_kernel
-from ..stats import ALPHA, span, spearman
+from ..stats import ALPHA, median, span, spearman
 
 COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best form should reach
 DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/suite/one_workload.hpp), to show the cost
@@ -63,6 +63,9 @@ def explain_scalar(doc, scalar, profile=None):
     known = {e: (f, k) for e, (f, k) in scalar.items() if k and k.get("occupancy") is not None}
     if not known:
         return
+    # The scalar forms whose kernel has no resource record (a plugin's file, a graph, patched machine
+    # code): in the table without figures, and named, so that no sentence below covers them unsaid.
+    unrecorded = sorted(e for e in scalar if e not in known)
     doc.detail(
         "The scalar forms' kernels",
         "Each kernel's fraction of copy beside what the compiler and the runtime say about it:\n\n"
@@ -87,7 +90,8 @@ def explain_scalar(doc, scalar, profile=None):
                     "–" if k.get("indirect_calls") is None else k["indirect_calls"],
                 ]
                 for e, (f, k) in sorted(known.items())
-            ],
+            ]
+            + [[f"`{e}`", f"{scalar[e][0]:.3f}", "–", "–", "–", "–", "–"] for e in unrecorded],
         ),
         "Why the scalar forms differ: each kernel's fraction of copy beside its registers, occupancy and"
         " indirect calls",
@@ -129,7 +133,12 @@ def explain_scalar(doc, scalar, profile=None):
     ]
     text.append(
         f"Every kernel at full occupancy ({full:.2f}) reaches {span(at_full.values(), '{:.3f}')}"
-        + (f"; below it: {', '.join(others)}." if others else ".")
+        + (f"; below it: {', '.join(others)}" if others else "")
+        + (
+            f" (no resource record for {', '.join(f'`{e}`' for e in unrecorded)}: not counted here)."
+            if unrecorded
+            else "."
+        )
     )
     if compared:
         text.append(
@@ -147,7 +156,12 @@ def explain_scalar(doc, scalar, profile=None):
         )
     if inlined and called:
         counted = {e: c for e in at_full if (c := instructions(profile, e)) is not None}
-        rank = spearman([counted[e] for e in counted], [at_full[e] for e in counted])
+        # Builds whose kernels issue the same instructions per element are one kernel, not several
+        # independent ones: each distinct count once, at its builds' median fraction of copy.
+        distinct = {}
+        for e, c in counted.items():
+            distinct.setdefault(c, []).append(at_full[e])
+        rank = spearman(list(distinct), [median(fs) for fs in distinct.values()])
         sentence = (
             f"At full occupancy the kernels without an indirect call reach {span(inlined, '{:.3f}')} "
             f"and those with one {span(called, '{:.3f}')}: occupancy does not separate these"
@@ -155,7 +169,10 @@ def explain_scalar(doc, scalar, profile=None):
         if rank is None:
             sentence += ", and what does is not measured here."
         else:
-            told = f"(Spearman's ρ = {rank[0]:.2f} over {len(counted)} kernels, p = {rank[1]:.2g})"
+            told = (
+                f"(Spearman's ρ = {rank[0]:.2f} over {len(distinct)} distinct kernels, the {len(counted)}"
+                f" builds' with the same count taken once, p = {rank[1]:.2g})"
+            )
             sentence += (
                 f". The warp instructions each issues per element (Nsight Compute) do: the fewer, the nearer"
                 f" copy {told}."

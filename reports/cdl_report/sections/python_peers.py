@@ -2,6 +2,7 @@
 strategies, problem by problem."""
 from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
+from ..stats import compare
 from ..experiments import NAMES, state_ms
 from .jit_stages import stage_ms
 from .python_experiments import experiments
@@ -206,12 +207,13 @@ def event_gaps(python):
     )
 
 
-def own_function(bench, python):
+def own_function(bench, python, noise=None):
     """Each Python system that ran the map with a C++ template beside it: its fastest way, as a
     fraction of copy and × the template (01's vec form) on the memory-bound map (quadratic, k = 1,
     the largest n) and, for the worst op of the catalogue, at the largest k > 1 run; and a new op's
     cost (a warm process, and a new process's first op). {system: {...}}, and that k (None where no
-    system ran the map at k > 1 beside a C++ template)."""
+    system ran the map at k > 1 beside a C++ template). With the noise, each ratio carries its finding
+    (stats.compare: None where the repetitions cannot decide) after its other fields."""
     if python is None:
         return {}, None
     compiles = {e.get("system"): e for e in python.experiments if e.get("claim") == "compile" and e["runs"]}
@@ -226,7 +228,8 @@ def own_function(bench, python):
             by_system.setdefault(label(entry).split(".")[0], []).append((row["median"], label(entry), row))
         for system, ways in by_system.items():
             median, way, row = min(ways, key=lambda w: w[0])
-            per.setdefault(system, []).append((f, median / base["median"], way, row))
+            finding = compare(base, row, noise)[2] if noise is not None else True
+            per.setdefault(system, []).append((f, median / base["median"], way, row, finding))
     ks = [int(f["k"]) for found in per.values() for f, *_ in found if int(f["k"]) > 1]
     top = max(ks) if ks else None
     out = {}
@@ -241,8 +244,13 @@ def own_function(bench, python):
         out[system] = {
             "way": (worst or first)[2],
             "k1": first
-            and (first[1], first[3]["counters"].get("GB/s", float("nan")) / bench.copy_gbs, first[0]["n"]),
-            "top": worst and (worst[1], worst[0]["op"]),
+            and (
+                first[1],
+                first[3]["counters"].get("GB/s", float("nan")) / bench.copy_gbs,
+                first[0]["n"],
+                first[4],
+            ),
+            "top": worst and (worst[1], worst[0]["op"], worst[4]),
             "new_ms": e and state_ms(e, "new_source_ms"),
             "fresh_ms": e and state_ms(e, "fresh_process_ms"),
         }

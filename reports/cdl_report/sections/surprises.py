@@ -5,6 +5,7 @@ import math
 
 from ..document import PAST_L2, anchor, pow2
 from ..results import label
+from ..stats import compare
 from . import map as map_section, tasks
 from .resources import map_kernel
 
@@ -21,11 +22,15 @@ def made_of(resources, entries, op):
     return " (" + map_section.kernels_facts(list(zip(entries, kernels))) + ")"
 
 
-def find(bench, r, noise, headings, resources=None):
-    """[(size, sentence)] of the run's surprises, the largest of each rule, largest first; size is
-    |log ratio|, so a gain and a loss of one factor weigh the same."""
+def find(bench, r, noise, headings, resources=None, n=None):
+    """{"found": [(size, sentence)] of the run's surprises, the largest of each rule, largest first;
+    "undecided": how many candidates beyond the noise the test left undecided}. size is |log ratio|,
+    so a gain and a loss of one factor weigh the same. A candidate is a surprise only where the U test
+    tells its two benchmarks apart (stats.compare), as every finding of the report."""
     rules = {"ways": [], "beats": [], "forms": [], "grouping": []}
+    undecided = 0
     dispatch_link = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
+    rows = {(f["op"], int(f["k"])): es for f, es in bench.select("map", type="f32", n=n) if "k" in f}
     # Two ways of one strategy on the same op and k: the largest ratio between them.
     by_strategy = {}
     for lab in r:
@@ -35,7 +40,12 @@ def find(bench, r, noise, headings, resources=None):
             for op in ops:
                 have = [(r[l][k][op][0], l) for l in labels if op in r[l].get(k, {})]
                 (hi, a), (lo, b) = max(have), min(have)
-                if len(have) > 1 and hi / lo > 1 + noise:
+                if len(have) < 2 or hi / lo <= 1 + noise:
+                    continue
+                es = rows.get((op, k), {})
+                finding = compare(es[b + "/vec"], es[a + "/vec"], noise)[2] if es else None
+                undecided += finding is None
+                if finding:
                     rules["ways"].append(
                         (
                             math.log(hi / lo),
@@ -50,6 +60,7 @@ def find(bench, r, noise, headings, resources=None):
     for lab, ks in r.items():
         for k, ops in ks.items():
             for op, (ratio, finding) in ops.items():
+                undecided += lab != BASE and finding is None and ratio < 1
                 if lab != BASE and finding and ratio < 1:
                     rules["beats"].append(
                         (
@@ -69,6 +80,10 @@ def find(bench, r, noise, headings, resources=None):
         for lab in {label(e) for e in es}:
             if lab + "/vec" in es and lab + "/scalar" in es:
                 vec, scalar = (es[lab + form]["counters"]["frac_copy"] for form in ("/vec", "/scalar"))
+                finding = compare(es[lab + "/vec"], es[lab + "/scalar"], noise)[2]
+                undecided += finding is None
+                if not finding:
+                    continue
                 rules["forms"].append(
                     (
                         math.log(vec / scalar),
@@ -82,8 +97,12 @@ def find(bench, r, noise, headings, resources=None):
     # Sorting by op to run each op's template kernel, against a switch per element; where its parts
     # were timed, where its time goes.
     parts = tasks.grouping_parts(bench)
+    problems = {(f["layout"], int(f["distinct"])): es for f, es in bench.select("tasks")}
     for (layout, distinct), (best, ratio) in tasks.grouping_ratios(bench).items():
-        if ratio > 1 + noise:
+        es = problems[(layout, distinct)]
+        finding = compare(es["03_switch/per_element"], es[best], noise)[2]
+        undecided += finding is None
+        if finding and ratio > 1:
             why = parts.get((layout, distinct))
             rules["grouping"].append(
                 (
@@ -96,7 +115,7 @@ def find(bench, r, noise, headings, resources=None):
                     ),
                 )
             )
-    return largest_per_rule(rules)
+    return {"found": largest_per_rule(rules), "undecided": undecided}
 
 
 def largest_per_rule(rules):

@@ -4,6 +4,7 @@ the catalogue's op (03's switch, 06) and for a user's op in 08's language (16's 
 10's tiers; 17's patched kernel alone drawn beside them where the run has it)."""
 from ..document import fmt_time, pow2, table
 from ..results import label
+from ..stats import compare, mark
 
 MODES = ("03_switch", "06_nvrtc_jit", "10_tiered_dispatch")
 EXPRESSION = ("16_interpreter", "08_expression_jit", "10_tiered_dispatch.expression")
@@ -69,30 +70,53 @@ def add(doc, found, noise):
             plot(doc, streams, EXPRESSION + (PATCHED,), "tiered_expression.png", "a user's new op")
 
 
+def less(row_a, row_b, noise):
+    """Whether stream b takes less than stream a by the report's test (stats.compare: beyond the noise
+    and told apart by the U test on their repetitions): True, False, or None where not decided."""
+    ratio, _, finding = compare(row_a, row_b, noise)
+    return None if finding is None else finding and ratio < 1
+
+
 def family_find(streams, noise, modes_of, rival=None):
     """{(n, k): one family's streams (cheap way, JIT alone, tiered; and `rival` alone, another way a
     tier runs, where the stream has it): "rows" [(launches, the three medians, tiered over the best
     alone, the launch tiered moved on or -1, the rival's median or None, (the first launch on 17's
-    kernel or -1, when it was ready in ms or -1) or None)], "parts" (whether any row has the last),
-    "break_even" (the first length the JIT alone beats the cheap way), "no_worse" and "better" (the
-    lengths tiered is within the noise of the best alone, and beats them all), "worst" (length,
-    ratio), "rival" (whether any stream has it), and "start" (the shortest stream's length, tiered
-    minus the cheap way in µs, within the noise?)}."""
+    kernel or -1, when it was ready in ms or -1) or None, that ratio's finding)], "parts" (whether any
+    row has the second last), "break_even" (the first length the JIT alone beats the cheap way, by the
+    test), "no_worse" and "better" (the lengths tiered is no dearer than the best alone, and beats
+    every one of them, by the test), "undecided" (the lengths where the test could not decide either),
+    "worst" (length, ratio, finding), "rival" (whether any stream has it), and "start" (the shortest
+    stream's length, tiered minus the cheap way in µs, that difference's finding)}. Every comparison
+    is the kernels' test (stats.compare) on the streams' repetitions: a stream is host wall clock,
+    compiles inside, and no ratio of two of them is a finding that the test does not make one."""
     cheap, jit, tiered = modes_of
     found = {}
     for (n, k), by_launches in sorted(streams.items()):
-        rows, break_even = [], None
+        rows, break_even, no_worse, better, undecided, open_even = [], None, [], [], [], []
         for launches, modes in sorted(by_launches.items()):
             if not all(m in modes for m in modes_of):
                 continue
             t = {m: modes[m]["median"] for m in modes_of}
-            if break_even is None and t[jit] < t[cheap]:
+            jit_less = less(modes[cheap], modes[jit], noise)
+            if break_even is None and jit_less:
                 break_even = launches
+            if break_even is None and jit_less is None:
+                open_even.append(launches)
             first_own = modes[tiered]["counters"].get("first_own_kernel_launch", -1)
             if first_own >= launches:  # the validating launch after the stream (files before the fix)
                 first_own = -1
             other = modes[rival]["median"] if rival in modes else None
-            best = min(x for x in (t[cheap], t[jit], other) if x is not None)
+            alone = [modes[m] for m in (cheap, jit, rival) if m in modes]
+            best = min(alone, key=lambda row: row["median"])
+            ratio, _, finding = compare(best, modes[tiered], noise)
+            beats = [less(row, modes[tiered], noise) for row in alone]
+            dearer = finding and ratio > 1
+            if finding is None or (not dearer and None in beats):
+                undecided.append(launches)
+            elif not dearer:
+                no_worse.append(launches)
+                if all(beats):
+                    better.append(launches)
             # The tiers' parts (files from d0a6f24 on): their first launch on 17's kernel, and when
             # that kernel was ready, on the host clock from the text.
             counters = modes[tiered]["counters"]
@@ -101,21 +125,24 @@ def family_find(streams, noise, modes_of, rival=None):
                 if "patched_ready_ms" in counters
                 else None
             )
-            rows.append((launches, t[cheap], t[jit], t[tiered], t[tiered] / best, first_own, other, patched))
+            rows.append((launches, t[cheap], t[jit], t[tiered], ratio, first_own, other, patched, finding))
         if not rows:
             continue
         shortest = min(L for L, m in by_launches.items() if all(x in m for x in modes_of))
-        start_us = by_launches[shortest][tiered]["median"] - by_launches[shortest][cheap]["median"]
+        first = by_launches[shortest]
+        start_us = first[tiered]["median"] - first[cheap]["median"]
         found[(n, k)] = {
             "rows": rows,
             "break_even": break_even,
+            "break_even_undecided": open_even,
             "tiered_over_best": {r[0]: r[4] for r in rows},
-            "no_worse": [r[0] for r in rows if r[4] <= 1 + noise],
-            "better": [r[0] for r in rows if r[4] < 1 - noise],
-            "worst": max(((r[0], r[4]) for r in rows), key=lambda p: p[1]),
+            "no_worse": no_worse,
+            "better": better,
+            "undecided": undecided,
+            "worst": max(((r[0], r[4], r[8]) for r in rows), key=lambda p: p[1]),
             "rival": any(r[6] is not None for r in rows),
             "parts": any(r[7] is not None for r in rows),
-            "start": (shortest, start_us, abs(start_us) <= noise * by_launches[shortest][cheap]["median"]),
+            "start": (shortest, start_us, compare(first[cheap], first[tiered], noise)[2]),
         }
     return found
 
@@ -133,7 +160,7 @@ def family(doc, found, noise, words, cheap_word, plural):
             + ([fmt_time(other) if other is not None else "–"] if rival else [])
             + [
                 fmt_time(tiered),
-                f"{over:.2f}",
+                mark(over, finding),
                 never if first_own < 0 else f"launch {int(first_own) + 1}",
             ]
             + (
@@ -146,35 +173,53 @@ def family(doc, found, noise, words, cheap_word, plural):
                 if f["parts"]
                 else []
             )
-            for launches, cheap, jit, tiered, over, first_own, other, patched in f["rows"]
+            for launches, cheap, jit, tiered, over, first_own, other, patched, finding in f["rows"]
         ]
         header = ["launches", *words[:2], *(["17 alone"] if rival else []), words[2]]
         header += [f"{words[2]} / {best} alone", "its own kernel from"]
         parts = [table(header + (["17's kernel from"] if f["parts"] else []), rows)]
-        shortest, start_us, same = f["start"]
+        shortest, start_us, differs = f["start"]
         worst = f["worst"]
         whom, verb = ("the three tiers", "take") if plural else ("tiered", "takes")
-        if same:
-            start = f"the same as the {cheap_word} alone (within the noise)"
+        if differs is None:
+            start = (
+                f"{abs(start_us):.0f} µs {'more' if start_us > 0 else 'less'} than the {cheap_word} alone,"
+            )
+            start += " not decided (too few repetitions for the test)"
+        elif not differs:
+            start = f"the same as the {cheap_word} alone (no difference by the test)"
         else:
             start = f"{abs(start_us):.0f} µs {'more' if start_us > 0 else 'less'} than the {cheap_word} alone"
+            start += ", not timed part by part in this run"
+        lengths = lambda ls: ", ".join(str(L) for L in ls)  # noqa: E731
+        open_even = f["break_even_undecided"]
         verdict = (
             f"the JIT alone beats the {cheap_word} alone from {f['break_even']} launches on"
+            + (f" (not decided at {lengths(open_even)})" if open_even else "")
             if f["break_even"]
-            else f"the JIT alone never beats the {cheap_word} alone in these streams"
+            else f"whether the JIT alone beats the {cheap_word} alone is not decided at {lengths(open_even)}"
+            " launches (too few repetitions for the test), and it does at no other"
+            if open_even
+            else f"the JIT alone beats the {cheap_word} alone in none of these streams"
+        )
+        everything = len(f["undecided"]) == len(f["rows"])
+        against = (
+            f"Against {best} alone, {whom} {'are' if plural else 'is'} not decided at any length (too few"
+            " repetitions for the test)"
+            if everything
+            else f"{whom.capitalize()} {verb} no more than {best} of the {'three' if rival else 'two'} alone"
+            f" (no difference beyond the noise, {noise:.1%}, or less, by the test) at "
+            + (lengths(f["no_worse"]) or "no length")
+            + f" launches, less than {all_of} at "
+            + (lengths(f["better"]) or "none")
+            + (f"; not decided at {lengths(f['undecided'])}" if f["undecided"] else "")
         )
         parts.append(
             verdict[0].upper()
             + verdict[1:]
-            + f". {whom.capitalize()} {verb} no more than {best} of the {'three' if rival else 'two'} alone"
-            f" (within the noise, {noise:.1%}) at "
-            + (", ".join(str(L) for L in f["no_worse"]) or "no length")
-            + f" launches, less than {all_of} at "
-            + (", ".join(str(L) for L in f["better"]) or "none")
-            + f"; at most {worst[1]:.2f}× {best} ({worst[0]} launch{'es' if worst[0] != 1 else ''}). "
-            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}"
-            + ("." if same else ", not timed part by part in this run.")
-            + "\n"
+            + f". {against}; at most {mark(worst[1], worst[2], unit='×')} {best} ({worst[0]}"
+            f" launch{'es' if worst[0] != 1 else ''}). "
+            + f"A stream of {shortest} launch{'es' if shortest != 1 else ''} costs {whom} {start}.\n"
         )
         size = f"n = {pow2(n)}, k = {k}"
         if i == 0:
@@ -185,7 +230,7 @@ def family(doc, found, noise, words, cheap_word, plural):
             doc.detail(
                 f"The {cheap_word} alone, the JIT alone and {whom} at {size}",
                 "\n".join(parts),
-                f"At {size}, {verdict}; {whom} at most {worst[1]:.2f}× {best} alone",
+                f"At {size}, {verdict}; {whom} at most {mark(worst[1], worst[2], unit='×')} {best} alone",
             )
 
 
