@@ -101,9 +101,14 @@ void launch(const map_launch& a, const bc::steps& program) {
   std::transform(program.constants.begin(), program.constants.begin() + numbers, p.constants,
                  [](double c) { return T(c); });
   p.length = int(length);
-  // A program that saves nothing runs on kernels with no slots: each slot is a register per lane.
+  // Each slot is a register per lane: a program runs on the kernels with the fewest slots that hold
+  // it (none, two, or all four), since a kernel with slots it never uses still keeps their registers
+  // (and where they run out, spills).
+  static_assert(bc::max_slots == 4, "the kernels below are built for 0, 2 and 4 slots");
   if (program.slots == 0)
     launch_with<T, 0>(a, p);
+  else if (program.slots <= 2)
+    launch_with<T, 2>(a, p);
   else
     launch_with<T, bc::max_slots>(a, p);
 }
