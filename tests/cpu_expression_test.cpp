@@ -3,11 +3,17 @@
 #include "common/expression.hpp"
 #include "common/ops.cuh"
 #include "common/validation.hpp"
+#include "expression_oracle.hpp"
+#include "random_programs.hpp"
 #include "strategies/suite/expression_jit.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <sstream>
 #include <string>
 
 // The leak check off (tests/CMakeLists.txt says why: libNVVM keeps its allocations), set in the
@@ -220,6 +226,100 @@ TEST(ExpressionJit, EveryCatalogueOpCompilesToTheSkeletonsLoadsInEachForm) {
           EXPECT_GT(cubin.image.code.size(), 0u);
           EXPECT_EQ(cubin.image.kernel_names.count(form == map_form::vec ? "map_vec" : "map_scalar"), 1u);
         }
+}
+
+// What the op libNVVM compiles computes: `@op` of 08's module, the straight-line IR the lowering
+// writes (fadd fsub fmul fdiv, fcmp with C's predicates, select, the libdevice calls), run here
+// instruction by instruction in float64 on the host.
+double run_op_ir(const std::string& module, double x) {
+  const std::size_t from = module.find("@op("), to = module.find("\n}", from);
+  std::istringstream body(module.substr(from, to - from));
+  std::map<std::string, double> v{{"%x", x}};
+  std::map<std::string, bool> truth;
+  auto value = [&](std::string operand) {
+    if (!operand.empty() && operand.back() == ',') operand.pop_back();
+    if (operand.rfind("0x", 0) == 0) {  // a double's bits, as LLVM writes a constant
+      const std::uint64_t bits = std::stoull(operand.substr(2), nullptr, 16);
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      return d;
+    }
+    if (operand == "-0.0") return -0.0;
+    if (!v.count(operand)) throw std::runtime_error("IR: no value " + operand);
+    return v.at(operand);
+  };
+  std::string line;
+  std::getline(body, line);  // the definition
+  while (std::getline(body, line)) {
+    std::istringstream in(line);
+    std::string name, eq, op, type, a, b, c, d;
+    in >> name;
+    if (name == "ret") {
+      in >> type >> a;
+      return value(a);
+    }
+    in >> eq >> op;
+    if (op == "fadd" || op == "fsub" || op == "fmul" || op == "fdiv") {
+      in >> type >> a >> b;
+      const double l = value(a), r = value(b);
+      v[name] = op == "fadd" ? l + r : op == "fsub" ? l - r : op == "fmul" ? l * r : l / r;
+    } else if (op == "fcmp") {
+      std::string pred;
+      in >> pred >> type >> a >> b;
+      const double l = value(a), r = value(b);
+      truth[name] = pred == "olt"   ? l < r
+                    : pred == "ole" ? l <= r
+                    : pred == "ogt" ? l > r
+                    : pred == "oge" ? l >= r
+                    : pred == "oeq" ? l == r
+                    : pred == "une" ? !(l == r)
+                                    : throw std::runtime_error("IR: predicate " + pred);
+    } else if (op == "select") {
+      in >> type >> a >> b >> c >> d >> eq;  // i1 %c, T %a, T %b
+      if (a.back() == ',') a.pop_back();
+      v[name] = truth.at(a) ? value(c) : value(eq);
+    } else if (op == "call") {
+      in >> type >> a;  // @__nv_sinf(float %n3)
+      const std::string fn = a.substr(0, a.find('(')), arg = line.substr(line.rfind(' ') + 1);
+      const double u = value(arg.substr(0, arg.find(')')));
+      v[name] = fn.find("sin") != std::string::npos    ? std::sin(u)
+                : fn.find("cos") != std::string::npos  ? std::cos(u)
+                : fn.find("exp") != std::string::npos  ? std::exp(u)
+                : fn.find("sqrt") != std::string::npos ? std::sqrt(u)
+                                                       : throw std::runtime_error("IR: call " + fn);
+    } else {
+      throw std::runtime_error("IR: instruction " + op + " in `" + line + "`");
+    }
+  }
+  throw std::runtime_error("IR: @op has no ret");
+}
+
+// 08's IR, read back, against the tests' evaluator of the language (expression_oracle.hpp), for the
+// language's constructs, the catalogue and random programs, in both types.
+TEST(ExpressionJit, TheIrLibNvvmCompilesComputesTheOp) {
+  std::vector<std::string> texts(std::begin(test::language_constructs), std::end(test::language_constructs));
+  for (const op_info& o : map_op_catalogue) texts.emplace_back(o.source);
+  for (const char* text : {"-x + 1", "2 - x - 4", "8 / x * 2", "2 <= x ? 1 : 0", "3 != x ? -x : x"})
+    texts.emplace_back(text);
+  std::uint64_t state = 0x243f6a8885a308d3ull;
+  for (int i = 0; i < 300; ++i)
+    texts.push_back("t = " + test::random_value(state, 2, false) + "; " +
+                    test::random_value(state, 1 + i % 5));
+  int compared = 0;
+  for (const std::string& text : texts)
+    for (const dtype t : {dtype::f64, dtype::f32}) {
+      const std::string ir = expression_jit::map_module(expr::parse(text), t, map_form::scalar, "op").ir;
+      for (const double x : {-2.5, -0.75, 0.3, 1.0, 2.25}) {
+        const oracle::value want = oracle::at(text, x, oracle::double_edge);
+        if (want.fragile) continue;
+        const double got = run_op_ir(ir, x);
+        ++compared;
+        // the f32 module's constants are the floats nearest the text's: a float's rounding apart
+        EXPECT_TRUE(oracle::agrees(got, want, t == dtype::f64 ? 0x1p-52 : 0x1p-23, 16))
+            << text << " (" << to_string(t) << ") at x = " << x << ": " << got << ", the oracle " << want.v;
+      }
+    }
+  EXPECT_GT(compared, 2500);
 }
 
 TEST(ExpressionJit, StagedFormIsRefused) {

@@ -6,6 +6,8 @@
 #include "strategies/suite/jit_kernels.hpp"
 #include "strategies/suite/user_op.hpp"
 
+#include "expression_oracle.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -236,6 +238,33 @@ TEST(HostOp, CompilesTheSameTextForTheHost) {
   const host_op body({"user", "const T s = sin(x);\nreturn s * s;"});
   EXPECT_DOUBLE_EQ(body.function()(0.5), std::sin(0.5) * std::sin(0.5))
       << "T is double: the reference is float64";
+}
+
+// The op 06 and 07 compile (the definition every program they make holds, jit_kernels.cpp's
+// define_op) computes the op: built for the host as it is pasted into their programs, and held to
+// the tests' own evaluator of the language (expression_oracle.hpp), for the catalogue and for the
+// operators at their boundaries.
+TEST(HostOp, TheDefinitionTheJitCompilesComputesTheOp) {
+  // each op as the JIT compiles it, and its text in the language: the catalogue's C++ is both; a
+  // user's program reaches 06 and 07 as its C++ form (expression.hpp's to_cpp)
+  std::vector<std::pair<op_text, std::string>> ops;
+  for (const op_info& o : map_op_catalogue)
+    ops.emplace_back(builtin_op(map_op(&o - map_op_catalogue.data())), std::string(o.source));
+  for (const char* text :
+       {"-x + 1 - 2 * x / 4", "2 <= x ? min(x, 3) : max(-x, 0.5)", "t = sin(x); t * t - x"})
+    ops.emplace_back(op_text{"user", expr::to_cpp(expr::parse(text))}, text);
+  for (const auto& [op, text] : ops) {
+    const program whole = whole_program(workload::map, dtype::f32, op),
+                  lto = lto_op_program(workload::map, dtype::f32, op);
+    EXPECT_NE(whole.source.find(op.source), std::string::npos) << op.name;
+    EXPECT_NE(lto.source.find(op.source), std::string::npos) << op.name;
+    const host_op built(op);
+    for (const double x : {-2.0, -0.4, 0.3, 0.75, 1.9}) {
+      const oracle::value want = oracle::at(text, x, oracle::double_edge);
+      if (!want.fragile)
+        EXPECT_TRUE(oracle::agrees(built.function()(x), want, 0x1p-52, 16)) << text << " at x = " << x;
+    }
+  }
 }
 
 TEST(HostOp, ACompilerErrorIsReportedWithTheLog) {
