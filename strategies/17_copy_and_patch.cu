@@ -2132,6 +2132,96 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
   return acc;
 }
 
+// The scheduling a patched image's bytes hold, read back from them apart from how write() set it:
+// over each stretch of straight-line code the patch wrote into (a region, a vec window, a call
+// image's window), each instruction issues its predecessor's stall after it; every register an
+// instruction of the patch reads must have been written at least the learnt latency before, and a
+// second write must land after the first. Returns the first violation, or empty.
+std::string check_schedule(const stencils& st, const compiled& c) {
+  struct span {
+    std::size_t from, to;  // offsets of the stretch's first and last instruction
+    const std::vector<std::size_t>* places;
+    std::size_t makers;           // the first `makers` places make x (j * delta + an element)
+    std::vector<int> read_after;  // what the code after the stretch reads (the sums, a slot)
+  };
+  std::vector<span> spans;
+  const call_image* calls = c.kernel.empty() ? named(calls_of(st).images, c.vec_kernel) : nullptr;
+  if (!c.kernel.empty()) {
+    const image* im = named(st.images, c.kernel);
+    spans.push_back({im->steps.front(), im->steps.back(), &im->steps, 0, {im->result}});
+  }
+  std::vector<std::vector<std::size_t>> windows;  // a call image's places, window by window
+  if (calls) {
+    windows.resize(std::size_t(calls->calls) + 1);
+    for (std::size_t p = 0; p < calls->places.size(); ++p)
+      if (calls->window[p] >= 0) windows[std::size_t(calls->window[p])].push_back(calls->places[p]);
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      std::vector<int> read;  // a slot reads its argument; after the last window the sums the results
+      for (const auto& lane : calls->lane)
+        read.push_back(w < std::size_t(calls->calls) ? lane.arg[w] : lane.result);
+      if (!windows[w].empty())
+        spans.push_back({windows[w].front(),
+                         w < std::size_t(calls->calls) ? calls->window_last[w] : calls->last, &windows[w],
+                         w == 0 ? std::size_t(stencil::lanes) : 0, read});
+    }
+  } else if (!c.vec_kernel.empty()) {
+    const vec_image* im = named(st.vec_images, c.vec_kernel);
+    std::vector<int> read;
+    for (const image& lane : im->lane) read.push_back(lane.result);
+    spans.push_back({im->places.front(), im->last, &im->places, std::size_t(stencil::lanes), read});
+  }
+  int longest = 0, least = 99;
+  for (const auto& row : st.latency)
+    for (int l : row) longest = std::max(longest, l), least = std::min(least, l);
+  const int maker = stencil::count;  // a maker of x: read after the longest latency and the margin
+  auto latency = [&](int from, int to) {
+    return from == maker ? longest + st.latency_margin : st.latency[from][to];
+  };
+  auto landed_by = [&](int from) {  // a write issued at 0 has landed for any reader by then
+    int m = 0;
+    for (int to = 0; to < stencil::count; ++to) m = std::max(m, latency(from, to));
+    return m;
+  };
+  for (const span& s : spans) {
+    int issued[256], producer[256];
+    std::fill(std::begin(producer), std::end(producer), -1);
+    int t = 0;
+    std::size_t p = 0;
+    for (std::size_t offset = s.from; offset <= s.to; offset += 16) {
+      const insn i = at(c.image, offset);
+      if (p < s.places->size() && (*s.places)[p] == offset) {
+        const bool makes_x = p++ < s.makers;
+        int op = makes_x ? maker : 0;
+        while (!makes_x && op < stencil::count && !same_but_operands(i, st.forms[op].code, op)) ++op;
+        if (!makes_x && op == stencil::count)
+          return "the place at " + std::to_string(offset) + " holds none of the operations";
+        const form& f = st.forms[makes_x ? stencil::add : op];
+        const int reader = makes_x ? int(stencil::add) : op;
+        for (int r : {makes_x ? -1 : int(i[f.a]), !makes_x && f.b >= 0 ? int(i[f.b]) : -1,
+                      !makes_x && f.c >= 0 ? int(i[f.c]) : -1})
+          if (r >= 0 && r != 255 && producer[r] >= 0 && t < issued[r] + latency(producer[r], reader))
+            return "the instruction at " + std::to_string(offset) + " reads R" + std::to_string(r) + " " +
+                   std::to_string(issued[r] + latency(producer[r], reader) - t) +
+                   " cycles before it is ready";
+        // a second write lands after the first: the shortest latency after it, past the first's longest
+        if (const int d = i[dest_field]; d != 255) {
+          if (producer[d] >= 0 && t + least <= issued[d] + landed_by(producer[d]))
+            return "the instruction at " + std::to_string(offset) + " writes R" + std::to_string(d) +
+                   " before the write before it has landed";
+          issued[d] = t, producer[d] = op;
+        }
+      }
+      t += stall(i);
+    }
+    for (int r : s.read_after)
+      if (producer[r] >= 0 && t < issued[r] + latency(producer[r], stencil::addr))
+        return "R" + std::to_string(r) + " is read after the stretch ending at " + std::to_string(s.to) +
+               " " + std::to_string(issued[r] + latency(producer[r], stencil::addr) - t) +
+               " cycles before it is ready";
+  }
+  return "";
+}
+
 }  // namespace patch
 
 // Loads a patched image and launches it: the runtime's library calls, as 08's lesson loads PTX.

@@ -5,6 +5,9 @@
 // use.
 #include "common/polynomial.hpp"
 #include "common/registry.hpp"
+#include "common/skeletons/map.cuh"
+#include "expression_oracle.hpp"
+#include "random_programs.hpp"
 #include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
@@ -112,6 +115,79 @@ TEST(CopyAndPatch, TheRegistryRefusesWhatTheStencilsDoNotHold) {
         EXPECT_EQ(why.empty(), held) << e.name() << " " << info(map_op(op)).name << " " << to_string(t)
                                      << ": " << why;
       }
+  }
+}
+
+// What 17's machine code computes, decoded and run on the host, against the tests' own evaluator of
+// the language (not 17's steps): each element mapped over three steps of x, in the scalar image and
+// the vec image's lanes, within float's rounding at the value's magnitude; points where a comparison
+// is too near its edge for float and float64 to agree are left out. Returns how many were compared.
+int expect_machine_means(const std::string& text) {
+  std::vector<float> xs;
+  for (int i = 0; i < 24; ++i) xs.push_back(-3.9f + 0.33f * float(i));
+  int compared = 0;
+  for (const bool vec : {false, true}) {
+    const std::vector<float> got = copy_and_patch::machine_on_host(text, xs, 3, vec);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const oracle::value want = oracle::mapped(text, xs[i], 3, map_delta);
+      if (want.fragile) continue;
+      ++compared;
+      EXPECT_TRUE(oracle::agrees(got[i], want, 0x1p-23))
+          << text << (vec ? " (vec)" : " (scalar)") << " at x = " << xs[i] << ": " << got[i]
+          << ", the oracle " << want.v;
+    }
+  }
+  return compared;
+}
+
+TEST(CopyAndPatch, ItsMachineCodeComputesWhatTheLanguageMeans) {
+  for (const char* text : {"-x + 1",
+                           "-x * 3",
+                           "2 - x - 4 * x",
+                           "8 / 2 * x",
+                           "x - 2 * x - 3",
+                           "2 <= x ? 1 : 0",
+                           "x <= 2 ? 1 : 0",
+                           "2 > x ? x : -x",
+                           "3 >= x ? 5 : 7",
+                           "1 == x ? 2 : 3",
+                           "-1 != x ? x : 0",
+                           "x < 0 ? -1 : x < 1 ? 0 : 1",
+                           "min(2 - x, x - 2)",
+                           "max(x, -x) / 4",
+                           "t = x * 2; u = t - 1; u * u - t",
+                           "x * x + 2 * x + 1",
+                           "x > 0.5 ? 2 * x : x / 2",
+                           "sin(x)",
+                           "exp(sin(x) * cos(x))",
+                           "sqrt(x * x + 1)",
+                           "-x * sin(x)"})
+    EXPECT_GT(expect_machine_means(text), 0) << text;
+}
+
+TEST(CopyAndPatch, RandomOpsItTakesComputeWhatTheLanguageMeans) {
+  std::uint64_t state = 0x51ed270b27f4c6e3ull;
+  int taken = 0, compared = 0;
+  for (int round = 0; round < 400; ++round) {
+    const std::string text = test::random_value(state, 1 + round % 5);
+    if (!copy_and_patch::refusal_on_host(text, dtype::f32).empty()) continue;
+    ++taken;
+    compared += expect_machine_means(text);
+  }
+  EXPECT_GT(taken, 100);
+  EXPECT_GT(compared, 5000);
+}
+
+// Each instruction the patch writes issues no sooner than what it reads is ready, by the latencies
+// the stencils taught, read back from the image's own bytes; the check itself fails where the stalls
+// are cut short.
+TEST(CopyAndPatch, EveryDependentInstructionWaitsForWhatItReads) {
+  std::vector<std::string> ops = {jit::never_seen_op().source, "x > 0.5 ? 2 * x : x / 2", "sin(x)",
+                                  "exp(sin(x) * cos(x))", "x * sin(x) + cos(x) * 2"};
+  for (int steps : op_lengths) ops.push_back(polynomial_text(steps));
+  for (const std::string& text : ops) {
+    EXPECT_EQ(copy_and_patch::schedule_on_host(text), "") << text;
+    EXPECT_NE(copy_and_patch::schedule_on_host(text, 15), "") << text << ": no stall, and the check passed";
   }
 }
 

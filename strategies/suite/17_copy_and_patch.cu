@@ -208,6 +208,33 @@ std::string check_on_host(const std::string& text, int samples) {
   return "";
 }
 
+std::vector<float> machine_on_host(const std::string& text, const std::vector<float>& xs, int k, bool vec) {
+  const patch::stencils& st = host_stencils();
+  const patch::compiled c = patch::compile(st, text);
+  if (vec ? c.vec_kernel.empty() : c.kernel.empty()) return {};
+  std::vector<float> out;
+  for (std::size_t i = 0; i < xs.size(); i += vec ? stencil::lanes : 1) {
+    if (!vec) {
+      out.push_back(patch::simulate(st, c, xs[i], k));
+      continue;
+    }
+    std::array<float, stencil::lanes> four{};
+    for (std::size_t l = 0; l < four.size(); ++l) four[l] = xs[std::min(i + l, xs.size() - 1)];
+    const std::array<float, stencil::lanes> got = patch::simulate_vec(st, c, four, k);
+    for (std::size_t l = 0; l < four.size() && i + l < xs.size(); ++l) out.push_back(got[l]);
+  }
+  return out;
+}
+
+std::string schedule_on_host(const std::string& text, int shorten) {
+  const patch::stencils& st = host_stencils();
+  patch::compiled c = patch::compile(st, text);
+  if (shorten > 0)
+    for (std::size_t offset = 0; offset + 16 <= c.image.size(); offset += 16)
+      patch::set_stall(&c.image[offset], std::max(patch::stall(&c.image[offset]) - shorten, 0));
+  return patch::check_schedule(st, c);
+}
+
 std::vector<std::string> steps_on_host(const std::string& text) {
   std::vector<std::string> names;
   for (const patch::step& s : patch::compile(host_stencils(), text).code)

@@ -47,6 +47,18 @@ std::string scalar_only(const std::string& text);
 // else). Not the timing, which only a GPU run shows.
 std::string check_on_host(const std::string& text, int samples = 64);
 
+// With no GPU: what the machine code patched for text computes, decoded and run on the host: each
+// element of xs through k steps of the map (x + j * delta), in the scalar image or (vec) the vec
+// image's lanes; empty where text has no image of that form. The tests set it beside their own
+// evaluator of the language, not beside 17's steps.
+std::vector<float> machine_on_host(const std::string& text, const std::vector<float>& xs, int k, bool vec);
+
+// With no GPU: the first place in text's patched image where an instruction of the patch issues
+// before what it reads is ready (by the latencies the stencils taught), or writes a register before
+// an earlier write to it has landed; empty where there is none. `shorten` takes that many cycles off
+// every stall first (the tests' way to see the check fail).
+std::string schedule_on_host(const std::string& text, int shorten = 0);
+
 // With no GPU: text's steps, by their operations' names (the selection the machine code is written
 // from), and what they compute for x at k = 1 (the tests of the selection).
 std::vector<std::string> steps_on_host(const std::string& text);
