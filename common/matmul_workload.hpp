@@ -29,6 +29,14 @@ struct matmul_problem {
   double ops() const { return 2.0 * m * n * k; }  // one combine and one reduce per term
 };
 
+// The float64 reference of C = A (m x k) ⊗ B (k x n), both row-major, in the semiring p.op: each
+// element with the magnitude its rounding is relative to (the sum of its terms' for (+,×), its own
+// for a min or a max). The fixture uses it but for the largest (+,×) problems, whose reference
+// cuBLAS computes in float64 on the GPU.
+template <class T>
+std::vector<reference_value> matmul_reference(const matmul_problem& p, const std::vector<T>& a,
+                                              const std::vector<T>& b);
+
 struct matmul_launch {
   semiring op;
   matmul_form form;

@@ -19,6 +19,16 @@ struct points_problem {
   std::size_t min_bytes() const { return 4 * n * size_of(type); }  // two coordinates in, two out
 };
 
+// What the fixture uploads, made on the host: the points in both layouts, from `seed` (xs) and
+// `seed + 1` (ys), and the float64 reference in the array-of-structs layout (x, y side by side).
+template <class T>
+struct points_host {
+  std::vector<T> aos, soa;
+  std::vector<reference_value> reference;
+};
+template <class T>
+points_host<T> make_points_host(const points_problem& p, std::uint64_t seed);
+
 struct points_launch {
   point_op op;
   dtype type;

@@ -22,6 +22,7 @@ run_record sample_record() {
   r.bytes = 134217728;
   r.bandwidth_gbs = 2900.5;
   r.fraction_of_copy = 0.97;
+  r.first_launch_ms = 12.5;
   r.env.device.name = "NVIDIA H100 80GB HBM3";
   r.env.device.l2_bytes = 52428800;
   r.env.copy_bandwidth_gbs = 2990;
@@ -78,6 +79,28 @@ TEST(BenchmarkId, CdlRunsRecordsAreTheResultsFormat) {
   EXPECT_DOUBLE_EQ(median["real_time"].get<double>(), r.timing.median_ms * 1e3);
   EXPECT_EQ(median["time_unit"], "us");
   EXPECT_EQ(median["frac_copy"], 0.97);
+  // Every field of every aggregate, from the record's repetitions {1.0, 1.1, 0.9} ms, worked out:
+  // the median 1.0, the least 0.9, the most 1.1; p10 and p90 by linear interpolation between the
+  // sorted three, at positions 0.2 and 1.8: 0.9 + 0.2 * 0.1 and 1.0 + 0.8 * 0.1.
+  const double expected_us[] = {1000, 900, 1100};
+  const char* aggregates[] = {"median", "min", "max"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& e = entries[i];
+    EXPECT_EQ(e["aggregate_name"], aggregates[i]);
+    EXPECT_EQ(e["name"], "map/04_function_pointer.table/vec/op:sine/type:f32/n:16777216/k:16_" +
+                             std::string(aggregates[i]));
+    EXPECT_EQ(e["run_name"], median["run_name"]);
+    EXPECT_EQ(e["run_type"], "aggregate");
+    EXPECT_NEAR(e["real_time"].get<double>(), expected_us[i], 1e-9) << aggregates[i];
+    EXPECT_EQ(e["repetitions"], 3);
+    EXPECT_EQ(e["GB/s"], 2900.5);
+    EXPECT_EQ(e["frac_copy"], 0.97);
+    EXPECT_EQ(e["max_rel_err"], 2.5e-7);
+    EXPECT_NEAR(e["p10_us"].get<double>(), 920, 1e-9);
+    EXPECT_NEAR(e["p90_us"].get<double>(), 1080, 1e-9);
+    EXPECT_EQ(e["first_launch_ms"], 12.5);
+    EXPECT_EQ(e["label"], median["label"]);
+  }
   const nlohmann::json fields = nlohmann::json::parse(median["label"].get<std::string>());
   EXPECT_EQ(fields["strategy"], "04_function_pointer");
   EXPECT_EQ(fields["variant"], "table");
