@@ -15,6 +15,21 @@ class RulesReachEveryVerdict(VerdictCase):
         self.assertEqual(rules.direction([], NOISE), UNMEASURED)
         self.assertEqual(rules.direction([1.5], NOISE, holds_if_below=False), HOLDS)
 
+    def test_the_noise_band_of_each_rule(self):
+        # a ratio just inside the noise band is no change, just outside it is one, for every rule
+        inside, outside = 1 - NOISE * 0.99, 1 - NOISE * 1.01
+        self.assertEqual(rules.direction([inside], NOISE), DEPENDS)
+        self.assertEqual(rules.direction([outside], NOISE), HOLDS)
+        self.assertEqual(rules.direction([1 + NOISE * 0.99], NOISE), DEPENDS)
+        self.assertEqual(rules.direction([1 + NOISE * 1.01], NOISE), FAILS)
+        self.assertEqual(rules.gain([inside], NOISE), FAILS)
+        self.assertEqual(rules.gain([outside], NOISE), HOLDS)
+        from cdl_report import stats
+
+        self.assertEqual(stats.goal_verdict(1.5 * (1 + NOISE * 0.99), 1.5, NOISE, False), stats.WITHIN)
+        self.assertEqual(stats.goal_verdict(1.5 * (1 + NOISE * 1.01), 1.5, NOISE, False), "missed")
+        self.assertEqual(stats.goal_verdict(1.5 * (1 - NOISE * 1.01), 1.5, NOISE, False), "met")
+
     def test_gain(self):
         self.assertEqual(rules.gain([0.5, 0.9], NOISE), HOLDS)
         self.assertEqual(rules.gain([1.0, 1.5], NOISE), FAILS)  # no gain beyond the noise is no gain

@@ -36,6 +36,32 @@ class MannWhitneyTest(unittest.TestCase):
         self.assertEqual(mark(1.1, True), "1.10")
         self.assertEqual(mark(1.01, False), "(1.01)")
 
+    def test_the_significance_threshold_is_005_on_both_sides(self):
+        # Five against five, one side's repetitions all but two (or three) pairs below the other's: the
+        # exact p is 8/252 = 0.032 (between 0.01 and 0.05: a difference) and 14/252 = 0.056 (between
+        # 0.05 and 0.10: none); a threshold moved to 0.01 or to 0.10 turns one of them over.
+        a = [101, 102, 103, 105, 106]
+        told = [104, 107, 108, 109, 110]
+        self.assertAlmostEqual(mann_whitney_p(a, told), 8 / 252)
+        self.assertEqual(
+            compare({"median": 103.0, "reps": a}, {"median": 108.0, "reps": told}, 0.01)[2], True
+        )
+        a = [101, 102, 104, 105, 106]
+        not_told = [103, 107, 108, 109, 110]
+        self.assertAlmostEqual(mann_whitney_p(a, not_told), 14 / 252)
+        self.assertEqual(
+            compare({"median": 104.0, "reps": a}, {"median": 108.0, "reps": not_told}, 0.01)[2], False
+        )
+
+    def test_the_noise_band_is_inclusive_and_no_wider(self):
+        reps = lambda m: {"median": m, "reps": [m * (1 + 0.0001 * i) for i in range(5)]}  # noqa: E731
+        self.assertEqual(compare(reps(100.0), reps(101.99), 0.02)[2], False)  # just inside: no difference
+        self.assertEqual(
+            compare(reps(100.0), reps(102.01), 0.02)[2], True
+        )  # just outside: tested, told apart
+        self.assertEqual(compare(reps(100.0), reps(98.01), 0.02)[2], False)
+        self.assertEqual(compare(reps(100.0), reps(97.99), 0.02)[2], True)
+
     def test_quantiles_interpolate(self):
         self.assertEqual(quantile([0, 10], 0.95), 9.5)
         self.assertEqual(quantile([3, 1, 2], 0.5), 2)
