@@ -111,7 +111,7 @@ def objects_with_reports(build_dir):
         os.path.join(build_dir, "plugins", f"cdl_{part}.cubin")
         for part in ("images", "calls_1", "calls_2", "calls_3")
     ]
-    out = [(c, "strategies/17_copy_and_patch.cu") for c in cubins if os.path.exists(c + ".ptxas")]
+    out = [(c, "strategies/suite/copy_and_patch/stencils.cu") for c in cubins if os.path.exists(c + ".ptxas")]
     for root, _, files in os.walk(build_dir):
         for f in sorted(files):
             if f.endswith(".o.ptxas"):

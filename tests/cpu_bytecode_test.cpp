@@ -8,8 +8,7 @@
 #include "expression_oracle.hpp"
 #include "random_programs.hpp"
 
-#define CDL_INTERPRETER_LOOP  // the lesson's loop alone: the kernel's steps, run here on the host
-#include "strategies/16_interpreter.cu"
+#include "strategies/suite/interpreter_loop.cuh"  // the kernels' loop, run here on the host
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// What the interpreter's CPU and GPU tests run (tests/cpu_bytecode_test.cpp,
-// tests/gpu_interpreter_test.cpp): a program of each construct of 08's language, and random programs.
+// What the tests of the routes that take a user's op run (the interpreter's, copy-and-patch's, the
+// language's): a program of each construct of 08's language, and random programs.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +61,43 @@ inline std::string random_value(std::uint64_t& s, int depth, bool t_defined = tr
     case 9: return "max(" + a + ", " + b + ")";
     default: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";
   }
+}
+
+// A random op of the whole language, for the fuzzes of the routes that take a user's op: every
+// operator and function, nested selects of any comparison, temporaries read once or more, numbers of
+// either sign and of many magnitudes; `depth` its nesting.
+inline std::string random_op(std::uint64_t& s, int depth, int temporaries = 0) {
+  const auto pick = [&](unsigned n) { return unsigned(next(s) % n); };
+  static const char* numbers[] = {"0.5", "1.5", "-2", "3", "0.25", "-0.75", "7", "1e-3", "2.5e2", "0.1"};
+  if (depth == 0 || pick(5) == 0) {
+    if (temporaries > 0 && pick(3) == 0) return "t" + std::to_string(pick(unsigned(temporaries)));
+    return pick(2) ? "x" : numbers[pick(10)];
+  }
+  const auto sub = [&] { return random_op(s, depth - 1, temporaries); };
+  static const char* compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+  static const char* functions[] = {"sin", "cos", "exp", "sqrt"};
+  switch (pick(12)) {
+    case 0: return "(" + sub() + " + " + sub() + ")";
+    case 1: return "(" + sub() + " - " + sub() + ")";
+    case 2: return sub() + " * " + sub();
+    case 3: return "(" + sub() + ") / (" + sub() + ")";
+    case 4: return "(" + sub() + ") / " + numbers[pick(10)];
+    case 5: return "min(" + sub() + ", " + sub() + ")";
+    case 6: return "max(" + sub() + ", " + sub() + ")";
+    case 7: return "-" + sub();
+    case 8: return std::string(functions[pick(4)]) + "(" + sub() + ")";
+    case 9: return "(" + sub() + compares[pick(6)] + sub() + " ? " + sub() + " : " + sub() + ")";
+    case 10: return "(" + sub() + " * x + " + numbers[pick(10)] + ")";
+    default: return std::string(functions[pick(4)]) + "(x * " + numbers[pick(10)] + ")";
+  }
+}
+// A random program: up to three temporaries, each from those before it, then the result.
+inline std::string random_program(std::uint64_t& s, int depth) {
+  std::string text;
+  const int temporaries = int(next(s) % 4);
+  for (int t = 0; t < temporaries; ++t)
+    text += "t" + std::to_string(t) + " = " + random_op(s, depth, t) + "; ";
+  return text + random_op(s, depth, temporaries);
 }
 
 }  // namespace cdl::test

@@ -1,17 +1,19 @@
 // 17 - Copy-and-patch: a user's op written into machine code nvcc compiled ahead of time, and
 // loaded with no compiler in the process.
 //
-// Idea.    The lesson (strategies/17_copy_and_patch.cu) is the mechanism, and this file includes
-//          it: the build compiles the stencils (the lesson with CDL_STENCILS: one kernel per
-//          operation, a chain through each and every other) into plugins/cdl_stencils.cubin and the
-//          images (with CDL_IMAGES: the map kernel with a region of marked steps) into
-//          plugins/cdl_images.cubin, and the call images (with CDL_CALLS=N: slots of nvcc's own
-//          sinf, cosf, expf and sqrtf between windows of steps) into plugins/cdl_calls_N.cubin,
-//          for the GPU it targets; once a process the program learns from those cubins each
-//          operation's instruction, its register fields and the latencies between them; a new op
-//          is parsed, given the region's registers, written into the region with stalls from the
-//          learnt latencies (each call's function set in its slot's word), and loaded with
-//          cudaLibraryLoadData.
+// Idea.    The lesson (strategies/17_copy_and_patch.cu) on every op of 08's language the engine
+//          holds (strategies/suite/copy_and_patch/, read in this order): stencils.cu, the device
+//          code the build compiles into plugins/cdl_stencils.cubin (a chain of each operation and
+//          through each pair), cdl_images.cubin (the map with a region of marked steps, scalar and
+//          four elements a thread) and cdl_calls_N.cubin (slots of nvcc's own sinf, cosf, expf and
+//          sqrtf between windows of steps); cubin.cpp, the ELF reader and an instruction's fields;
+//          learn.cpp, what the program takes from those cubins once a process (each operation's
+//          instruction and register fields, the latencies between operations, each image's places
+//          and registers); lower.cpp, the op's text to steps of those operations; write.cpp and
+//          calls.cpp, the steps given the region's registers, put in its places with stalls from
+//          the learnt latencies (a call's function set in its slot's word); decode.cpp, the same
+//          images decoded and run on the host, the tests' check. This file loads the patched image
+//          with cudaLibraryLoadData and registers the route.
 // Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms; then
 //          nvcc's own instructions (a multiply and the add after it fused, as nvcc does) in a k
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
@@ -25,24 +27,26 @@
 //          it is float, its operations one instruction each (+ - * min max, a * c + b, division by
 //          a power of two, comparisons and ?:) or up to three calls of sin, cos, exp and sqrt (the
 //          vec form alone: the catalogue's sine and exp_sin_cos), and its live values no more
-//          than the region's registers. Anything else
-//          is refused with cdl::error naming the reason and the routes that run it (08, 16); so is
-//          a GPU whose architecture the stencils were not built for.
+//          than the region's registers. Anything else is refused with cdl::error naming the reason
+//          and the routes that run it (08, 16); so is a GPU whose architecture the stencils were
+//          not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
 // Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/vec/steps:30/`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:
 //          cdl_run --expr 'x * x + 2 * x + 1' (its row 17_copy_and_patch/vec [--expr]).
-//          Its lesson's Check it. line fuzzes the mechanism on the GPU.
-// Read it. strategies/17_copy_and_patch.cu is the lesson: everything above its main is used here.
-#define CDL_COPY_AND_PATCH_MECHANISM
-#include "strategies/17_copy_and_patch.cu"
-
+// Check it. tests/cpu_copy_and_patch_engine_test.cpp decodes random ops' images on the host (no GPU);
+//          tests/gpu_copy_and_patch_test.cpp runs them on the GPU against their steps and the
+//          language's meaning.
 #include "strategies/suite/copy_and_patch.hpp"
+#include "strategies/suite/copy_and_patch/decode.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
 #include "common/check.hpp"
 #include "common/registry.hpp"
+#include "common/skeletons/elementwise.cuh"
+#include "common/skeletons/map.cuh"
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -59,6 +63,47 @@ const patch::stencils& host_stencils();
 
 namespace {
 
+static_assert(stencil::delta == float(map_delta), "the images step x as the map does");
+
+// Refuses stencils that are not this GPU's architecture's.
+void require_this_gpu(const patch::stencils& st) {
+  int device = 0, major = 0, minor = 0;
+  CDL_CUDA_CHECK(cudaGetDevice(&device));
+  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CDL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major * 10 + minor != st.arch)
+    throw error("the stencils are sm_" + std::to_string(st.arch) + "'s and this GPU is sm_" +
+                std::to_string(major * 10 + minor) + "'s: build them for it");
+}
+
+// A patched image loaded (cudaLibraryLoadData: no compiler, no PTX) and its kernels: the vec kernel
+// runs where the op has one and x and y are 16-byte aligned; else the scalar one.
+struct loaded {
+  cudaLibrary_t library{};
+  cudaKernel_t kernel{}, vec_kernel{};
+  explicit loaded(const patch::compiled& c) {
+    CDL_CUDA_CHECK(cudaLibraryLoadData(&library, c.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    if (!c.kernel.empty()) CDL_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, c.kernel.c_str()));
+    if (!c.vec_kernel.empty())
+      CDL_CUDA_CHECK(cudaLibraryGetKernel(&vec_kernel, library, c.vec_kernel.c_str()));
+  }
+  loaded(const loaded&) = delete;  // one unload per load
+  loaded& operator=(const loaded&) = delete;
+  ~loaded() { cudaLibraryUnload(library); }
+  bool runs_vec(const float* x, const float* y) const {
+    return vec_kernel &&
+           (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  }
+  void launch(const float* x, float* y, std::size_t n, int k, cudaStream_t stream, bool vec) const {
+    void* args[] = {&x, &y, &n, &k};
+    const bool four = vec && runs_vec(x, y);
+    const std::size_t threads = four ? (n + stencil::lanes - 1) / stencil::lanes : n;
+    constexpr unsigned block = skeleton::elementwise_block;
+    CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(four ? vec_kernel : kernel),
+                                    unsigned((threads + block - 1) / block), block, args, 0, stream));
+  }
+};
+
 constexpr const char* other_routes = "run it with 08_expression_jit or 16_interpreter";
 
 // The stencils read for the host (host_stencils(), once a process: the registry's refusals read
@@ -72,7 +117,7 @@ const patch::stencils& stencils() {
   std::call_once(once, [] {
     try {
       const patch::stencils& st = host_stencils();
-      patch::require_this_gpu(st);
+      require_this_gpu(st);
       learnt = &st;
     } catch (const std::exception& e) {
       why = e.what();
@@ -143,7 +188,7 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
 
 // The stencils read for the host alone (no GPU, whatever architecture they are for).
 const patch::stencils& host_stencils() {
-  static const patch::stencils st = patch::learn(stencils_prefix(), false);
+  static const patch::stencils st = patch::learn(stencils_prefix());
   return st;
 }
 

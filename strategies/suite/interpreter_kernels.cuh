@@ -1,12 +1,11 @@
 // Strategy 16's kernels' bodies (suite/16_interpreter.cu wraps them as its kernels, and
 // plugins/interpreter_plugin.cu as kernels with C names that a program with no C++ build of its own
-// loads from a file): the map skeleton with the lesson's interpreter loop (run_steps, in
-// strategies/16_interpreter.cu) running common/bytecode.hpp's steps in place of the op.
+// loads from a file): the map skeleton with the interpreter's loop (run_steps, in
+// interpreter_loop.cuh) running common/bytecode.hpp's steps in place of the op.
 #pragma once
 
 #include "common/skeletons/map.cuh"
-#define CDL_INTERPRETER_LOOP
-#include "strategies/16_interpreter.cu"
+#include "strategies/suite/interpreter_loop.cuh"
 
 #include <cstddef>
 

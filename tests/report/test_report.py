@@ -146,13 +146,15 @@ class ReportTest(FixtureTest):
         self.assertNotIn("17's patched kernels are the images", self.report())
 
         def with_images(doc):
-            image = dict(doc["kernels"][0], source="strategies/17_copy_and_patch.cu", registers=24)
+            image = dict(
+                doc["kernels"][0], source="strategies/suite/copy_and_patch/stencils.cu", registers=24
+            )
             doc["kernels"].append(dict(image, kernel="cdl_image_vec_4", name="cdl_image_vec_4"))
 
         self.edit_results(with_images, "resources.json")
         text = self.report()
         self.assertIn("17's patched kernels are the images", text)
-        self.assertRegex(text, r"\| `17_copy_and_patch\.cu` \| `cdl_image_vec_4` \| 24 \|")
+        self.assertRegex(text, r"\| `stencils\.cu` \| `cdl_image_vec_4` \| 24 \|")
 
     def test_the_noise_threshold_comes_from_the_repeat_run_or_says_it_does_not(self):
         self.assertIn(

@@ -1,0 +1,562 @@
+// learn.hpp's learning from the stencils' cubins. Read the header first.
+#include "strategies/suite/copy_and_patch/learn.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <iterator>
+#include <set>
+
+namespace cdl::copy_and_patch::patch {
+namespace {
+
+#define LEARN_CHECK(cond, ...) \
+  if (!(cond)) throw failed("the stencils do not read as expected: " + std::string(__VA_ARGS__))
+
+kernel_code find(const std::map<std::string, kernel_code>& ks, const std::string& name) {
+  LEARN_CHECK(ks.count(name), name + " is not in the cubin");
+  return ks.at(name);
+}
+
+int marker_of(const insn& i, bool& negated) {  // step s's marker as it appears, or -1
+  const std::uint32_t imm = immediate(i), s = (imm & 0x7fffffffu) - stencil::marker_bits;
+  negated = imm >> 31;
+  return s < 4096 ? int(s) : -1;
+}
+
+// The register step s's marker went to: for an operation with a second register, x + marker s.
+int marked_register(const bytes& cubin, const kernel_code& k, int s, const std::string& name) {
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const insn i = at(cubin, k.offset + 16 * n);
+    if (marker_of(i, negated) == s) return i[dest_field];
+  }
+  throw failed("the stencils do not read as expected: " + name + ": no marker " + std::to_string(s));
+}
+
+// The register holding x + j * delta: what step 0 reads in field 3 (step 0 is x + marker 0 in an
+// image and before an operation with a second register, op(x, marker 0) otherwise).
+int x_register(const bytes& cubin, const kernel_code& k, const std::string& name) {
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const insn i = at(cubin, k.offset + 16 * n);
+    if (marker_of(i, negated) == 0) return i[3];
+  }
+  throw failed("the stencils do not read as expected: " + name + ": no step 0");
+}
+
+// One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
+// constant in field 3 and found by its marker; one with a second register reads the one before
+// and x + marker s (a select: in two of fields 3, 4 and 8); a mask reads it in field 3. Returns
+// their instruction numbers.
+std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
+                               const std::vector<int>& ops, const stencils* known) {
+  std::vector<std::size_t> at_step;
+  int current = x_register(cubin, k, name);
+  std::size_t n = 0;
+  for (std::size_t s = 0; s < ops.size(); ++s) {
+    const int o = ops[s];
+    const bool constant = stencil::has_constant(o), second = !constant && o != stencil::mask;
+    const int w = second ? marked_register(cubin, k, int(s), name) : -1;
+    auto is_step = [&](const insn& i) {
+      bool negated;
+      if (constant) return marker_of(i, negated) == int(s) && i[3] == current;
+      if (o == stencil::mask)
+        return i[3] == current && (!known || same_but_operands(i, known->forms[o].code, o));
+      const int fields = o == stencil::sel ? 3 : 2, f[] = {3, 4, 8};
+      for (int p = 0; p < fields; ++p)
+        for (int q = 0; q < fields; ++q)
+          if (p != q && i[f[p]] == current && i[f[q]] == w) return true;
+      return false;
+    };
+    for (;; ++n) {
+      LEARN_CHECK(n < k.count, name + ": step " + std::to_string(s) + " not found");
+      if (is_step(at(cubin, k.offset + 16 * n))) break;
+    }
+    const insn i = at(cubin, k.offset + 16 * n);
+    if (known)
+      LEARN_CHECK(same_but_operands(i, known->forms[ops[s]].code, ops[s]),
+                  name + ": step " + std::to_string(s) + " is not " + stencil::names[ops[s]]);
+    at_step.push_back(n);
+    current = i[dest_field];
+    ++n;
+  }
+  return at_step;
+}
+
+// An operation's form, from its stencil's chain: the instruction, and which field holds what.
+form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int o) {
+  const std::string name = std::string("cdl_op_") + stencil::names[o];
+  const kernel_code k = find(ks, name);
+  std::vector<int> ops(stencil::learn_steps, o);
+  if (o == stencil::mask) ops[0] = stencil::add;  // its chain starts from x + marker 0
+  const std::vector<std::size_t> steps = trace(cubin, k, name, ops, nullptr);
+  auto step = [&](std::size_t s) { return at(cubin, k.offset + 16 * steps[s]); };
+  form f;
+  f.code = step(1);
+  if (stencil::has_constant(o)) {
+    bool negated;
+    marker_of(f.code, negated);
+    f.negated = negated;
+    if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
+  } else if (o == stencil::sel) {     // the mask, step 0's value (if true) and x + marker 1
+    for (int field : {3, 4, 8})
+      if (f.code[field] == step(0)[dest_field])
+        f.b = field;
+      else if (f.code[field] == marked_register(cubin, k, 1, name))
+        f.c = field;
+      else
+        f.a = field;
+  } else if (o != stencil::mask) {  // step 1 reads step 0's value and x + marker 1
+    f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
+  }
+  const bool ordered = o == stencil::subr || o == stencil::ltr || o == stencil::ler || o == stencil::sel;
+  for (std::size_t s = 1; s < steps.size(); ++s) {
+    const insn i = step(s);
+    LEARN_CHECK(same_but_operands(i, f.code, o), name + ": its steps are different instructions");
+    bool negated;
+    LEARN_CHECK(!stencil::has_constant(o) || (marker_of(i, negated), negated == f.negated),
+                name + ": its constant's sign changes");
+    // a - b keeps b in its field (a < b, a select its arms); where the operation commutes the
+    // compiler may swap them
+    LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(cubin, k, int(s), name) &&
+                             (o != stencil::sel || i[f.b] == step(s - 1)[dest_field])),
+                name + ": its operands' fields change");
+    LEARN_CHECK(o != stencil::fmac || i[f.b] == x_register(cubin, k, name), name + ": the addend is not x");
+  }
+  LEARN_CHECK(o != stencil::sel || (f.b >= 0 && f.c >= 0 && f.a != f.b && f.a != f.c),
+              name + ": its three registers are not in three fields");
+  return f;
+}
+
+// Latencies: in the chain a, b, a, b, ... for every pair, each step waits for the one before, so
+// the cycles the compiler leaves between them are what the first's result takes to reach the second.
+void learn_latencies(stencils& st, const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+  for (auto& row : st.latency) std::fill(std::begin(row), std::end(row), 0);
+  for (int o = 0; o < stencil::count; ++o) {
+    std::vector<int> ops;
+    for (int s = 0; s < stencil::pair_steps; ++s)
+      ops.push_back(s == 0 ? stencil::add : s % 2 ? o : s / 2 - 1);
+    const std::string name = std::string("cdl_pairs_") + stencil::names[o];
+    const kernel_code k = find(ks, name);
+    const std::vector<std::size_t> steps = trace(cubin, k, name, ops, &st);
+    for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
+      int cycles = 0;
+      for (std::size_t n = steps[s]; n < steps[s + 1]; ++n) cycles += stall(at(cubin, k.offset + 16 * n));
+      int& l = st.latency[ops[s]][ops[s + 1]];
+      l = l == 0 ? cycles : std::min(l, cycles);
+    }
+  }
+  int low = 99, high = 0;
+  for (auto& row : st.latency)
+    for (int l : row) {
+      LEARN_CHECK(l > 0, "a pair of operations without a latency");
+      low = std::min(low, l), high = std::max(high, l);
+    }
+  st.latency_margin = high - low;
+}
+
+// An image: its steps by their markers, in the order the compiler placed them; the registers they
+// write are the pool. Nothing else between its first and last step may write one of them.
+image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
+  image im;
+  im.kernel = "cdl_image_" + std::to_string(steps);
+  const kernel_code k = find(ks, im.kernel);
+  im.x = x_register(cubin, k, im.kernel);
+  std::vector<int> marker(k.count, -1), seen(steps, 0);
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const int s = marker_of(at(cubin, k.offset + 16 * n), negated);
+    if (s >= 0 && s < steps && !negated) marker[n] = s, ++seen[s], im.steps.push_back(k.offset + 16 * n);
+  }
+  for (int s = 0; s < steps; ++s)
+    LEARN_CHECK(seen[s] == 1, im.kernel + ": step " + std::to_string(s) + " is not one instruction");
+  im.pool.push_back(im.x);
+  for (std::size_t offset : im.steps) {
+    const int r = at(cubin, offset)[dest_field];
+    if (std::find(im.pool.begin(), im.pool.end(), r) == im.pool.end()) im.pool.push_back(r);
+  }
+  const std::size_t first = (im.steps.front() - k.offset) / 16, last = (im.steps.back() - k.offset) / 16;
+  LEARN_CHECK(at(cubin, im.steps.front())[3] == im.x, im.kernel + ": its first step does not read x");
+  LEARN_CHECK(marker[last] == steps - 1, im.kernel + ": its last step is not the last fold");
+  for (std::size_t n = first; n <= last; ++n)
+    if (marker[n] < 0)
+      LEARN_CHECK(std::find(im.pool.begin(), im.pool.end(), at(cubin, k.offset + 16 * n)[dest_field]) ==
+                      im.pool.end(),
+                  im.kernel + ": instruction " + std::to_string(n) +
+                      " among the steps writes one of their registers");
+  im.result = at(cubin, im.steps.back())[dest_field];
+  return im;
+}
+
+// Lane l's x maker (j * delta + its element, into the register its step 0 reads): the nearest
+// instruction before step 0 that writes that register, checked to be lane 0's but for registers.
+// Returns its offset; `makers[l]` is the instruction.
+std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t step0,
+                       insn (&makers)[stencil::lanes], int l, const std::string& kernel) {
+  const int x = at(cubin, k.offset + 16 * step0)[3];
+  std::size_t n = step0;
+  while (n > 0 && at(cubin, k.offset + 16 * --n)[dest_field] != x) {
+  }
+  const insn maker = at(cubin, k.offset + 16 * n), first = l == 0 ? maker : makers[0];
+  LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(stencil::delta) &&
+                  std::equal(maker.begin(), maker.begin() + 2, first.begin()) && maker[3] == first[3],
+              kernel + ": lane " + std::to_string(l) + "'s x is not made by j * delta + x as lane 0's is");
+  makers[l] = maker;
+  return k.offset + 16 * n;
+}
+
+// A vec image's window, its places and each lane's registers, found by the lanes' markers.
+vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
+  constexpr int lanes = stencil::lanes;
+  vec_image im;
+  im.kernel = "cdl_image_vec_" + std::to_string(steps), im.steps = steps;
+  const kernel_code k = find(ks, im.kernel);
+  auto insn_at = [&](std::size_t n) { return at(cubin, k.offset + 16 * n); };
+  std::vector<int> seen(std::size_t(lanes * steps), 0);
+  std::size_t step0[lanes]{}, final_step[lanes]{}, makers[lanes]{};
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const int m = marker_of(insn_at(n), negated), l = m / stencil::lane_markers,
+              s = m % stencil::lane_markers;
+    if (m < 0 || negated || l >= lanes || s >= steps) continue;
+    ++seen[std::size_t(l * steps + s)], im.places.push_back(k.offset + 16 * n);
+    if (s == 0) step0[l] = n;
+    if (s == steps - 1) final_step[l] = n;
+  }
+  for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
+  std::set<int> written, kept;  // the window's registers; those the lanes may not have
+  int j = -1;
+  for (int l = 0; l < lanes; ++l) {
+    im.lane[l].x = insn_at(step0[l])[3];
+    im.lane[l].result = insn_at(final_step[l])[dest_field];
+    makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel);
+    j = im.maker[l][3];
+    kept.insert(im.maker[l][8]);  // the element itself, live through the loop
+  }
+  for (std::size_t offset : im.places) written.insert(cubin[offset + dest_field]);
+  for (std::size_t offset : makers) written.insert(cubin[offset + dest_field]);
+  im.places.insert(im.places.end(), std::begin(makers), std::end(makers));
+  std::sort(im.places.begin(), im.places.end());
+  const std::size_t first = im.places.front();
+  im.last = im.places.back();
+  std::set<int> results;
+  for (const image& lane : im.lane) results.insert(lane.result);
+  LEARN_CHECK(results.size() == lanes, im.kernel + ": two lanes' results share a register");
+  for (auto& d : im.deadline) d = im.last + 16;
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end()) continue;
+    const insn i = insn_at(n);
+    const bool inside = offset > first && offset < im.last;
+    for (int field : {3, 4, 8}) {  // where a register an instruction reads may be
+      for (int l = 0; l < lanes; ++l)
+        if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
+      if (!results.count(i[field])) kept.insert(i[field]);
+      LEARN_CHECK(
+          !inside || results.count(i[field]) || !written.count(i[field]),
+          im.kernel + ": instruction " + std::to_string(n) + " in the window reads a step's register");
+    }
+    if (inside) kept.insert(i[dest_field]);
+  }
+  // Each lane: its result's register, and every `lanes`-th of the rest; float(j) goes to the last
+  // lane, whose x is made last (every maker reads it), as that lane's x.
+  const int last_lane = lanes - 1;
+  std::vector<int> rest;
+  for (int r : written)
+    if (!kept.count(r) && !results.count(r) && r != j) rest.push_back(r);
+  for (int l = 0; l < lanes; ++l) {
+    image& lane = im.lane[l];
+    lane.kernel = im.kernel, lane.pool.clear();
+    if (l == last_lane && written.count(j) && !kept.count(j) && !results.count(j))
+      lane.pool.push_back(j);  // (where j is the lane's result register, it joins as that, below)
+    for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
+    // x in the result's register where the lane has no other (an op of one value: x * x)
+    lane.x = lane.pool.empty() ? lane.result : lane.pool.front();
+    lane.pool.push_back(lane.result);
+  }
+  // A register below the highest the window writes that no instruction of the kernel names (a hole
+  // in nvcc's allocation), nor a 64- or 128-bit operand could reach from an aligned register below
+  // it that one names: nothing reads or writes it, so a lane may hold a value there. Each goes to
+  // the lane with the fewest registers, before its result's.
+  std::set<int> named;
+  for (std::size_t n = 0; n < k.count; ++n)
+    for (int field : {dest_field, 3, 4, 8}) named.insert(insn_at(n)[field]);
+  for (int r = 0; r < *written.rbegin(); ++r) {
+    bool reached = named.count(r) > 0;
+    for (int base = std::max(r - 3, 0); base < r && !reached; ++base)
+      reached = named.count(base) && (base % 4 == 0 || (base % 2 == 0 && base == r - 1));
+    if (reached) continue;
+    image& fewest =
+        *std::min_element(std::begin(im.lane), std::end(im.lane),
+                          [](const image& a, const image& b) { return a.pool.size() < b.pool.size(); });
+    fewest.pool.insert(fewest.pool.end() - 1, r);
+    if (fewest.x == fewest.result) fewest.x = r;
+  }
+  return im;
+}
+
+// What the call images' learning must know of control flow, learnt from the cubin: the branch's
+// operation (each kernel ends on a branch to itself, after its last exit: the warp never runs on
+// into whatever follows, then the padding, one instruction repeated), and the operations whose
+// byte 2 names no register they write: the branch, and those just before a branch guarded by a
+// predicate (the compares that make it).
+struct control {
+  int branch = -1;
+  std::set<int> no_register;
+};
+control learn_control(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+  std::map<int, int> votes;
+  for (const auto& [name, k] : ks) {
+    std::size_t n = k.count;
+    const insn padding = at(cubin, k.offset + 16 * (n - 1));
+    while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
+    if (n < k.count) ++votes[opcode(at(cubin, k.offset + 16 * (n - 1)))];
+  }
+  LEARN_CHECK(!votes.empty(), "no kernel of the call images ends as expected");
+  control c;
+  c.branch = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
+               return a.second < b.second;
+             })->first;
+  c.no_register.insert(c.branch);
+  for (const auto& [name, k] : ks)
+    for (std::size_t n = 1; n < k.count; ++n) {
+      const insn i = at(cubin, k.offset + 16 * n);
+      if (opcode(i) == c.branch && (i[1] >> 4 & 7) != 7)  // guarded: @P0 BRA
+        c.no_register.insert(opcode(at(cubin, k.offset + 16 * (n - 1))));
+    }
+  return c;
+}
+
+// A call image's windows, places and registers, found by the lanes' markers: lane l's step s
+// (marker l * 256 + s) is segment s / S's (S = 2P - 1): a step of each of the P chains, then
+// chains 1.. folded into chain 0, so that every step of a segment comes before its slot. Slot g
+// reads each lane's chain 0 as segment g's last fold left it, and writes what segment g + 1's
+// first step reads; window g ends at the slot's first branch after the last of the first, and
+// window g + 1 starts at the first of the second (the places between are no-ops). A chain's
+// register on both sides of every slot is the lane's to keep values in across a call.
+call_image learn_call_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks,
+                            const control& flow, int calls, stencil::call_shape shape) {
+  constexpr int lanes = stencil::lanes;
+  const int P = shape.chains, S = shape.steps, total = S * (calls + 1);
+  call_image im;
+  im.kernel = "cdl_call_vec_" + std::to_string(calls) + "_" + std::to_string(P) + "_" + std::to_string(S);
+  im.calls = calls;
+  const kernel_code k = find(ks, im.kernel);
+  auto insn_at = [&](std::size_t offset) { return at(cubin, offset); };
+  std::vector<std::size_t> pos(std::size_t(lanes * total), 0);  // lane l's step s's offset
+  std::vector<int> seen(pos.size(), 0);
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const std::size_t offset = k.offset + 16 * n;
+    const int m = marker_of(insn_at(offset), negated), l = m / stencil::lane_markers,
+              s = m % stencil::lane_markers;
+    if (m < 0 || negated || l >= lanes || s >= total) continue;
+    ++seen[std::size_t(l * total + s)], pos[std::size_t(l * total + s)] = offset, im.places.push_back(offset);
+  }
+  for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
+  auto at_step = [&](int l, int s) { return pos[std::size_t(l * total + s)]; };
+  std::size_t makers[lanes]{};
+  for (int l = 0; l < lanes; ++l) {
+    auto& r = im.lane[l];
+    makers[l] = find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel);
+    for (int g = 0; g < calls; ++g) {
+      r.arg[g] = insn_at(at_step(l, g * S + S - 1))[dest_field];
+      r.res[g] = insn_at(at_step(l, (g + 1) * S))[3];
+      im.from[g + 1][l] = at_step(l, (g + 1) * S);
+    }
+    r.result = insn_at(at_step(l, total - 1))[dest_field];
+  }
+  // Where nvcc makes x again after a slot (for a step it moved past it) is a place too: only the
+  // moved steps read it.
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    const insn i = insn_at(offset);
+    if (offset > im.places.front() &&
+        std::find(std::begin(makers), std::end(makers), offset) == std::end(makers) &&
+        immediate(i) == std::bit_cast<std::uint32_t>(stencil::delta) &&
+        std::equal(i.begin(), i.begin() + 2, im.maker[0].begin()))
+      im.places.push_back(offset);
+  }
+  im.places.insert(im.places.end(), std::begin(makers), std::end(makers));
+  std::sort(im.places.begin(), im.places.end());
+  im.last = im.places.back();
+  for (int l = 0; l < lanes; ++l)
+    LEARN_CHECK(
+        std::find(im.places.begin(), im.places.begin() + lanes, makers[l]) != im.places.begin() + lanes,
+        im.kernel + ": x's makers are not its first places");
+  // The windows, by address
+  std::vector<std::size_t> first(std::size_t(calls) + 1, im.places.front()), last(first.size(), im.last);
+  for (int g = 0; g < calls; ++g) {
+    last[std::size_t(g)] = 0, first[std::size_t(g) + 1] = ~std::size_t(0);
+    for (int l = 0; l < lanes; ++l) {
+      last[std::size_t(g)] = std::max(last[std::size_t(g)], at_step(l, g * S + S - 1));
+      first[std::size_t(g) + 1] = std::min(first[std::size_t(g) + 1], at_step(l, (g + 1) * S));
+    }
+    // the places after the last argument's up to the slot's first branch are the window's too
+    std::size_t jump = last[std::size_t(g)];
+    while (jump < first[std::size_t(g) + 1] && opcode(insn_at(jump)) != flow.branch) jump += 16;
+    for (std::size_t offset : im.places)
+      if (offset > last[std::size_t(g)] && offset < jump) last[std::size_t(g)] = offset;
+    LEARN_CHECK(jump < first[std::size_t(g) + 1] && first[std::size_t(g)] <= last[std::size_t(g)],
+                im.kernel + ": slot " + std::to_string(g) + " has no branch between its windows");
+    im.window_last.push_back(last[std::size_t(g)]);
+  }
+  for (std::size_t offset : im.places) {
+    int w = -1;
+    for (std::size_t g = 0; g < first.size(); ++g)
+      if (offset >= first[g] && offset <= last[g]) w = int(g);
+    im.window.push_back(w);
+  }
+  // Chain c's register is kept across slot g where the chain's step before the slot writes it and
+  // its step after reads it; it holds the chain's value from the one to the other (and to the
+  // fold before the next slot), so nvcc keeps nothing else there meanwhile.
+  std::map<int, std::pair<std::size_t, std::size_t>> chain_life;  // from its write to its last read
+  const int normal = S - (P - 1);  // a segment's steps before its folds; chain c's fold is step S - P + c
+  for (int l = 0; l < lanes; ++l) {
+    auto& r = im.lane[l];
+    for (int c = 1; c < P; ++c)
+      for (int g = 0; g < calls; ++g) {
+        const std::size_t before = at_step(l, g * S + c + (normal - 1 - c) / P * P),
+                          after = at_step(l, (g + 1) * S + c);
+        const int kept = insn_at(before)[dest_field];
+        if (before > last[std::size_t(g)] || after < first[std::size_t(g) + 1] || insn_at(after)[3] != kept)
+          continue;
+        std::vector<int> chain_steps;  // chain c's in the segment after: its steps, then its fold
+        for (int s = c; s < normal; s += P) chain_steps.push_back(s);
+        chain_steps.push_back(S - P + c);
+        std::size_t read = after;  // the chain's last read of it after the slot
+        for (int s : chain_steps)
+          if (insn_at(at_step(l, (g + 1) * S + s))[3] == kept)
+            read = std::max(read, at_step(l, (g + 1) * S + s));
+        r.across[g].push_back(kept);
+        auto& life = chain_life.try_emplace(kept, before, read).first->second;
+        life = {std::min(life.first, before), std::max(life.second, read)};
+      }
+  }
+  // Before and after, what the makers read (j, the elements) and what an instruction in a window
+  // reads or writes may not be a lane's. Only the sums read the results.
+  auto drop = [&](int reg) {
+    for (auto& r : im.lane)
+      for (auto& kept : r.across) std::erase(kept, reg);
+  };
+  for (const insn& m : im.maker) drop(m[3]), drop(m[8]);
+  for (auto& d : im.deadline) d = im.last + 16;
+  for (auto& w : im.until) std::fill(std::begin(w), std::end(w), im.last + 16);
+  // each lane's and window's register it makes: nvcc's last write to it before its own step, and
+  // nvcc's last read of it there
+  std::vector<std::pair<std::size_t, std::size_t>> unread(std::size_t(lanes * (calls + 1)), {0, 0});
+  for (std::size_t n = 0; n < k.count; ++n) {
+    const std::size_t offset = k.offset + 16 * n;
+    if (std::binary_search(im.places.begin(), im.places.end(), offset)) continue;
+    const insn i = insn_at(offset);
+    int inside_window = -1;
+    for (std::size_t g = 0; g < first.size(); ++g)
+      if (offset > first[g] && offset < last[g]) inside_window = int(g);
+    const bool inside = inside_window >= 0;
+    const int written = flow.no_register.count(opcode(i)) ? -1 : i[dest_field];
+    for (int field : {dest_field, 3, 4, 8})
+      if (const auto life = chain_life.find(i[field]);
+          inside && life != chain_life.end() && (offset < life->second.first || offset > life->second.second))
+        drop(i[field]);
+    // A register a window's steps make (a slot's argument, the result) may hold something else of
+    // nvcc's before nvcc's own step makes it there (the loop's bound, loaded after the slot and
+    // compared before the sum): the lane's steps make it after every instruction that names it
+    // (reads it, or writes it: byte 2 may also be a compare's predicate) between the slot before
+    // and that step, and after it only the sums read it. The slot result the steps read: nvcc may
+    // write its register again after its own first read, and the steps read it before that.
+    for (int l = 0; l < lanes; ++l) {
+      const auto& r = im.lane[l];
+      for (int w = 0; w <= calls; ++w) {
+        const int made = w < calls ? r.arg[w] : r.result;
+        const std::size_t own = at_step(l, w < calls ? w * S + S - 1 : total - 1),
+                          after = w > 0 ? im.window_last[std::size_t(w - 1)] : im.places.front();
+        for (int field : {dest_field, 3, 4, 8}) {
+          if (i[field] != made || (field == dest_field && written < 0)) continue;
+          if (offset > after && offset < own) {
+            im.from[w][l] = std::max(im.from[w][l], offset + 16);
+            // a write's last reader of nvcc's waits for it
+            auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
+            if (field == dest_field)
+              wrote = std::max(wrote, offset);
+            else
+              read = std::max(read, offset);
+          }
+          if (w == calls && field != dest_field && offset > own && inside)
+            im.deadline[l] = std::min(im.deadline[l], offset);
+        }
+      }
+      if (inside && inside_window > 0 && r.res[inside_window - 1] == written)
+        im.until[inside_window][l] = std::min(im.until[inside_window][l], offset);
+    }
+  }
+  for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
+  // Where nvcc writes such a register and only its own step (a place, the patch's now) reads it,
+  // nothing waits for that write, which may land late (a load, a shuffle): the image is not used.
+  for (const auto& [wrote, read] : unread)
+    LEARN_CHECK(wrote == 0 || read > wrote,
+                im.kernel + ": nvcc writes a register the patch makes, and nothing of its own waits for it");
+  return im;
+}
+
+// The call images, learnt from their cubins.
+void learn_calls(const stencils& st, call_stencils& out) {
+  for (int n = 1; n <= stencil::max_calls; ++n) {
+    bytes& file = out.cubins[n];
+    const std::string path = st.prefix + "calls_" + std::to_string(n) + ".cubin";
+    file = read_file(path);
+    if (file.at(0x31) != st.cubin[0x31])
+      throw std::runtime_error(path + " is for another architecture than the stencils");
+    const auto calls = kernels_of(file);
+    const control flow = learn_control(file, calls);
+    for (const stencil::call_shape shape : stencil::call_shapes) try {
+        out.images.push_back(learn_call_image(file, calls, flow, n, shape));
+      } catch (const failed& e) {  // that image is not used; an op that would need it says why
+        out.refusals += std::string(out.refusals.empty() ? "" : "; ") + e.what();
+      }
+    // the slots' words: in the constant bank's section, each its marker once
+    const section words = sections_of(file)[".nv.constant3"];
+    LEARN_CHECK(words.size >= 4 * stencil::max_calls, path + " has no slots' words");
+    for (int g = 0; g < stencil::max_calls; ++g) {
+      std::uint32_t word;
+      std::memcpy(&word, &file.at(words.offset + 4 * std::size_t(g)), 4);
+      LEARN_CHECK(word == stencil::slot_marker + unsigned(g),
+                  "slot " + std::to_string(g) + "'s word is not its marker");
+    }
+    out.slot_words[n] = words.offset;
+  }
+}
+}  // namespace
+
+stencils learn(const std::string& prefix) {
+  const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";
+  stencils st;
+  st.prefix = prefix;
+  const bytes learnt_from = read_file(stencils_path);
+  st.cubin = read_file(images_path);
+  const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
+  st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
+  if (learnt_from.at(0x31) != st.cubin[0x31])
+    throw std::runtime_error(stencils_path + " and " + images_path + " are for two architectures");
+  for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
+  learn_latencies(st, learnt_from, ks);
+  for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
+  for (int steps : stencil::vec_region_sizes)
+    st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
+  return st;
+}
+
+// The call images, learnt the first time an op asks for them (once a process, whichever thread
+// asks first); where they cannot be read, why is kept and refuses every op that calls a function.
+const call_stencils& calls_of(const stencils& st) {
+  std::call_once(st.calls->learnt, [&] {
+    try {
+      learn_calls(st, *st.calls);
+    } catch (const std::exception& e) {
+      st.calls->unread = e.what();
+    }
+  });
+  return *st.calls;
+}
+
+}  // namespace cdl::copy_and_patch::patch

@@ -1,0 +1,103 @@
+// Strategy 17's learning: what the engine takes from the cubins of stencils nvcc compiled (stencils.cu),
+// by their markers, before it writes an op: each operation's instruction and which of its bytes are
+// which register; the cycles one operation's result takes to reach another's read; and each image's
+// region (the places an op's instructions go, the registers they may use, where x is and where the
+// result must be), the vec images' lanes and the call images' windows and slots. A cubin that does
+// not read as the learning expects is refused (failed), naming the kernel and what it found.
+#pragma once
+
+#include "strategies/suite/copy_and_patch/cubin.hpp"
+#include "strategies/suite/copy_and_patch/stencils.hpp"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cdl::copy_and_patch::patch {
+
+// A cubin that breaks what the learning takes as given: what() names the kernel and the step.
+struct failed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct form {                 // an operation's instruction
+  insn code{};                // as the compiler wrote it
+  int a = 3, b = -1, c = -1;  // the fields of the registers it reads (stencil::registers_read)
+  bool negated = false;       // the immediate is -c (a - c is written a + (-c))
+};
+struct image {  // an image an op is written into
+  std::string kernel;
+  std::vector<std::size_t> steps;  // file offsets of its steps' instructions, in the order they run
+  int x = -1;                      // the register holding x + j * delta on entry
+  int result = -1;                 // where the sum after the region reads the op's value
+  std::vector<int> pool;           // every register the region may write
+};
+// A vec image (four elements a thread): the compiler interleaved the lanes' steps and gave them
+// registers across lanes, so the patch keeps only the places. Inside its window (the first
+// instruction making a lane's x to the last step) the places of the steps and of x's makers take
+// the four makers first, then the lanes' steps in any interleaving; each lane gets its own
+// registers from those the window's steps and makers wrote, so that the lanes never meet.
+struct vec_image {
+  std::string kernel;
+  int steps = 0;                           // a lane's region
+  std::size_t last = 0;                    // the window's last instruction's offset
+  std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
+  insn maker[stencil::lanes]{};            // the instruction making lane l's x: j * delta + x[i + l]
+  std::size_t deadline[stencil::lanes]{};  // lane l's result is read here (the window's end: after it)
+  image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
+};
+// A call image (an op that calls functions): the vec image's lanes, their steps in windows that
+// the slots part (window g runs before slot g, window g + 1 after it), each lane's registers
+// those nvcc gave its chains there: a value that lives across a slot must be in one nvcc kept
+// across it (a chain's), since the slot's code may write any other.
+struct call_image {
+  std::string kernel;
+  int calls = 0;                           // its slots
+  std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
+  std::vector<int> window;                 // each place's window; -1 between two (a no-op)
+  std::vector<std::size_t> window_last;    // window g's last place: what slot g reads is ready after it
+  insn maker[stencil::lanes]{};            // as a vec image's
+  std::size_t deadline[stencil::lanes]{};  // the last window: lane l's result is read here
+  // window w: lane l's steps from here (after a slot, nvcc's own first reader of its result), and
+  // before here
+  std::size_t from[stencil::max_calls + 1][stencil::lanes]{}, until[stencil::max_calls + 1][stencil::lanes]{};
+  std::size_t last = 0;  // the last place
+  struct lane_registers {
+    std::vector<int> across[stencil::max_calls];  // kept by slot g: a value of the op that lives across it
+    int arg[stencil::max_calls]{}, res[stencil::max_calls]{};  // what slot g reads, and writes
+    int result = -1;                                           // where the sum reads the op's value
+  } lane[stencil::lanes];
+};
+// The call images' part of the stencils, read and learnt the first time an op calls a function:
+// most ops call none, and a new process's first op need not wait for three more cubins.
+struct call_stencils {
+  bytes cubins[stencil::max_calls + 1];              // one for each count of calls: copied and patched
+  std::size_t slot_words[stencil::max_calls + 1]{};  // where in each the slots' words are
+  std::vector<call_image> images;
+  std::string refusals;   // why a call image was not learnt
+  std::string unread;     // why the files could not be read: every op that calls a function is refused
+  std::once_flag learnt;  // calls_of() learns them once a process
+};
+struct stencils {
+  bytes cubin;   // the images' file: each op's image is a copy of it, patched
+  int arch = 0;  // the architecture they were compiled for: 90 for sm_90
+  std::vector<image> images;
+  std::vector<vec_image> vec_images;
+  std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
+  std::shared_ptr<call_stencils> calls = std::make_shared<call_stencils>();
+  form forms[stencil::count];
+  int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
+  int latency_margin = 0;                         // the largest latency less the least
+};
+
+// The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin and
+// images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first needs
+// them).
+stencils learn(const std::string& prefix);
+// The call images, learnt the first time an op asks for them (once a process, whichever thread
+// asks first); where they cannot be read, why is kept and refuses every op that calls a function.
+const call_stencils& calls_of(const stencils& st);
+
+}  // namespace cdl::copy_and_patch::patch

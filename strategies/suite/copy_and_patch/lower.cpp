@@ -1,0 +1,219 @@
+// lower.hpp's lowering: an op's program to steps. Read the header first.
+#include "strategies/suite/copy_and_patch/lower.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cdl::copy_and_patch::patch {
+namespace {
+
+// Whether m * (k1 - k2) + k2, in float as the GPU computes it, is k1 for m = 1 and k2 for m = 0, to
+// the bit (not where k1 - k2 rounds, nor for -0.0, infinities or NaN).
+bool picks_exactly(float k1, float k2) {
+  const float d = k1 - k2;
+  const auto same = [](float a, float b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  };
+  return std::isfinite(d) && same(1.0f * d + k2, k1) && same(0.0f * d + k2, k2);
+}
+
+// The function a call image's slot runs for a node of the language, or none.
+unsigned slot_function(cdl::expr::kind k) {
+  const std::string_view name = cdl::expr::function_name(k);
+#define CDL_FUNCTION_OF(function, fn) \
+  if (name == #function) return stencil::fn_##function;
+  CDL_SLOT_FUNCTIONS(CDL_FUNCTION_OF)
+  return stencil::no_function;
+}
+
+}  // namespace
+
+// The op as steps on virtual registers (each node its own), constants folded in float as the GPU
+// would compute them. Returns the register holding the result.
+int select(const cdl::expr::program& p, std::vector<step>& out) {
+  using cdl::expr::kind;
+  struct value {
+    bool constant;
+    float c;
+    int reg;
+  };
+  std::vector<value> v(p.nodes.size());
+  int next = 1;
+  auto emit = [&](int op, int a, int b, float c, int third = -1) {
+    out.push_back({op, next, a, b, c, third});
+    return value{false, 0, next++};
+  };
+  auto materialise = [&](value x) {  // a constant as a register: max then min with it, whatever was there
+    if (!x.constant) return x.reg;
+    emit(stencil::max, 0, -1, x.c);
+    return emit(stencil::min, next - 1, -1, x.c).reg;
+  };
+  const auto made = [&](int reg) -> const step& { return out[std::size_t(reg - 1)]; };
+  // A register made by a multiply by a constant from a node of the program (not a temporary,
+  // whose value other nodes may read), or null.
+  const auto product_of = [&](value r, const cdl::expr::node& e) -> const step* {
+    if (r.constant || r.reg == 0 || (e.op != kind::multiply && e.op != kind::divide)) return nullptr;
+    return made(r.reg).op == stencil::mul ? &made(r.reg) : nullptr;
+  };
+  std::vector<int> refs(p.nodes.size(), 0);  // the nodes and the result that read each node
+  for (const auto& e : p.nodes)
+    for (int r : {e.a, e.b, e.c})
+      if (r >= 0) ++refs[std::size_t(r)];
+  for (const auto& bound : p.bindings) ++refs[std::size_t(bound.value)];
+  ++refs[std::size_t(p.result)];
+  for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+    const auto& e = p.nodes[n];
+    const value a = e.a >= 0 ? v[e.a] : value{}, b = e.b >= 0 ? v[e.b] : value{};
+    const bool both = e.a >= 0 && e.b >= 0 && a.constant && b.constant;
+    switch (e.op) {
+      case kind::number: v[n] = {true, float(e.value), -1}; break;
+      case kind::x: v[n] = {false, 0, 0}; break;
+      case kind::temporary: v[n] = v[p.bindings[std::size_t(e.value)].value]; break;
+      case kind::negate:
+        v[n] = a.constant ? value{true, -a.c, -1} : emit(stencil::rsub, a.reg, -1, -0.0f);
+        break;
+      case kind::add:
+        v[n] = both         ? value{true, a.c + b.c, -1}
+               : a.constant ? emit(stencil::add, b.reg, -1, a.c)
+               : b.constant ? emit(stencil::add, a.reg, -1, b.c)
+                            : emit(stencil::addr, a.reg, b.reg, 0);
+        break;
+      case kind::subtract:
+        v[n] = both         ? value{true, a.c - b.c, -1}
+               : a.constant ? emit(stencil::rsub, b.reg, -1, a.c)
+               : b.constant ? emit(stencil::sub, a.reg, -1, b.c)
+                            : emit(stencil::subr, a.reg, b.reg, 0);
+        break;
+      case kind::multiply:
+        v[n] = both         ? value{true, a.c * b.c, -1}
+               : a.constant ? emit(stencil::mul, b.reg, -1, a.c)
+               : b.constant ? emit(stencil::mul, a.reg, -1, b.c)
+                            : emit(stencil::mulr, a.reg, b.reg, 0);
+        break;
+      case kind::divide: {  // by a power of two only: x / c is then x * (1 / c) exactly
+        int exponent = 0;
+        if (!b.constant || std::frexp(double(b.c), &exponent) != 0.5 || exponent < -125 || exponent > 126)
+          throw refused(
+              "a division by anything but a constant power of two (its code is a sequence with a slow path)");
+        v[n] = a.constant ? value{true, a.c / b.c, -1} : emit(stencil::mul, a.reg, -1, 1.0f / b.c);
+        break;
+      }
+      case kind::min:
+      case kind::max: {
+        const bool lo = e.op == kind::min;
+        v[n] = both         ? value{true, lo ? std::fmin(a.c, b.c) : std::fmax(a.c, b.c), -1}
+               : a.constant ? emit(lo ? stencil::min : stencil::max, b.reg, -1, a.c)
+               : b.constant ? emit(lo ? stencil::min : stencil::max, a.reg, -1, b.c)
+                            : emit(lo ? stencil::minr : stencil::maxr, a.reg, b.reg, 0);
+        break;
+      }
+      case kind::select: {  // a condition's mask picks the bits of one arm or the other
+        if (a.constant) {
+          v[n] = a.c != 0 ? b : v[e.c];
+          break;
+        }
+        // As nvcc does: c ? k1 : k2 is one value of the compare's 1.0 or 0.0, m * (k1 - k2) + k2,
+        // and c ? y * k1 : y * k2 is y times it, where that gives k1 and k2 to the bit.
+        const value f = v[e.c];
+        const step* yes = product_of(b, p.nodes[std::size_t(e.b)]);
+        const step* no = product_of(f, p.nodes[std::size_t(e.c)]);
+        const bool products =
+            yes && no && yes->a == no->a && refs[std::size_t(e.b)] == 1 && refs[std::size_t(e.c)] == 1;
+        const float k1 = products ? yes->constant : b.c, k2 = products ? no->constant : f.c;
+        if ((products || (b.constant && f.constant)) && picks_exactly(k1, k2)) {
+          const int truth = made(a.reg).a;       // the compare's 1.0 or 0.0, which the mask was made from
+          const int y = products ? yes->a : -1;  // (out grows below)
+          const value picked = emit(stencil::add, emit(stencil::mul, truth, -1, k1 - k2).reg, -1, k2);
+          v[n] = products ? emit(stencil::mulr, y, picked.reg, 0) : picked;
+        } else {
+          v[n] = emit(stencil::sel, a.reg, materialise(b), 0, materialise(f));
+        }
+        break;
+      }
+      default:
+        if (const unsigned f = slot_function(e.op); f != stencil::no_function) {
+          if (a.constant) {  // folded as the compiler folds sinf(2.0f): on the host
+            v[n] = {true, stencil::call(f, a.c), -1};
+          } else {
+            out.push_back({-1, next, a.reg, -1, 0, -1, f});
+            v[n] = {false, 0, next++};
+          }
+          break;
+        }
+        if (!cdl::expr::is_condition(e.op))
+          throw refused("`" + std::string(cdl::expr::function_name(e.op)) +
+                        "` has no one-instruction stencil");
+        // a compare (1.0 or 0.0), then its mask; b < a is a > b where one side is a constant
+        int order = int(e.op) - int(kind::less);  // <, <=, >, >=, ==, !=
+        if (both) {
+          const bool truth[] = {a.c<b.c, a.c <= b.c, a.c> b.c, a.c >= b.c, a.c == b.c, a.c != b.c};
+          v[n] = {true, truth[order] ? 1.0f : 0.0f, -1};
+          break;
+        }
+        const int swapped[] = {2, 3, 0, 1, 4, 5};
+        value compared;
+        if (a.constant || b.constant) {
+          if (a.constant) order = swapped[order];
+          compared = emit(stencil::lt + order, a.constant ? b.reg : a.reg, -1, a.constant ? a.c : b.c);
+        } else {  // registers: a > b is b < a
+          const int with_registers[] = {stencil::ltr, stencil::ler, stencil::ltr,
+                                        stencil::ler, stencil::eqr, stencil::ner};
+          const bool swap = order == 2 || order == 3;
+          compared = emit(with_registers[order], swap ? b.reg : a.reg, swap ? a.reg : b.reg, 0);
+        }
+        v[n] = emit(stencil::mask, compared.reg, -1, 0);
+    }
+  }
+  return materialise(v[p.result]);
+}
+
+// A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
+// unread); a multiply by a constant whose one reader is an add (or the subtrahend of a subtract)
+// becomes one step with it: a * c + b (b - a * c is a * -c + b), as nvcc contracts them.
+int fuse(std::vector<step>& code, int result) {
+  std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    made_by[std::size_t(code[n].dest)] = int(n);
+    for (int r : {code[n].a, code[n].b, code[n].c})
+      if (r >= 0) ++reads[std::size_t(r)];
+  }
+  std::vector<bool> gone(code.size(), false);
+  for (std::size_t n = code.size(); n-- > 0;)
+    if (code[n].dest != result && reads[std::size_t(code[n].dest)] == 0) {
+      gone[n] = true;
+      for (int r : {code[n].a, code[n].b, code[n].c})
+        if (r >= 0) --reads[std::size_t(r)];
+    }
+  for (step& s : code) {
+    if ((s.op != stencil::addr && s.op != stencil::subr) || gone[std::size_t(&s - code.data())]) continue;
+    for (int side : {0, 1}) {
+      const int r = side == 0 ? s.a : s.b;
+      const int m = r > 0 ? made_by[std::size_t(r)] : -1;
+      if (m < 0 || gone[std::size_t(m)] || code[std::size_t(m)].op != stencil::mul ||
+          reads[std::size_t(r)] != 1 || r == result || (s.op == stencil::subr && side == 0))
+        continue;
+      const step& product = code[std::size_t(m)];
+      s = {stencil::fmac, s.dest, product.a, side == 0 ? s.b : s.a,
+           s.op == stencil::subr ? -product.constant : product.constant};
+      gone[std::size_t(m)] = true;
+      break;
+    }
+  }
+  std::vector<int> renamed(reads.size(), -1);  // the steps left, their registers numbered 1, 2, ... again
+  renamed[0] = 0;
+  std::size_t kept = 0;
+  for (std::size_t n = 0; n < code.size(); ++n)
+    if (!gone[n]) renamed[std::size_t(code[n].dest)] = int(kept + 1), code[kept++] = code[n];
+  code.resize(kept);
+  for (step& s : code) {
+    s.dest = renamed[std::size_t(s.dest)], s.a = renamed[std::size_t(s.a)];
+    if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
+    if (s.c >= 0) s.c = renamed[std::size_t(s.c)];
+  }
+  return renamed[std::size_t(result)];
+}
+
+}  // namespace cdl::copy_and_patch::patch

@@ -1,0 +1,35 @@
+// Strategy 17's lowering of an op: 08's language parsed into steps of the stencils' operations on
+// virtual registers (each one instruction), constants folded as the GPU would compute them, a select
+// of constants written as nvcc writes it, and a multiply fused into the add after it; a function's
+// call a step of its own, which a call image's slot runs. What the language has that no stencil can
+// do is refused (refused), saying why.
+#pragma once
+
+#include "common/expression.hpp"
+#include "strategies/suite/copy_and_patch/stencils.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+namespace cdl::copy_and_patch::patch {
+
+struct step {
+  int op;              // an operation, or -1: a call of `call` on a
+  int dest, a, b;      // virtual registers: 0 is x
+  float constant = 0;  // the operations with a constant
+  int c = -1;          // sel's third register
+  unsigned call = stencil::no_function;
+};
+struct refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The op as steps on virtual registers (each node its own), appended to `out`. Returns the register
+// holding the result.
+int select(const cdl::expr::program& p, std::vector<step>& out);
+// The steps nothing reads removed, each multiply by a constant whose one reader is an add (or the
+// subtrahend of a subtract) fused into it (a * c + b), the registers numbered 1, 2, ... again.
+// Returns the result's register.
+int fuse(std::vector<step>& code, int result);
+
+}  // namespace cdl::copy_and_patch::patch

@@ -1,0 +1,109 @@
+// Strategy 17's stencils as the host and the device both know them: the operations a step can be
+// (each one instruction), what each computes, the markers that find a step in nvcc's machine code,
+// the images' sizes and the functions a call image's slots run. stencils.cu compiles them; the
+// engine (learn, lower, write, decode) reads what nvcc made of them.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define CDL_PATCH_HD __host__ __device__
+#else
+#define CDL_PATCH_HD
+#endif
+
+namespace cdl::copy_and_patch::stencil {
+
+// The map's step between two evaluations of an element (x + j * delta, common/skeletons/map.cuh's
+// map_delta): a power of two, so that x + j * delta rounds alike on the host and the GPU.
+inline constexpr float delta = 1.0f / 4096;
+
+// The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
+// constant, a * c + b (a multiply fused into the add that follows it), a compared with a constant
+// (1.0 where it holds, else 0.0: FSET.BF); then the first five's forms with a second register b and
+// the comparisons of two registers; then mask (PRMT: 1.0 to all ones, 0.0 to zero) and sel (LOP3:
+// a's bits pick b's, the others c's). A condition is three of them where nvcc writes FSETP and FSEL:
+// no step reads or writes a predicate register, so the patch has none to give out or to prove free.
+// The list, once: the enum, the names, and one stencil kernel each (cdl_op_<name>) come from it.
+// clang-format off
+#define CDL_STENCIL_OPS(X) \
+  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
+  X(addr) X(subr) X(mulr) X(minr) X(maxr) X(ltr) X(ler) X(eqr) X(ner) \
+  X(mask) X(sel)
+// clang-format on
+#define CDL_ENUMERATOR(o) o,
+#define CDL_NAME(o) #o,
+enum op : int { CDL_STENCIL_OPS(CDL_ENUMERATOR) count };
+inline constexpr const char* names[count] = {CDL_STENCIL_OPS(CDL_NAME)};
+CDL_PATCH_HD constexpr bool has_constant(int o) { return o < addr; }
+// The registers a step reads: a; b (a second value, fmac's addend, sel's if-true); c (sel's if-false).
+CDL_PATCH_HD constexpr int registers_read(int o) {
+  return o == sel ? 3 : o == fmac || (o >= addr && o < mask) ? 2 : 1;
+}
+
+inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
+inline constexpr int helper_marker = 2048;                 // sel's stencils: their masks' constants
+inline constexpr int chains = 8;                           // values the region keeps apart: its registers
+inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the images an op can be written into
+inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
+inline constexpr int pair_steps = 2 * count + 2;  // operation o's latency chain: add, o, 0, o, 1, ...
+// a lane's steps in the vec images: the short sizes close, since each unused place is an instruction
+inline constexpr int vec_region_sizes[] = {1, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64};
+inline constexpr int lanes = 4;           // the vec images' elements a thread
+inline constexpr int lane_markers = 256;  // lane l's step s: marker l * 256 + s
+
+// What each operation computes: on the host, for the emulation and the decoded machine code. A
+// mask and a select work on the bits (a mask is a NaN's bits, copied, never computed with).
+inline float evaluate(int o, float a, float b, float c, float constant) {
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  const auto truth = [](bool t) { return t ? 1.0f : 0.0f; };
+  switch (o) {
+    case add: return a + constant;
+    case sub: return a - constant;
+    case rsub: return constant - a;
+    case mul: return a * constant;
+    case min: return std::fmin(a, constant);
+    case max: return std::fmax(a, constant);
+    case fmac: return std::fma(a, constant, b);
+    case lt: return truth(a < constant);
+    case le: return truth(a <= constant);
+    case gt: return truth(a > constant);
+    case ge: return truth(a >= constant);
+    case eq: return truth(a == constant);
+    case ne: return truth(a != constant);  // C's !=: true where either is NaN
+    case addr: return a + b;
+    case subr: return a - b;
+    case mulr: return a * b;
+    case minr: return std::fmin(a, b);
+    case maxr: return std::fmax(a, b);
+    case ltr: return truth(a < b);
+    case ler: return truth(a <= b);
+    case eqr: return truth(a == b);
+    case ner: return truth(a != b);
+    case mask: return std::bit_cast<float>(bits(a) >> 23 & 1 ? 0xffffffffu : 0u);
+    case sel: return std::bit_cast<float>((bits(a) & bits(b)) | (~bits(a) & bits(c)));
+  }
+  return NAN;
+}
+
+// The functions a call image's slots can run, each slot's chosen by a word of __constant__ memory
+// that the patch sets in the image's copy (none stays for a word never patched).
+#define CDL_SLOT_FUNCTIONS(X) X(sin, sinf) X(cos, cosf) X(exp, expf) X(sqrt, sqrtf)
+#define CDL_FUNCTION_ENUMERATOR(name, f) fn_##name,
+enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) };
+inline constexpr int max_calls = 3;  // slots in the largest call image
+struct call_shape {
+  int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
+};
+inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}};
+inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
+inline float call(unsigned f, float v) {  // the host's: not the GPU's to the bit (check() runs it)
+#define CDL_HOST_FUNCTION(name, fn) \
+  if (f == fn_##name) return ::fn(v);
+  CDL_SLOT_FUNCTIONS(CDL_HOST_FUNCTION)
+  return NAN;
+}
+
+}  // namespace cdl::copy_and_patch::stencil

@@ -1,0 +1,187 @@
+// Strategy 17's engine (strategies/suite/copy_and_patch/), file by file, with no GPU, on the cubins
+// the build compiled: the cubin reader and an instruction's fields, the learning and its refusals,
+// the lowering, the writing into images, and the host check of random ops: each patched image
+// decoded with the learnt forms and run on the host against the op's steps, bit for bit, the
+// refusals counted by reason.
+#include "strategies/suite/copy_and_patch.hpp"
+#include "strategies/suite/copy_and_patch/decode.hpp"
+
+#include "random_programs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace cdl::copy_and_patch {
+namespace {
+
+const patch::stencils& learnt() {
+  static const patch::stencils st = patch::learn(stencils_prefix());
+  return st;
+}
+
+TEST(CopyAndPatchCubin, ReadsEachKernelsCodeAndTheFieldsOfAnInstruction) {
+  const patch::bytes file = patch::read_file(stencils_prefix() + "images.cubin");
+  const auto kernels = patch::kernels_of(file);
+  for (int steps : stencil::region_sizes)
+    ASSERT_EQ(kernels.count("cdl_image_" + std::to_string(steps)), 1u) << steps;
+  for (const auto& [name, code] : kernels) {
+    EXPECT_GT(code.count, 0u) << name;
+    EXPECT_LE(code.offset + 16 * code.count, file.size()) << name;
+  }
+  patch::insn i{};
+  patch::set_immediate(i, 0x3f800000u);
+  EXPECT_EQ(patch::immediate(i), 0x3f800000u);
+  i[13] = 0xff;
+  patch::set_stall(i.data(), 6);
+  EXPECT_EQ(patch::stall(i), 6);
+  EXPECT_EQ(i[13] & ~0x1e, 0xff & ~0x1e);  // the other bits of the byte kept
+  patch::set_stall(i.data(), 40);
+  EXPECT_EQ(patch::stall(i), 15);  // the field's most
+  EXPECT_THROW(patch::sections_of(patch::bytes(100, 0)), std::runtime_error);
+}
+
+TEST(CopyAndPatchLearn, EachOperationIsOneInstructionWithItsLatencyAndEachImageItsRegion) {
+  const patch::stencils& st = learnt();
+  for (int a = 0; a < stencil::count; ++a)
+    for (int b = 0; b < stencil::count; ++b) {
+      EXPECT_GT(st.latency[a][b], 0) << stencil::names[a] << " -> " << stencil::names[b];
+      EXPECT_LE(st.latency[a][b], 15) << stencil::names[a] << " -> " << stencil::names[b];
+    }
+  ASSERT_EQ(st.images.size(), std::size(stencil::region_sizes));
+  for (std::size_t n = 0; n < st.images.size(); ++n) {
+    const patch::image& im = st.images[n];
+    EXPECT_EQ(int(im.steps.size()), stencil::region_sizes[n]) << im.kernel;
+    EXPECT_NE(std::find(im.pool.begin(), im.pool.end(), im.result), im.pool.end()) << im.kernel;
+  }
+  for (const patch::vec_image& im : st.vec_images)
+    for (const patch::image& lane : im.lane) EXPECT_FALSE(lane.pool.empty()) << im.kernel;
+}
+
+TEST(CopyAndPatchLearn, ACubinThatDoesNotReadAsExpectedIsRefusedNamingWhy) {
+  // The stencils with one marker of the add chain changed: its step 3 is no longer found.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cdl_bad_stencils";
+  std::filesystem::create_directories(dir);
+  patch::bytes file = patch::read_file(stencils_prefix() + "stencils.cubin");
+  const patch::kernel_code add = patch::kernels_of(file).at("cdl_op_add");
+  int changed = 0;
+  for (std::size_t n = 0; n < add.count; ++n) {
+    patch::insn i = patch::at(file, add.offset + 16 * n);
+    if (patch::immediate(i) == stencil::marker_bits + 3) {
+      patch::set_immediate(i, stencil::marker_bits + 40);
+      std::copy(i.begin(), i.end(), file.begin() + std::ptrdiff_t(add.offset + 16 * n));
+      ++changed;
+    }
+  }
+  ASSERT_EQ(changed, 1);
+  std::ofstream(dir / "cdl_stencils.cubin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
+  std::filesystem::copy_file(stencils_prefix() + "images.cubin", dir / "cdl_images.cubin",
+                             std::filesystem::copy_options::overwrite_existing);
+  try {
+    patch::learn((dir / "cdl_").string());
+    ADD_FAILURE() << "a changed stencil was learnt";
+  } catch (const patch::failed& e) {
+    EXPECT_NE(std::string(e.what()).find("cdl_op_add"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The calls' images are learnt at the first op that calls a function; where their cubins cannot be
+// read, such an op is refused saying so, and every other op is written as before.
+TEST(CopyAndPatchLearn, WithoutTheCallImagesAnOpThatCallsIsRefusedAndTheOthersWritten) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cdl_no_calls";
+  std::filesystem::create_directories(dir);
+  for (const char* part : {"stencils", "images"})
+    std::filesystem::copy_file(stencils_prefix() + part + ".cubin",
+                               dir / ("cdl_" + std::string(part) + ".cubin"),
+                               std::filesystem::copy_options::overwrite_existing);
+  const patch::stencils st = patch::learn((dir / "cdl_").string());
+  EXPECT_NO_THROW(patch::compile(st, "x * x + 2 * x + 1"));
+  try {
+    patch::compile(st, "sin(x)");
+    ADD_FAILURE() << "an op that calls a function was written without its call images";
+  } catch (const patch::refused& e) {
+    EXPECT_NE(std::string(e.what()).find("no call images: cannot read"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cdl_calls_1.cubin"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSignTurned) {
+  for (const auto& [text, sign] : {std::pair("x * 3 + x", 1.0f), std::pair("x - x * 3", -1.0f)}) {
+    std::vector<patch::step> code;
+    const int result = patch::fuse(code, patch::select(expr::parse(text), code));
+    ASSERT_EQ(code.size(), 1u) << text;
+    EXPECT_EQ(code[0].op, stencil::fmac) << text;
+    EXPECT_EQ(code[0].constant, 3.0f * sign) << text;
+    EXPECT_EQ(result, code[0].dest) << text;
+  }
+  std::vector<patch::step> code;
+  EXPECT_THROW(patch::select(expr::parse("x / 3"), code), patch::refused);  // not a power of two
+}
+
+TEST(CopyAndPatchWrite, AnOpGoesIntoTheSmallestImageThatHoldsIt) {
+  const patch::stencils& st = learnt();
+  EXPECT_EQ(patch::compile(st, "x * x").kernel, "cdl_image_4");
+  EXPECT_EQ(patch::compile(st, "x * x").vec_kernel, "cdl_image_vec_1");
+  std::string long_op = "x";
+  for (int i = 0; i < 10; ++i) long_op = "(" + long_op + ") * x + " + std::to_string(i + 1);  // 20 steps
+  EXPECT_EQ(patch::compile(st, long_op).kernel, "cdl_image_32");
+  EXPECT_EQ(patch::compile(st, "sin(x)").kernel, "");  // a call image: the vec form alone
+  EXPECT_EQ(patch::compile(st, "sin(x)").vec_kernel.rfind("cdl_call_vec_1_", 0), 0u);
+}
+
+// The host check: random ops of the whole language, each written or refused (counted by reason),
+// each written image decoded and run on the host at k = 3 against the op's steps, bit for bit: the
+// scalar image and each of the vec image's four lanes.
+TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
+  const patch::stencils& st = learnt();
+  std::uint64_t state = 0x5851f42d4c957f2dull;
+  int written = 0, vec = 0, calls = 0, wrong = 0;
+  std::map<std::string, int> refused;
+  for (int t = 0; t < 20000; ++t) {
+    const std::string text = test::random_op(state, 1 + t % 6);
+    patch::compiled c;
+    try {
+      c = patch::compile(st, text);
+    } catch (const patch::refused& e) {
+      ++refused[e.what()];
+      continue;
+    }
+    ++written, vec += !c.vec_kernel.empty(), calls += c.kernel.empty();
+    for (int i = 0; i < 8; ++i) {
+      const std::array<float, stencil::lanes> x = {-3.9f + i, 0.37f * i, -0.5f - 0.2f * i, 2.5f - i};
+      const bool scalar_right =
+          c.kernel.empty() || patch::same_result(patch::simulate(st, c, x[0], 3), patch::emulate(c, x[0], 3));
+      bool lanes_right = true;
+      if (!c.vec_kernel.empty()) {
+        const std::array<float, stencil::lanes> got = patch::simulate_vec(st, c, x, 3);
+        for (std::size_t l = 0; l < x.size(); ++l)
+          lanes_right = lanes_right && patch::same_result(got[l], patch::emulate(c, x[l], 3));
+      }
+      if (!scalar_right || !lanes_right) {
+        ADD_FAILURE() << "wrong machine code for `" << text << "` at x = " << x[0];
+        ++wrong;
+        break;
+      }
+    }
+  }
+  std::string reasons;
+  for (const auto& [why, times] : refused) reasons += "\n  " + std::to_string(times) + ": " + why;
+  std::printf(
+      "host check: 20000 ops, %d written (%d with a vec image, %d calling functions), %d wrong; refused:%s\n",
+      written, vec, calls, wrong, reasons.c_str());
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(written, 10000);
+  EXPECT_GT(calls, 1000);
+}
+
+}  // namespace
+}  // namespace cdl::copy_and_patch
