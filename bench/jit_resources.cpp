@@ -13,8 +13,7 @@
 #include "common/check.hpp"
 #include "common/expression.hpp"
 #include "common/jit.hpp"
-#include "strategies/suite/expression_jit.hpp"
-#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <nlohmann/json.hpp>
 

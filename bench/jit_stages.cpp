@@ -38,11 +38,7 @@
 #include "common/jit_cache.hpp"
 #include "common/registry.hpp"
 #include "common/self_process.hpp"
-#include "strategies/suite/copy_and_patch.hpp"
-#include "strategies/suite/expression_jit.hpp"
-#include "strategies/suite/interpreter.hpp"
-#include "strategies/suite/jit_kernels.hpp"
-#include "strategies/suite/tiered_dispatch.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <unistd.h>
 
@@ -150,6 +146,9 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
               f = std::make_unique<map_fixture>(map_problem{map_op::quadratic, dtype::f32, n, k},
                                                 default_seed);
             const map_launch_fn switch_launch = find_map_entry("03_switch/vec").launch;
+            const auto interpreter = find_route("16_interpreter").launch,
+                       expression = find_route("08_expression_jit").launch,
+                       patched = find_route("17_copy_and_patch").launch;
             for (auto _ : state) {
               const bool language = mode >= tier_mode::interpreter_only;
               const jit::op_text text = language ? next_language_text() : next_fresh_text();
@@ -166,11 +165,11 @@ void add_tiered_stream(tier_mode mode, std::size_t n, int k, int launches, int r
                   if (!tier) tier = std::make_unique<tiered_map>(text, nvrtc_jit_build);
                   if (tier->launch(a) && first_own < 0) first_own = count;
                 } else if (mode == tier_mode::interpreter_only) {
-                  interpreter::launch_map(a, text);
+                  interpreter(a, text);
                 } else if (mode == tier_mode::expression_only) {
-                  expression_jit::launch_map(a, text);  // the first launch waits for the compile
+                  expression(a, text);  // the first launch waits for the compile
                 } else if (mode == tier_mode::patched_only) {
-                  copy_and_patch::launch_map(a, text);  // the first launch patches and loads
+                  patched(a, text);  // the first launch patches and loads
                 } else {
                   if (!tiers) tiers = std::make_unique<tiered_expression>(text);
                   const tiered_expression::tier t = tiers->launch(a);
@@ -226,31 +225,29 @@ std::map<std::string, std::unique_ptr<tiered_expression>>& tiers() {
 }
 
 struct route {
-  const char* name;
+  std::string name;  // in the benchmarks' names: the strategy's number, then its variant
   void (*launch)(const map_launch& a, const jit::op_text& op);
   bool interleaved = true;  // 10's compiles run on after its first result, on the host's cores
 };
-const route routes[] = {
-    {"06", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(nvrtc_jit_build, a, op); }},
-    {"06_fast_compile", [](const map_launch& a,
-                           const jit::op_text& op) { jit::launch_map(nvrtc_jit_fast_compile_build, a, op); }},
-    {"07", [](const map_launch& a, const jit::op_text& op) { jit::launch_map(jit_lto_build, a, op); }},
-    {"08",
-     [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::optimised); }},
-    {"08_baseline",
-     [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); }},
-    {"16", [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); }},
-    {"17", [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op); }},
-    {"10",
-     [](const map_launch& a, const jit::op_text& op) {
-       std::unique_ptr<tiered_expression>& t = tiers()[op.source];
-       if (!t) t = std::make_unique<tiered_expression>(op);
-       t->launch(a);
-     },
-     false},
-};
+// The registry's routes of a user's op (common/registry.hpp), and 10's tiers over them.
+const std::vector<route>& routes() {
+  static const std::vector<route> all = [] {
+    std::vector<route> out;
+    for (const op_route& r : get_registry().routes)
+      out.push_back({r.strategy.substr(0, 2) + (r.variant.empty() ? "" : "_" + r.variant), r.launch});
+    out.push_back({"10",
+                   [](const map_launch& a, const jit::op_text& op) {
+                     std::unique_ptr<tiered_expression>& t = tiers()[op.source];
+                     if (!t) t = std::make_unique<tiered_expression>(op);
+                     t->launch(a);
+                   },
+                   false});
+    return out;
+  }();
+  return all;
+}
 const route& route_named(const std::string& name) {
-  for (const route& r : routes)
+  for (const route& r : routes())
     if (name == r.name) return r;
   throw error("no route '" + name + "'");
 }
@@ -334,7 +331,7 @@ void interleaved_rounds(benchmark::State& state, int rounds) {
   const int arch = jit::device_arch();
   constexpr std::size_t n = std::size_t(1) << 20;
   std::vector<const route*> timed;
-  for (const route& r : routes)
+  for (const route& r : routes())
     if (r.interleaved) timed.push_back(&r);
   const std::size_t count = timed.size() + 1;  // and the floor, last in the list
   for (auto _ : state) {
@@ -518,7 +515,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
                 return probe({eager ? "first_result_eager" : "first_result", a, route, op.name, op.source});
               });
   };
-  for (const route& r : routes) first_result_stage(r.name, false);
+  for (const route& r : routes()) first_result_stage(r.name, false);
   // The interpreter's with its kernels loaded with the context: what its first launch's loading of
   // them costs, by the difference.
   first_result_stage("16", true);
@@ -714,7 +711,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // 17: the same with no compiler either: the op's machine code patched into the stencils' image and
   // loaded (the stencils learnt before the first iteration: once a process).
   add_stage("jit/first_result/17/new_op/map/n:1048576/type:f32", counts, 10, names, [] {
-    static const std::string learnt = copy_and_patch::refusal("x", dtype::f32);  // the stencils, untimed
+    static const std::string learnt =  // the stencils learnt, untimed
+        find_route("17_copy_and_patch").refusal({"learn", "x"}, dtype::f32, map_form::vec);
     if (!learnt.empty()) throw error(learnt);
     return first_result(route_named("17"), next_new_op(), std::size_t(1) << 20);
   });

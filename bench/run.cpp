@@ -6,27 +6,18 @@
 //   cdl_run --strategy 04_function_pointer.symbol/vec --op sine --n 16777216 --k 16 [--json out.json]
 //   cdl_run --strategy all --op quadratic --type f64 --n 1e8
 //
-// With --expr, the op is the user's, compiled at run time and timed beside every built-in strategy
-// running --op. A program of strategy 08's expression language (common/expression.hpp) runs first
-// through strategy 10's tiers (16's interpreter, then 17's patched kernel, or 08's baseline tier
-// where 17 refuses the op, then 08's optimised tier: the launch each tier served first), then
-// through 08, through 16 (no compiler: its first launch is the op's first result), through 17 where
-// its stencils hold the op (no compiler either: machine code patched; the line says why where it is
-// refused), and through 06 and 07 as the C++ it prints, all validated against the language's
-// float64 interpreter. The tiers compile 08's vec kernel, so 08's vec row then launches what they
-// compiled; with --strategy naming another strategy than 10, the tiers do not run and every route's
-// first launch is its own. Any other text is taken as C++ (an expression in x of type T, or a
-// function body with `return`) for 06 and 07 alone, validated against the same text compiled for
-// the host; the table says why 08 did not run, naming the position.
+// With --expr, the op is the user's, run at run time by every route of the registry that takes it
+// (common/registry.hpp's op_route: 06, 07 and 08 compile it, 16 interprets it, 17 patches it; a
+// route that refuses it says why), first through strategy 10's tiers where it is in 08's language
+// (the launch each tier served first), all validated against the language's float64 interpreter (C++
+// text: the same text compiled for the host). The tiers make 08's, 16's and 17's kernels, so their
+// vec rows then launch those; --strategy naming another strategy than 10 leaves the tiers out.
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
 //
-// With --plugin FILE, a map plugin built ahead of time (strategy 13) is loaded and its kernels
-// timed beside the strategies, validated against --op (the op the plugin was built for):
-//
-//   cdl_run --plugin plugins/cdl_plugin_sine.fatbin --op sine --strategy 01_template_functor/vec
-//   (from build/release, where the plugins are built)
+// With --plugin FILE, a map plugin built ahead of time (strategy 13, e.g. from build/release:
+// plugins/cdl_plugin_sine.fatbin --op sine) is loaded and timed, validated against --op.
 #include "bench/run.hpp"
 
 #include "common/cli.hpp"
@@ -34,12 +25,7 @@
 #include "common/record.hpp"
 #include "common/registry.hpp"
 #include "common/skeletons/elementwise.cuh"
-#include "strategies/suite/copy_and_patch.hpp"
-#include "strategies/suite/expression_jit.hpp"
-#include "strategies/suite/interpreter.hpp"
-#include "strategies/suite/plugin.hpp"
-#include "strategies/suite/tiered_dispatch.hpp"
-#include "strategies/suite/user_op.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -127,14 +113,137 @@ run_record run_row(const row& w, const options& o, const environment& env) {
   return r;
 }
 
-int run(const options& o) {
-  if (o.list) {
-    for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
-    std::printf("ops:");
-    for (const op_info& op : map_op_catalogue) std::printf(" %s", std::string(op.name).c_str());
-    std::printf("\n");
-    return 0;
+// --list: the registered strategies, the routes a user's op takes, and the ops.
+int list() {
+  for (const map_entry& e : get_registry().map) std::printf("%s\n", e.name().c_str());
+  std::printf("routes of a user's op (--expr):");
+  for (const op_route& r : get_registry().routes) std::printf(" %s", r.name().c_str());
+  std::printf("\nops:");
+  for (const op_info& op : map_op_catalogue) std::printf(" %s", std::string(op.name).c_str());
+  std::printf("\n");
+  return 0;
+}
+
+// --ptx: what the driver assembles for 08's vec kernel (`ptxas -arch=sm_XY FILE` makes its SASS).
+int write_ptx(const options& o, const expr::program& program) {
+  std::string why;
+  const int arch = gpu_available(&why) ? jit::device_arch() : 90;
+  const jit::module_image image = expression_jit::compile_uncached(
+      expression_jit::map_module(program, o.problem.type, map_form::vec, "user"), arch);
+  write_atomic(o.ptx_path, [&](std::ostream& out) {  // the text, without the driver's terminating NUL
+    out.write(image.code.data(), std::streamsize(image.code.size() - 1));
+  });
+  std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d, as PTX\n", o.ptx_path.c_str(), arch);
+  return 0;
+}
+
+// --dump-source: 08's NVVM IR and the program 06 compiles.
+int dump_source(const options& o, const std::optional<expr::program>& program, const std::string& not_in,
+                const jit::op_text& cpp) {
+  if (program)
+    std::printf("%s\n",
+                expression_jit::map_module(*program, o.problem.type, map_form::vec, "user").ir.c_str());
+  else
+    std::printf("(08_expression_jit: not in its language: %s)\n\n", not_in.c_str());
+  std::printf("%s", jit::whole_program(jit::workload::map, o.problem.type, cpp).source.c_str());
+  return 0;
+}
+
+// The entries --strategy names (a comma-separated list, each checked before anything runs: one
+// process, one problem and one float64 reference), or every one.
+std::vector<const map_entry*> chosen_entries(const options& o) {
+  std::vector<const map_entry*> chosen;
+  if (o.strategy == "all") {
+    for (const map_entry& e : get_registry().map) chosen.push_back(&e);
+    return chosen;
   }
+  for (std::size_t at = 0; at <= o.strategy.size();) {
+    const std::size_t comma = std::min(o.strategy.find(',', at), o.strategy.size());
+    chosen.push_back(&find_map_entry(std::string_view(o.strategy).substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return chosen;
+}
+
+// The rows of a user's op: every route of the registry that takes it (those that read 08's language
+// only where it is in it; the others its C++), vec form first, each route's first use on its vec row
+// (where the tiers ran, they made 08's, 16's and 17's kernels); a route that refuses it says why.
+void user_rows(const options& o, const map_fixture& fixture, const jit::op_text& language,
+               const jit::op_text& cpp, bool ran_tiers, std::vector<row>& rows) {
+  for (const op_route& r : get_registry().routes) {
+    if (r.language && !language.program) continue;  // cdl_run said so, for 08, before the table
+    const jit::op_text& op = r.language ? language : cpp;
+    const bool made_by_tiers = ran_tiers && r.language && r.variant.empty();
+    bool first = !made_by_tiers && r.name() != "08_expression_jit.baseline";  // 08's libNVVM already loaded
+    for (map_form form : {map_form::vec, map_form::scalar}) {
+      const std::string name = r.name() + "/" + std::string(to_string(form)) + " [--expr]";
+      const auto learning = std::chrono::steady_clock::now();  // what deciding takes: 17's learning
+      const std::string why = r.refusal(op, o.problem.type, form);
+      const double decided_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - learning).count();
+      if (!why.empty()) {
+        std::printf("%s: not run: %s\n", name.c_str(), why.c_str());
+        continue;
+      }
+      if (r.note)
+        if (const std::string said = r.note(op, o.problem.type, form); !said.empty())
+          std::printf("%s: %s\n", name.c_str(), said.c_str());
+      const auto launch = r.launch;
+      rows.push_back({name, &fixture, [launch, &op](const map_launch& a) { launch(a, op); }, form, r.strategy,
+                      r.variant, o.expr, first, first ? decided_ms : 0});
+      first = false;
+    }
+  }
+}
+
+// The rows of --plugin: its kernels fetched once, launched as strategy 13 launches its own.
+void plugin_rows(const options& o, const map_fixture& fixture, std::unique_ptr<plugin::library>& user_plugin,
+                 std::vector<row>& rows) {
+  user_plugin = std::make_unique<plugin::library>(o.plugin_path);
+  const char* type = o.problem.type == dtype::f32 ? "f32" : "f64";
+  const cudaKernel_t scalar = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "scalar", type)),
+                     vec = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "vec", type));
+  for (map_form form : {map_form::scalar, map_form::vec})
+    rows.push_back(
+        {"13_precompiled_plugin/" + std::string(to_string(form)) + " [--plugin " + o.plugin_path + "]",
+         &fixture, [scalar, vec](const map_launch& a) { plugin::launch_map(scalar, vec, a); }, form,
+         "13_precompiled_plugin", "plugin", std::string(info(o.problem.op).name)});
+}
+
+// Each row run, validated and timed (run_row); then --launches' totals and --json's records. Returns
+// the exit status: 3 where any result was wrong.
+int table(const options& o, const environment& env, const std::vector<row>& rows, bool with_tiers,
+          bool tiered_passed) {
+  std::vector<run_record> records;
+  bool all_passed = tiered_passed, dagger = false;
+  for (const row& w : rows) {
+    records.push_back(run_row(w, o, env));
+    all_passed = all_passed && records.back().validation.passed;
+    dagger = dagger || (records.back().validation.passed && !copy_finding(records.back()));
+  }
+  if (dagger)
+    std::printf(
+        "† not a bandwidth finding: the working set is under %.0f× the L2 (%.0f MiB), or the figure is "
+        "above the copy's own bandwidth\n",
+        past_l2, past_l2 * double(env.device.l2_bytes) / (1 << 20));
+  if (o.launches > 0) {
+    std::vector<bool> first_use;
+    for (const row& w : rows) first_use.push_back(w.first_use);
+    std::optional<tiers_total> tiers;  // 10's tiers in a process of their own, where no route compiled the op
+    if (with_tiers) {
+      tiers = measure_tiers(o);
+      if (!tiers->passed)
+        std::printf("10_tiered_dispatch.expression/vec [--expr] --launches: %s\n", tiers->summary.c_str());
+      all_passed = all_passed && tiers->passed;
+    }
+    print_launches(o, records, first_use, tiers);
+  }
+  if (!o.json_path.empty()) write_json_atomic(o.json_path, results_document(records, env));
+  return all_passed ? 0 : 3;
+}
+
+int run(const options& o) {
+  if (o.list) return list();
   // A program of the language goes to 06 and 07 as the C++ it prints, so all three compile one op.
   std::optional<expr::program> program;
   std::string not_in_language;
@@ -145,46 +254,19 @@ int run(const options& o) {
       not_in_language = e.what();
     }
   }
-  const jit::op_text user{"user", program ? expr::to_cpp(*program) : o.expr};
-  // parsed once, above: 08, 16 and 17 (and 10's tiers) take the program from here
-  const jit::op_text user_expression{"user", o.expr,
-                                     program ? std::make_shared<const expr::program>(*program) : nullptr};
-  if (!o.expr.empty()) jit::check_op_source(user.source);
-  if (!o.ptx_path.empty()) {  // what the driver assembles: `ptxas -arch=sm_XY FILE` makes the same SASS
+  // parsed once, here: the routes that read the language (and 10's tiers) take the program
+  const jit::op_text language{"user", o.expr,
+                              program ? std::make_shared<const expr::program>(*program) : nullptr};
+  const jit::op_text cpp = jit::as_cpp(language);
+  if (!o.expr.empty()) jit::check_op_source(cpp.source);
+  if (!o.ptx_path.empty()) {
     if (!program) throw error("--ptx: the op is not in 08's language: " + not_in_language);
-    std::string why;
-    const int arch = gpu_available(&why) ? jit::device_arch() : 90;
-    const jit::module_image image = expression_jit::compile_uncached(
-        expression_jit::map_module(*program, o.problem.type, map_form::vec, "user"), arch);
-    write_atomic(o.ptx_path, [&](std::ostream& out) {  // the text, without the driver's terminating NUL
-      out.write(image.code.data(), std::streamsize(image.code.size() - 1));
-    });
-    std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d, as PTX\n", o.ptx_path.c_str(), arch);
-    return 0;
+    return write_ptx(o, *program);
   }
-  if (o.compile_times) return compile_times(o, program.has_value(), user);
+  if (o.compile_times) return compile_times(o, program.has_value(), cpp);
   if (!o.steps_path.empty()) return write_steps(o, program, not_in_language);
-  if (o.dump_source) {
-    if (program)
-      std::printf("%s\n",
-                  expression_jit::map_module(*program, o.problem.type, map_form::vec, "user").ir.c_str());
-    else
-      std::printf("(08_expression_jit: not in its language: %s)\n\n", not_in_language.c_str());
-    std::printf("%s", jit::whole_program(jit::workload::map, o.problem.type, user).source.c_str());
-    return 0;
-  }
-  std::vector<const map_entry*> chosen;
-  if (o.strategy == "all") {
-    for (const map_entry& e : get_registry().map) chosen.push_back(&e);
-  } else {
-    // A list of names, each checked before anything runs: a run of several strategies shares one
-    // process, one problem and one float64 reference.
-    for (std::size_t at = 0; at <= o.strategy.size();) {
-      const std::size_t comma = std::min(o.strategy.find(',', at), o.strategy.size());
-      chosen.push_back(&find_map_entry(std::string_view(o.strategy).substr(at, comma - at)));
-      at = comma + 1;
-    }
-  }
+  if (o.dump_source) return dump_source(o, program, not_in_language, cpp);
+  const std::vector<const map_entry*> chosen = chosen_entries(o);
 
   // A user's op is timed as an op new to this machine: with the driver's cache or the suite's disk
   // cache on, a text run before is read back, and its first launch is then no compile. Before
@@ -197,8 +279,7 @@ int run(const options& o) {
   if (!gpu_available(&why)) throw error(why);
   if (o.tiers_stream) {
     if (!program) throw error("--tiers-stream: the op is not in 08's language: " + not_in_language);
-    return tiers_stream(o, map_fixture(o.problem, o.seed, language_op(*program, o.expr_ulps)),
-                        user_expression);
+    return tiers_stream(o, map_fixture(o.problem, o.seed, language_op(*program, o.expr_ulps)), language);
   }
   const double copy = measure_copy_bandwidth_gbs(default_copy_bytes());
   const environment env = current_environment(copy);
@@ -218,7 +299,7 @@ int run(const options& o) {
   std::vector<row> rows;
   std::unique_ptr<host_op> host_reference;
   std::unique_ptr<map_fixture> user_fixture;
-  bool tiered_passed = true, ran_tiers = false;
+  bool tiered_passed = true;
   if (!o.expr.empty()) {
     custom_map_op reference;
     if (program) {
@@ -226,63 +307,21 @@ int run(const options& o) {
     } else {
       std::printf("08_expression_jit/* [--expr]: not run: the op is not in 08's language: %s\n",
                   not_in_language.c_str());
-      host_reference = std::make_unique<host_op>(user);
+      host_reference = std::make_unique<host_op>(cpp);
       reference = {host_reference->function(), o.expr_ulps};
     }
     user_fixture = std::make_unique<map_fixture>(o.problem, o.seed, reference);
-    // First, while the text is new to this process: no tier's compile has been made yet.
-    // (not with --launches: each route's first launch must then be its own compile, and the
-    // tiers' stream is measured in a process of its own)
-    if (with_tiers && o.launches == 0) {
-      tiered_passed = tiers_until_optimised(*user_fixture, user_expression, map_form::vec);
-      ran_tiers = true;
+    // First, while the text is new to this process: no tier's compile has been made yet (not with
+    // --launches: each route's first launch must then be its own compile, and the tiers' stream is
+    // measured in a process of its own).
+    const bool ran_tiers = with_tiers && o.launches == 0;
+    if (ran_tiers) {
+      tiered_passed = tiers_until_optimised(*user_fixture, language, map_form::vec);
       std::printf(
           "  (08's vec rows below launch the kernels the tiers compiled; --strategy with another\n"
           "   strategy leaves the tiers out, and every route's first launch is its own)\n");
     }
-    std::vector<std::pair<std::string, map_launcher>> launchers{
-        {"06_nvrtc_jit", [&user](const map_launch& a) { jit::launch_map(nvrtc_jit_build, a, user); }},
-        {"07_jit_lto", [&user](const map_launch& a) { jit::launch_map(jit_lto_build, a, user); }}};
-    if (program) {
-      launchers.push_back({"08_expression_jit", [&user_expression](const map_launch& a) {
-                             expression_jit::launch_map(a, user_expression, expression_jit::tier::optimised);
-                           }});
-      launchers.push_back({"08_expression_jit.baseline", [&user_expression](const map_launch& a) {
-                             expression_jit::launch_map(a, user_expression, expression_jit::tier::baseline);
-                           }});
-      launchers.push_back({"16_interpreter", [&user_expression](const map_launch& a) {
-                             interpreter::launch_map(a, user_expression);
-                           }});
-    }
-    // The vec form first: the one a user runs carries its strategy's first use (08's baseline
-    // reuses the libNVVM 08's row loaded; where the tiers ran, they made 08's, 16's and 17's).
-    const auto first_use = [&](const std::string& strategy) {
-      return strategy != "08_expression_jit.baseline" &&
-             (!ran_tiers || strategy == "06_nvrtc_jit" || strategy == "07_jit_lto");
-    };
-    for (const auto& [strategy, launch] : launchers)
-      for (map_form form : {map_form::vec, map_form::scalar})
-        rows.push_back({strategy + "/" + std::string(to_string(form)) + " [--expr]", user_fixture.get(),
-                        launch, form, strategy, "", o.expr, form == map_form::vec && first_use(strategy)});
-    // 17's patched kernel: float, the operations it has stencils for; the vec form where the op
-    // fits its image (else the scalar image runs, and the line says why).
-    if (program) {
-      const auto learning = std::chrono::steady_clock::now();  // 17's stencils, learnt once a process
-      const std::string why = copy_and_patch::refusal(o.expr, o.problem.type);
-      const double learnt_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - learning).count();
-      if (!why.empty()) {
-        std::printf("17_copy_and_patch/vec [--expr]: not run: %s\n", why.c_str());
-      } else {
-        if (const std::string why = copy_and_patch::scalar_only(o.expr); !why.empty())
-          std::printf("17_copy_and_patch/vec [--expr]: runs the scalar image, an element a thread: %s\n",
-                      why.c_str());
-        rows.push_back(
-            {"17_copy_and_patch/vec [--expr]", user_fixture.get(),
-             [&user_expression](const map_launch& a) { copy_and_patch::launch_map(a, user_expression); },
-             map_form::vec, "17_copy_and_patch", "", o.expr, first_use("17"), learnt_ms});
-      }
-    }
+    user_rows(o, *user_fixture, language, cpp, ran_tiers, rows);
   }
   const map_fixture fixture(o.problem, o.seed);
   for (const map_entry* e : chosen) {
@@ -295,48 +334,9 @@ int run(const options& o) {
         {e->name() + (o.expr.empty() ? "" : " [--op " + std::string(info(o.problem.op).name) + "]"), &fixture,
          e->launch, e->form, e->strategy, e->variant, std::string(info(o.problem.op).name)});
   }
-
-  // The user's plugin: its kernels fetched once, launched as strategy 13 launches its own.
   std::unique_ptr<plugin::library> user_plugin;
-  if (!o.plugin_path.empty()) {
-    user_plugin = std::make_unique<plugin::library>(o.plugin_path);
-    const char* type = o.problem.type == dtype::f32 ? "f32" : "f64";
-    const cudaKernel_t scalar = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "scalar", type)),
-                       vec = user_plugin->kernel(plugin::kernel_name("cdl_plugin_map_", "vec", type));
-    for (map_form form : {map_form::scalar, map_form::vec})
-      rows.push_back(
-          {"13_precompiled_plugin/" + std::string(to_string(form)) + " [--plugin " + o.plugin_path + "]",
-           &fixture, [scalar, vec](const map_launch& a) { plugin::launch_map(scalar, vec, a); }, form,
-           "13_precompiled_plugin", "plugin", std::string(info(o.problem.op).name)});
-  }
-  std::vector<run_record> records;
-  bool all_passed = tiered_passed;
-  bool dagger = false;
-  for (const row& w : rows) {
-    records.push_back(run_row(w, o, env));
-    all_passed = all_passed && records.back().validation.passed;
-    dagger = dagger || (records.back().validation.passed && !copy_finding(records.back()));
-  }
-  if (dagger)
-    std::printf(
-        "† not a bandwidth finding: the working set is under %.0f× the L2 (%.0f MiB), or the figure is "
-        "above the copy's own bandwidth\n",
-        past_l2, past_l2 * double(env.device.l2_bytes) / (1 << 20));
-  if (o.launches > 0) {
-    std::vector<bool> first_use;
-    for (const row& w : rows) first_use.push_back(w.first_use);
-    // 10's tiers in a process of their own, where no route has compiled the op yet.
-    std::optional<tiers_total> tiers;
-    if (with_tiers) {
-      tiers = measure_tiers(o);
-      if (!tiers->passed)
-        std::printf("10_tiered_dispatch.expression/vec [--expr] --launches: %s\n", tiers->summary.c_str());
-      all_passed = all_passed && tiers->passed;
-    }
-    print_launches(o, records, first_use, tiers);
-  }
-  if (!o.json_path.empty()) write_json_atomic(o.json_path, results_document(records, env));
-  return all_passed ? 0 : 3;
+  if (!o.plugin_path.empty()) plugin_rows(o, fixture, user_plugin, rows);
+  return table(o, env, rows, with_tiers, tiered_passed);
 }
 
 }  // namespace cdl::run_tool

@@ -7,7 +7,7 @@
 #include "common/inputs.hpp"
 #include "common/map_workload.hpp"
 #include "common/record.hpp"
-#include "strategies/suite/jit_kernels.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <array>
 #include <cstdio>

@@ -4,7 +4,7 @@
 
 #include "common/cli.hpp"
 #include "common/device_info.hpp"
-#include "strategies/suite/expression_jit.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <nlohmann/json.hpp>
 

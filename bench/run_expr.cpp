@@ -8,7 +8,7 @@
 #include "common/record.hpp"
 #include "common/self_process.hpp"
 #include "common/timing.hpp"
-#include "strategies/suite/tiered_dispatch.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 #include "bench/run.hpp"
 
 #include "common/cli.hpp"
-#include "strategies/suite/plugin.hpp"
+#include "strategies/suite/routes.hpp"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -8,6 +8,7 @@
 #include "map_workload.hpp"
 #include "matmul_workload.hpp"
 #include "objects_workload.hpp"
+#include "op_text.hpp"
 #include "points_workload.hpp"
 #include "tasks_workload.hpp"
 #include "zip_workload.hpp"
@@ -60,6 +61,31 @@ struct length_entry {
   std::string name() const { return strategy + "/" + std::string(to_string(form)); }
 };
 
+// A route that runs an op given as text at run time, a user's op (cdl_run --expr, the JIT stages,
+// 10's tiers): compiled (06, 07, 08), interpreted (16) or patched (17). Each strategy registers its
+// own; whoever runs a user's op finds them here, by name or all of them, so that a new route is its
+// own files and one registration. A route's kernel for a text is made at the first launch of that
+// text (or by prepare), found by the text after.
+struct op_route {
+  std::string strategy;   // its strategy's file stem, e.g. "08_expression_jit"
+  std::string variant;    // e.g. "baseline"; empty for the strategy's own
+  bool language = false;  // reads 08's language (the op's program); else C++ text, or either
+  void (*launch)(const map_launch& a, const jit::op_text& op);
+  // Why it would not run op at type t in form f, with the routes that do; "" where it runs it.
+  // Answered with no GPU, but for what only the GPU tells (17: the stencils' architecture).
+  std::string (*refuses)(const jit::op_text& op, dtype t, map_form f) = nullptr;
+  // Its kernel for op made (compiled, patched, encoded) and loaded now, as at its first launch:
+  // false where it refuses the op, its type or the form (refusal() says why).
+  bool (*prepare)(const jit::op_text& op, dtype t, map_form f) = nullptr;
+  // What a user should know of how it runs op, where that is not the form asked ("" otherwise).
+  std::string (*note)(const jit::op_text& op, dtype t, map_form f) = nullptr;
+
+  std::string name() const { return strategy + (variant.empty() ? "" : "." + variant); }
+  std::string refusal(const jit::op_text& op, dtype t, map_form f) const {
+    return refuses ? refuses(op, t, f) : "";
+  }
+};
+
 struct registry {
   std::vector<map_entry> map;
   std::vector<zip_entry> zip;
@@ -70,6 +96,7 @@ struct registry {
   std::vector<objects_entry>
       objects;  // the objects' own forms: the other workloads' calls are on task records
   std::vector<length_entry> op_length;
+  std::vector<op_route> routes;  // in reading order
 
   // Each strategy adds its launch functions through these: one entry per kernel form or layout.
   void add_map(std::string strategy, std::string variant, map_launch_fn launch,
@@ -109,5 +136,7 @@ const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name
 inline const map_entry& find_map_entry(std::string_view name) {
   return find_entry(get_registry().map, name, "map");
 }
+// The route of that name(); cdl::error listing the routes where there is none.
+const op_route& find_route(std::string_view name);
 
 }  // namespace cdl

@@ -1,6 +1,7 @@
 // The registry is the contract between strategies, tests and benchmarks; it must be buildable
 // and complete without a GPU.
 #include "common/check.hpp"
+#include "common/device_info.hpp"
 #include "common/registry.hpp"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,36 @@ TEST(Registry, FindsEntriesByNameAndRejectsUnknownOnes) {
   } catch (const error& e) {
     EXPECT_NE(std::string(e.what()).find("00_inline/scalar"), std::string::npos)
         << "message should list entries";
+  }
+}
+
+// The routes a user's op takes, each registered by its strategy, in reading order; each refuses with
+// its reason what it cannot run, with no GPU.
+TEST(Registry, TheRoutesOfAUsersOpAreRegisteredByTheirStrategies) {
+  std::vector<std::string> names;
+  for (const op_route& r : get_registry().routes) names.push_back(r.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"06_nvrtc_jit", "06_nvrtc_jit.fast_compile", "07_jit_lto",
+                                             "08_expression_jit", "08_expression_jit.baseline",
+                                             "16_interpreter", "17_copy_and_patch"}));
+  for (const op_route& r : get_registry().routes) {
+    EXPECT_EQ(r.language, r.strategy >= "08") << r.name();
+    EXPECT_NE(r.launch, nullptr) << r.name();
+    EXPECT_NE(r.prepare, nullptr) << r.name();
+  }
+  const jit::op_text plain{"user", "x * x + 2 * x + 1"};
+  for (const op_route& r : get_registry().routes)  // 17 asks the GPU whether its stencils are its
+    if (r.strategy != "17_copy_and_patch" || gpu_available())
+      EXPECT_EQ(r.refusal(plain, dtype::f32, map_form::vec), "") << r.name();
+  std::string many = "x";  // more instructions than the interpreter holds
+  for (int i = 0; i < 70; ++i) many = "sin(" + many + ")";
+  EXPECT_NE(find_route("16_interpreter").refusal({"user", many}, dtype::f32, map_form::vec), "");
+  EXPECT_NE(find_route("17_copy_and_patch").refusal(plain, dtype::f64, map_form::vec).find("16_interpreter"),
+            std::string::npos);
+  try {
+    find_route("99_magic");
+    FAIL() << "an unknown route found";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("17_copy_and_patch"), std::string::npos) << e.what();
   }
 }
 

@@ -80,6 +80,8 @@ const jit::build_fn nvrtc_jit_fast_compile_build = build_fast_compile;
 void register_06_nvrtc_jit(registry& r) {
   jit::register_strategy<build>(r, "06_nvrtc_jit");
   jit::register_strategy<build_fast_compile>(r, "06_nvrtc_jit", "fast_compile");
+  jit::register_route<build>(r, "06_nvrtc_jit");
+  jit::register_route<build_fast_compile>(r, "06_nvrtc_jit", "fast_compile");
 }
 
 }  // namespace cdl

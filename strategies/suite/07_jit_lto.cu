@@ -88,6 +88,7 @@ const jit::build_fn jit_lto_build = build;
 void register_07_jit_lto(registry& r) {
   jit::register_strategy<build>(r, "07_jit_lto");
   jit::register_strategy<build_preoptimised>(r, "07_jit_lto", "preoptimised");
+  jit::register_route<build>(r, "07_jit_lto");
 }
 
 }  // namespace cdl

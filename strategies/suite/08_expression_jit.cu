@@ -422,6 +422,22 @@ void register_08_expression_jit(registry& r) {
   r.op_length.push_back({"08_expression_jit", [](const map_launch& a, int steps) {
                            expression_jit::launch_map(a, jit::polynomial_op(steps), tier::optimised);
                          }});
+  // A user's op in the language, by each tier.
+  r.routes.push_back({"08_expression_jit", "", true,
+                      [](const map_launch& a, const jit::op_text& op) {
+                        expression_jit::launch_map(a, op, tier::optimised);
+                      },
+                      nullptr,
+                      [](const jit::op_text& op, dtype t, map_form f) {
+                        return expression_jit::map_kernel(t, f, op, tier::optimised) != nullptr;
+                      }});
+  r.routes.push_back(
+      {"08_expression_jit", "baseline", true,
+       [](const map_launch& a, const jit::op_text& op) { expression_jit::launch_map(a, op, tier::baseline); },
+       nullptr,
+       [](const jit::op_text& op, dtype t, map_form f) {
+         return expression_jit::map_kernel(t, f, op, tier::baseline) != nullptr;
+       }});
 }
 
 }  // namespace cdl

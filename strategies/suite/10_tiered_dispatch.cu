@@ -47,7 +47,6 @@
 #include "strategies/suite/tiered_dispatch.hpp"
 
 #include "common/skeletons/elementwise.cuh"
-#include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/interpreter.hpp"
 
@@ -140,7 +139,8 @@ tiered_expression::tiered_expression(jit::op_text text)
     : text_(std::move(text)),
       patched_(std::make_shared<std::promise<bool>>()),
       compiled_(std::make_shared<std::array<std::promise<cudaKernel_t>, 2>>()) {
-  interpreter::prepare(text_);  // the first tier: encoded now, so the first launch runs at once
+  find_route("16_interpreter")
+      .prepare(text_, dtype::f32, map_form::vec);  // encoded now: the first launch runs at once
   patched_ready_ = patched_->get_future();
   for (std::size_t i = 0; i < 2; ++i) ready_[i] = (*compiled_)[i].get_future();
 }
@@ -155,7 +155,7 @@ void tiered_expression::start(const map_launch& a) {
     times->began = times->since_made();
     // 17's image, patched and loaded; where 17 refuses the op, its type or the form (an op that
     // calls a function has 17's vec form alone), 08's baseline instead.
-    const bool patch = copy_and_patch::load(text, type, form);
+    const bool patch = find_route("17_copy_and_patch").prepare(text, type, form);
     if (patch) times->ready[0] = times->since_made();
     patched->set_value(patch);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -206,9 +206,9 @@ tiered_expression::tier tiered_expression::launch(const map_launch& a) {
     if (kernels_[i]) best_ = tier(std::size_t(tier::baseline) + i);
   }
   if (best_ == tier::interpreter) {
-    interpreter::launch_map(a, text_);
+    interpreter_(a, text_);
   } else if (best_ == tier::patched) {
-    copy_and_patch::launch_map(a, text_);
+    patched_launch_(a, text_);
   } else {
     const unsigned grid =
         skeleton::elementwise_launch_geometry(a.form, a.n, size_of(a.type), {a.x, a.y}).grid;

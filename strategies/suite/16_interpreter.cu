@@ -155,6 +155,21 @@ void register_16_interpreter(registry& r) {
   r.op_length.push_back({"16_interpreter", [](const map_launch& a, int steps) {
                            interpreter::launch_map(a, jit::polynomial_op(steps));
                          }});
+  // A user's op in the language: encoded at its first launch (or by prepare), no compiler.
+  r.routes.push_back({"16_interpreter", "", true,
+                      [](const map_launch& a, const jit::op_text& op) { interpreter::launch_map(a, op); },
+                      [](const jit::op_text& op, dtype, map_form) -> std::string {
+                        try {
+                          interpreter::prepare(op);
+                          return "";
+                        } catch (const error& e) {
+                          return std::string("16_interpreter refuses it: ") + e.what();
+                        }
+                      },
+                      [](const jit::op_text& op, dtype, map_form) {
+                        interpreter::prepare(op);
+                        return true;
+                      }});
 }
 
 }  // namespace cdl

@@ -309,6 +309,20 @@ void register_17_copy_and_patch(registry& r) {
       {"17_copy_and_patch",
        [](const map_launch& a, int steps) { copy_and_patch::launch_map(a, jit::polynomial_op(steps)); },
        map_form::vec, false});
+  // A user's op in the language: patched and loaded at its first launch (or by prepare), no
+  // compiler; refused where the stencils do not hold it, or on a GPU they were not built for.
+  r.routes.push_back(
+      {"17_copy_and_patch", "", true,
+       [](const map_launch& a, const jit::op_text& op) { copy_and_patch::launch_map(a, op); },
+       [](const jit::op_text& op, dtype t, map_form f) {
+         const std::string why = copy_and_patch::refusal(op.source, t);
+         return why.empty() && f != map_form::vec ? copy_and_patch::vec_alone(op.source) : why;
+       },
+       [](const jit::op_text& op, dtype t, map_form f) { return copy_and_patch::load(op, t, f); },
+       [](const jit::op_text& op, dtype, map_form f) {
+         const std::string why = f == map_form::vec ? copy_and_patch::scalar_only(op.source) : "";
+         return why.empty() ? why : "runs the scalar image, an element a thread: " + why;
+       }});
 }
 
 }  // namespace cdl

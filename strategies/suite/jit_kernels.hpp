@@ -10,6 +10,7 @@
 
 #include "common/expression.hpp"
 #include "common/jit.hpp"
+#include "common/op_text.hpp"
 #include "common/registry.hpp"
 
 #include <memory>
@@ -21,21 +22,6 @@ namespace cdl::jit {
 
 enum class workload { map, zip, points, image, tasks, matmul };
 std::string_view to_string(workload w);
-
-// An op as the compilers see it: a name for logs and file names, and its source text. The
-// text is an expression (map: in x; zip: in x and y; points: the new x and y, separated by
-// a comma; matmul: the fused step in acc, a and b) or a function body with `return`. Where the
-// text is in 08's language and whoever holds it parsed it already (cdl_run, a user's --expr),
-// the program comes with it, and the routes that read the language (08, 16, 17) take it.
-struct op_text {
-  std::string name;
-  std::string source;
-  std::shared_ptr<const expr::program> program = nullptr;  // source parsed, or null
-};
-// op's program: the one it carries, else its text parsed now.
-inline expr::program program_of(const op_text& op) {
-  return op.program ? *op.program : expr::parse(op.source);
-}
 
 // Rejects text that must not be pasted into a program, with the reason: empty, longer than
 // max_op_source_bytes, a NUL or a preprocessor directive, or brackets that close more than they
@@ -148,6 +134,18 @@ void register_strategy(registry& r, const std::string& strategy, const std::stri
   l.matmul = [](const matmul_launch& a) { launch_matmul(Build, a); };
   l.tasks = registry::per_element_tasks([](const tasks_launch& a) { launch_tasks(Build, a); });
   r.add_all(strategy, l, variant);
+}
+
+// A route for a user's op (registry.hpp's op_route) through Build: it takes C++ text (a program of
+// 08's language as the C++ it prints: as_cpp), compiled at its first launch or by prepare.
+template <build_fn Build>
+void register_route(registry& r, const std::string& strategy, const std::string& variant = "") {
+  r.routes.push_back({strategy, variant, false,
+                      [](const map_launch& a, const op_text& op) { launch_map(Build, a, op); }, nullptr,
+                      [](const op_text& op, dtype t, map_form f) {
+                        prepare_map(Build, unlaunched(map_op::quadratic, t, f), op);
+                        return true;
+                      }});
 }
 
 }  // namespace cdl::jit

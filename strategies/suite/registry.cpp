@@ -117,6 +117,14 @@ const Entry& find_entry(const std::vector<Entry>& entries, std::string_view name
   throw error("unknown strategy '" + std::string(name) + "' for workload " + std::string(workload) +
               "; registered:" + valid);
 }
+const op_route& find_route(std::string_view name) {
+  for (const op_route& r : get_registry().routes)
+    if (r.name() == name) return r;
+  std::string valid;
+  for (const op_route& r : get_registry().routes) valid += "\n  " + r.name();
+  throw error("unknown route '" + std::string(name) + "' for a user's op; registered:" + valid);
+}
+
 template const map_entry& find_entry(const std::vector<map_entry>&, std::string_view, std::string_view);
 template const zip_entry& find_entry(const std::vector<zip_entry>&, std::string_view, std::string_view);
 template const points_entry& find_entry(const std::vector<points_entry>&, std::string_view, std::string_view);

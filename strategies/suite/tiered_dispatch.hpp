@@ -44,6 +44,9 @@ class tiered_map {
   std::uint64_t launched_ = 0;
 
   jit::op_text text_;
+  // The tiers' routes with no compiler, from the registry: 16's interpreter and 17's patched kernel.
+  void (*interpreter_)(const map_launch&, const jit::op_text&) = find_route("16_interpreter").launch;
+  void (*patched_launch_)(const map_launch&, const jit::op_text&) = find_route("17_copy_and_patch").launch;
   jit::build_fn build_;
   map_launch_fn switch_launch_;
   std::future<void> compile_;
@@ -87,6 +90,9 @@ class tiered_expression {
   std::uint64_t launched_ = 0;
 
   jit::op_text text_;
+  // The tiers' routes with no compiler, from the registry: 16's interpreter and 17's patched kernel.
+  void (*interpreter_)(const map_launch&, const jit::op_text&) = find_route("16_interpreter").launch;
+  void (*patched_launch_)(const map_launch&, const jit::op_text&) = find_route("17_copy_and_patch").launch;
   // 17's image loaded (false: refused), then 08's baseline (null where 17 runs) and optimised kernels
   std::shared_ptr<std::promise<bool>> patched_;
   std::shared_ptr<std::array<std::promise<cudaKernel_t>, 2>> compiled_;
