@@ -19,7 +19,9 @@ struct op_text {
   std::shared_ptr<const expr::program> program = nullptr;  // source parsed, or null
 };
 // op's program: the one it carries, else its text parsed now.
-inline expr::program program_of(const op_text& op) { return op.program ? *op.program : expr::parse(op.source); }
+inline expr::program program_of(const op_text& op) {
+  return op.program ? *op.program : expr::parse(op.source);
+}
 // op as the routes that take C++ see it: a program of the language as the C++ it prints (the same op,
 // so that every route compiles one op), any other text as it is.
 inline op_text as_cpp(const op_text& op) {

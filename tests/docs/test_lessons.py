@@ -3,13 +3,13 @@ GPU it runs, validates, times its knob, and costs what the suite measures for th
 
     test_lessons.py [--gpu] CDL_RUN [LESSON.cu ...] [unittest arguments]
 
-Without --gpu (CI, no GPU): every lesson built, one nvcc per lesson on each core. With --gpu: the lessons named (every one where none is) built,
-run and held to the suite; without a GPU the script says so and exits 77, which ctest reports as
-skipped. ctest runs a GPU test per lesson (LessonsOnTheGpu), so that the lessons' builds and runs
-spread over the machine's cores beside the GPU shards instead of following one another in one
-process, and holds the map lessons to the suite in one test run alone, after every other
-(LessonsHeldToTheSuite): the GPU time-slices between processes, and a kernel longer than a slice
-waits for the others' slices inside its own timing.
+Without --gpu (CI, no GPU): every lesson built, one nvcc per lesson on each core. With --gpu: the
+lessons named (every one where none is) built, run and held to the suite; without a GPU the script
+says so and exits 77, which ctest reports as skipped. ctest runs a GPU test per lesson
+(LessonsOnTheGpu), so that the lessons' builds and runs spread over the machine's cores beside the
+GPU shards instead of following one another in one process, and holds the map lessons to the suite
+in one test run alone, after every other (LessonsHeldToTheSuite): the GPU time-slices between
+processes, and a kernel longer than a slice waits for the others' slices inside its own timing.
 """
 import atexit
 import concurrent.futures
