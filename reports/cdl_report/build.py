@@ -2,7 +2,7 @@
 import os
 import re
 
-from factcheck import verdicts as claims
+from .claims import verdicts as claims
 
 from . import findings, readme_table
 from .document import Detail, Document, anchor

@@ -1,4 +1,4 @@
-"""The Python peers' experiment records (factcheck/experiments_*.py, in python.json): how
+"""The Python peers' experiment records (cdl_peers/experiments/, in python.json): how
 the report names their systems, how one went, and what it shows of the feature it tries; read by the
 claims and by the Python peers' section alike."""
 

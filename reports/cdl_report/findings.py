@@ -5,7 +5,7 @@ the GEMMs, the elementwise section, the Python peers' ratios, the counters, the 
 the other devices' runs, and last the claims' verdicts, which read the findings above them, never a
 rendered section. A section's add() renders what its find() found, the head's warnings and the
 kernels' resources among them."""
-from factcheck import verdicts as claims
+from .claims import verdicts as claims
 
 from .sections import answer, devices, dispatch, elementwise, flush, header, image, jit, map, matmul
 from .sections import objects, oplength, precision, profile, python_peers, repeat, resources, tasks, tiered

@@ -115,6 +115,19 @@ class ProblemTest(unittest.TestCase):
                 self.assertIn(technique, forms, f"{name}: {case.name} is not in its module's docstring")
                 self.assertGreater(len(forms[technique]), 20, f"{name}: {technique}: {forms[technique]!r}")
 
+    def test_each_system_s_experiments_import_without_its_library(self):
+        # The experiments run only on a GPU; each system's module reaches them by a relative import
+        # when it runs, so one that no longer imports would surface only there.
+        import importlib
+
+        for name in ("cupy", "numba", "numba_later", "pycuda", "pycuda_examples"):
+            module = importlib.import_module(f"cdl_peers.experiments.{name}")
+            self.assertTrue(module.__doc__, name)
+        for name in ("cupy", "numba", "pycuda"):
+            self.assertTrue(
+                callable(importlib.import_module(f"cdl_peers.experiments.{name}").experiments), name
+            )
+
     def test_today_s_systems_write_the_catalogue_s_ops(self):
         # torch.compile's and JAX's functions are plain array code: run here on NumPy in their place,
         # each must give the workload's reference (the GPU runs the same text through its compiler).

@@ -3,8 +3,8 @@ rule reaches the verdicts it is given."""
 import unittest
 from types import SimpleNamespace
 
-import helpers  # noqa: F401  (puts reports/ and factcheck/ on the path)
-from factcheck.rules import UNMEASURED
+import helpers  # noqa: F401  (puts reports/ on the path)
+from cdl_report.claims.rules import UNMEASURED
 
 NOISE = 0.02
 
@@ -40,7 +40,7 @@ def data(
 
 
 def exp(claim, name, runs=True, valid=True, figures=None, **kw):
-    """One record of the articles' experiments (factcheck/experiments_*.py)."""
+    """One record of the articles' experiments (bench/python/cdl_peers/experiments/)."""
     return dict(
         claim=claim, name=name, runs=runs, valid=valid, error="", figures=figures or {}, system="s", **kw
     )

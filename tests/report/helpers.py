@@ -11,8 +11,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURE = os.path.join(HERE, "fixture")
-sys.path.insert(0, os.path.join(ROOT, "reports"))
-sys.path.insert(0, ROOT)  # factcheck/, the claims
+sys.path.insert(0, os.path.join(ROOT, "reports"))  # cdl_report, the claims among it
 
 
 def run_report(results, out, *extra, figures=False):

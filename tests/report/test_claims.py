@@ -1,10 +1,10 @@
-"""The claims (factcheck/article_NNN.py, one file an article), articles 000 to 002's first claims:
+"""The claims (reports/cdl_report/claims/article_NNN.py, one file an article), articles 000 to 002's first claims:
 every rule reaches each of its verdicts from figures, and none is a fixed string."""
 import unittest
 
 from claims_fixtures import VerdictCase, NOISE, data, exp, hoisted_penalties, one, probe, refused, verdict
-from factcheck import article_000, article_001, article_002, article_004, rules
-from factcheck.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
+from cdl_report.claims import article_000, article_001, article_002, article_004, rules
+from cdl_report.claims.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 
 
 class RulesReachEveryVerdict(VerdictCase):

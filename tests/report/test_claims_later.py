@@ -6,9 +6,10 @@ import re
 import unittest
 
 from claims_fixtures import VerdictCase, data, exp, hoisted_penalties, one, refused, verdict
-from factcheck import verdicts as claims
-from factcheck import article_001, article_002, article_003, article_004
-from factcheck.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
+from helpers import ROOT
+from cdl_report.claims import verdicts as claims
+from cdl_report.claims import article_001, article_002, article_003, article_004
+from cdl_report.claims.rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 
 
 class LaterRulesReachEveryVerdict(VerdictCase):
@@ -223,8 +224,8 @@ class LaterRulesReachEveryVerdict(VerdictCase):
         self.assertTrue(all(c.rule and c.quote and c.system for c in claims.CLAIMS))
 
     def test_the_fact_check_names_each_claim_as_its_rule_does(self):
-        """A claim is defined once, by its Claim (factcheck/article_NNN.py); the page that quotes it
-        (articles.md) and the experiments that answer it (experiments_*.py, which run only on a GPU:
+        """A claim is defined once, by its Claim (cdl_report/claims/article_NNN.py); the page that quotes it
+        (articles.md) and the experiments that answer it (cdl_peers/experiments/, which run only on a GPU:
         read here as text) name it by its id, and each such id is a claim, of the same article (the
         other records are an article's example as written, or a compile's cost)."""
         room = os.path.dirname(claims.__file__)
@@ -233,7 +234,8 @@ class LaterRulesReachEveryVerdict(VerdictCase):
             page = dict(re.findall(r"(?m)^\| ([A-E][0-9]) \| ([0-9]{3}) \|", f.read()))
         self.assertEqual(page, article_of)
         named = 0
-        for path in glob.glob(os.path.join(room, "experiments_*.py")):
+        experiments = os.path.join(ROOT, "bench", "python", "cdl_peers", "experiments")
+        for path in glob.glob(os.path.join(experiments, "*.py")):
             with open(path, encoding="utf-8") as f:
                 for claim, article in re.findall(
                     r'attempt\(\s*"([^"]+)",(?:[^()]|\([^()]*\))*?(?:article="([0-9]+)")?\s*\)', f.read()

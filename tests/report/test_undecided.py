@@ -39,7 +39,7 @@ class QuickRunTest(FixtureTest):
         self.assertIn("**The run's largest surprises** (each found by a rule over the figures):", full)
 
     def test_a_timed_claim_is_not_decided_and_the_others_keep_their_verdicts(self):
-        from factcheck import verdicts
+        from cdl_report.claims import verdicts
 
         def rows(text):
             return {

@@ -1,6 +1,6 @@
 """The source articles' own systems, measured beside the C++ strategies.
 
-The articles (factcheck/articles.md) hand a function to a GPU kernel from Python: with Numba, with
+The articles (reports/cdl_report/claims/articles.md) hand a function to a GPU kernel from Python: with Numba, with
 CuPy, and with runtime-compiled CUDA C (PyCUDA's SourceModule). This package writes the
 suite's workloads those ways, one module per system:
 
@@ -21,12 +21,7 @@ written in cdl_bench's result schema, so reports/report.py puts them beside the 
     python3 -m cdl_peers --cdl-problem build/release/bench/cdl_problem --out python.json [--quick]
 
 A system whose package is missing, fails to import or finds no GPU is skipped with one line
-saying why. The articles' own experiments live with their claims in the fact-check (factcheck/ at
-the repository's root, put on the path here), which each system's module calls.
+saying why. The articles' own experiments (experiments/, one module a system) run here too, each
+called by its system's module; the rules that read their records are the report's
+(reports/cdl_report/claims/).
 """
-import os
-import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)  # before site-packages: no installed `factcheck` hides this one

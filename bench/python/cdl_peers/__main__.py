@@ -210,7 +210,7 @@ def main(argv):
     ap.add_argument(
         "--experiments-only",
         action="store_true",
-        help="run only the articles' experiments (factcheck/experiments_*.py), no benchmarks",
+        help="run only the articles' experiments (cdl_peers/experiments/), no benchmarks",
     )
     ap.add_argument(
         "--add",

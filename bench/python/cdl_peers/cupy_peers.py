@@ -145,6 +145,6 @@ def cases():
 
 
 def experiments(dev, quick):
-    from factcheck import experiments_cupy
+    from .experiments import cupy
 
-    return experiments_cupy.experiments(dev, quick)
+    return cupy.experiments(dev, quick)

@@ -1,4 +1,4 @@
-"""What the articles' experiments (factcheck/experiments_*.py) and a new op's sessions (newop.py)
+"""What the articles' experiments (cdl_peers/experiments/) and a new op's sessions (newop.py)
 share: one record per question for the results file, with where an exception was raised; medians on
 the GPU's clock and on the host's; a constant new to every compile cache; a comparison with a
 tolerance."""
@@ -24,7 +24,7 @@ class ChildError(Exception):
 
 def attempt(claim, name, run, article=None):
     """Runs one experiment: run() returns (valid, figures) where it ran. The record keeps the claim
-    it answers (an id of factcheck/articles.md, or "example" for "does the article's example run
+    it answers (an id of reports/cdl_report/claims/articles.md, or "example" for "does the article's example run
     as written"), whether it ran and validated, its figures, and, where it raised, the exception
     verbatim and where it was raised (the innermost frame, and the type of a `value` it rejected)."""
     record = {"claim": claim, "name": name, "runs": False, "valid": False, "error": "", "figures": {}}

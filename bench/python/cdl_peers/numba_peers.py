@@ -371,10 +371,10 @@ def cases():
     ]
 
 
-# --- The articles' claims, in Numba (factcheck/experiments_numba.py) ---------------------------
+# --- The articles' claims, in Numba (experiments/numba.py) ---------------------------
 
 
 def experiments(dev, quick):
-    from factcheck import experiments_numba
+    from .experiments import numba
 
-    return experiments_numba.experiments(dev, quick)
+    return numba.experiments(dev, quick)

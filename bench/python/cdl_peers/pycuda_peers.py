@@ -136,6 +136,6 @@ def cases():
 
 
 def experiments(dev, quick):
-    from factcheck import experiments_pycuda
+    from .experiments import pycuda
 
-    return experiments_pycuda.experiments(dev, quick)
+    return pycuda.experiments(dev, quick)

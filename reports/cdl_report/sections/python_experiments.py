@@ -1,4 +1,4 @@
-"""The articles' experiments from Python (factcheck/experiments_*.py): whether each example
+"""The articles' experiments from Python (cdl_peers/experiments/): whether each example
 runs as written, and what a new op costs to compile in each system and cache state, beside this
 suite's routes."""
 from ..document import table
@@ -45,7 +45,7 @@ def against(mine, theirs):
 
 
 def experiments(doc, records, jit_costs=None, bench=None, python=None, interleaved=None, fresh=None):
-    """The articles' experiments (factcheck/experiments_*.py): whether each example runs as
+    """The articles' experiments (cdl_peers/experiments/): whether each example runs as
     written, what a new op costs to compile in each system and cache state (beside this suite's
     routes), and every record."""
     if not records:

@@ -1,7 +1,7 @@
 """The claims of article 004 (E1, E2, E3): each claim, its rule in words, and the function that
 answers it from the figures."""
-from cdl_report.experiments import NAMES, REFUSED, WORKS, not_counted, outcome, tried
-from cdl_report.stats import span
+from ..experiments import NAMES, REFUSED, WORKS, not_counted, outcome, tried
+from ..stats import span
 from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 from .rules import Claim, by_trial, compiles, fact, failed_experiment, gain, missing, one, records_of
 

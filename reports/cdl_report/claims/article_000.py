@@ -1,6 +1,6 @@
 """The claims of article 000 (A1, A2, A3): each claim, its rule in words, and the function that
 answers it from the figures."""
-from cdl_report.experiments import not_counted, outcome
+from ..experiments import not_counted, outcome
 from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 from .rules import Claim, by_trial, failed_experiment, fmt_ms, missing, one, staging
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from cdl_peers import harness
-from .experiments_pycuda import MIXED, mixed_records
+from .pycuda import MIXED, mixed_records
 from cdl_peers.experiment import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
 
 BLOCK = 256

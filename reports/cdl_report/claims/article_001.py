@@ -1,7 +1,7 @@
 """The claims of article 001 (B1, B2, B3, B4): each claim, its rule in words, and the function that
 answers it from the figures."""
-from cdl_report.experiments import REFUSED, WORKS, not_counted, outcome, tried
-from cdl_report.stats import span
+from ..experiments import REFUSED, WORKS, not_counted, outcome, tried
+from ..stats import span
 from .rules import FAILS, HOLDS, UNMEASURED
 from .rules import Claim, by_trial, compiles, direction, fact, missing, one, peer_over, records_of
 

@@ -2,8 +2,8 @@
 the experiments that answer them."""
 from dataclasses import dataclass
 
-from cdl_report.experiments import REFUSED, WORKS, outcome, tried
-from cdl_report.results import label
+from ..experiments import REFUSED, WORKS, outcome, tried
+from ..results import label
 
 HOLDS, FAILS, DEPENDS, UNMEASURED = "holds", "does not hold", "depends", "not measured"
 UNDECIDED = "not decided"  # a timed claim's verdict where the run's repetitions cannot decide
@@ -62,7 +62,7 @@ def peer_over(d, peer, base):
 
 
 def records_of(d, claim, start=""):
-    """The records of the articles' experiments (experiments_*.py) for a claim."""
+    """The records of the articles' experiments (cdl_peers/experiments/) for a claim."""
     return [
         e
         for e in (d.python.experiments if d.python else [])

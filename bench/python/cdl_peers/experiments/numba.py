@@ -6,7 +6,7 @@ and timed in the peer's process (numba_peers.experiments calls experiments(dev) 
   A2      "a pre-compiled function avoids the overhead of dynamic compilation": the @njit
           function compiled on the host first, then the kernel's first call, in new processes
   A3      article 000's shared-memory kernel against the same kernel reading global memory
-  B2–B4, D1 and a new function's compile in each cache state: experiments_numba_later.py
+  B2–B4, D1 and a new function's compile in each cache state: numba_later.py
   E2      NumPy structured arrays (mixed field widths, packed and align=True) in a Numba kernel
 
 Where the article's code fails, the record keeps the error and where it was raised; where a
@@ -54,7 +54,7 @@ def versions():
 
 def experiments(dev, quick):
     """The claims' experiments; `quick` (the quick suite) changes none of them."""
-    from . import experiments_numba_later as later  # it takes this module's helpers: imported here, not above
+    from . import numba_later as later  # it takes this module's helpers: imported here, not above
 
     records = function_arguments(dev)
     records.append(precompiled_function())
@@ -142,7 +142,7 @@ def function_arguments(dev):
 def in_new_process(name, *args):
     """Runs CHILDREN[name](*args) in a new Python process and returns its (valid, figures): for what
     must start cold (A2), and for what may leave the GPU in an error state (a misaligned load)."""
-    code = f"import cdl_peers; from factcheck import experiments_numba as a; a.child({name!r}, *{args!r})"
+    code = f"import cdl_peers; from cdl_peers.experiments import numba as a; a.child({name!r}, *{args!r})"
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=300
     )

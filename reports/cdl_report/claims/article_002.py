@@ -1,7 +1,7 @@
 """The claims of article 002 (C1, C2): each claim, its rule in words, and the function that
 answers it from the figures."""
-from cdl_report.experiments import median_of, outcome
-from cdl_report.stats import span
+from ..experiments import median_of, outcome
+from ..stats import span
 from .rules import DEPENDS, FAILS, HOLDS, Claim, fmt_ms, missing, one, peer_over, peer_ratios, staging
 
 

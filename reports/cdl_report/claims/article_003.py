@@ -1,7 +1,7 @@
 """The claims of article 003 (D1, D2, D3): each claim, its rule in words, and the function that
 answers it from the figures."""
-from cdl_report.experiments import WORKS, outcome, tried
-from cdl_report.sections import precision
+from ..experiments import WORKS, outcome, tried
+from ..sections import precision
 from .rules import DEPENDS, FAILS, HOLDS, UNMEASURED
 from .rules import Claim, direction, fmt_ms, gain, missing, one, peer_ratios, records_of
 

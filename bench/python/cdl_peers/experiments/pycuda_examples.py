@@ -1,4 +1,4 @@
-"""Articles 002 and 004's PyCUDA examples (experiments_pycuda.py's "example" records), run as the
+"""Articles 002 and 004's PyCUDA examples (pycuda.py's "example" records), run as the
 articles write them: their kernels, their host code (mem_alloc, memcpy_htod, the launch,
 memcpy_dtoh) and their arguments; an example that fails is recorded with its error, as it would
 meet a reader who copies it. The kernels here serve the claims too (C2, E2)."""

@@ -1,4 +1,4 @@
-"""Articles 001 and 003 (Numba) from B2 on, answered in Numba as experiments_numba.py answers the rest
+"""Articles 001 and 003 (Numba) from B2 on, answered in Numba as numba.py answers the rest
 (its experiments() calls these), and a new function's compile in each cache state:
 
   B2      a dictionary of functions in a kernel (the article's dismissed alternative)
@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from cdl_peers import harness
-from .experiments_numba import BIG, BLOCK, grid
+from .numba import BIG, BLOCK, grid
 from cdl_peers.experiment import attempt, close_to, fresh_constant, gpu_median_ms, host_median_ms
 
 

@@ -3,7 +3,7 @@ timed in the peer's process (pycuda_peers.experiments calls experiments(dev) her
 
   example  does each example run as written? (002: vector add, matrix multiply, shared-memory
            add; 004: vector add, matrix multiply, structs); where one fails, the error
-           (experiments_pycuda_examples.py)
+           (pycuda_examples.py)
   C1       what runtime-compiled source costs: SourceModule on a new source (nvcc) and on a
            source PyCUDA has compiled before (its disk cache); and the route with no compiler at
            run time, a new op as data for 16's interpreter loaded from a file (interpreter_file.py)
@@ -26,8 +26,8 @@ import numpy as np
 
 from cdl_peers import interpreter_file
 
-from . import experiments_pycuda_examples
-from .experiments_pycuda_examples import BLOCK, POINTS, VECTOR_ADD, VECTOR_ADD_SHARED
+from . import pycuda_examples
+from .pycuda_examples import BLOCK, POINTS, VECTOR_ADD, VECTOR_ADD_SHARED
 from cdl_peers.experiment import attempt, close_to, gpu_median_ms, host_median_ms
 
 DEVICE_FUNCTION = """
@@ -62,7 +62,7 @@ def mixed_records(align, n=1 << 20):
 
 
 def experiments(dev, quick):  # the quick suite runs them all as they are
-    records = experiments_pycuda_examples.examples(dev)
+    records = pycuda_examples.examples(dev)
     records.append(
         attempt(
             "C1",

@@ -11,8 +11,8 @@ whose rule sets times against the noise, in a run whose repetitions are too few 
 import os
 from types import SimpleNamespace
 
-from cdl_report.document import table
-from cdl_report.stats import undecided_run
+from ..document import table
+from ..stats import undecided_run
 from . import article_000, article_001, article_002, article_003, article_004
 from .rules import DEPENDS, FAILS, HOLDS, UNDECIDED
 
