@@ -1,5 +1,5 @@
-"""The claims (reports/cdl_report/claims/article_NNN.py, one file an article), articles 000 to 002's first claims:
-every rule reaches each of its verdicts from figures, and none is a fixed string."""
+"""The claims (cdl_report/claims/article_NNN.py, one file an article), articles 000 to 002's first
+claims: every rule reaches each of its verdicts from figures, and none is a fixed string."""
 import unittest
 
 from claims_fixtures import VerdictCase, NOISE, data, exp, hoisted_penalties, one, probe, refused, verdict

@@ -1,8 +1,8 @@
 """The source articles' own systems, measured beside the C++ strategies.
 
-The articles (reports/cdl_report/claims/articles.md) hand a function to a GPU kernel from Python: with Numba, with
-CuPy, and with runtime-compiled CUDA C (PyCUDA's SourceModule). This package writes the
-suite's workloads those ways, one module per system:
+The articles (reports/cdl_report/claims/articles.md) hand a function to a GPU kernel from
+Python: with Numba, with CuPy, and with runtime-compiled CUDA C (PyCUDA's SourceModule). This
+package writes the suite's workloads those ways, one module per system:
 
     cupy_peers.py         CuPy: a ufunc chain, ElementwiseKernel, RawKernel
     numba_peers.py        numba.cuda: inline kernel, device function, op-id switch, kernel
