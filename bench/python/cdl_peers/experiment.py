@@ -25,8 +25,9 @@ class ChildError(Exception):
 def attempt(claim, name, run, article=None):
     """Runs one experiment: run() returns (valid, figures) where it ran. The record keeps the claim
     it answers (an id of reports/cdl_report/claims/articles.md, or "example" for "does the
-    article's example run as written"), whether it ran and validated, its figures, and, where it raised, the exception
-    verbatim and where it was raised (the innermost frame, and the type of a `value` it rejected)."""
+    article's example run as written"), whether it ran and validated, its figures, and, where it
+    raised, the exception verbatim and where it was raised (the innermost frame, and the type of a
+    `value` it rejected)."""
     record = {"claim": claim, "name": name, "runs": False, "valid": False, "error": "", "figures": {}}
     if article:
         record["article"] = article
