@@ -2,31 +2,9 @@
 import os
 import re
 
-from .claims import verdicts as claims
-
 from . import findings, readme_table
 from .document import Detail, Document, anchor
-from .sections import (
-    answer,
-    devices,
-    dispatch,
-    elementwise,
-    profile,
-    flush,
-    header,
-    image,
-    jit,
-    map,
-    matmul,
-    objects,
-    oplength,
-    precision,
-    python_peers,
-    repeat,
-    resources,
-    tasks,
-    tiered,
-)
+from .outline import SECTIONS
 from .results import ResultsError
 
 
@@ -176,48 +154,14 @@ def write_report(results, out_dir, readme=None, others=(), figures=True):
     doc = Document(out_dir, figures)
     os.makedirs(out_dir, exist_ok=True)
     bench = results.bench
-    found = findings.compute(results, guarded, others)
-    noise = found["noise"]
-    guarded("head", header.top, doc, found["head"])
-    answer_text = guarded("answer", answer.add, doc, bench, noise, found["answer"])
-    contents_at = len(doc.parts)  # the contents list goes here, once every section is written
-    guarded("map", map.add, doc, bench, found["map"], results.resources, results.profile)
-    guarded("dispatch", dispatch.add, doc, bench, noise, found["dispatch"])
-    guarded("op length", oplength.add, doc, found["oplength"])
-    guarded("precision", precision.add, doc, found["precision"])
-    guarded("tasks", tasks.add, doc, found["tasks"])
-    guarded("objects", objects.add, doc, found["objects"], results.profile)
-    guarded(
-        "run-time compilation",
-        jit.add,
-        doc,
-        bench,
-        found["jit"],
-        found["dispatch"],
-        noise,
-        results.jit_uncached,
-    )
-    guarded("tiered", tiered.add, doc, found["tiered"], noise)
-    guarded("image", image.add, doc, found["image"], noise)
-    guarded("matmul", matmul.add, doc, bench, noise, found["matmul"])
-    guarded("elementwise", elementwise.add, doc, bench, found["other"])
-    guarded(
-        "Python peers",
-        python_peers.add,
-        doc,
-        bench,
-        results.python,
-        found["jit"].get("costs"),
-        found["jit"].get("interleaved"),
-        found["jit"].get("first_in_process"),
-    )
-    guarded("kernel resources", resources.add, doc, found["resources"])
-    guarded("profile", profile.add, doc, bench, found["profile"])
-    guarded("claims", claims.add, doc, found["claims"], noise)
-    guarded("devices", devices.add, doc, found["devices"])
-    guarded("method", header.method, doc, bench, noise, found["noise_how"])
-    guarded("flush", flush.add, doc, found["flush"])
-    guarded("run to run", repeat.add, doc, found["repeat"], noise)
+    found, run = findings.compute(results, guarded, others)
+    answer_text, contents_at = None, 0
+    for section in SECTIONS:
+        said = guarded(section.name, section.add, doc, run, found.get(section.key))
+        if section.key in ("head", "answer"):  # the contents list goes after the first screen
+            contents_at = len(doc.parts)
+        if section.key == "answer":
+            answer_text = said  # the first screen's answer, which the README carries too
     if bench.not_run:
         doc.add("## Not run\n")
         doc.add(

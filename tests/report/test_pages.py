@@ -8,8 +8,8 @@ import unittest
 
 from helpers import ROOT, FixtureTest, renamed
 
-from cdl_report import document
-from cdl_report.sections import launches, map as map_section
+from cdl_report import document, queries
+from cdl_report.sections import launches
 
 
 class UndecidedTest(FixtureTest):
@@ -230,13 +230,13 @@ class KernelFactsTest(unittest.TestCase):
         kernel = dict(indirect_calls=0, registers=30, blocks_per_sm=8, block=256, occupancy=1.0, stack=32)
         other = dict(kernel, registers=32, stack=8, spill_stores=4)
         self.assertEqual(
-            map_section.kernels_facts([("a", kernel), ("b", other)]),
+            queries.kernels_facts([("a", kernel), ("b", other)]),
             "`a`: 30 registers, 0 B of spill stores, 32 B stack frame; `b`: 32 registers, 4 B of spill"
             " stores, 8 B stack frame; both 0 calls through a register, 8 blocks of 256 per SM (1.00"
             " occupancy)",
         )
         self.assertEqual(
-            map_section.kernels_facts([("a", kernel), ("b", kernel), ("c", dict(kernel, registers=40))]),
+            queries.kernels_facts([("a", kernel), ("b", kernel), ("c", dict(kernel, registers=40))]),
             "`a`: 30 registers; `b`: 30 registers; `c`: 40 registers; each 0 calls through a register, 8"
             " blocks of 256 per SM (1.00 occupancy), 0 B of spill stores, 32 B stack frame",
         )

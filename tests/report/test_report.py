@@ -365,5 +365,49 @@ class ReportTest(FixtureTest):
         self.assertIn("5.00% at most", text)
 
 
+class OutlineTest(FixtureTest):
+    def test_the_findings_and_the_page_follow_one_list_of_sections(self):
+        """outline.SECTIONS is read by both stages: each section that finds has its key in the findings,
+        a `last` section's find sees every other's findings already, and a section's add is called in
+        the outline's order with its own findings."""
+        from unittest import mock
+
+        from cdl_report import build, findings, outline
+        from cdl_report.results import Results
+
+        results = Results(self.results)
+        seen = {}  # each section's key: the keys found before its find ran
+
+        def spy(section):
+            def find(run):
+                seen[section.key] = set(run.found)
+                return section.find(run)
+
+            return outline.Section(
+                section.key, section.name, section.find and find, section.add, section.last
+            )
+
+        spied = [spy(s) for s in outline.SECTIONS]
+        with mock.patch.object(findings, "SECTIONS", tuple(spied)):
+            found, run = findings.compute(results, build.guarded)
+        keys = {s.key for s in outline.SECTIONS if s.find}
+        self.assertEqual(set(found), keys | {"noise", "noise_how"})
+        for s in outline.SECTIONS:
+            if s.last:
+                self.assertGreaterEqual(seen[s.key], keys - {x.key for x in outline.SECTIONS if x.last})
+        added = []
+        rendered = [
+            outline.Section(s.key, s.name, s.find, lambda doc, r, f, s=s: added.append((s.name, f)), s.last)
+            for s in outline.SECTIONS
+        ]
+        with mock.patch.object(build, "SECTIONS", tuple(rendered)), mock.patch.object(
+            findings, "compute", lambda *a: (found, run)
+        ):
+            build.write_report(results, self.out, figures=False)
+        self.assertEqual([n for n, _ in added], [s.name for s in outline.SECTIONS])
+        for (name, f), s in zip(added, outline.SECTIONS):
+            self.assertIs(f, found.get(s.key), name)
+
+
 if __name__ == "__main__":
     unittest.main()

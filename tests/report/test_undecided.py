@@ -2,14 +2,12 @@
 repetitions), and each rule that turns figures into words comes out every way it names: goals, the
 surprises, break-even, the tiered streams, a size dependence's cause, ties on the first screen, and
 the devices' unexplained moves."""
-import json
-import os
 import re
 import unittest
 
-from helpers import FixtureTest, repeated
+from helpers import FixtureTest
 
-from cdl_report import document, stats
+from cdl_report import document, queries, stats
 from cdl_report.sections import answer, breakeven, devices, dispatch, tiered
 
 
@@ -179,10 +177,10 @@ class DevicesUnexplainedTest(unittest.TestCase):
                 "kernels": [{"entry": e, "problem": "map op=sine type=f32 n=16777216 k=256"} for e in entries]
             }
 
-        both = profile(["05_virtual/vec", dispatch.BASE])
+        both = profile(["05_virtual/vec", queries.BASE])
         self.assertEqual(devices.unexplained(by_k, (both, both)), moved[:1])
         self.assertEqual(
-            devices.unexplained(by_k, (both, profile([dispatch.BASE]))), sorted(moved, reverse=True)
+            devices.unexplained(by_k, (both, profile([queries.BASE]))), sorted(moved, reverse=True)
         )
 
 

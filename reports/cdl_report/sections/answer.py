@@ -13,11 +13,11 @@ this device, computed from the run like everything below it.
   - the run's three largest surprises, each found by a rule, with a link.
 """
 from ..document import anchor, fmt_time, pow2, table
+from ..queries import TEMPLATE
 from ..results import label
-from ..stats import LEGEND, UNDECIDED, compare, mark, undecided_run
+from ..stats import LEGEND, UNDECIDED, mark, undecided_run
 from . import dispatch, jit, jit_stages, launches, python_peers, surprises, tasks
 from . import map as map_section
-from .surprises import BASE
 
 # Each situation, the ways that serve it (strategy[.variant], the map's vec form measured), in the
 # order a tie goes. Per element: the map's sweep calls the op the same way for every element, so
@@ -71,22 +71,18 @@ WHAT = {
     "16_interpreter": "the op in 08's language as data, run by a precompiled interpreter kernel",
     "17_copy_and_patch": "the op in 08's language written into machine code compiled ahead of time",
 }
-CACHED = ("jit/cache_memory_hit", "jit/cache_disk_hit/")
 # The ways that refuse some ops of the catalogue: the sweep has no row for those.
 REFUSES = ("17_copy_and_patch",)
 
 
-def ratios(bench, n, noise):
-    """{label: {k: {op: (time / the template's, finding?)}}} over the dispatch sweep's vec forms."""
+def ratios(compared):
+    """{label: {k: {op: (time / the template's, finding?)}}} of the dispatch section's vec ratios
+    ({(op, k): {entry: (ratio, finding?)}}), the template's own among them (1, no difference)."""
     out = {}
-    for f, es in bench.select("map", type="f32", n=n):
-        base = es.get(BASE + "/vec")
-        if not base or "k" not in f:
-            continue
-        for e, row in es.items():
-            if e.endswith("/vec"):
-                ratio, _, finding = compare(base, row, noise)
-                out.setdefault(label(e), {}).setdefault(int(f["k"]), {})[f["op"]] = (ratio, finding)
+    for (op, k), row in compared.items():
+        out.setdefault(TEMPLATE, {}).setdefault(k, {})[op] = (1.0, False)
+        for e, value in row.items():
+            out.setdefault(label(e), {}).setdefault(k, {})[op] = value
     return out
 
 
@@ -156,23 +152,25 @@ def interpreter_spills(resources):
     return len(spilling), len(kernels), max((k["spill_stores"] for k in spilling), default=0)
 
 
-def find(bench, noise, python=None, resources=None):
-    """The first screen's figures: the sweep's ratios, each route's new-op cost and spread, the way
-    each situation takes (several where their new ops' costs overlap), the Python row, the dearest
-    way, the situations served at the template's speed, the tasks' note, the launches' table and
-    the run's surprises; {} without a dispatch sweep."""
-    n, sweep = dispatch.k_sweep(bench)
-    if not sweep:
+def find(bench, noise, found, resources=None):
+    """The first screen's figures, read from what the sections below it found (`found`): the sweep's
+    ratios (dispatch), each route's new-op cost and spread (run-time compilation), the way each
+    situation takes (several where their new ops' costs overlap), the Python row (the peers), the
+    dearest way, the situations served at the template's speed, the tasks' note, the launches' table
+    and the run's surprises; {} without a dispatch sweep."""
+    if not found["dispatch"]:
         return {}
-    r = ratios(bench, n, noise)
+    n = found["dispatch"]["n"]
+    r = ratios(found["dispatch"]["compared"])
     top = max(k for ks in r.values() for k in ks)
     # Each way's new op: the interleaved median where the run has it, else its stages summed; None
     # where one of them was not run. The spreads are the interleaved benchmark's.
-    costs = jit_stages.new_op_costs(bench.stages)
+    compiles = found["jit"]
+    costs = compiles.get("new_op", {})
     new_op_ms = {way: costs[way][1] if way in costs else None for way in jit_stages.NEW_OP}
-    spreads = {jit_stages.ROUTES[route]: v for route, v in jit_stages.interleaved(bench.stages).items()}
+    spreads = {jit_stages.ROUTES[route]: v for route, v in compiles.get("interleaved", {}).items()}
     # A new process's first result through each way (its first use in the process among it), in ms.
-    fresh = {jit_stages.ROUTES[route]: v[0] for route, v in jit_stages.first_in_process(bench.stages).items()}
+    fresh = {jit_stages.ROUTES[route]: v[0] for route, v in compiles.get("first_in_process", {}).items()}
     headings = {
         "dispatch": dispatch.heading(n),
         "map": map_section.heading(bench),
@@ -186,7 +184,7 @@ def find(bench, noise, python=None, resources=None):
             ways[situation] = chosen_ways
     chosen = {situation: w[0] for situation, w in ways.items()}
     # From Python: the system whose own function runs fastest at this sweep's largest k.
-    own, own_top = python_peers.own_function(bench, python, noise)
+    own, own_top = found["python"]["own"]
     steady = {sy: v for sy, v in own.items() if v["top"] and own_top == top}
     py = min(steady.items(), key=lambda kv: kv[1]["top"][0]) if steady else None
     # The dearest way measured, over every way the situations name.
@@ -198,7 +196,7 @@ def find(bench, noise, python=None, resources=None):
     # the noise or faster, by the test (an undecided ratio is not claimed).
     shown = sorted({1, top})
     free = [s for s, w in chosen.items() if all(at_speed(v) for k in shown for v in r[w].get(k, {}).values())]
-    random = bench.select("tasks", layout="random")
+    random = [(f, es) for f, es in found["tasks"].get("runs", ()) if f["layout"] == "random"]
     spread = max((int(f["distinct"]) for f, _ in random), default=None)
     at_spread = {
         e: row["median"] for f, es in random if int(f["distinct"]) == spread for e, row in es.items()
@@ -210,7 +208,7 @@ def find(bench, noise, python=None, resources=None):
         "new_op_ms": new_op_ms,
         "fresh_ms": fresh,
         "spreads": spreads,
-        "cached": [jit_stages.stage_ms(bench.stages, s) for s in CACHED],
+        "cached": [compiles.get("costs", {}).get(c) for c in ("memory hit", "disk hit")],
         "headings": headings,
         "ways": ways,
         "chosen": chosen,
@@ -225,7 +223,7 @@ def find(bench, noise, python=None, resources=None):
         ),
         "launches": launches.find(bench),
         "interpreter_spills": interpreter_spills(resources),
-        "surprises": surprises.find(bench, r, noise, headings, resources, n),
+        "surprises": surprises.find(bench, r, noise, headings, found, resources, n),
     }
 
 
@@ -312,7 +310,9 @@ def add(doc, bench, noise, found):
             else ""
         )
         # The ops the template ran that a way refuses (17 runs only what its stencils hold).
-        lacks = sorted(set(r.get(BASE, {}).get(top, {})) - set(r[way].get(top, {}))) if way in REFUSES else []
+        lacks = (
+            sorted(set(r.get(TEMPLATE, {}).get(top, {})) - set(r[way].get(top, {}))) if way in REFUSES else []
+        )
         rows.append(
             [
                 situation,

@@ -2,7 +2,7 @@
 part of 06's program costs, where 07's link goes, and 07 with its kernels optimised before the link."""
 from ..document import table
 from ..stats import ALPHA, paired_p, span
-from .jit_stages import stage_row
+from ..queries import stage_row
 
 
 # NVRTC's phases as bench/jit_stages.cpp records them (counters of the jit/phases/ stages).

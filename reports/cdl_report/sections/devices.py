@@ -14,7 +14,7 @@ from ..compare import compare_runs, timed_rows
 from ..document import pow2, table
 from ..results import identity
 from ..stats import median, quantile, span
-from .dispatch import BASE
+from ..queries import BASE
 
 SHARE_BANDWIDTH = 0.75  # at least this share of the bandwidth gain: moves with the memory
 SHARE_CLOCKS = 0.25  # at most this share (and above -SHARE_CLOCKS): moves with the SMs

@@ -6,11 +6,9 @@ from collections import defaultdict
 from .. import plots
 from ..document import PAST_L2, pow2, table
 from ..results import label
-from ..stats import LEGEND, UNDECIDED, compare, mark, mode, span, undecided_run
-from .map import DEMONSTRATION
-from .resources import map_kernel
+from ..queries import BASE, DEMONSTRATION, k_sweep, map_kernel, penalties
+from ..stats import LEGEND, UNDECIDED, mark, span, undecided_run
 
-BASE = "01_template_functor/vec"
 # 08's vec kernel, written in NVVM IR, runs one k loop for all of a thread's values. The skeleton's
 # does too since the run context says cdl_map_vec_loop=fused; in runs from before, it ran one loop
 # per value, 08's time beyond k = 1 measured that loop, not a way of calling the op, and 08 is set
@@ -24,41 +22,11 @@ def heading(n):
     return f"The dispatch penalty: time against k (map, float32, n = {pow2(n)})"
 
 
-def k_sweep(bench):
-    """{op: {k: {entry: median}}} for the dispatch sweep (f32, the most common n among k > 1)."""
-    runs = [(f, e) for f, e in bench.select("map", type="f32") if f.get("k") not in (None, "1")]
-    if not runs:
-        return None, {}
-    n = mode(f["n"] for f, _ in runs)
-    sweep = defaultdict(dict)
-    for f, e in bench.select("map", type="f32", n=n):
-        sweep[f["op"]][int(f["k"])] = {entry: row["median"] for entry, row in e.items()}
-    return int(n), sweep
-
-
-def penalties(bench, n, noise, op=None):
-    """{(op, k): {entry: (time / the template's, finding?)}} of the vec forms at n elements."""
-    out = {}
-    for f, es in bench.select("map", type="f32", n=n):
-        if (op and f["op"] != op) or BASE not in es:
-            continue
-        out[(f["op"], int(f["k"]))] = {
-            e: compare(es[BASE], row, noise)[::2] for e, row in es.items() if e.endswith("/vec") and e != BASE
-        }
-    return out
-
-
 def marked_span(ratio_findings):
     """'1.51–1.52×' over (ratio, finding) pairs, with a ? where the test left any of them undecided."""
     values = list(ratio_findings)
     undecided = UNDECIDED if any(f is None for _, f in values) else ""
     return f"{span([r for r, _ in values], '{:.2f}')}×{undecided}"
-
-
-def cell(ratio_finding):
-    """A ratio, in parentheses where it is not a finding (within the noise, or not told apart), with
-    a ? after it where the repetitions could not decide (stats.mark)."""
-    return mark(*ratio_finding)
 
 
 def waves(resources, entry, n, sm_count):
@@ -330,7 +298,7 @@ def add(doc, bench, noise, found):
             ["strategy"] + [f"{op}, k = {k}" for op, k in top.items()],
             [
                 [f"`{label(c)}`"]
-                + [cell(compared[(op, k)][c]) if c in compared[(op, k)] else "–" for op, k in top.items()]
+                + [mark(*compared[(op, k)][c]) if c in compared[(op, k)] else "–" for op, k in top.items()]
                 for c in cols
             ],
         )
@@ -340,7 +308,7 @@ def add(doc, bench, noise, found):
         table(
             ["op", "k"] + [f"`{label(c)}`" for c in cols],
             [
-                [op, k] + [cell(compared[(op, k)][c]) if c in ratios else "–" for c in cols]
+                [op, k] + [mark(*compared[(op, k)][c]) if c in ratios else "–" for c in cols]
                 for (op, k), ratios in penalty.items()
             ],
             keys=2,

@@ -5,7 +5,7 @@ import os
 
 from ..document import table
 from ..stats import undecided_run
-from .resources import occupancy_missing
+from ..queries import occupancy_missing
 
 # Clock event reasons that mean the GPU slowed itself down (NVML's names, common/clocks.cpp);
 # gpu_idle and the application clocks setting are states, not slowdowns.

@@ -3,21 +3,19 @@ it meets, and the number of elements after which a compile has paid for itself a
 strategy that takes the op at run time without a compiler."""
 from ..document import Parts, table
 from ..stats import span
+from ..queries import kernels_facts, map_kernel, stage_counter, stage_ms
 from . import breakeven
 from .compile_breakdown import link_steps, parts, phases, preoptimised
-from .map import kernels_facts
-from .resources import map_kernel
 from .jit_stages import (
     ROUTES,
     answered_by,
     assembled_by_driver,
     first_in_process,
     interleaved,
+    new_op_costs,
     overlap,
     same_text_cause,
     spread,
-    stage_counter,
-    stage_ms,
     times_floor,
 )
 
@@ -184,6 +182,7 @@ def find(bench, dispatch, noise, resources=None):
         "07 link": stage_ms(s, "jit/link/07/new_op"),
         "one-line link": stage_ms(s, "jit/link/one_line_kernel/new_op"),
         "07 preoptimised link": stage_ms(s, "jit/link/07_preoptimised/new_op"),
+        "disk hit": stage_ms(s, "jit/cache_disk_hit/"),
         "disk hit (fresh process)": stage_ms(s, "jit/cache_disk_hit_fresh_process"),
         "memory hit": stage_ms(s, "jit/cache_memory_hit"),
         "load": stage_ms(s, "jit/load/06"),
@@ -223,6 +222,7 @@ def find(bench, dispatch, noise, resources=None):
             costs[key] = fresh[route][0]
     return {
         "costs": costs,
+        "new_op": new_op_costs(s),
         "interleaved": routes,
         "first_in_process": fresh,
         "variants": variant_figures(dispatch, resources),

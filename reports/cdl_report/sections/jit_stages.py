@@ -2,6 +2,7 @@
 state), a stage's time and counters, the interleaved new-op benchmark's routes with their spread, a
 new process's first result, and a cost in NVRTC's floor."""
 from ..document import fmt_time
+from ..queries import stage_row
 
 # What answers each stage, by the state in its name (bench/jit_stages.cpp).
 ANSWERED_BY = {
@@ -40,21 +41,6 @@ def answered_by(name, by_driver):
 
 def state_of(name):
     return next((s for s in ANSWERED_BY if f"/{s}" in name or name.startswith(f"jit/{s}")), "?")
-
-
-def stage_row(stages, prefix):
-    return next((row for n, row in stages.items() if n.startswith(prefix)), None)
-
-
-def stage_ms(stages, prefix):
-    row = stage_row(stages, prefix)
-    return row["median"] / 1000 if row else None
-
-
-def stage_counter(stages, prefix, counter):
-    """A counter of a stage (median over its repetitions), or None where the run did not record it."""
-    row = stage_row(stages, prefix)
-    return row.get("counters", {}).get(counter) if row else None
 
 
 # The routes from a new op's text to its first result (bench/jit_stages.cpp's interleaved benchmark and

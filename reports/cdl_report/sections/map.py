@@ -5,45 +5,10 @@ from collections import defaultdict
 from .. import plots
 from ..document import PAST_L2, of_copy, of_copy_note, pow2, table
 from ..results import strategy_of
-from .resources import map_kernel
+from ..queries import DEMONSTRATION, kernel_facts, map_kernel
 from ..stats import ALPHA, median, span, spearman
 
 COPY_TARGET = 0.97  # the fraction of copy bandwidth a memory-bound map's best form should reach
-DEMONSTRATION = ".crowded/"  # 04 and 05 compiled whole (strategies/suite/one_workload.hpp), to show the cost
-
-
-def fact_phrases(k):
-    """A kernel's resources as phrases: calls, registers, occupancy, spills, stack frame."""
-    return [
-        *([] if k.get("indirect_calls") is None else [f"{k['indirect_calls']} calls through a register"]),
-        f"{k.get('registers')} registers",
-        *(
-            []
-            if k.get("occupancy") is None
-            else [f"{k['blocks_per_sm']} blocks of {k['block']} per SM ({k['occupancy']:.2f} occupancy)"]
-        ),
-        f"{k.get('spill_stores', 0)} B of spill stores",
-        f"{k.get('stack', 0)} B stack frame",
-    ]
-
-
-def kernel_facts(k):
-    """A kernel's resources as a phrase."""
-    return ", ".join(fact_phrases(k))
-
-
-def kernels_facts(named):
-    """Several kernels' resources as one phrase, [(name, kernel)]: what differs, kernel by kernel, then
-    what they share, so that the difference reads first."""
-    phrases = [fact_phrases(k) for _, k in named]
-    shared = [p for p in phrases[0] if all(p in other for other in phrases[1:])]
-    own = [
-        f"`{name}`: " + ", ".join(p for p in mine if p not in shared)
-        for (name, _), mine in zip(named, phrases)
-        if len(mine) > len(shared)
-    ]
-    common = ("both " if len(named) == 2 else "each ") + ", ".join(shared) if shared else ""
-    return "; ".join(own + ([common] if common else []))
 
 
 def instructions(profile, entry):

@@ -2,7 +2,7 @@
 from the object's address (COAL, Zhang, Alawneh and Rogers, ASPLOS 2021) and from its pointer's
 top bits (their TypePointer, in software), per layout, and why, from the counters."""
 from ..document import fmt_time, table
-from .profile import waits
+from ..queries import waits
 
 PREFIX = "11_type_from_address/"
 VIRTUAL, COAL = PREFIX + "virtual", PREFIX + "coal"

@@ -6,9 +6,8 @@ GOAL_STEPS steps, at every k) and copy-and-patch's (at most PATCHED_GOAL × at k
 copy-and-patch's goals in the dispatch sweep, at its largest k (the quadratic op at most
 SWEEP_GOALS's × the template, every op of the catalogue at most CATALOGUE_GOAL ×)."""
 from ..document import fmt_time, pow2, table
+from ..queries import BASE as TEMPLATE_VEC, k_sweep, penalties
 from ..stats import compare, goal_verdict, mark
-from . import dispatch
-from .dispatch import cell
 
 HEADING = "An op's length: the interpreter against compiled kernels"
 BASE = "08_expression_jit/vec"
@@ -46,10 +45,10 @@ def sweep_goals(bench, noise):
     """17 in the dispatch sweep at the largest k it ran: {"n", "k", "ops": {op: (its time / the
     template's, goal, verdict)}, "refused": [the ops the template ran and 17 did not], "catalogue": the
     verdict for every op}; None where the sweep has no 17."""
-    n, sweep = dispatch.k_sweep(bench)
+    n, sweep = k_sweep(bench)
     if not sweep:
         return None
-    pen = dispatch.penalties(bench, n, noise)
+    pen = penalties(bench, n, noise)
     ks = [k for (_, k), row in pen.items() if PATCHED in row]
     if not ks:
         return None
@@ -59,7 +58,7 @@ def sweep_goals(bench, noise):
         if k == top and PATCHED in row:
             goal = SWEEP_GOALS.get(op, CATALOGUE_GOAL)
             es = rows[op]
-            reps = (es[dispatch.BASE].get("reps", []), es[PATCHED].get("reps", []))
+            reps = (es[TEMPLATE_VEC].get("reps", []), es[PATCHED].get("reps", []))
             ops[op] = (row[PATCHED], goal, goal_verdict(row[PATCHED][0], goal, noise, False, reps))
     refused = sorted(op for (op, k), row in pen.items() if k == top and PATCHED not in row)
     catalogue = every_goal([v for _, _, v in ops.values()], refused)
@@ -129,7 +128,7 @@ def add(doc, found):
     )
     shown = [e for e in OTHERS if any(e in row for row in r.values())]
     rows = [
-        [steps, k, fmt_time(row["08"])] + [cell(row[e]) if e in row else "–" for e in shown]
+        [steps, k, fmt_time(row["08"])] + [mark(*row[e]) if e in row else "–" for e in shown]
         for (steps, k), row in sorted(r.items())
     ]
     doc.add(table(["steps", "k", "08's kernel"] + [f"{e[:2]} × 08" for e in shown], rows))

@@ -7,9 +7,9 @@ instruction, as ncu's warp-state statistics count them."""
 import math
 
 from ..document import fmt_time, table
+from ..queries import top_wait, waits
 from ..stats import NOISE
 
-NOT_WAITING = ("selected", "not_selected")
 CALLS = (
     "01_template_functor",
     "03_switch",
@@ -21,16 +21,6 @@ CALLS = (
     "12_variant_visit",
     "16_interpreter",
 )
-
-
-def waits(k, top=3):
-    """The top waiting reasons, 'name share' each."""
-    w = [(r, s) for r, s in k["stalls"].items() if r not in NOT_WAITING]
-    return ", ".join(f"{r} {s:.0%}" for r, s in w[:top]) or "–"
-
-
-def top_wait(k):
-    return next(((r, s) for r, s in k["stalls"].items() if r not in NOT_WAITING), ("–", 0.0))
 
 
 def pick(profile, workload, entry, problem_has=""):

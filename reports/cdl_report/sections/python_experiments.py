@@ -3,7 +3,7 @@ runs as written, and what a new op costs to compile in each system and cache sta
 suite's routes."""
 from ..document import table
 from ..experiments import NAMES, outcome, state_ms
-from .jit_stages import stage_ms
+from ..queries import stage_ms
 
 
 # This suite's routes for a new op (sections/jit.py's costs), set beside the peers' new sources.

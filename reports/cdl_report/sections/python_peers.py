@@ -4,7 +4,7 @@ from ..document import fmt_time, of_copy, of_copy_note, pow2, table
 from ..results import label
 from ..stats import compare
 from ..experiments import NAMES, state_ms
-from .jit_stages import stage_ms
+from ..queries import stage_ms
 from .python_experiments import experiments
 
 # The C++ entry of the same form as the Python peers' kernels (one element per thread, global reads,
@@ -45,10 +45,11 @@ def moved(workload, fields):
     return per * int(f["n"]) if per and "n" in f else 0
 
 
-def find(bench, python):
+def find(bench, python, noise=None):
     """{"ratio": {(workload, fields, peer): its time / the C++ kernel of the same form (None without
-    one)}, "first_ms": {the same: its first call, compile included}} of every peer's problem."""
-    found = {"ratio": {}, "first_ms": {}}
+    one)}, "first_ms": {the same: its first call, compile included}} of every peer's problem, and
+    "own": own_function()'s, each system's own function against the template."""
+    found = {"ratio": {}, "first_ms": {}, "own": own_function(bench, python, noise)}
     for (workload, fields), entries in sorted(python.bench.problems.items()) if python else ():
         same = bench.problems.get((workload, fields), {}).get(CPP_SAME_FORM.get(workload, ""))
         for entry, row in entries.items():

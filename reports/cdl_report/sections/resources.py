@@ -4,88 +4,7 @@ kernel in resources.md beside the report."""
 from collections import defaultdict
 
 from ..document import table
-
-
-# How each strategy's float map kernel for the quadratic op is named in the build: the invoker in its
-# template arguments (or the op's own kernel, for 00 and the hoisted switch). The run-time compiled
-# kernels (06, 07, 08) are found by their records' registry entry, op and type (JIT_ENTRIES).
-MAP_INVOKER = {
-    "00_inline": "",
-    "01_template_functor": "cdl::ops::quadratic>",
-    "02_device_lambda": "cdl::ops::quadratic>",
-    "03_switch": "switch_invoker",
-    "03_switch.hoisted": "",
-    "04_function_pointer.symbol": "pointer_invoker",
-    "04_function_pointer.crowded": "pointer_invoker",
-    "04_function_pointer.table": "table_invoker",
-    "05_virtual": "virtual_invoker",
-    "05_virtual.crowded": "virtual_invoker",
-    "12_variant_visit": "variant_invoker",
-}
-
-
-JIT_ENTRIES = (
-    "06_nvrtc_jit",
-    "06_nvrtc_jit.fast_compile",
-    "07_jit_lto",
-    "07_jit_lto.preoptimised",
-    "08_expression_jit",
-    "08_expression_jit.baseline",
-)
-
-
-def map_kernel(resources, entry, op="quadratic"):
-    """The resource record of an entry's float map kernel (of op where the kernel is per op),
-    e.g. '04_function_pointer.crowded/scalar'; None when the build does not have it."""
-    if not resources:
-        return None
-    for k in resources["kernels"]:
-        if k.get("entry") == entry and k.get("op") == op and k.get("type") == "f32":
-            return k
-    lab, form = entry.split("/")
-    strategy, _, variant = lab.partition(".")
-    if lab not in MAP_INVOKER:
-        return None
-    # 04 and 05 are compiled once per workload (strategies/suite/one_workload.hpp), and whole as `crowded`.
-    part = (
-        ("crowded" if variant == "crowded" else "map")
-        if strategy in ("04_function_pointer", "05_virtual")
-        else None
-    )
-    # The suite's form of a strategy is strategies/suite/NN_<name>.cu (strategies/NN_<name>.cu before
-    # the lessons took that name: older results say so).
-    sources = (
-        {f"strategies/{strategy}.{part}.cu"}
-        if part
-        else {f"strategies/suite/{strategy}.cu", f"strategies/{strategy}.cu"}
-    )
-    names = {
-        "00_inline": f"map_quadratic_{form}<float>",
-        "03_switch.hoisted": f"map_hoisted_kernel<float, (cdl::map_form){0 if form == 'scalar' else 1}>",
-    }
-    want = names.get(lab, f"map_{form}_kernel<float")
-    for k in resources["kernels"]:
-        if k["source"] in sources and want in k["name"] and MAP_INVOKER[lab] in k["name"]:
-            return k
-    return None
-
-
-def short_kernel(name):
-    """'void cdl::skeleton::map_vec_kernel<float, X>(args)' -> 'map_vec_kernel<float, X>', without
-    namespaces."""
-    head = name.replace("(anonymous namespace)", "{anon}")
-    head = head[5:] if head.startswith("void ") else head
-    depth, cut = 0, len(head)
-    for i, ch in enumerate(head):  # strip the argument list at top level
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "(" and depth == 0:
-            cut = i
-            break
-    head = head[:cut]
-    for junk in ("cdl::skeleton::", "cdl::{anon}::", "{anon}::", "cdl::ops::", "cdl::"):
-        head = head.replace(junk, "")
-    return head
+from ..queries import JIT_ENTRIES, MAP_INVOKER, map_kernel, occupancy_missing, short_kernel
 
 
 def cited(resources):
@@ -96,23 +15,6 @@ def cited(resources):
         for form in ("scalar", "vec")
     )
     return [k for k in found if k]
-
-
-def occupancy_missing(resources):
-    """Why the report has no occupancy, or for which kernels not, in a sentence; None when every
-    kernel has it (or there is no resources.json, which its section says)."""
-    if not resources:
-        return None
-    if resources.get("occupancy_missing"):
-        return f"`resources.json` has none ({resources['occupancy_missing']})"
-    without = [k for k in resources["kernels"] if k.get("occupancy") is None]
-    if not without:
-        return None
-    names = ", ".join(f"`{short_kernel(k['name'])}` ({k['source']})" for k in without[:5])
-    more = f" and {len(without) - 5} more" if len(without) > 5 else ""
-    return (
-        f"`resources.json` has none for {len(without)} of {len(resources['kernels'])} kernels: {names}{more}"
-    )
 
 
 def find(resources):

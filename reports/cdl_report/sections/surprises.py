@@ -5,28 +5,27 @@ import math
 
 from ..document import PAST_L2, anchor, pow2
 from ..results import label
+from ..queries import TEMPLATE, kernels_facts, map_kernel
 from ..stats import compare
-from . import map as map_section, tasks
-from .resources import map_kernel
-
-BASE = "01_template_functor"  # the static case every ratio is set against
+from . import tasks
 
 
 def made_of(resources, entries, op):
-    """' (`a`: what its kernel's resources differ in; `b`: ...; both ...)', map.kernels_facts of the
+    """' (`a`: what its kernel's resources differ in; `b`: ...; both ...)', kernels_facts of the
     two vec kernels (op's where the kernel is per op); '' where either is not in resources.json or the
     two do not differ in registers, stack frame or spills."""
     kernels = [map_kernel(resources, f"{e}/vec", op) for e in entries]
     if not all(kernels) or len({(k["registers"], k["stack"], k["spill_stores"]) for k in kernels}) < 2:
         return ""
-    return " (" + map_section.kernels_facts(list(zip(entries, kernels))) + ")"
+    return " (" + kernels_facts(list(zip(entries, kernels))) + ")"
 
 
-def find(bench, r, noise, headings, resources=None, n=None):
+def find(bench, r, noise, headings, found, resources=None, n=None):
     """{"found": [(size, sentence)] of the run's surprises, the largest of each rule, largest first;
-    "undecided": how many candidates beyond the noise the test left undecided}. size is |log ratio|,
-    so a gain and a loss of one factor weigh the same. A candidate is a surprise only where the U test
-    tells its two benchmarks apart (stats.compare), as every finding of the report."""
+    "undecided": how many candidates beyond the noise the test left undecided}, over the ratios `r`
+    and what the map and tasks sections found (`found`). size is |log ratio|, so a gain and a loss of
+    one factor weigh the same. A candidate is a surprise only where the U test tells its two
+    benchmarks apart (stats.compare), as every finding of the report."""
     rules = {"ways": [], "beats": [], "forms": [], "grouping": []}
     undecided = 0
     dispatch_link = f"[the dispatch penalty]({anchor(headings['dispatch'])})"
@@ -60,8 +59,8 @@ def find(bench, r, noise, headings, resources=None, n=None):
     for lab, ks in r.items():
         for k, ops in ks.items():
             for op, (ratio, finding) in ops.items():
-                undecided += lab != BASE and finding is None and ratio < 1
-                if lab != BASE and finding and ratio < 1:
+                undecided += lab != TEMPLATE and finding is None and ratio < 1
+                if lab != TEMPLATE and finding and ratio < 1:
                     rules["beats"].append(
                         (
                             -math.log(ratio),
@@ -73,10 +72,9 @@ def find(bench, r, noise, headings, resources=None, n=None):
                         )
                     )
     # Two forms of one strategy on the memory-bound map: an element a thread against 16-byte vectors.
-    big = bench.select("map", k=1, type="f32", op="quadratic")
-    n_max = max((int(f["n"]) for f, _ in big), default=0)
-    if big and bench.l2_bytes and 8 * n_max >= PAST_L2 * bench.l2_bytes:
-        es = next(e for f, e in big if int(f["n"]) == n_max)
+    n_max = found["map"].get("n", 0)
+    if n_max and bench.l2_bytes and 8 * n_max >= PAST_L2 * bench.l2_bytes:
+        es = found["map"]["entries"]
         for lab in {label(e) for e in es}:
             if lab + "/vec" in es and lab + "/scalar" in es:
                 vec, scalar = (es[lab + form]["counters"]["frac_copy"] for form in ("/vec", "/scalar"))
@@ -96,9 +94,9 @@ def find(bench, r, noise, headings, resources=None, n=None):
                 )
     # Sorting by op to run each op's template kernel, against a switch per element; where its parts
     # were timed, where its time goes.
-    parts = tasks.grouping_parts(bench)
-    problems = {(f["layout"], int(f["distinct"])): es for f, es in bench.select("tasks")}
-    for (layout, distinct), (best, ratio) in tasks.grouping_ratios(bench).items():
+    parts = found["tasks"].get("parts", {})
+    problems = {(f["layout"], int(f["distinct"])): es for f, es in found["tasks"].get("runs", ())}
+    for (layout, distinct), (best, ratio) in found["tasks"].get("grouping", {}).items():
         es = problems[(layout, distinct)]
         finding = compare(es["03_switch/per_element"], es[best], noise)[2]
         undecided += finding is None
