@@ -46,7 +46,12 @@ SECTIONS = (
         lambda r: dispatch.find(r.bench, r.noise, r.results.resources),
         lambda doc, r, f: dispatch.add(doc, r.bench, r.noise, f),
     ),
-    Section("oplength", "op length", lambda r: oplength.find(r.bench, r.noise), lambda doc, r, f: oplength.add(doc, f)),
+    Section(
+        "oplength",
+        "op length",
+        lambda r: oplength.find(r.bench, r.noise),
+        lambda doc, r, f: oplength.add(doc, f),
+    ),
     Section(
         "precision",
         "precision",
@@ -63,7 +68,9 @@ SECTIONS = (
     Section(
         "jit",
         "run-time compilation",
-        lambda r: jit.find(r.bench, r.found["dispatch"], r.noise, r.results.resources) if r.bench.stages else {},
+        lambda r: jit.find(r.bench, r.found["dispatch"], r.noise, r.results.resources)
+        if r.bench.stages
+        else {},
         lambda doc, r, f: jit.add(doc, r.bench, f, r.found["dispatch"], r.noise, r.results.jit_uncached),
     ),
     Section(
