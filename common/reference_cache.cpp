@@ -1,4 +1,7 @@
+// The reference cache (reference_cache.hpp says why and how): an entry per problem, seed and
+// executable in CDL_REFERENCE_CACHE, written whole under a lock, read back or recomputed.
 #include "reference_cache.hpp"
+
 
 #include <fcntl.h>
 #include <sys/file.h>
