@@ -2,7 +2,6 @@
 // executable in CDL_REFERENCE_CACHE, written whole under a lock, read back or recomputed.
 #include "reference_cache.hpp"
 
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
