@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -127,12 +128,50 @@ TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSig
   EXPECT_THROW(patch::select(expr::parse("x / 3"), code), patch::refused);  // not a power of two
 }
 
+// A function called again on the same value is one call: cos(x) * cos(x) - sin(x) * sin(x) takes two
+// slots, not four; on another value it is another call.
+TEST(CopyAndPatchLower, AFunctionOfTheSameValueIsCalledOnce) {
+  const auto calls = [](const std::string& text) {
+    std::vector<patch::step> code;
+    patch::fuse(code, patch::select(expr::parse(text), code));
+    return std::count_if(code.begin(), code.end(), [](const patch::step& s) { return s.call != 0; });
+  };
+  EXPECT_EQ(calls("cos(x) * cos(x) - sin(x) * sin(x)"), 2);
+  EXPECT_EQ(calls("s = sin(x); s * sin(x)"), 1);
+  EXPECT_EQ(calls("sin(x) + sin(x + 1)"), 2);
+  EXPECT_EQ(calls("sin(x) + cos(x)"), 2);
+}
+
+// A product of two values with a constant added or subtracted is one fmar, as nvcc contracts it: a
+// Horner polynomial is then a step a term. The product is kept apart where another step reads it.
+TEST(CopyAndPatchLower, AProductOfTwoValuesAndAConstantIsOneStep) {
+  for (const auto& [text, constant] :
+       {std::pair("x * x + 0.5", 0.5f), std::pair("x * x - 0.5", -0.5f), std::pair("0.5 + x * x", 0.5f)}) {
+    std::vector<patch::step> code;
+    patch::fuse(code, patch::select(expr::parse(text), code));
+    ASSERT_EQ(code.size(), 1u) << text;
+    EXPECT_EQ(code[0].op, stencil::fmar) << text;
+    EXPECT_EQ(code[0].constant, constant) << text;
+    EXPECT_EQ(code[0].a, 0) << text;
+    EXPECT_EQ(code[0].b, 0) << text;
+  }
+  std::string horner = "x";
+  for (int i = 0; i < 15; ++i) horner = "(" + horner + ") * x + " + std::to_string(i + 1);
+  std::vector<patch::step> code;
+  patch::fuse(code, patch::select(expr::parse(horner), code));
+  EXPECT_EQ(code.size(), 15u);
+  for (const patch::step& s : code) EXPECT_EQ(s.op, stencil::fmar);
+  code.clear();  // x * x read twice: a product of its own, then an add
+  patch::fuse(code, patch::select(expr::parse("p = x * x; p + 1 + p"), code));
+  EXPECT_EQ(code[0].op, stencil::mulr);
+}
+
 TEST(CopyAndPatchWrite, AnOpGoesIntoTheSmallestImageThatHoldsIt) {
   const patch::stencils& st = learnt();
   EXPECT_EQ(patch::compile(st, "x * x").kernel, "cdl_image_4");
   EXPECT_EQ(patch::compile(st, "x * x").vec_kernel, "cdl_image_vec_1");
   std::string long_op = "x";
-  for (int i = 0; i < 10; ++i) long_op = "(" + long_op + ") * x + " + std::to_string(i + 1);  // 20 steps
+  for (int i = 0; i < 20; ++i) long_op = "(" + long_op + ") * x + " + std::to_string(i + 1);  // 20 steps
   EXPECT_EQ(patch::compile(st, long_op).kernel, "cdl_image_32");
   EXPECT_EQ(patch::compile(st, "sin(x)").kernel, "");  // a call image: the vec form alone
   EXPECT_EQ(patch::compile(st, "sin(x)").vec_kernel.rfind("cdl_call_vec_1_", 0), 0u);

@@ -46,7 +46,7 @@ int x_register(const bytes& cubin, const kernel_code& k, const std::string& name
 }
 
 // One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
-// constant in field 3 and found by its marker; one with a second register reads the one before
+// constant in field 3 (fmar: in 3 or 8, a product's factors commuting) and found by its marker; one with a second register reads the one before
 // and x + marker s (a select: in two of fields 3, 4 and 8); a mask reads it in field 3. Returns
 // their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
@@ -60,7 +60,9 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
     const int w = second ? marked_register(cubin, k, int(s), name) : -1;
     auto is_step = [&](const insn& i) {
       bool negated;
-      if (constant) return marker_of(i, negated) == int(s) && i[3] == current;
+      if (constant)
+        return marker_of(i, negated) == int(s) &&
+               (i[3] == current || (o == stencil::fmar && i[8] == current));
       if (o == stencil::mask)
         return i[3] == current && (!known || same_but_operands(i, known->forms[o].code, o));
       const int fields = o == stencil::sel ? 3 : 2, f[] = {3, 4, 8};
@@ -99,7 +101,9 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     marker_of(f.code, negated);
     f.negated = negated;
     if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
-  } else if (o == stencil::sel) {     // the mask, step 0's value (if true) and x + marker 1
+    if (o == stencil::fmar)           // a * x + c: the chain's value in one factor's field, x in the other's
+      f.a = f.code[8] == step(0)[dest_field] ? 8 : 3, f.b = 11 - f.a;
+  } else if (o == stencil::sel) {  // the mask, step 0's value (if true) and x + marker 1
     for (int field : {3, 4, 8})
       if (f.code[field] == step(0)[dest_field])
         f.b = field;
@@ -122,7 +126,8 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(cubin, k, int(s), name) &&
                              (o != stencil::sel || i[f.b] == step(s - 1)[dest_field])),
                 name + ": its operands' fields change");
-    LEARN_CHECK(o != stencil::fmac || i[f.b] == x_register(cubin, k, name), name + ": the addend is not x");
+    LEARN_CHECK((o != stencil::fmac && o != stencil::fmar) || i[f.b] == x_register(cubin, k, name),
+                name + ": " + (o == stencil::fmac ? "the addend" : "the second factor") + " is not x");
   }
   LEARN_CHECK(o != stencil::sel || (f.b >= 0 && f.c >= 0 && f.a != f.b && f.a != f.c),
               name + ": its three registers are not in three fields");

@@ -4,8 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace cdl::copy_and_patch::patch {
 namespace {
@@ -32,7 +34,8 @@ unsigned slot_function(cdl::expr::kind k) {
 }  // namespace
 
 // The op as steps on virtual registers (each node its own), constants folded in float as the GPU
-// would compute them. Returns the register holding the result.
+// would compute them; a function called again on the same value is called once, as a compiler would
+// (a call is dearer than any step, and each takes a slot). Returns the register holding the result.
 int select(const cdl::expr::program& p, std::vector<step>& out) {
   using cdl::expr::kind;
   struct value {
@@ -41,6 +44,7 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
     int reg;
   };
   std::vector<value> v(p.nodes.size());
+  std::map<std::pair<unsigned, int>, int> called;  // (function, argument's register) -> its result's
   int next = 1;
   auto emit = [&](int op, int a, int b, float c, int third = -1) {
     out.push_back({op, next, a, b, c, third});
@@ -137,8 +141,11 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
         if (const unsigned f = slot_function(e.op); f != stencil::no_function) {
           if (a.constant) {  // folded as the compiler folds sinf(2.0f): on the host
             v[n] = {true, stencil::call(f, a.c), -1};
+          } else if (const auto again = called.find({f, a.reg}); again != called.end()) {
+            v[n] = {false, 0, again->second};
           } else {
             out.push_back({-1, next, a.reg, -1, 0, -1, f});
+            called[{f, a.reg}] = next;
             v[n] = {false, 0, next++};
           }
           break;
@@ -171,8 +178,10 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
 }
 
 // A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
-// unread); a multiply by a constant whose one reader is an add (or the subtrahend of a subtract)
-// becomes one step with it: a * c + b (b - a * c is a * -c + b), as nvcc contracts them.
+// unread); a multiply whose one reader is an add becomes one step with it, as nvcc contracts them:
+// by a constant, added to a register (or the subtrahend of a subtract), a * c + b (b - a * c is
+// a * -c + b); of two registers, with a constant added or subtracted, a * b + c (a * b - c is
+// a * b + -c).
 int fuse(std::vector<step>& code, int result) {
   std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
   for (std::size_t n = 0; n < code.size(); ++n) {
@@ -187,14 +196,27 @@ int fuse(std::vector<step>& code, int result) {
       for (int r : {code[n].a, code[n].b, code[n].c})
         if (r >= 0) --reads[std::size_t(r)];
     }
+  const auto fusable = [&](int r, int op) {  // the step making r, where it is an `op` only one step reads
+    const int m = r > 0 ? made_by[std::size_t(r)] : -1;
+    return m >= 0 && !gone[std::size_t(m)] && code[std::size_t(m)].op == op && reads[std::size_t(r)] == 1 &&
+                   r != result
+               ? m
+               : -1;
+  };
   for (step& s : code) {
-    if ((s.op != stencil::addr && s.op != stencil::subr) || gone[std::size_t(&s - code.data())]) continue;
+    if (gone[std::size_t(&s - code.data())]) continue;
+    if (s.op == stencil::add || s.op == stencil::sub) {
+      if (const int m = fusable(s.a, stencil::mulr); m >= 0) {
+        const step& product = code[std::size_t(m)];
+        s = {stencil::fmar, s.dest, product.a, product.b, s.op == stencil::sub ? -s.constant : s.constant};
+        gone[std::size_t(m)] = true;
+      }
+      continue;
+    }
+    if (s.op != stencil::addr && s.op != stencil::subr) continue;
     for (int side : {0, 1}) {
-      const int r = side == 0 ? s.a : s.b;
-      const int m = r > 0 ? made_by[std::size_t(r)] : -1;
-      if (m < 0 || gone[std::size_t(m)] || code[std::size_t(m)].op != stencil::mul ||
-          reads[std::size_t(r)] != 1 || r == result || (s.op == stencil::subr && side == 0))
-        continue;
+      const int m = fusable(side == 0 ? s.a : s.b, stencil::mul);
+      if (m < 0 || (s.op == stencil::subr && side == 0)) continue;
       const step& product = code[std::size_t(m)];
       s = {stencil::fmac, s.dest, product.a, side == 0 ? s.b : s.a,
            s.op == stencil::subr ? -product.constant : product.constant};

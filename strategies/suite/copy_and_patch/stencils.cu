@@ -34,6 +34,7 @@ __device__ __forceinline__ float apply(float a, float b, float c, float constant
   if constexpr (O == min || O == minr) return fminf(a, w);
   if constexpr (O == max || O == maxr) return fmaxf(a, w);
   if constexpr (O == fmac) return fmaf(a, constant, b);
+  if constexpr (O == fmar) return fmaf(a, b, constant);
   if constexpr (O == lt || O == ltr) return set_lt(a, w);
   if constexpr (O == le || O == ler) return set_le(a, w);
   if constexpr (O == gt) return set_gt(a, w);

@@ -21,7 +21,8 @@ namespace cdl::copy_and_patch::stencil {
 inline constexpr float delta = 1.0f / 4096;
 
 // The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
-// constant, a * c + b (a multiply fused into the add that follows it), a compared with a constant
+// constant, a * c + b and a * b + c (a multiply fused into the add that follows it, as nvcc
+// contracts them), a compared with a constant
 // (1.0 where it holds, else 0.0: FSET.BF); then the first five's forms with a second register b and
 // the comparisons of two registers; then mask (PRMT: 1.0 to all ones, 0.0 to zero) and sel (LOP3:
 // a's bits pick b's, the others c's). A condition is three of them where nvcc writes FSETP and FSEL:
@@ -29,7 +30,7 @@ inline constexpr float delta = 1.0f / 4096;
 // The list, once: the enum, the names, and one stencil kernel each (cdl_op_<name>) come from it.
 // clang-format off
 #define CDL_STENCIL_OPS(X) \
-  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
+  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(fmar) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
   X(addr) X(subr) X(mulr) X(minr) X(maxr) X(ltr) X(ler) X(eqr) X(ner) \
   X(mask) X(sel)
 // clang-format on
@@ -38,9 +39,10 @@ inline constexpr float delta = 1.0f / 4096;
 enum op : int { CDL_STENCIL_OPS(CDL_ENUMERATOR) count };
 inline constexpr const char* names[count] = {CDL_STENCIL_OPS(CDL_NAME)};
 CDL_PATCH_HD constexpr bool has_constant(int o) { return o < addr; }
-// The registers a step reads: a; b (a second value, fmac's addend, sel's if-true); c (sel's if-false).
+// The registers a step reads: a; b (a second value, fmac's addend, fmar's multiplier, sel's if-true);
+// c (sel's if-false).
 CDL_PATCH_HD constexpr int registers_read(int o) {
-  return o == sel ? 3 : o == fmac || (o >= addr && o < mask) ? 2 : 1;
+  return o == sel ? 3 : o == fmac || o == fmar || (o >= addr && o < mask) ? 2 : 1;
 }
 
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
@@ -67,6 +69,7 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
     case min: return std::fmin(a, constant);
     case max: return std::fmax(a, constant);
     case fmac: return std::fma(a, constant, b);
+    case fmar: return std::fma(a, b, constant);
     case lt: return truth(a < constant);
     case le: return truth(a <= constant);
     case gt: return truth(a > constant);
