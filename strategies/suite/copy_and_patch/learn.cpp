@@ -46,9 +46,9 @@ int x_register(const bytes& cubin, const kernel_code& k, const std::string& name
 }
 
 // One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
-// constant in field 3 (fmar: in 3 or 8, a product's factors commuting) and found by its marker; one with a second register reads the one before
-// and x + marker s (a select: in two of fields 3, 4 and 8); a mask reads it in field 3. Returns
-// their instruction numbers.
+// constant in field 3 (fmar: in 3 or 8, a product's factors commuting) and found by its marker; one
+// with a second register reads the one before and x + marker s (a select: in two of fields 3, 4 and
+// 8); a mask reads it in field 3. Returns their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
                                const std::vector<int>& ops, const stencils* known) {
   std::vector<std::size_t> at_step;
