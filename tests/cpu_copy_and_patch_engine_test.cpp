@@ -124,8 +124,44 @@ TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSig
     EXPECT_EQ(code[0].constant, 3.0f * sign) << text;
     EXPECT_EQ(result, code[0].dest) << text;
   }
-  std::vector<patch::step> code;
-  EXPECT_THROW(patch::select(expr::parse("x / 3"), code), patch::refused);  // not a power of two
+}
+
+// A division by a constant: by a power of two, a zero or an infinity, one multiply by the reciprocal
+// (exact); by another constant, the reciprocal's product corrected once; by a constant whose
+// reciprocal is no normal float, or by a value, refused.
+TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) {
+  using names = std::vector<std::string>;
+  const auto ops = [](const std::string& text) {
+    std::vector<patch::step> code;
+    patch::fuse(code, patch::select(expr::parse(text), code));
+    names out;
+    for (const patch::step& s : code) out.push_back(s.call ? "call" : stencil::names[s.op]);
+    return out;
+  };
+  EXPECT_EQ(ops("x / 4"), names{"mul"});
+  EXPECT_EQ(ops("x / 0"), names{"mul"});
+  EXPECT_EQ(ops("x / 3"), (names{"mul", "fmac", "fmac"}));
+  for (const char* text : {"x / 1e-39", "x / (x + 1)", "1 / x"}) {
+    std::vector<patch::step> code;
+    EXPECT_THROW(patch::select(expr::parse(text), code), patch::refused) << text;
+  }
+}
+
+// Each product of two values with one reader that adds to it is one FFMA, in each of its forms.
+TEST(CopyAndPatchLower, EveryProductAddedToIsFused) {
+  using names = std::vector<std::string>;
+  const auto ops = [](const std::string& text) {
+    std::vector<patch::step> code;
+    patch::fuse(code, patch::select(expr::parse(text), code));
+    names out;
+    for (const patch::step& s : code) out.push_back(stencil::names[s.op]);
+    return out;
+  };
+  EXPECT_EQ(ops("y = x + 1; 2 - x * y"), (names{"add", "fnmar"}));
+  EXPECT_EQ(ops("y = x + 1; -(x * y)"), (names{"add", "fnmar"}));
+  EXPECT_EQ(ops("y = x + 1; x * y + y"), (names{"add", "fmarr"}));
+  EXPECT_EQ(ops("y = x + 1; y - x * y"), (names{"add", "fnmarr"}));
+  EXPECT_EQ(ops("y = x + 1; x * y - y"), (names{"add", "mulr", "subr"}));  // no stencil for a * b - r
 }
 
 // A function called again on the same value is one call: cos(x) * cos(x) - sin(x) * sin(x) takes two

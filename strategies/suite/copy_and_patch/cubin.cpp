@@ -36,7 +36,8 @@ std::map<std::string, kernel_code> kernels_of(const bytes& elf) {
 bool operand_field(int o, int f) {
   if (f == dest_field || f == 3) return true;
   if (f >= 4 && f <= 7) return stencil::has_constant(o) || (f == 4 && stencil::registers_read(o) >= 2);
-  return f == 8 && (o == stencil::fmac || o == stencil::fmar || o == stencil::sel);
+  return f == 8 &&
+         (o == stencil::fmac || o == stencil::fmar || o == stencil::fnmar || stencil::registers_read(o) == 3);
 }
 bool same_but_operands(const insn& a, const insn& b, int o) {
   for (int f = 0; f < 13; ++f)

@@ -51,8 +51,8 @@ inline void clear_reuse(unsigned char* i) { i[15] &= (unsigned char)~0x3c; }  //
 inline int opcode(const insn& i) { return i[0] | (i[1] & 15) << 8; }
 
 // Whether byte f of operation o's instruction holds one of its operands: bytes 2 and 3, then 4-7 (a
-// constant) or 4 (a second register), and 8 (fmac's addend, fmar's second
-// factor or its first, sel's third register).
+// constant) or 4 (a second register), and 8 (fmac's addend, the other factor of
+// fmar and fnmar or their first, a three-register operation's third).
 bool operand_field(int o, int f);
 // Whether a and b are the same instruction of operation o but for its registers (and its constant).
 bool same_but_operands(const insn& a, const insn& b, int o);

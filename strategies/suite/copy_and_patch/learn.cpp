@@ -48,11 +48,13 @@ int x_register(const bytes& cubin, const kernel_code& k, const std::string& name
 // One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
 // constant in field 3 (fmar: in 3 or 8, a product's factors commuting) and found by its marker; one
 // with a second register reads the one before and x + marker s (a select: in two of fields 3, 4 and
-// 8); a mask reads it in field 3. Returns their instruction numbers.
+// 8; a fused multiply-add of three: in two, and x in the third); a mask reads it in field 3. Returns
+// their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
                                const std::vector<int>& ops, const stencils* known) {
   std::vector<std::size_t> at_step;
-  int current = x_register(cubin, k, name);
+  const int x = x_register(cubin, k, name);
+  int current = x;
   std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
     const int o = ops[s];
@@ -62,13 +64,16 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
       bool negated;
       if (constant)
         return marker_of(i, negated) == int(s) &&
-               (i[3] == current || (o == stencil::fmar && i[8] == current));
+               (i[3] == current || ((o == stencil::fmar || o == stencil::fnmar) && i[8] == current));
       if (o == stencil::mask)
         return i[3] == current && (!known || same_but_operands(i, known->forms[o].code, o));
-      const int fields = o == stencil::sel ? 3 : 2, f[] = {3, 4, 8};
+      if (marker_of(i, negated) >= 0) return false;  // a marked add (byte 8 of most is 0: R0)
+      const int fields = stencil::registers_read(o) == 3 ? 3 : 2, f[] = {3, 4, 8};
+      const bool addend_x = o == stencil::fmarr || o == stencil::fnmarr;
       for (int p = 0; p < fields; ++p)
         for (int q = 0; q < fields; ++q)
-          if (p != q && i[f[p]] == current && i[f[q]] == w) return true;
+          if (p != q && i[f[p]] == current && i[f[q]] == w && (!addend_x || i[f[3 - p - q]] == x))
+            return true;
       return false;
     };
     for (;; ++n) {
@@ -101,7 +106,8 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     marker_of(f.code, negated);
     f.negated = negated;
     if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
-    if (o == stencil::fmar)           // a * x + c: the chain's value in one factor's field, x in the other's
+    if (o == stencil::fmar ||
+        o == stencil::fnmar)  // the chain's value in one factor's field, x in the other's
       f.a = f.code[8] == step(0)[dest_field] ? 8 : 3, f.b = 11 - f.a;
   } else if (o == stencil::sel) {  // the mask, step 0's value (if true) and x + marker 1
     for (int field : {3, 4, 8})
@@ -111,6 +117,14 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
         f.c = field;
       else
         f.a = field;
+  } else if (o == stencil::fmarr || o == stencil::fnmarr) {  // step 0's value, x + marker 1, and x
+    for (int field : {3, 4, 8})
+      if (f.code[field] == step(0)[dest_field])
+        f.a = field;
+      else if (f.code[field] == marked_register(cubin, k, 1, name))
+        f.b = field;
+      else
+        f.c = field;
   } else if (o != stencil::mask) {  // step 1 reads step 0's value and x + marker 1
     f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
@@ -126,10 +140,13 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(cubin, k, int(s), name) &&
                              (o != stencil::sel || i[f.b] == step(s - 1)[dest_field])),
                 name + ": its operands' fields change");
-    LEARN_CHECK((o != stencil::fmac && o != stencil::fmar) || i[f.b] == x_register(cubin, k, name),
+    LEARN_CHECK((o != stencil::fmac && o != stencil::fmar && o != stencil::fnmar) ||
+                    i[f.b] == x_register(cubin, k, name),
                 name + ": " + (o == stencil::fmac ? "the addend" : "the second factor") + " is not x");
+    LEARN_CHECK((o != stencil::fmarr && o != stencil::fnmarr) || i[f.c] == x_register(cubin, k, name),
+                name + ": the addend is not x");
   }
-  LEARN_CHECK(o != stencil::sel || (f.b >= 0 && f.c >= 0 && f.a != f.b && f.a != f.c),
+  LEARN_CHECK(stencil::registers_read(o) < 3 || (f.b >= 0 && f.c >= 0 && f.a != f.b && f.a != f.c),
               name + ": its three registers are not in three fields");
   return f;
 }

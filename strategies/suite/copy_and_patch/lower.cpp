@@ -46,6 +46,11 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   std::vector<value> v(p.nodes.size());
   std::map<std::pair<unsigned, int>, int> called;  // (function, argument's register) -> its result's
   int next = 1;
+  const auto call = [&](unsigned f, int arg) {
+    if (const auto again = called.find({f, arg}); again != called.end()) return again->second;
+    out.push_back({-1, next, arg, -1, 0, -1, f});
+    return called[{f, arg}] = next++;
+  };
   auto emit = [&](int op, int a, int b, float c, int third = -1) {
     out.push_back({op, next, a, b, c, third});
     return value{false, 0, next++};
@@ -54,6 +59,23 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
     if (!x.constant) return x.reg;
     emit(stencil::max, 0, -1, x.c);
     return emit(stencil::min, next - 1, -1, x.c).reg;
+  };
+  // a / c, c a constant: its reciprocal y = 1 / c correctly rounded on the host, q = a * y, then one
+  // correction, q + (a - q * c) * y, its residual exact in an FMA: the quotient correctly rounded
+  // (Markstein's theorem) wherever y and q are normal floats; by a power of two, a zero or an
+  // infinity, a * y is the quotient exactly. A division by a value is nvcc's reciprocal (MUFU.RCP,
+  // whose result arrives after a time no stall field holds: its reader waits on a barrier) and, for
+  // operands outside the normal range, a slow path: no stencil holds either, so it is refused.
+  const auto divide = [&](int a, float c) -> value {
+    const float y = 1.0f / c;
+    int exponent = 0;
+    const bool power_of_two = std::frexp(c, &exponent) == 0.5f && std::isfinite(y) && y != 0;
+    if (c == 0 || !std::isfinite(c) || power_of_two) return emit(stencil::mul, a, -1, y);
+    if (!std::isnormal(y))
+      throw refused("a division by a constant whose reciprocal is not a normal float (beyond 2^126)");
+    const int q = emit(stencil::mul, a, -1, y).reg;
+    const int residual = emit(stencil::fmac, q, a, -c).reg;  // a - q * c
+    return emit(stencil::fmac, residual, q, y);
   };
   const auto made = [&](int reg) -> const step& { return out[std::size_t(reg - 1)]; };
   // A register made by a multiply by a constant from a node of the program (not a temporary,
@@ -97,14 +119,13 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
                : b.constant ? emit(stencil::mul, a.reg, -1, b.c)
                             : emit(stencil::mulr, a.reg, b.reg, 0);
         break;
-      case kind::divide: {  // by a power of two only: x / c is then x * (1 / c) exactly
-        int exponent = 0;
-        if (!b.constant || std::frexp(double(b.c), &exponent) != 0.5 || exponent < -125 || exponent > 126)
+      case kind::divide:
+        if (!b.constant)
           throw refused(
-              "a division by anything but a constant power of two (its code is a sequence with a slow path)");
-        v[n] = a.constant ? value{true, a.c / b.c, -1} : emit(stencil::mul, a.reg, -1, 1.0f / b.c);
+              "a division by a value (nvcc's has a reciprocal whose wait no stall field holds, and a slow "
+              "path)");
+        v[n] = a.constant ? value{true, a.c / b.c, -1} : divide(a.reg, b.c);
         break;
-      }
       case kind::min:
       case kind::max: {
         const bool lo = e.op == kind::min;
@@ -141,12 +162,8 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
         if (const unsigned f = slot_function(e.op); f != stencil::no_function) {
           if (a.constant) {  // folded as the compiler folds sinf(2.0f): on the host
             v[n] = {true, stencil::call(f, a.c), -1};
-          } else if (const auto again = called.find({f, a.reg}); again != called.end()) {
-            v[n] = {false, 0, again->second};
           } else {
-            out.push_back({-1, next, a.reg, -1, 0, -1, f});
-            called[{f, a.reg}] = next;
-            v[n] = {false, 0, next++};
+            v[n] = {false, 0, call(f, a.reg)};
           }
           break;
         }
@@ -180,8 +197,9 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
 // A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
 // unread); a multiply whose one reader is an add becomes one step with it, as nvcc contracts them:
 // by a constant, added to a register (or the subtrahend of a subtract), a * c + b (b - a * c is
-// a * -c + b); of two registers, with a constant added or subtracted, a * b + c (a * b - c is
-// a * b + -c).
+// a * -c + b); of two registers, with a constant added or subtracted (or subtracted from one),
+// a * b + c (a * b - c is a * b + -c; c - a * b is -(a * b) + c); and with a register added (or
+// subtracted from one), a * b + r (r - a * b is -(a * b) + r).
 int fuse(std::vector<step>& code, int result) {
   std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
   for (std::size_t n = 0; n < code.size(); ++n) {
@@ -205,15 +223,17 @@ int fuse(std::vector<step>& code, int result) {
   };
   for (step& s : code) {
     if (gone[std::size_t(&s - code.data())]) continue;
-    if (s.op == stencil::add || s.op == stencil::sub) {
+    if (s.op == stencil::add || s.op == stencil::sub || s.op == stencil::rsub) {
       if (const int m = fusable(s.a, stencil::mulr); m >= 0) {
         const step& product = code[std::size_t(m)];
-        s = {stencil::fmar, s.dest, product.a, product.b, s.op == stencil::sub ? -s.constant : s.constant};
+        s = {s.op == stencil::rsub ? stencil::fnmar : stencil::fmar, s.dest, product.a, product.b,
+             s.op == stencil::sub ? -s.constant : s.constant};
         gone[std::size_t(m)] = true;
       }
       continue;
     }
     if (s.op != stencil::addr && s.op != stencil::subr) continue;
+    const int before = s.op;
     for (int side : {0, 1}) {
       const int m = fusable(side == 0 ? s.a : s.b, stencil::mul);
       if (m < 0 || (s.op == stencil::subr && side == 0)) continue;
@@ -222,6 +242,18 @@ int fuse(std::vector<step>& code, int result) {
            s.op == stencil::subr ? -product.constant : product.constant};
       gone[std::size_t(m)] = true;
       break;
+    }
+    for (int side : {0, 1}) {  // a product of two registers: a * b + r (r - a * b: its subtrahend alone)
+      const int m = s.op == before ? fusable(side == 0 ? s.a : s.b, stencil::mulr) : -1;
+      if (m < 0 || (s.op == stencil::subr && side == 0)) continue;
+      const step& product = code[std::size_t(m)];
+      s = {s.op == stencil::subr ? stencil::fnmarr : stencil::fmarr,
+           s.dest,
+           product.a,
+           product.b,
+           0,
+           side == 0 ? s.b : s.a};
+      gone[std::size_t(m)] = true;
     }
   }
   std::vector<int> renamed(reads.size(), -1);  // the steps left, their registers numbered 1, 2, ... again
@@ -235,6 +267,26 @@ int fuse(std::vector<step>& code, int result) {
     if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
     if (s.c >= 0) s.c = renamed[std::size_t(s.c)];
   }
+  return renamed[std::size_t(result)];
+}
+
+int by_need(std::vector<step>& code, int result) {
+  std::vector<int> made_by(code.size() + 2, -1), renamed(code.size() + 2, -1);
+  for (std::size_t n = 0; n < code.size(); ++n) made_by[std::size_t(code[n].dest)] = int(n);
+  std::vector<step> ordered;
+  renamed[0] = 0;                                       // x
+  const auto need = [&](auto& self, int reg) -> void {  // reg's making, after what it reads
+    if (renamed[std::size_t(reg)] >= 0) return;
+    step s = code[std::size_t(made_by[std::size_t(reg)])];
+    for (int* r : {&s.a, &s.b, &s.c})
+      if (*r >= 0) self(self, *r), *r = renamed[std::size_t(*r)];
+    s.dest = renamed[std::size_t(reg)] = int(ordered.size()) + 1;
+    ordered.push_back(s);
+  };
+  for (const step& s : code)
+    if (s.call) need(need, s.dest);
+  need(need, result);
+  code = std::move(ordered);
   return renamed[std::size_t(result)];
 }
 

@@ -31,5 +31,10 @@ int select(const cdl::expr::program& p, std::vector<step>& out);
 // subtrahend of a subtract) fused into it (a * c + b), the registers numbered 1, 2, ... again.
 // Returns the result's register.
 int fuse(std::vector<step>& code, int result);
+// The steps of an op that calls functions in the order that keeps fewest values across its calls
+// (though more within the last window): before each call only what it needs and was not made yet,
+// then the rest after the last; the registers numbered 1, 2, ... in the new order. Returns the
+// result's register.
+int by_need(std::vector<step>& code, int result);
 
 }  // namespace cdl::copy_and_patch::patch

@@ -35,12 +35,15 @@ __device__ __forceinline__ float apply(float a, float b, float c, float constant
   if constexpr (O == max || O == maxr) return fmaxf(a, w);
   if constexpr (O == fmac) return fmaf(a, constant, b);
   if constexpr (O == fmar) return fmaf(a, b, constant);
+  if constexpr (O == fnmar) return fmaf(-a, b, constant);
   if constexpr (O == lt || O == ltr) return set_lt(a, w);
   if constexpr (O == le || O == ler) return set_le(a, w);
   if constexpr (O == gt) return set_gt(a, w);
   if constexpr (O == ge) return set_ge(a, w);
   if constexpr (O == eq || O == eqr) return set_eq(a, w);
   if constexpr (O == ne || O == ner) return set_neu(a, w);
+  if constexpr (O == fmarr) return fmaf(a, b, c);
+  if constexpr (O == fnmarr) return fmaf(-a, b, c);
   if constexpr (O == mask || O == sel) {
     const unsigned p = __float_as_uint(a), q = __float_as_uint(b), t = __float_as_uint(c);
     unsigned r;
@@ -142,8 +145,9 @@ __device__ __forceinline__ void map(const float* __restrict__ x, float* __restri
 }
 
 // Operation O on the chain's value: with the step's marker, or with a second register made for the
-// step (x + marker: a new value each step, so that no chain of min(r, w) folds to one instruction);
-// a select picks between the chain and that register by a mask made from x and its own marker.
+// step (x + marker: a new value each step, so that no chain of min(r, w) folds to one instruction),
+// and for the fused three-register operations x as the addend; a select picks between the chain and
+// that register by a mask made from x and its own marker.
 template <int O>
 __device__ __forceinline__ float with_marker(float a, float x, float c) {
   if constexpr (has_constant(O))
@@ -155,7 +159,7 @@ __device__ __forceinline__ float with_marker(float a, float x, float c) {
                                 0.0f, 0.0f, c),
                     a, x + c, c);
   else
-    return apply<O>(a, x + c, 0.0f, c);
+    return apply<O>(a, x + c, x, c);
 }
 template <int O>
 struct every {  // every step operation O (a mask's chain starts from x + marker 0: step 0 is found by it)
@@ -277,7 +281,8 @@ extern "C" __global__ void cdl_functions(unsigned f, float* v, std::size_t n) {
 // call_shapes.
 #define CDL_CALL_SHAPES(calls) \
   CDL_CALL_KERNEL(calls, 1, 1) \
-  CDL_CALL_KERNEL(calls, 1, 3) CDL_CALL_KERNEL(calls, 2, 3) CDL_CALL_KERNEL(calls, 3, 5)
+  CDL_CALL_KERNEL(calls, 1, 3) \
+  CDL_CALL_KERNEL(calls, 2, 3) CDL_CALL_KERNEL(calls, 3, 5) CDL_CALL_KERNEL(calls, 4, 7)
 CDL_CALL_SHAPES(CDL_CALLS)
 #else  // the stencils, read but never loaded
 // One stencil per operation: one chain of 8 steps of that operation.

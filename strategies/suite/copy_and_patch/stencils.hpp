@@ -21,17 +21,17 @@ namespace cdl::copy_and_patch::stencil {
 inline constexpr float delta = 1.0f / 4096;
 
 // The operations a step can be, each one instruction: a + c, a - c, c - a, a * c, min, max with a
-// constant, a * c + b and a * b + c (a multiply fused into the add that follows it, as nvcc
-// contracts them), a compared with a constant
-// (1.0 where it holds, else 0.0: FSET.BF); then the first five's forms with a second register b and
-// the comparisons of two registers; then mask (PRMT: 1.0 to all ones, 0.0 to zero) and sel (LOP3:
+// constant, a * c + b, a * b + c and -(a * b) + c (a multiply fused into the add that follows it, as
+// nvcc contracts them), a compared with a constant (1.0 where it holds, else 0.0: FSET.BF); then the
+// first five's forms with a second register b and the comparisons of two registers; a * b + c and
+// -(a * b) + c of three registers; then mask (PRMT: 1.0 to all ones, 0.0 to zero) and sel (LOP3:
 // a's bits pick b's, the others c's). A condition is three of them where nvcc writes FSETP and FSEL:
 // no step reads or writes a predicate register, so the patch has none to give out or to prove free.
 // The list, once: the enum, the names, and one stencil kernel each (cdl_op_<name>) come from it.
 // clang-format off
 #define CDL_STENCIL_OPS(X) \
-  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(fmar) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
-  X(addr) X(subr) X(mulr) X(minr) X(maxr) X(ltr) X(ler) X(eqr) X(ner) \
+  X(add) X(sub) X(rsub) X(mul) X(min) X(max) X(fmac) X(fmar) X(fnmar) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) \
+  X(addr) X(subr) X(mulr) X(minr) X(maxr) X(ltr) X(ler) X(eqr) X(ner) X(fmarr) X(fnmarr) \
   X(mask) X(sel)
 // clang-format on
 #define CDL_ENUMERATOR(o) o,
@@ -39,10 +39,12 @@ inline constexpr float delta = 1.0f / 4096;
 enum op : int { CDL_STENCIL_OPS(CDL_ENUMERATOR) count };
 inline constexpr const char* names[count] = {CDL_STENCIL_OPS(CDL_NAME)};
 CDL_PATCH_HD constexpr bool has_constant(int o) { return o < addr; }
-// The registers a step reads: a; b (a second value, fmac's addend, fmar's multiplier, sel's if-true);
-// c (sel's if-false).
+// The registers a step reads: a; b (a second value, fmac's addend, the other factor of fmar, fnmar,
+// fmarr and fnmarr, sel's if-true); c (fmarr's and fnmarr's addend, sel's if-false).
 CDL_PATCH_HD constexpr int registers_read(int o) {
-  return o == sel ? 3 : o == fmac || o == fmar || (o >= addr && o < mask) ? 2 : 1;
+  return o == sel || o == fmarr || o == fnmarr                             ? 3
+         : o == fmac || o == fmar || o == fnmar || (o >= addr && o <= ner) ? 2
+                                                                           : 1;
 }
 
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
@@ -70,6 +72,7 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
     case max: return std::fmax(a, constant);
     case fmac: return std::fma(a, constant, b);
     case fmar: return std::fma(a, b, constant);
+    case fnmar: return std::fma(-a, b, constant);
     case lt: return truth(a < constant);
     case le: return truth(a <= constant);
     case gt: return truth(a > constant);
@@ -85,6 +88,8 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
     case ler: return truth(a <= b);
     case eqr: return truth(a == b);
     case ner: return truth(a != b);
+    case fmarr: return std::fma(a, b, c);
+    case fnmarr: return std::fma(-a, b, c);
     case mask: return std::bit_cast<float>(bits(a) >> 23 & 1 ? 0xffffffffu : 0u);
     case sel: return std::bit_cast<float>((bits(a) & bits(b)) | (~bits(a) & bits(c)));
   }
@@ -100,11 +105,11 @@ inline constexpr int max_calls = 3;  // slots in the largest call image
 struct call_shape {
   int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
 };
-inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}};
+inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}, {4, 7}};
 inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
 inline float call(unsigned f, float v) {  // the host's: not the GPU's to the bit (check() runs it)
 #define CDL_HOST_FUNCTION(name, fn) \
-  if (f == fn_##name) return ::fn(v);
+  if (f == fn_##name) return fn(v);
   CDL_SLOT_FUNCTIONS(CDL_HOST_FUNCTION)
   return NAN;
 }

@@ -177,8 +177,19 @@ void compile_vec(const stencils& st, const std::vector<step>& code, int result, 
 compiled compile(const stencils& st, const cdl::expr::program& op) {
   std::vector<step> code;
   const int result = fuse(code, select(op, code));
-  if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; }))
-    return compile_calls(st, code, result);
+  if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; })) {
+    try {  // the op's own order; where a lane's registers do not hold it, each step as late as it can be
+      return compile_calls(st, code, result);
+    } catch (const refused& first) {
+      std::vector<step> late = code;
+      const int late_result = by_need(late, result);
+      try {
+        return compile_calls(st, late, late_result);
+      } catch (const refused&) {
+        throw first;
+      }
+    }
+  }
   std::string why =
       "more steps than the largest region (" + std::to_string(st.images.back().steps.size()) + ")";
   for (const image& im : st.images) {
