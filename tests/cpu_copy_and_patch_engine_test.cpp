@@ -12,11 +12,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 
 namespace cdl::copy_and_patch {
@@ -145,6 +148,32 @@ TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) 
     std::vector<patch::step> code;
     EXPECT_THROW(patch::select(expr::parse(text), code), patch::refused) << text;
   }
+  // Its steps give C++'s quotient to the bit, for constants and elements of every magnitude whose
+  // quotient is a normal float.
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> exponent(-60, 60);
+  int checked = 0;
+  for (int t = 0; t < 300; ++t) {
+    const float c = std::exp2(exponent(random)) * (t % 2 ? -1.0f : 1.0f);
+    char text[64];
+    std::snprintf(text, sizeof text, "x / %.9g", double(c));
+    const float divisor = float(std::strtod(text + 4, nullptr));  // as the language reads the number
+    std::vector<patch::step> code;
+    const int result = patch::fuse(code, patch::select(expr::parse(text), code));
+    for (int i = 0; i < 300; ++i) {
+      const float x = std::exp2(exponent(random)) * (i % 3 ? 1.0f : -1.0f);
+      std::vector<float> v(code.size() + 1);
+      v[0] = x;
+      for (const patch::step& s : code)
+        v[std::size_t(s.dest)] =
+            stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0,
+                              s.c >= 0 ? v[std::size_t(s.c)] : 0, s.constant);
+      if (!std::isnormal(x / divisor)) continue;
+      ++checked;
+      ASSERT_EQ(v[std::size_t(result)], x / divisor) << text << " at x = " << x;
+    }
+  }
+  EXPECT_GT(checked, 80000);
 }
 
 // Each product of two values with one reader that adds to it is one FFMA, in each of its forms.
