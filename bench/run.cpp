@@ -15,6 +15,7 @@
 //
 //   cdl_run --expr 's = sin(x); s * s + 2 * x' --n 2^26
 //   cdl_run --expr 'T y = sin(x); return y * y;' --type f64 --dump-source
+//   cdl_run --expr 'x * x / 3 + sin(x)' --explain      (no GPU needed: will 17 take it, and how)
 //
 // With --plugin FILE, a map plugin built ahead of time (strategy 13, e.g. from build/release:
 // plugins/cdl_plugin_sine.fatbin --op sine) is loaded and timed, validated against --op.
@@ -135,6 +136,24 @@ int write_ptx(const options& o, const expr::program& program) {
   });
   std::printf("wrote %s: 08's vec kernel (map_vec) for sm_%d, as PTX\n", o.ptx_path.c_str(), arch);
   return 0;
+}
+
+// --explain: with no GPU, whether each route that can say more than its refusal takes the op and
+// how (17: the image it is written into, form by form); exit status 0 where one takes it in some
+// form, 1 where none does.
+int explain(const options& o, const jit::op_text& language, const std::string& not_in) {
+  if (!language.program) {
+    std::printf("not in 08's language, which 16 and 17 read: %s\n", not_in.c_str());
+    return 1;
+  }
+  bool taken = false;
+  for (const op_route& r : get_registry().routes)
+    if (r.explain) {
+      const route_explanation e = r.explain(language, o.problem.type);
+      std::printf("%s", e.text.c_str());
+      taken = taken || e.taken;
+    }
+  return taken ? 0 : 1;
 }
 
 // --dump-source: 08's NVVM IR and the program 06 compiles.
@@ -266,6 +285,7 @@ int run(const options& o) {
   if (o.compile_times) return compile_times(o, program.has_value(), cpp);
   if (!o.steps_path.empty()) return write_steps(o, program, not_in_language);
   if (o.dump_source) return dump_source(o, program, not_in_language, cpp);
+  if (o.explain) return explain(o, language, not_in_language);
   const std::vector<const map_entry*> chosen = chosen_entries(o);
 
   // A user's op is timed as an op new to this machine: with the driver's cache or the suite's disk

@@ -27,6 +27,7 @@ struct options {
   std::string expr;  // a user's op, for strategies 06 and 07
   int expr_ulps = 16;
   bool dump_source = false;
+  bool explain = false;        // --explain: what each route that says more than its refusal does with --expr
   std::string ptx_path;        // --ptx: write 08's PTX for --expr and exit
   bool compile_times = false;  // --compile-times: where a new op's compile time goes, then exit
   std::string plugin_path;     // --plugin: a map plugin file (strategy 13) implementing --op

@@ -19,6 +19,7 @@ void usage(FILE* out) {
       "       cdl_run --plugin FILE --op OP [--type f32|f64] ...\n"
       "       cdl_run --expr EXPRESSION --launches N [--n N] [--type f32|f64]\n"
       "       cdl_run (--expr EXPRESSION | --op OP) --steps FILE\n"
+      "       cdl_run --expr EXPRESSION --explain [--type f32|f64]\n"
       "  N accepts 1e8 or 2^24 forms. --list prints the registered strategies and ops; --strategy\n"
       "  takes one of them, several separated by commas (one process, problem and reference), or all.\n"
       "  --expr compiles an op of x at run time and times it beside the built-in strategies running\n"
@@ -40,7 +41,10 @@ void usage(FILE* out) {
       "  A strategy's vec row runs first and carries what the strategy loads on first use, as a new\n"
       "  process would (marked *); its scalar row reuses it.\n"
       "  --steps FILE writes 16's program for the op in 08's language (--expr, else --op's text) as\n"
-      "  JSON, for a program that loads 16's kernels from plugins/cdl_interpreter.fatbin, and exits.\n");
+      "  JSON, for a program that loads 16's kernels from plugins/cdl_interpreter.fatbin, and exits.\n"
+      "  --explain says, with no GPU, whether 17 writes the op into machine code and how (its steps,\n"
+      "  each form's image, checked on the host), or why not and which routes run it; exit status 0\n"
+      "  where it takes the op in some form, 1 where it does not.\n");
 }
 
 options parse(int argc, char** argv) {
@@ -79,6 +83,8 @@ options parse(int argc, char** argv) {
         o.expr_ulps = int(parse_size(value()));
       else if (arg == "--dump-source")
         o.dump_source = true;
+      else if (arg == "--explain")
+        o.explain = true;
       else if (arg == "--ptx")
         o.ptx_path = value();
       else if (arg == "--compile-times")
@@ -105,6 +111,7 @@ options parse(int argc, char** argv) {
   if (o.problem.k < 1) throw error("--k must be at least 1");
   if (o.repetitions < 1) throw error("--reps must be at least 1");
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
+  if (o.explain && o.expr.empty()) throw error("--explain needs --expr (the op to explain)");
   if (!o.ptx_path.empty() && o.expr.empty()) throw error("--ptx needs --expr");
   if (o.compile_times && o.expr.empty()) throw error("--compile-times needs --expr");
   if (o.launches != 0 && o.expr.empty())

@@ -66,6 +66,11 @@ struct length_entry {
 // own; whoever runs a user's op finds them here, by name or all of them, so that a new route is its
 // own files and one registration. A route's kernel for a text is made at the first launch of that
 // text (or by prepare), found by the text after.
+// What a route says, with no GPU, of whether it takes an op and how (cdl_run --explain).
+struct route_explanation {
+  bool taken = false;  // in at least one form
+  std::string text;
+};
 struct op_route {
   std::string strategy;   // its strategy's file stem, e.g. "08_expression_jit"
   std::string variant;    // e.g. "baseline"; empty for the strategy's own
@@ -79,6 +84,9 @@ struct op_route {
   bool (*prepare)(const jit::op_text& op, dtype t, map_form f) = nullptr;
   // What a user should know of how it runs op, where that is not the form asked ("" otherwise).
   std::string (*note)(const jit::op_text& op, dtype t, map_form f) = nullptr;
+  // With no GPU: whether it takes op at type t and how, form by form (where it has more to say of
+  // that than its refusal: 17, whose answer is the image the op is written into).
+  route_explanation (*explain)(const jit::op_text& op, dtype t) = nullptr;
 
   std::string name() const { return strategy + (variant.empty() ? "" : "." + variant); }
   std::string refusal(const jit::op_text& op, dtype t, map_form f) const {

@@ -293,6 +293,37 @@ float value_on_host(const std::string& text, float x) {
   return patch::emulate(patch::compile(host_stencils(), text), x, 1);
 }
 
+route_explanation explain_on_host(const std::string& text, dtype t) {
+  std::string out = "17_copy_and_patch, with no GPU (its stencils: " + stencils_prefix() + "*.cubin";
+  if (const std::string why = refusal_on_host(text, t); !why.empty())
+    return {false, out + ")\n  refused: " + why + "\n"};
+  const patch::stencils& st = host_stencils();
+  const patch::compiled c = patch::compile(st, text);
+#define CDL_FUNCTION_NAME(name, fn) #name,
+  static const char* const functions[] = {"", CDL_SLOT_FUNCTIONS(CDL_FUNCTION_NAME)};
+#undef CDL_FUNCTION_NAME
+  out += ", built for sm_" + std::to_string(st.arch) + ")\n  its steps (" + std::to_string(c.code.size()) +
+         ", each one instruction or a call in a slot):";
+  std::vector<std::string> calls;
+  for (const patch::step& s : c.code) {
+    out += std::string(" ") + (s.call ? functions[s.call] : stencil::names[s.op]);
+    if (s.call) calls.push_back(functions[s.call]);
+  }
+  const std::string check = check_on_host(text);
+  const std::string checked = check.empty() ? " (decoded and run on the host: the steps' values at 64 points)"
+                                            : " (on the host: " + check + ")";
+  out += "\n  scalar form: " + (c.kernel.empty() ? vec_alone(text) : "image " + c.kernel + checked);
+  std::string vec =
+      c.vec_kernel.empty() ? "none: runs the scalar image: " + c.vec_refused : "image " + c.vec_kernel;
+  if (!calls.empty()) {
+    vec += ", a slot a call (";
+    for (std::size_t g = 0; g < calls.size(); ++g) vec += (g ? ", " : "") + calls[g];
+    vec += ")";
+  }
+  out += "\n  vec form: " + vec + (c.vec_kernel.empty() ? "" : checked) + "\n";
+  return {check.empty(), out};
+}
+
 }  // namespace cdl::copy_and_patch
 
 namespace cdl {
@@ -324,7 +355,8 @@ void register_17_copy_and_patch(registry& r) {
        [](const jit::op_text& op, dtype, map_form f) {
          const std::string why = f == map_form::vec ? copy_and_patch::scalar_only(op.source) : "";
          return why.empty() ? why : "runs the scalar image, an element a thread: " + why;
-       }});
+       },
+       [](const jit::op_text& op, dtype t) { return copy_and_patch::explain_on_host(op.source, t); }});
 }
 
 }  // namespace cdl

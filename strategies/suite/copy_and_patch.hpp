@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/map_workload.hpp"
+#include "common/registry.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 
 #include <string>
@@ -63,6 +64,12 @@ std::string schedule_on_host(const std::string& text, int shorten = 0);
 // from), and what they compute for x at k = 1 (the tests of the selection).
 std::vector<std::string> steps_on_host(const std::string& text);
 float value_on_host(const std::string& text, float x);
+
+// With no GPU: whether 17 takes text at type t, and how, in words (cdl_run --explain): its steps,
+// and for each form the image it is written into (its places, its slots and their functions), its
+// machine code decoded and run on the host against the steps; or why a form is refused and which
+// routes run it. taken: 17 takes it in at least one form, its machine code agreeing with its steps.
+route_explanation explain_on_host(const std::string& text, dtype t);
 
 // Where 17's cubins are read from (the path up to "stencils.cubin", "images.cubin", "calls_N.cubin"):
 // CDL_PLUGIN_DIR from the environment, else the build's plugins/.

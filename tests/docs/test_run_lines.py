@@ -133,6 +133,43 @@ class CompileTimes(unittest.TestCase):
         self.assertIn("08: not in its language", got.stdout)
 
 
+class Explain(unittest.TestCase):
+    def explain(self, expression, *extra):
+        return subprocess.run(
+            [CDL_RUN, "--expr", expression, "--explain", *extra],
+            capture_output=True,
+            text=True,
+            env=NO_GPU,
+            timeout=120,
+        )
+
+    def test_an_op_17_takes_is_shown_form_by_form_and_exits_0(self):
+        got = self.explain("x * x + 2 * x + 1")
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(got.stdout, r"its steps \(3, [^)]*\): mulr fmac add")
+        self.assertRegex(got.stdout, r"scalar form: image cdl_image_4 \(decoded and run on the host")
+        self.assertRegex(got.stdout, r"vec form: image cdl_image_vec_\d+ \(decoded and run on the host")
+        got = self.explain("exp(sin(x) * cos(x))")
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(
+            got.stdout, r"scalar form: 17_copy_and_patch runs an op that calls a function in its vec"
+        )
+        self.assertRegex(got.stdout, r"vec form: image cdl_call_vec_3_\d_\d, a slot a call \(sin, cos, exp\)")
+
+    def test_an_op_17_refuses_says_why_and_the_routes_and_exits_1(self):
+        for expression, extra, why in (
+            ("x / (x + 1)", (), "a division by a value"),
+            ("x * x", ("--type", "f64"), "runs float alone"),
+        ):
+            got = self.explain(expression, *extra)
+            self.assertEqual(got.returncode, 1, got.stdout + got.stderr)
+            self.assertIn(why, got.stdout)
+            self.assertIn("08_expression_jit or 16_interpreter", got.stdout)
+        got = self.explain("T y = x; return y;")  # C++, not the language 17 reads
+        self.assertEqual(got.returncode, 1, got.stdout + got.stderr)
+        self.assertIn("not in 08's language", got.stdout)
+
+
 class CdlRunOnTheGpu(unittest.TestCase):
     def cdl_run(self, *args, env=None):
         """cdl_run with these arguments, which must exit with status 0."""
