@@ -97,6 +97,8 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
   const kernel_code k = find(ks, name);
   std::vector<int> ops(stencil::learn_steps, o);
   if (o == stencil::mask) ops[0] = stencil::add;  // its chain starts from x + marker 0
+  if (stencil::merges(o, o))                      // every other step an add (stencil::merges)
+    for (std::size_t s = 0; s < ops.size(); s += 2) ops[s] = stencil::add;
   const std::vector<std::size_t> steps = trace(cubin, k, name, ops, nullptr);
   auto step = [&](std::size_t s) { return at(cubin, k.offset + 16 * steps[s]); };
   form f;
@@ -130,6 +132,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
   }
   const bool ordered = o == stencil::subr || o == stencil::ltr || o == stencil::ler || o == stencil::sel;
   for (std::size_t s = 1; s < steps.size(); ++s) {
+    if (ops[s] != o) continue;  // an add between two steps ptxas might merge
     const insn i = step(s);
     LEARN_CHECK(same_but_operands(i, f.code, o), name + ": its steps are different instructions");
     bool negated;
@@ -157,8 +160,13 @@ void learn_latencies(stencils& st, const bytes& cubin, const std::map<std::strin
   for (auto& row : st.latency) std::fill(std::begin(row), std::end(row), 0);
   for (int o = 0; o < stencil::count; ++o) {
     std::vector<int> ops;
-    for (int s = 0; s < stencil::pair_steps; ++s)
-      ops.push_back(s == 0 ? stencil::add : s % 2 ? o : s / 2 - 1);
+    for (int s = 0; s < stencil::pair_steps; ++s) {
+      const int p = s / 2 - 1;
+      ops.push_back(s == 0                                           ? stencil::add
+                    : s % 2                                          ? o
+                    : stencil::merges(o, p) || stencil::merges(p, o) ? stencil::add
+                                                                     : p);
+    }
     const std::string name = std::string("cdl_pairs_") + stencil::names[o];
     const kernel_code k = find(ks, name);
     const std::vector<std::size_t> steps = trace(cubin, k, name, ops, &st);
@@ -169,6 +177,12 @@ void learn_latencies(stencils& st, const bytes& cubin, const std::map<std::strin
       l = l == 0 ? cycles : std::min(l, cycles);
     }
   }
+  // A pair ptxas may merge is never two instructions in its code: its latency is the producer's
+  // longest (stencil::merges).
+  for (int o = 0; o < stencil::count; ++o)
+    for (int p = 0; p < stencil::count; ++p)
+      if (stencil::merges(o, p))
+        st.latency[o][p] = *std::max_element(std::begin(st.latency[o]), std::end(st.latency[o]));
   int low = 99, high = 0;
   for (auto& row : st.latency)
     for (int l : row) {
@@ -211,14 +225,35 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
   return im;
 }
 
+// The operations whose byte 2 never names a register: in the whole file, never above 7 (P0-P6 and
+// PT, where a compare writes its predicate; those that write nothing). Where the learning looks for
+// the instruction that writes a register, it passes over these.
+std::set<int> predicate_writers(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+  std::set<int> seen, registers;
+  for (const auto& [name, k] : ks)
+    for (std::size_t n = 0; n < k.count; ++n) {
+      const insn i = at(cubin, k.offset + 16 * n);
+      seen.insert(opcode(i));
+      if (i[dest_field] > 7) registers.insert(opcode(i));
+    }
+  std::set<int> out;
+  for (int o : seen)
+    if (!registers.count(o)) out.insert(o);
+  return out;
+}
+
 // Lane l's x maker (j * delta + its element, into the register its step 0 reads): the nearest
-// instruction before step 0 that writes that register, checked to be lane 0's but for registers.
+// instruction before step 0 that writes that register (a compare's byte 2 is a predicate: those of
+// predicate_writers are passed over), checked to be lane 0's but for registers.
 // Returns its offset; `makers[l]` is the instruction.
 std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t step0,
-                       insn (&makers)[stencil::lanes], int l, const std::string& kernel) {
+                       insn (&makers)[stencil::lanes], int l, const std::string& kernel,
+                       const std::set<int>& predicates) {
   const int x = at(cubin, k.offset + 16 * step0)[3];
   std::size_t n = step0;
-  while (n > 0 && at(cubin, k.offset + 16 * --n)[dest_field] != x) {
+  while (n > 0) {
+    const insn i = at(cubin, k.offset + 16 * --n);
+    if (i[dest_field] == x && !predicates.count(opcode(i))) break;
   }
   const insn maker = at(cubin, k.offset + 16 * n), first = l == 0 ? maker : makers[0];
   LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(stencil::delta) &&
@@ -228,8 +263,24 @@ std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t ste
   return k.offset + 16 * n;
 }
 
+// The fields an instruction of nvcc's may read a register in: where it is one of the learnt
+// operations (an FADD summing the lanes' results, say), that form's own; else every field that holds
+// a register in some instruction (3, 4 and 8): a byte 8 that is no operand reads as R0.
+std::vector<int> read_fields(const stencils& st, const insn& i) {
+  for (int o = 0; o < stencil::count; ++o)
+    if (same_but_operands(i, st.forms[o].code, o)) {
+      std::vector<int> fields{st.forms[o].a};
+      for (int f : {st.forms[o].b, st.forms[o].c})
+        if (f >= 0) fields.push_back(f);
+      return fields;
+    }
+  return {3, 4, 8};
+}
+
 // A vec image's window, its places and each lane's registers, found by the lanes' markers.
-vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int steps) {
+vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel_code>& ks, int steps,
+                          const std::set<int>& predicates) {
+  const bytes& cubin = st.cubin;
   constexpr int lanes = stencil::lanes;
   vec_image im;
   im.kernel = "cdl_image_vec_" + std::to_string(steps), im.steps = steps;
@@ -252,7 +303,7 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
   for (int l = 0; l < lanes; ++l) {
     im.lane[l].x = insn_at(step0[l])[3];
     im.lane[l].result = insn_at(final_step[l])[dest_field];
-    makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel);
+    makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel, predicates);
     j = im.maker[l][3];
     kept.insert(im.maker[l][8]);  // the element itself, live through the loop
   }
@@ -271,7 +322,7 @@ vec_image learn_vec_image(const bytes& cubin, const std::map<std::string, kernel
     if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end()) continue;
     const insn i = insn_at(n);
     const bool inside = offset > first && offset < im.last;
-    for (int field : {3, 4, 8}) {  // where a register an instruction reads may be
+    for (int field : read_fields(st, i)) {  // where a register the instruction reads may be
       for (int l = 0; l < lanes; ++l)
         if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
       if (!results.count(i[field])) kept.insert(i[field]);
@@ -381,7 +432,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   std::size_t makers[lanes]{};
   for (int l = 0; l < lanes; ++l) {
     auto& r = im.lane[l];
-    makers[l] = find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel);
+    makers[l] = find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel, {});
     for (int g = 0; g < calls; ++g) {
       r.arg[g] = insn_at(at_step(l, g * S + S - 1))[dest_field];
       r.res[g] = insn_at(at_step(l, (g + 1) * S))[3];
@@ -530,7 +581,8 @@ void learn_calls(const stencils& st, call_stencils& out) {
     if (file.at(0x31) != st.cubin[0x31])
       throw std::runtime_error(path + " is for another architecture than the stencils");
     const auto calls = kernels_of(file);
-    const control flow = learn_control(file, calls);
+    control flow = learn_control(file, calls);
+    for (int o : predicate_writers(file, calls)) flow.no_register.insert(o);
     for (const stencil::call_shape shape : stencil::call_shapes) try {
         out.images.push_back(learn_call_image(file, calls, flow, n, shape));
       } catch (const failed& e) {  // that image is not used; an op that would need it says why
@@ -563,8 +615,9 @@ stencils learn(const std::string& prefix) {
   for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
   learn_latencies(st, learnt_from, ks);
   for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
+  const std::set<int> predicates = predicate_writers(st.cubin, images);
   for (int steps : stencil::vec_region_sizes)
-    st.vec_images.push_back(learn_vec_image(st.cubin, images, steps));
+    st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
   return st;
 }
 

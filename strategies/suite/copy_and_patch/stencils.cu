@@ -162,22 +162,25 @@ __device__ __forceinline__ float with_marker(float a, float x, float c) {
     return apply<O>(a, x + c, x, c);
 }
 template <int O>
-struct every {  // every step operation O (a mask's chain starts from x + marker 0: step 0 is found by it)
+struct every {  // every step operation O (a mask's chain starts from x + marker 0: step 0 is found by
+                // it; where ptxas may merge two steps of O, every other step is an add)
   template <int s>
   __device__ __forceinline__ float operator()(std::integral_constant<int, s>, float a, float x,
                                               float c) const {
-    if constexpr (O == mask && s == 0)
+    if constexpr ((O == mask && s == 0) || (merges(O, O) && s % 2 == 0))
       return with_marker<add>(a, x, c);
     else
       return with_marker<O>(a, x, c);
   }
 };
 template <int O>
-struct pairs {  // step s: add, O, 0, O, 1, O, ...: every operation before O and after it
+struct pairs {  // step s: add, O, 0, O, 1, O, ...: every operation before O and after it (an add in
+                // place of one ptxas may merge with O)
   template <int s>
   __device__ __forceinline__ float operator()(std::integral_constant<int, s>, float a, float x,
                                               float c) const {
-    return with_marker < s == 0 ? add : s % 2 == 1 ? O : s / 2 - 1 > (a, x, c);
+    constexpr int p = s / 2 - 1;
+    return with_marker < s == 0 ? add : s % 2 == 1 ? O : merges(O, p) || merges(p, O) ? add : p > (a, x, c);
   }
 };
 

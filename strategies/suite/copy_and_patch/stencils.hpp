@@ -47,6 +47,16 @@ CDL_PATCH_HD constexpr int registers_read(int o) {
                                                                            : 1;
 }
 
+// Whether ptxas may merge a step of o into a step of p that reads it, so that a chain of the two is
+// fewer instructions than steps: Blackwell's three-input min and max (FMNMX3) take a min of a min in
+// one. The stencils keep such steps apart with an add between them (each stencil's chain, and the
+// pairs' in place of p), and the latency from o to p, never seen, is o's longest to any operation
+// (learn.cpp): a result's latency is its producer's pipeline's.
+CDL_PATCH_HD constexpr bool merges(int o, int p) {
+  const auto family = [](int x) { return x == min || x == minr ? 1 : x == max || x == maxr ? 2 : 0; };
+  return family(o) != 0 && family(o) == family(p);
+}
+
 inline constexpr std::uint32_t marker_bits = 0x3f9e0001u;  // step s's constant: a float no code computes
 inline constexpr int helper_marker = 2048;                 // sel's stencils: their masks' constants
 inline constexpr int chains = 8;                           // values the region keeps apart: its registers
