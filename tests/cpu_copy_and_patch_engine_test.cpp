@@ -280,11 +280,14 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   std::string reasons;
   for (const auto& [why, times] : refused) reasons += "\n  " + std::to_string(times) + ": " + why;
   std::printf(
-      "host check: 20000 ops, %d written (%d with a vec image, %d calling functions), %d wrong; refused:%s\n",
-      written, vec, calls, wrong, reasons.c_str());
+      "host check (sm_%d): 20000 ops, %d written (%d with a vec image, %d calling functions), %d wrong; "
+      "refused:%s\n",
+      st.arch, written, vec, calls, wrong, reasons.c_str());
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(written, 10000);
-  EXPECT_GT(calls, 1000);
+  // Where the learning kept no call image (an architecture whose slots' code it refuses, each
+  // image's reason above), every op that calls a function is refused, and none is checked.
+  if (!patch::calls_of(st).images.empty()) EXPECT_GT(calls, 1000);
 }
 
 }  // namespace
