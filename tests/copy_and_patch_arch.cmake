@@ -23,8 +23,9 @@ foreach(part stencils images calls_1 calls_2 calls_3)
   endif()
 endforeach()
 message(STATUS "sm_${ARCH}: 17's cubins in ${OUT}; the engine's host check on them:")
-execute_process(COMMAND ${CMAKE_COMMAND} -E env CDL_PLUGIN_DIR=${OUT} ${TESTS} --gtest_filter=CopyAndPatchDecode.*
-                RESULT_VARIABLE status)
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env CDL_PLUGIN_DIR=${OUT} ${TESTS} --gtest_filter=CopyAndPatchDecode.*
+  RESULT_VARIABLE status)
 if(status)
-  message(FATAL_ERROR "sm_${ARCH}: 17's learning or host check failed (${status}): the output above says where")
+  message(FATAL_ERROR "sm_${ARCH}: 17's learning or host check failed (${status}): the output above says")
 endif()
