@@ -105,6 +105,12 @@ task_layout parse_layout(const std::string& text) {
 }
 
 int parse_int(const std::string& text) { return int(parse_size(text)); }
+// An element count: at least 1 (a problem of none has nothing for a peer to compute or time).
+std::size_t parse_elements(const std::string& text) {
+  const std::size_t n = parse_size(text);
+  if (n == 0) throw error("n=0: a problem needs at least one element");
+  return n;
+}
 
 // What every problem.json says first: its name and fields (as cdl_bench names and labels the
 // problem), its tolerance, the bytes a kernel must move and the arrays it reads.
@@ -121,7 +127,7 @@ nlohmann::json about(const Problem& p, const Tolerance& tolerance, const std::ve
 nlohmann::json write_problem(const std::filesystem::path& dir, const std::string& workload, fields& f) {
   nlohmann::json j;
   if (workload == "map") {
-    map_problem p{parse_map_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n")),
+    map_problem p{parse_map_op(f.take("op")), parse_dtype(f.take("type")), parse_elements(f.take("n")),
                   parse_int(f.take("k"))};
     f.finish();
     if (p.k < 1) throw error("map: k must be at least 1");
@@ -140,7 +146,7 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
               {"source", info(p.op).source},
               {"map_delta", map_delta}});
   } else if (workload == "zip") {
-    zip_problem p{parse_zip_op(f.take("op")), parse_dtype(f.take("type")), parse_size(f.take("n"))};
+    zip_problem p{parse_zip_op(f.take("op")), parse_dtype(f.take("type")), parse_elements(f.take("n"))};
     f.finish();
     visit_dtype(p.type, [&](auto t) {
       using T = decltype(t);
@@ -153,7 +159,8 @@ nlohmann::json write_problem(const std::filesystem::path& dir, const std::string
     j.update(
         {{"op", info(p.op).name}, {"type", to_string(p.type)}, {"n", p.n}, {"source", info(p.op).source}});
   } else if (workload == "tasks") {
-    tasks_problem p{parse_layout(f.take("layout")), parse_int(f.take("distinct")), parse_size(f.take("n"))};
+    tasks_problem p{parse_layout(f.take("layout")), parse_int(f.take("distinct")),
+                    parse_elements(f.take("n"))};
     f.finish();
     const tasks_host h = make_tasks_host(p, default_seed);
     write_npy<float>(dir / "x.npy", descr_of<float>(), h.x);

@@ -272,6 +272,12 @@ int run(const options& o) {
     } catch (const expr::syntax_error& e) {
       not_in_language = e.what();
     }
+    if (const std::string number =
+            program && o.problem.type == dtype::f32 ? expr::number_float_cannot_hold(*program) : "";
+        !number.empty())
+      throw error("the op's number " + number +
+                  ", is no float32 constant: use --type f64, or a number float "
+                  "holds");
   }
   // parsed once, here: the routes that read the language (and 10's tiers) take the program
   const jit::op_text language{"user", o.expr,

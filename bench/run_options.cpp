@@ -109,6 +109,7 @@ options parse(int argc, char** argv) {
     }
   }
   if (o.problem.k < 1) throw error("--k must be at least 1");
+  if (o.problem.n == 0) throw error("--n 0: no element to compute, nothing to time; give at least 1");
   if (o.repetitions < 1) throw error("--reps must be at least 1");
   if (o.dump_source && o.expr.empty()) throw error("--dump-source needs --expr");
   if (o.explain && o.expr.empty()) throw error("--explain needs --expr (the op to explain)");

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cctype>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 
 namespace cdl::expr {
@@ -307,6 +309,23 @@ bool program::uses(kind k) const {
 }
 
 program parse(std::string_view source) { return parser(source).run(); }
+
+std::string number_float_cannot_hold(const program& p) {
+  for (const node& n : p.nodes) {
+    if (n.op != kind::number || std::isnan(n.value) || std::isinf(n.value)) continue;
+    const float f = float(n.value);
+    char text[96];
+    if (std::isinf(f))
+      std::snprintf(text, sizeof text, "%.9g: past float's largest, %.9g", n.value, double(FLT_MAX));
+    else if (f == 0 && n.value != 0)
+      std::snprintf(text, sizeof text, "%.9g: below float's least, %.9g, it rounds to 0", n.value,
+                    double(std::numeric_limits<float>::denorm_min()));
+    else
+      continue;
+    return text;
+  }
+  return "";
+}
 
 std::string to_cpp(const program& p) {
   // One constant per node, in order, as the lowering makes one SSA value per node: linear in the

@@ -90,6 +90,11 @@ inline constexpr std::size_t max_source_bytes = 16 * 1024;
 inline constexpr int max_depth = 256;  // nesting; deeper input is refused, never overflows the stack
 program parse(std::string_view source);
 
+// A number of the program that float cannot hold, as written ("1e39: past float's largest,
+// 3.4028235e38"), or "" where float holds them all: a float32 op with one would compute with an
+// infinity (or a zero for a nonzero number) that no route's reference has, so it is refused before.
+std::string number_float_cannot_hold(const program& p);
+
 // The program as a C++ function body in T, one constant per node (v<index>), for the routes that compile C++.
 std::string to_cpp(const program& p);
 // The program evaluated in float64, for the reference.

@@ -92,5 +92,16 @@ TEST(Language, RandomProgramsMeanWhatTheOracleReads) {
   EXPECT_GT(compared, 12000);  // most points are not at an edge
 }
 
+// A number float cannot hold is named (a float32 op would compute with an infinity or a zero in its
+// place); one it holds, however small or large, is not.
+TEST(Language, ANumberFloatCannotHoldIsNamed) {
+  EXPECT_EQ(expr::number_float_cannot_hold(expr::parse("x * 3.4e38 + 1e-45")), "");
+  EXPECT_NE(expr::number_float_cannot_hold(expr::parse("x * 1e39")).find("1e+39: past float's largest"),
+            std::string::npos);
+  EXPECT_NE(expr::number_float_cannot_hold(expr::parse("x + 1e-50")).find("1e-50: below float's least"),
+            std::string::npos);
+  EXPECT_EQ(expr::number_float_cannot_hold(expr::parse("x + 0")), "");
+}
+
 }  // namespace
 }  // namespace cdl

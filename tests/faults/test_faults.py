@@ -64,6 +64,9 @@ class BadInput(Scratch):
             (["--type", "f16"], "unknown element type 'f16' (valid: f32, f64)"),
             (["--n", "lots"], "bad size 'lots'"),
             (["--k", "0"], "--k must be at least 1"),
+            (["--n", "0"], "--n 0: no element to compute, nothing to time"),
+            (["--expr", "x * 1e39"], "the op's number 1e+39: past float's largest"),
+            (["--expr", "x + 1e-50"], "the op's number 1e-50: below float's least"),
             (["--frobnicate"], "unknown option '--frobnicate'"),
             (["--expr", ""], "the op is empty"),
             (["--expr", "  \n"], "the op is empty"),
@@ -86,6 +89,12 @@ class BadInput(Scratch):
         r = run(CDL_PROBLEM, self.path("p"), "blur", "n=4")
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown workload 'blur' (valid: map, zip, tasks, image)", r.stderr)
+        self.assertFalse(os.path.exists(self.path("p/problem.json")))
+
+    def test_a_problem_with_no_element_is_refused(self):
+        r = run(CDL_PROBLEM, self.path("p"), "map", "op=square", "type=f32", "n=0", "k=1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("n=0", r.stderr)
         self.assertFalse(os.path.exists(self.path("p/problem.json")))
 
     def test_a_problem_too_big_for_host_memory_is_refused_and_writes_nothing(self):
