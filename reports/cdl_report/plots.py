@@ -206,3 +206,58 @@ def matmul_progression(doc, points, cublas_tops, shape):
         fig,
         f"(+,×) matrix product, float32, {shape}: the tiled kernel's steps against cuBLAS",
     )
+
+
+def answer(doc, lines, noise, caption):
+    """The first screen's figure: lines {way: [(k, time over the template's)]}. Ticks read as
+    numbers (1×, 2×, 4×; k = 1, 4, 16, ...); each line is named at its end; the ways within the noise
+    of the template's line at every k are drawn as that line and named together beside it, rather
+    than one over another."""
+    fig, ax = doc.plt.subplots(figsize=(7.5, 4.2))
+    if not doc.draw:  # the figure's link alone: no matplotlib
+        doc.figure("answer.png", fig, caption)
+        return
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    on = sorted(w for w, pts in lines.items() if all(abs(y - 1) <= noise for _, y in pts))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.axhline(1.0, color="black", lw=1.2)
+    ks = sorted({k for pts in lines.values() for k, _ in pts})
+    top = max((y for pts in lines.values() for _, y in pts), default=1.0)
+    low = min((y for pts in lines.values() for _, y in pts), default=1.0)
+    for way, pts in lines.items():
+        if way in on:
+            continue
+        line = ax.plot([k for k, _ in pts], [y for _, y in pts], marker="o", ms=3)[0]
+        ax.annotate(
+            way,
+            (pts[-1][0], pts[-1][1]),
+            xytext=(4, 0),
+            textcoords="offset points",
+            fontsize=7,
+            color=line.get_color(),
+            va="center",
+        )
+    if on:
+        ax.annotate(
+            "at the template's time: " + ", ".join(on),
+            (ks[0], 1.0),
+            xytext=(0, 5),
+            textcoords="offset points",
+            fontsize=7,
+            va="bottom",
+        )
+    ax.xaxis.set_major_locator(FixedLocator(ks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    doubling = [2.0**e for e in range(-3, 12) if low / 2 <= 2.0**e <= 2 * top]
+    ax.yaxis.set_major_locator(FixedLocator(doubling))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.set_ylim(min(low, 1.0) / 1.25, 2 * top)
+    ax.set_xlim(ks[0] / 1.3, ks[-1] * 6)  # room for the names at the lines' ends
+    ax.set_xlabel("k (evaluations of the op per element)")
+    ax.set_ylabel("time / the template's")
+    ax.grid(alpha=0.3)
+    doc.figure("answer.png", fig, caption)

@@ -4,6 +4,7 @@ bench.json on their own."""
 import json
 import os
 import re
+import unittest
 
 from helpers import FixtureTest, renamed
 
@@ -203,3 +204,39 @@ class AnswerTest(FixtureTest):
 
         self.edit_results(no_sweep)
         self.assertIn("no answer can be computed from it", self.first_screen(self.report()))
+
+
+class AnswerFigureTest(unittest.TestCase):
+    def test_ticks_read_as_numbers_each_line_is_named_and_the_template_s_line_is_named_together(self):
+        import tempfile
+
+        from cdl_report import plots
+        from cdl_report.document import Document
+
+        drawn = {}
+
+        class Kept(Document):
+            def figure(self, name, fig, caption):
+                drawn["fig"] = fig
+
+        with tempfile.TemporaryDirectory() as out:
+            doc = Kept(out, True)
+            lines = {
+                "05_virtual": [(1, 1.2), (16, 9.0), (256, 15.0)],
+                "03_switch.hoisted": [(1, 1.0), (16, 1.01), (256, 0.995)],
+                "08_expression_jit": [(1, 1.0), (16, 1.0), (256, 1.0)],
+                "17_copy_and_patch": [(1, 1.0), (16, 1.2), (256, 1.4)],
+            }
+            plots.answer(doc, lines, 0.02, "caption")
+            ax = drawn["fig"].axes[0]
+            drawn["fig"].canvas.draw()
+            self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["1", "16", "256"])
+            ys = [t.get_text() for t in ax.get_yticklabels()]
+            self.assertIn("1×", ys)
+            self.assertIn("16×", ys)
+            self.assertFalse(any("^" in y or "{" in y for y in ys), ys)  # no 2×10^0
+            texts = [t.get_text() for t in ax.texts]
+            self.assertIn("05_virtual", texts)
+            self.assertIn("17_copy_and_patch", texts)
+            self.assertIn("at the template's time: 03_switch.hoisted, 08_expression_jit", texts)
+            self.assertEqual(len(ax.lines), 3)  # the template's line and the two off it

@@ -12,6 +12,7 @@ this device, computed from the run like everything below it.
   - one figure: time over the template's against k, a line per situation's way and the dearest;
   - the run's three largest surprises, each found by a rule, with a link.
 """
+from .. import plots
 from ..document import anchor, fmt_time, pow2, table
 from ..queries import TEMPLATE
 from ..results import label
@@ -421,25 +422,18 @@ def add(doc, bench, noise, found):
     doc.add(decision)
     doc.add(note)
     launches.add(doc, found["launches"])
-    lines = {w: r[w] for w in set(chosen.values()) | {dear}}
-    plot_op = dear_op
-    fig, ax = doc.plt.subplots(figsize=(7, 4))
-    for way, by_k in sorted(lines.items()):
-        pts = sorted((k, v[plot_op][0]) for k, v in by_k.items() if plot_op in v)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=way)
-    ax.axhline(1.0, color="black", lw=1)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("k (evaluations of the op per element)")
-    ax.set_ylabel("time / the template's")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    doc.figure(
-        "answer.png",
-        fig,
+    lines = {
+        w: sorted((k, v[dear_op][0]) for k, v in r[w].items() if dear_op in v)
+        for w in sorted(set(chosen.values()) | {dear})
+    }
+    plots.answer(
+        doc,
+        {w: pts for w, pts in lines.items() if pts},
+        noise,
         (
-            f"Time over the template's against k, {plot_op}, n = {pow2(n)} float32, vec forms: each"
-            " situation's way and the dearest"
+            f"Time over the template's against k, {dear_op}, n = {pow2(n)} float32, vec forms: each"
+            " situation's way and the dearest, each named at its end; those within the noise of the"
+            " template's time at every k named together on its line"
         ),
     )
     surprising = found["surprises"]
