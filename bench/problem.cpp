@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     const nlohmann::json j = write_problem(dir, argv[2], f);
     write_json_atomic(dir / "problem.json", j);
     std::printf("cdl_problem: %s -> %s\n", j["name"].get<std::string>().c_str(), dir.c_str());
-    return 0;
+    return finish_output("cdl_problem", 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cdl_problem: %s\n", failure_message(e, "ask for a smaller one").c_str());
     return 2;

@@ -370,7 +370,7 @@ int run(const options& o) {
 int main(int argc, char** argv) {
   using namespace cdl::run_tool;
   try {
-    return run(parse(argc, argv));
+    return cdl::finish_output("cdl_run", run(parse(argc, argv)));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cdl_run: %s\n", cdl::failure_message(e, "ask for a smaller --n").c_str());
     return 2;

@@ -4,7 +4,10 @@
 
 #include "check.hpp"
 
+#include <cerrno>
 #include <cstddef>
+#include <cstdio>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,14 @@ inline std::string failure_message(const std::exception& e, const std::string& s
     return "out of host memory: the inputs and the float64 reference need more than this machine can give; " +
            smaller;
   return e.what();
+}
+
+// A program's exit status once what it printed has reached its standard output: where that could
+// not be written (a full disk, a closed pipe), the reason on stderr and status 2, never 0.
+inline int finish_output(const char* program, int status) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  std::fprintf(stderr, "%s: cannot write the standard output: %s\n", program, std::strerror(errno));
+  return status == 0 ? 2 : status;
 }
 
 }  // namespace cdl

@@ -6,8 +6,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -130,23 +132,30 @@ environment current_environment(double copy_bandwidth_gbs) {
 }
 
 void write_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::error_code ec;
+  if (path.has_parent_path() && !std::filesystem::is_directory(path.parent_path()) &&
+      !std::filesystem::create_directories(path.parent_path(), ec))
+    throw error("cannot write " + path.string() + ": cannot make its folder " + path.parent_path().string() +
+                (ec ? ": " + ec.message() : ""));
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    write(out);
+    if (out) write(out);
     out.flush();
     if (!out) {
+      const std::string why = errno ? std::strerror(errno) : "the stream failed";
       out.close();
-      std::filesystem::remove(tmp);
-      throw error("cannot write " + tmp.string());
+      std::filesystem::remove(tmp, ec);
+      throw error("cannot write " + path.string() + ": " + why + " (it is left as it was)");
     }
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    std::filesystem::remove(tmp);
-    throw error("cannot move " + tmp.string() + " to " + path.string() + ": " + ec.message());
+    const std::string why = ec.message();
+    std::filesystem::remove(tmp, ec);
+    throw error("cannot write " + path.string() + ": cannot move the written file into place: " + why +
+                " (it is left as it was)");
   }
 }
 

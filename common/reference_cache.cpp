@@ -101,7 +101,12 @@ bool write_entry(const fs::path& path, const std::string& key, const std::vector
     f.write(key.data(), std::streamsize(key.size()));
     f.write(reinterpret_cast<const char*>(&count), sizeof count);
     f.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(reference_value)));
-    if (!f.flush()) return false;
+    if (!f.flush()) {
+      f.close();
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      return false;
+    }
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);  // readers see a whole entry or none

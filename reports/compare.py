@@ -19,6 +19,7 @@ import os
 import sys
 
 from cdl_report.compare import compare_runs, write
+from cdl_report.document import WriteError
 from cdl_report.results import Results, ResultsError
 
 
@@ -40,7 +41,11 @@ def main(argv):
         return 2
     args.out = args.out or os.path.join(args.b, "compare.md")
     c = compare_runs(a, b, args.threshold)
-    slower, faster = write(a, b, c, args.out)
+    try:
+        slower, faster = write(a, b, c, args.out)
+    except WriteError as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
     print(
         f"compare: {len(c['rows'])} benchmarks in both, threshold {c['threshold']:.1%}: {len(slower)} slower,"
         f" {len(faster)} faster in B; {len(c['only_a'])} only in A, {len(c['only_b'])} only in B ->"

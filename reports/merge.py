@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from cdl_report.document import WriteError, write_json
 from cdl_report.results import Bench, ResultsError, read_json
 
 INTERRUPTED = "interrupted"  # cdl_bench's error for the benchmarks an interrupted run did not reach
@@ -76,10 +77,11 @@ def main(argv):
     except ResultsError as e:
         print(f"merge: {e}", file=sys.stderr)
         return 2
-    tmp = argv[1] + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, argv[1])
+    try:
+        write_json(argv[1], doc)
+    except WriteError as e:
+        print(f"merge: {e}", file=sys.stderr)
+        return 2
     count = len({b["run_name"] for b in doc["benchmarks"]})
     print(f"merge: {count} benchmarks from {len(argv) - 2} parts -> {argv[1]}")
     return 0

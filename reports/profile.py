@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+from cdl_report.document import WriteError, write_json
+
 STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 METRICS = [
     "gpu__time_duration.sum",
@@ -238,10 +240,11 @@ def main(argv):
     except ProfileError as e:
         print(f"profile: {e.args[0]}", file=sys.stderr)
         return e.args[1] if len(e.args) > 1 else 2
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, args.out)
+    try:
+        write_json(args.out, doc)
+    except WriteError as e:
+        print(f"profile: {e}", file=sys.stderr)
+        return 2
     print(f"profile: {len(doc['kernels'])} kernels -> {args.out}")
     print(f"{'kernel':64s} {'occ':>5s} {'inst/el':>8s} {'top stall':>24s}")
     for k in doc["kernels"]:

@@ -29,7 +29,7 @@ import os
 import sys
 
 from cdl_report.build import write_report
-from cdl_report.document import pow2
+from cdl_report.document import WriteError, pow2
 from cdl_report.results import Results, ResultsError
 from cdl_report.sections.map import COPY_TARGET
 
@@ -96,7 +96,7 @@ def main(argv):
             file=sys.stderr,
         )
         return 2
-    except ResultsError as e:
+    except (ResultsError, WriteError) as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
     print(f"report: {path}")

@@ -34,6 +34,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from cdl_report.document import WriteError, write_json
+
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(
@@ -348,10 +350,10 @@ def main(argv):
     doc = collect(build_dir, programs.get("--occupancy"), programs.get("--jit"))
     if not doc["kernels"]:
         sys.exit(f"resources: no ptxas reports (*.o.ptxas) under {build_dir}; build it first")
-    tmp = output + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, output)  # never a half-written file under the final name
+    try:
+        write_json(output, doc)  # never a half-written file under the final name
+    except WriteError as e:
+        sys.exit(f"resources: {e}")
     sass = "with SASS" if doc["sass_inspected"] else "without SASS (no cuobjdump on PATH)"
     skipped = [k for k in doc["kernels"] if "occupancy_error" in k]
     for k in skipped:

@@ -1,5 +1,6 @@
 """The Markdown page: tables, number formats, figures, and files written whole or not at all."""
 import itertools
+import json
 import os
 
 
@@ -99,6 +100,34 @@ class _Unmade:
         return itertools.repeat(self)
 
 
+class WriteError(Exception):
+    """A file that could not be written (a folder that cannot be made, a full disk, a file that cannot
+    be replaced): its path and why. Nothing of the report is then moved into place."""
+
+
+def written(path, write):
+    """write(tmp) into path + ".tmp", then that file moved to path: path is the old file or the whole
+    new one, never part of one. A failure is a WriteError naming path, the temporary removed."""
+    tmp = path + ".tmp"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise WriteError(f"cannot write {path}: {e.strerror or e} (it is left as it was)") from e
+
+
+def write_json(path, doc):
+    """doc as JSON at path, written whole (written())."""
+
+    def write(tmp):
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+
+    written(path, write)
+
+
 class _NoFigures:
     """pyplot's two calls the report makes, making nothing."""
 
@@ -135,24 +164,44 @@ class Document:
     def figure(self, name, fig, caption):
         if self.draw:
             path = os.path.join(self.out_dir, name)
-            tmp = path + ".tmp.png"
             fig.tight_layout()
-            fig.savefig(tmp, dpi=110)
-            self.files[path] = tmp
+            self._temporary(path, path + ".tmp.png", lambda tmp: fig.savefig(tmp, dpi=110))
         self.plt.close(fig)
         self.add(f"![{caption}]({name})\n\n*{caption}*\n")
 
     def text_file(self, name, text):
         """Writes a text file under a temporary name; write() renames it with the rest."""
         path = os.path.join(self.out_dir, name)
-        with open(path + ".tmp", "w") as f:
-            f.write(text)
-        self.files[path] = path + ".tmp"
+
+        def write(tmp):
+            with open(tmp, "w") as f:
+                f.write(text)
+
+        self._temporary(path, path + ".tmp", write)
         return path
+
+    def _temporary(self, path, tmp, write):
+        """write(tmp), kept to be moved to path by write(); where it fails, every temporary so far is
+        removed and a WriteError names path: nothing of the report is moved into place."""
+        try:
+            os.makedirs(self.out_dir, exist_ok=True)
+            write(tmp)
+        except OSError as e:
+            for t in [*self.files.values(), tmp]:
+                if os.path.exists(t):
+                    os.remove(t)
+            self.files.clear()
+            raise WriteError(
+                f"cannot write {path}: {e.strerror or e} (no file of the report is replaced)"
+            ) from e
+        self.files[path] = tmp
 
     def write(self, name):
         """Writes the report as `name`, then moves every file into place."""
         path = self.text_file(name, "\n".join(self.parts))
         for final, temporary in self.files.items():
-            os.replace(temporary, final)
+            try:
+                os.replace(temporary, final)
+            except OSError as e:
+                raise WriteError(f"cannot write {final}: {e.strerror or e}") from e
         return path

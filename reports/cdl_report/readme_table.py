@@ -1,7 +1,6 @@
 """The results table of strategies/README.md, generated from the reference results (`--readme`)."""
-import os
 
-from .document import pow2, table
+from .document import pow2, table, written
 from .results import ResultsError, label
 from .sections import matmul
 
@@ -122,6 +121,9 @@ def update(path, generated, block="results"):
     if begin not in doc or end not in doc:
         raise ResultsError(f"{path}: no '{begin}' ... '{end}' block to replace")
     doc = doc[: doc.index(begin) + len(begin)] + "\n" + generated + doc[doc.index(end) :]
-    with open(path + ".tmp", "w") as f:
-        f.write(doc)
-    os.replace(path + ".tmp", path)
+
+    def write(tmp):
+        with open(tmp, "w") as f:
+            f.write(doc)
+
+    written(path, write)

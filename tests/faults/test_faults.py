@@ -5,7 +5,8 @@ interrupted benchmark run keeps what it finished as a whole JSON document.
 
     test_faults.py [--gpu] CDL_RUN CDL_BENCH CDL_PROBLEM CDL_GPU_TESTS [unittest arguments]
 
-Without --gpu: the faults that need no GPU (unknown names and options, no visible GPU, a problem
+Without --gpu: the faults that need no GPU (unknown names and options, a file that cannot be written
+(a full disk, a folder that cannot be made), no visible GPU, a problem
 too big for host memory); they run in CI. With --gpu: the faults met on a GPU (a size that cannot
 fit in device memory, a filter that selects nothing, an interrupted run); without a GPU the
 script says so and exits 77, which ctest reports as skipped. A malformed or foreign results file
@@ -105,6 +106,64 @@ class BadInput(Scratch):
             self.assertFalse(os.path.exists(self.path("p/problem.json")))
 
 
+def full_disk():
+    """In the child: files may grow to 100 bytes (RLIMIT_FSIZE), and a write past that fails with
+    EFBIG instead of ending the process, as a write to a full disk fails with ENOSPC."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+
+class FilesTheProgramsWrite(Scratch):
+    """Every file the programs write: on a full disk, or where its folder cannot be made, a message
+    naming the file, exit status 2, and what was there before left whole."""
+
+    def assert_refused(self, r, path):
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"cannot write {path}", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
+    def test_a_full_disk_leaves_each_file_as_it_was(self):
+        for name, args in (
+            ("s.json", [CDL_RUN, "--expr", "x * x", "--steps"]),
+            ("k.ptx", [CDL_RUN, "--expr", "x * x", "--ptx"]),
+        ):
+            with open(self.path(name), "w") as f:
+                f.write("before")
+            r = subprocess.run(
+                [*args, self.path(name)], capture_output=True, text=True, preexec_fn=full_disk, timeout=300
+            )
+            self.assert_refused(r, self.path(name))
+            with open(self.path(name)) as f:
+                self.assertEqual(f.read(), "before")
+        r = subprocess.run(
+            [CDL_PROBLEM, self.path("p"), "map", "op=square", "type=f32", "n=4096", "k=1"],
+            capture_output=True,
+            text=True,
+            preexec_fn=full_disk,
+            timeout=300,
+        )
+        self.assert_refused(r, self.path("p/x.npy"))
+        self.assertEqual(os.listdir(self.path("p")), [])
+        self.assert_files("s.json", "k.ptx", "p")
+
+    def test_a_folder_that_cannot_be_made_is_named(self):
+        with open(self.path("file"), "w") as f:
+            f.write("a file, not a folder")
+        r = run(CDL_RUN, "--expr", "x * x", "--steps", self.path("file/s.json"))
+        self.assert_refused(r, self.path("file/s.json"))
+        self.assertIn("cannot make its folder", r.stderr)
+
+    def test_a_standard_output_that_cannot_be_written_is_an_error(self):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(
+                [CDL_RUN, "--list"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300
+            )
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cdl_run: cannot write the standard output", r.stderr)
+
+
 class NoVisibleGpu(Scratch):
     """CUDA_VISIBLE_DEVICES= (empty) hides every GPU: the programs say so, the tests skip."""
 
@@ -135,6 +194,25 @@ class NoVisibleGpu(Scratch):
 
 class OnTheGpu(Scratch):
     """The faults a user meets on a GPU machine."""
+
+    def test_results_on_a_full_disk_are_refused_and_the_earlier_ones_kept(self):
+        results = self.path("r.json")
+        for command in (
+            [CDL_RUN, "--strategy", "00_inline/vec", "--n", "2^16", "--reps", "3", "--json", results],
+            [
+                CDL_BENCH,
+                "--benchmark_filter=^map/00_inline/vec/op:quadratic/type:f32/n:65536/k:1/",
+                "--benchmark_out=" + results,
+            ],
+        ):
+            with open(results, "w") as f:
+                f.write("before")
+            r = subprocess.run(command, capture_output=True, text=True, preexec_fn=full_disk, timeout=600)
+            self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("cannot write", r.stderr)
+            with open(results) as f:
+                self.assertEqual(f.read(), "before", command)
+            self.assert_files("r.json")
 
     def test_a_size_that_cannot_fit_says_how_much_is_free_and_writes_nothing(self):
         r = run(CDL_RUN, "--strategy", "00_inline/vec", "--n", "2^40", "--json", self.path("r.json"))
@@ -232,7 +310,7 @@ if __name__ == "__main__":
         )
         sys.exit(77)
     tests = unittest.TestSuite()
-    for case in [OnTheGpu] if gpu else [BadInput, NoVisibleGpu]:
+    for case in [OnTheGpu] if gpu else [BadInput, FilesTheProgramsWrite, NoVisibleGpu]:
         tests.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
     verbosity = 2 if "-v" in sys.argv else 1
     sys.exit(0 if unittest.TextTestRunner(verbosity=verbosity).run(tests).wasSuccessful() else 1)

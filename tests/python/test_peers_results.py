@@ -256,5 +256,29 @@ class ResultsTest(unittest.TestCase):
         self.assertIn("not a cdl-python/1 file", run.stderr)
 
 
+class WriteTest(unittest.TestCase):
+    def test_a_results_file_that_cannot_be_written_is_named_and_the_earlier_kept(self):
+        import resource
+        import signal
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "python.json")
+            with open(path, "w") as f:
+                f.write("before")
+            child = os.fork()
+            if child == 0:  # a full disk: writes past 100 bytes fail (EFBIG) and end nothing
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+                try:
+                    harness.write_json_atomic(path, {"benchmarks": ["x" * 1000]})
+                    os._exit(1)
+                except harness.WriteError as e:
+                    os._exit(0 if str(e).startswith(f"cannot write {path}: ") else 1)
+            self.assertEqual(os.waitpid(child, 0)[1], 0)
+            with open(path) as f:
+                self.assertEqual(f.read(), "before")
+            self.assertEqual(os.listdir(d), ["python.json"])
+
+
 if __name__ == "__main__":
     fixtures.main()

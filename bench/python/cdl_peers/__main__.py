@@ -360,7 +360,11 @@ def main(argv):
         # The build's revision: cdl_problem is its bench/cdl_problem.
         build = os.path.dirname(os.path.dirname(os.path.abspath(args.cdl_problem)))
         doc = merge(parts, args.quick, cpp_stages, build)
-        harness.write_json_atomic(args.out, added(args.out, doc) if args.add else doc)
+        try:
+            harness.write_json_atomic(args.out, added(args.out, doc) if args.add else doc)
+        except harness.WriteError as e:
+            print(f"cdl_peers: {e}", file=sys.stderr)
+            return 2
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -339,8 +339,20 @@ def import_failure(package, exc):
     return f"{package} fails to import ({text})"
 
 
+class WriteError(Exception):
+    """A results file that could not be written: its path and why (the file left as it was)."""
+
+
 def write_json_atomic(path, doc):
+    """doc as JSON at path through a temporary beside it and a rename: path is the old file or the
+    whole new one; a failure (a full disk, a folder that cannot be made) is a WriteError naming path."""
     tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, path)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise WriteError(f"cannot write {path}: {e.strerror or e} (it is left as it was)") from e
