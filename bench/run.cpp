@@ -39,6 +39,9 @@
 
 namespace cdl::run_tool {
 
+// A run longer than this says so before it goes on, and its progress (on stderr).
+constexpr double long_run_s = 60;
+
 // One row of the table: a launch on a fixture, validated, then timed.
 struct row {
   std::string name;
@@ -95,11 +98,18 @@ run_record run_row(const row& w, const options& o, const environment& env) {
       w.setup_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
+  const auto validated = std::chrono::steady_clock::now();
   r.validation = w.fixture->run_and_validate(w.launch, w.form);
   if (!r.validation.passed) {
     std::printf("%-44s %s (not timed)\n", w.name.c_str(), r.validation.summary().c_str());
     return r;
   }
+  // A launch and its check took this long; the timing launches it 3 + reps times more.
+  const double one_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - validated).count(),
+               timing_s = one_s * (3 + o.repetitions);
+  if (timing_s > long_run_s)
+    std::fprintf(stderr, "cdl_run: %s: its timing takes about %.0f s (%d launches of up to %.1f s)\n",
+                 w.name.c_str(), timing_s, 3 + o.repetitions, one_s);
   r.timing = time_launches([&](cudaStream_t s) { w.fixture->launch(w.launch, w.form, s); },
                            {.warmup = 3, .repetitions = o.repetitions, .flush_l2 = true});
   r.bytes = double(o.problem.min_bytes());
@@ -234,11 +244,23 @@ void plugin_rows(const options& o, const map_fixture& fixture, std::unique_ptr<p
 int table(const options& o, const environment& env, const std::vector<row>& rows, bool with_tiers,
           bool tiered_passed) {
   std::vector<run_record> records;
-  bool all_passed = tiered_passed, dagger = false;
-  for (const row& w : rows) {
-    records.push_back(run_row(w, o, env));
+  bool all_passed = tiered_passed, dagger = false, long_run = false;
+  const auto begun = std::chrono::steady_clock::now();
+  const auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (long_run)  // where the run is long, its progress: stdout keeps the table alone
+      std::fprintf(stderr, "cdl_run: row %zu of %zu, %s (%.0f s so far)\n", i + 1, rows.size(),
+                   rows[i].name.c_str(), seconds());
+    records.push_back(run_row(rows[i], o, env));
     all_passed = all_passed && records.back().validation.passed;
     dagger = dagger || (records.back().validation.passed && !copy_finding(records.back()));
+    if (i == 0 && rows.size() > 1 && seconds() * double(rows.size()) > long_run_s) {
+      long_run = true;
+      std::fprintf(stderr, "cdl_run: about %.0f s for the %zu rows (the first took %.1f s)\n",
+                   seconds() * double(rows.size()), rows.size(), seconds());
+    }
   }
   if (dagger)
     std::printf(
