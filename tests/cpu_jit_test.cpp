@@ -261,8 +261,9 @@ TEST(HostOp, TheDefinitionTheJitCompilesComputesTheOp) {
     const host_op built(op);
     for (const double x : {-2.0, -0.4, 0.3, 0.75, 1.9}) {
       const oracle::value want = oracle::at(text, x, oracle::double_edge);
-      if (!want.fragile)
+      if (!want.fragile) {
         EXPECT_TRUE(oracle::agrees(built.function()(x), want, 0x1p-52, 16)) << text << " at x = " << x;
+      }
     }
   }
 }

@@ -93,9 +93,11 @@ TEST(Registry, TheRoutesOfAUsersOpAreRegisteredByTheirStrategies) {
     EXPECT_NE(r.prepare, nullptr) << r.name();
   }
   const jit::op_text plain{"user", "x * x + 2 * x + 1"};
-  for (const op_route& r : get_registry().routes)  // 17 asks the GPU whether its stencils are its
-    if (r.strategy != "17_copy_and_patch" || gpu_available())
+  for (const op_route& r : get_registry().routes) {  // 17 asks the GPU whether its stencils are its
+    if (r.strategy != "17_copy_and_patch" || gpu_available()) {
       EXPECT_EQ(r.refusal(plain, dtype::f32, map_form::vec), "") << r.name();
+    }
+  }
   std::string many = "x";  // more instructions than the interpreter holds
   for (int i = 0; i < 70; ++i) many = "sin(" + many + ")";
   EXPECT_NE(find_route("16_interpreter").refusal({"user", many}, dtype::f32, map_form::vec), "");
