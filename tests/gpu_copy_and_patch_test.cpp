@@ -29,7 +29,7 @@ class CopyAndPatchOnTheGpu : public gpu_test {};
 struct gpu_functions {
   cudaLibrary_t library{};
   cudaKernel_t functions{};
-  device_buffer<float> values{std::size_t(1) << 17};
+  device_buffer<float> values{std::size_t(1) << 20};  // the fuzz's largest map
   gpu_functions() {
     const patch::bytes cubin = patch::read_file(stencils_prefix() + "calls_1.cubin");
     CDL_CUDA_CHECK(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));

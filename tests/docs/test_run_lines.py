@@ -249,9 +249,14 @@ class CdlRunOnTheGpu(unittest.TestCase):
 
     def test_a_users_op_is_patched_or_refused_with_its_reason(self):
         """cdl_run --expr through 17: an op of its operations and calls is patched, validated and
-        timed; one it has no stencil for (a division by 3) is named with the reason and the routes to
-        use, and the run goes on."""
-        for expression, patched in (("x * x + 2 * x + 1", True), ("sqrt(x) + 1", True), ("x / 3 + 1", False)):
+        timed (a division by a constant among them); one it has no stencil for (a division by a value)
+        is named with the reason and the routes to use, and the run goes on."""
+        for expression, patched in (
+            ("x * x + 2 * x + 1", True),
+            ("sqrt(x) + 1", True),
+            ("x / 3 + 1", True),
+            ("x / (x + 1)", False),
+        ):
             got = self.cdl_run(
                 "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"
             )
