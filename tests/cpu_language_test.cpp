@@ -92,6 +92,20 @@ TEST(Language, RandomProgramsMeanWhatTheOracleReads) {
   EXPECT_GT(compared, 12000);  // most points are not at an edge
 }
 
+// The oracle's judgement of a float result past float's largest: the value itself beyond it must be
+// an infinity of its sign; where only a part is (its magnitude), no value is judged; in double the
+// same values are ordinary.
+TEST(Language, TheOracleJudgesAFloatPastItsLargestAsAnInfinity) {
+  const oracle::value big{1e100, 1e100, false}, cancelled{0.5, 1e100, false};
+  EXPECT_TRUE(oracle::agrees(INFINITY, big, 0x1p-23));
+  EXPECT_FALSE(oracle::agrees(-INFINITY, big, 0x1p-23));
+  EXPECT_FALSE(oracle::agrees(3e38, big, 0x1p-23));
+  EXPECT_TRUE(oracle::agrees(NAN, cancelled, 0x1p-23));
+  EXPECT_FALSE(oracle::agrees(INFINITY, big, 0x1p-52));
+  EXPECT_TRUE(oracle::agrees(1e100, big, 0x1p-52));
+  EXPECT_FALSE(oracle::agrees(1.0, cancelled, 0x1p-52));
+}
+
 // A number float cannot hold is named (a float32 op would compute with an infinity or a zero in its
 // place); one it holds, however small or large, is not.
 TEST(Language, ANumberFloatCannotHoldIsNamed) {
