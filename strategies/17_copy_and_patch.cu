@@ -21,8 +21,10 @@
 // Use it   where a new op must run as machine code within a millisecond of its text: a user
 //          typing formulas, the first tier of a tiered dispatch (10) in place of the interpreter.
 // Breaks   where a learnt assumption fails: another architecture moves a field, ptxas fuses two
-//          steps into one instruction. The learning checks what it takes (each step one instruction,
-//          each reading the one before) and refuses the cubin, saying which check failed.
+//          steps into one instruction (Blackwell's three-input min). The learning checks what it
+//          takes (each step one instruction, each reading the one before) and refuses the cubin,
+//          saying which check failed. The suite's engine learns, and its host check passes, for
+//          sm_75 to sm_120 (ctest copy_and_patch_check_sm_XX); it has run on a GPU on sm_90 alone.
 // See it.  17_copy_and_patch --dump op.cubin, then cuobjdump -sass -fun cdl_image op.cubin: the
 //          region's FMUL, FFMA and FADD where nvcc wrote four FADDs of markers (cuobjdump -sass
 //          -fun cdl_image 17_image.cubin), and a NOP-like FADD RZ in the fourth place.

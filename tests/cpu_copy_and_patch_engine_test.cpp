@@ -118,6 +118,17 @@ TEST(CopyAndPatchLearn, WithoutTheCallImagesAnOpThatCallsIsRefusedAndTheOthersWr
   std::filesystem::remove_all(dir);
 }
 
+using names = std::vector<std::string>;
+
+// An op's steps after the lowering and the fusion, by their operations' names ("call" for a call).
+names ops(const std::string& text) {
+  std::vector<patch::step> code;
+  patch::fuse(code, patch::select(expr::parse(text), code));
+  names out;
+  for (const patch::step& s : code) out.push_back(s.call ? "call" : stencil::names[s.op]);
+  return out;
+}
+
 TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSignTurned) {
   for (const auto& [text, sign] : {std::pair("x * 3 + x", 1.0f), std::pair("x - x * 3", -1.0f)}) {
     std::vector<patch::step> code;
@@ -133,14 +144,6 @@ TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSig
 // (exact); by another constant, the reciprocal's product corrected once; by a constant whose
 // reciprocal is no normal float, or by a value, refused.
 TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) {
-  using names = std::vector<std::string>;
-  const auto ops = [](const std::string& text) {
-    std::vector<patch::step> code;
-    patch::fuse(code, patch::select(expr::parse(text), code));
-    names out;
-    for (const patch::step& s : code) out.push_back(s.call ? "call" : stencil::names[s.op]);
-    return out;
-  };
   EXPECT_EQ(ops("x / 4"), names{"mul"});
   EXPECT_EQ(ops("x / 0"), names{"mul"});
   EXPECT_EQ(ops("x / 3"), (names{"mul", "fmac", "fmac"}));
@@ -178,14 +181,6 @@ TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) 
 
 // Each product of two values with one reader that adds to it is one FFMA, in each of its forms.
 TEST(CopyAndPatchLower, EveryProductAddedToIsFused) {
-  using names = std::vector<std::string>;
-  const auto ops = [](const std::string& text) {
-    std::vector<patch::step> code;
-    patch::fuse(code, patch::select(expr::parse(text), code));
-    names out;
-    for (const patch::step& s : code) out.push_back(stencil::names[s.op]);
-    return out;
-  };
   EXPECT_EQ(ops("y = x + 1; 2 - x * y"), (names{"add", "fnmar"}));
   EXPECT_EQ(ops("y = x + 1; -(x * y)"), (names{"add", "fnmar"}));
   EXPECT_EQ(ops("y = x + 1; x * y + y"), (names{"add", "fmarr"}));
@@ -287,7 +282,9 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   EXPECT_GT(written, 10000);
   // Where the learning kept no call image (an architecture whose slots' code it refuses, each
   // image's reason above), every op that calls a function is refused, and none is checked.
-  if (!patch::calls_of(st).images.empty()) EXPECT_GT(calls, 1000);
+  if (!patch::calls_of(st).images.empty()) {
+    EXPECT_GT(calls, 1000);
+  }
 }
 
 }  // namespace

@@ -108,25 +108,18 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     marker_of(f.code, negated);
     f.negated = negated;
     if (o == stencil::fmac) f.b = 8;  // a * c + x: the addend's register, checked below
-    if (o == stencil::fmar ||
-        o == stencil::fnmar)  // the chain's value in one factor's field, x in the other's
+    // a * x + c (and its negation): the chain's value in one factor's field, x in the other's
+    if (o == stencil::fmar || o == stencil::fnmar)
       f.a = f.code[8] == step(0)[dest_field] ? 8 : 3, f.b = 11 - f.a;
-  } else if (o == stencil::sel) {  // the mask, step 0's value (if true) and x + marker 1
-    for (int field : {3, 4, 8})
-      if (f.code[field] == step(0)[dest_field])
-        f.b = field;
-      else if (f.code[field] == marked_register(cubin, k, 1, name))
-        f.c = field;
-      else
-        f.a = field;
-  } else if (o == stencil::fmarr || o == stencil::fnmarr) {  // step 0's value, x + marker 1, and x
-    for (int field : {3, 4, 8})
-      if (f.code[field] == step(0)[dest_field])
-        f.a = field;
-      else if (f.code[field] == marked_register(cubin, k, 1, name))
-        f.b = field;
-      else
-        f.c = field;
+  } else if (stencil::registers_read(o) == 3) {
+    // Fields 3, 4 and 8 hold step 0's value, x + marker 1 and a third register: for a select its
+    // if-true, its if-false and the mask; for fmarr and fnmarr the two factors and the addend (x).
+    const bool select = o == stencil::sel;
+    int* const role[] = {select ? &f.b : &f.a, select ? &f.c : &f.b, select ? &f.a : &f.c};
+    for (int field : {3, 4, 8}) {
+      const int r = f.code[field];
+      *role[r == step(0)[dest_field] ? 0 : r == marked_register(cubin, k, 1, name) ? 1 : 2] = field;
+    }
   } else if (o != stencil::mask) {  // step 1 reads step 0's value and x + marker 1
     f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
