@@ -16,7 +16,7 @@ from .. import plots
 from ..document import anchor, fmt_time, pow2, table
 from ..queries import TEMPLATE
 from ..results import label
-from ..stats import LEGEND, UNDECIDED, mark, undecided_run
+from ..stats import LEGEND, UNDECIDED, mark, span, undecided_run
 from . import dispatch, jit, jit_stages, launches, python_peers, surprises, tasks
 from . import map as map_section
 
@@ -362,7 +362,7 @@ def add(doc, bench, noise, found):
             f"The dearest way measured, {named[0]}, takes {dear_ratio:.2f}×{undecided} the template's time"
             if len(dearest) == 1
             else f"The dearest ways measured, {', '.join(named[:-1])} and {named[-1]}, take"
-            f" {dearest[-1][0]:.2f}–{dear_ratio:.2f}×{undecided} the template's time, no difference between"
+            f" {span([dearest[-1][0], dear_ratio], '{:.2f}')}×{undecided} the template's time, no difference between"
             " them beyond the noise"
         )
         + f" ({', '.join(ops)}, k = {top}, n = {pow2(n)} float32)."
