@@ -362,8 +362,8 @@ def add(doc, bench, noise, found):
             f"The dearest way measured, {named[0]}, takes {dear_ratio:.2f}×{undecided} the template's time"
             if len(dearest) == 1
             else f"The dearest ways measured, {', '.join(named[:-1])} and {named[-1]}, take"
-            f" {span([dearest[-1][0], dear_ratio], '{:.2f}')}×{undecided} the template's time, no difference between"
-            " them beyond the noise"
+            f" {span([dearest[-1][0], dear_ratio], '{:.2f}')}×{undecided} the template's time, no difference"
+            " between them beyond the noise"
         )
         + f" ({', '.join(ops)}, k = {top}, n = {pow2(n)} float32)."
         + (
