@@ -39,6 +39,15 @@ struct options {
 void usage(FILE* out);
 options parse(int argc, char** argv);
 
+// The modes that print and exit (run_print.cpp): --list; --ptx, 08's PTX for the op; --explain,
+// whether each route that says more than its refusal takes the op (exit status 0, or 1 where none
+// does); --dump-source, 08's NVVM IR and the program 06 compiles.
+int list();
+int write_ptx(const options& o, const expr::program& program);
+int explain(const options& o, const jit::op_text& language, const std::string& not_in);
+int dump_source(const options& o, const std::optional<expr::program>& program, const std::string& not_in,
+                const jit::op_text& cpp);
+
 // --compile-times: where a new op's compile time goes, route by route (run_compile_times.cpp).
 int compile_times(const options& o, bool in_language, const jit::op_text& user);
 
