@@ -130,6 +130,9 @@ class SizeCauseTest(unittest.TestCase):
         self.assertLess(abs(same), dispatch.PER_LAUNCH)
         self.assertAlmostEqual(scaled, 1.0)
         self.assertIsNone(dispatch.excess_share(-0.1, 0.3, n, other))
+        # The same excess, 0.3 µs at both sizes, within the noise of a 34 µs template: no cost at all.
+        self.assertIsNotNone(dispatch.excess_share(0.3, 0.3, n, other))
+        self.assertIsNone(dispatch.excess_share(0.3, 0.3, n, other, (0.01 * 130.0, 0.01 * 34.0)))
         base = (3.88, 0.97)
         self.assertEqual(dispatch.cause(same, None, None, base), "per launch")
         self.assertEqual(dispatch.cause(scaled, 6.21, 1.55, base), "waves")

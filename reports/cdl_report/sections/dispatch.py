@@ -60,10 +60,12 @@ def in_l2(n, l2):
 PER_LAUNCH, PER_ELEMENT = 0.25, 0.75
 
 
-def excess_share(excess_n, excess_other, n, other):
+def excess_share(excess_n, excess_other, n, other, least=(0, 0)):
     """Where the excess over the template at `other` elements lies between the same as at n (0) and
-    scaled by other / n (1), on a log scale; None where either excess is not above zero."""
-    if excess_n <= 0 or excess_other <= 0:
+    scaled by other / n (1), on a log scale; None where either excess is not above its least (the
+    template's time within the noise, at that size): an excess within the noise is no cost at all,
+    so neither per launch nor per element."""
+    if excess_n <= least[0] or excess_other <= least[1]:
         return None
     return math.log(excess_other / excess_n) / math.log(other / n)
 
@@ -114,7 +116,8 @@ def size_find(bench, n, noise, resources, compared):
             excess = (t_n[e] - t_n[BASE], t_o[e] - t_o[BASE])
             w = (waves(resources, e, n, sms), waves(resources, e, other, sms))
             if abs(moved[(k, e)]) > noise:
-                causes[(k, e)] = cause(excess_share(*excess, n, other), *w, base_waves)
+                least = (noise * t_n[BASE], noise * t_o[BASE])
+                causes[(k, e)] = cause(excess_share(*excess, n, other, least), *w, base_waves)
             rows.append((k, e, r_sweep[0], r_other, *w, excess))
     if not rows:
         return {}
