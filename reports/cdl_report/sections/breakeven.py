@@ -75,9 +75,8 @@ def add(doc, dispatch, found):
         "**When a compile pays off.** A compile for a user's op competes with the route that runs the same"
         " op with none, the interpreter (16): the number of elements (over any number of launches) after"
         " which the JIT kernel (06, best form) has saved its compile against it, printed only where the two"
-        " kernels' times differ beyond the noise. A switch, a pointer table or a virtual call run only the"
-        " ops built into the program, so they are no rival for a user's op (the dispatch table gives their"
-        " cost for the ops built in)"
+        " kernels' times differ beyond the noise. A switch, a pointer table or a virtual call is no rival:"
+        " they run only the ops built into the program"
         + (".\n" if rows else f"; the interpreter was not measured at the sweep's n = {dispatch['n']}.\n")
     )
     if rows:
