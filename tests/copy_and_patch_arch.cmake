@@ -5,13 +5,19 @@
 #
 #   cmake -DARCH=80 -DNVCC=nvcc -DROOT=<source dir> -DOUT=<dir> -DTESTS=<cdl_cpu_tests> \
 #         -P tests/copy_and_patch_arch.cmake          (or: ctest -R copy_and_patch_check_sm_80)
+# With -DBUILT=1, OUT holds the build's own cubins for ARCH (made by strategies/CMakeLists.txt with
+# the same command): they are checked as they are.
 foreach(variable ARCH NVCC ROOT OUT TESTS)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "copy_and_patch_arch.cmake needs -D${variable}=...")
   endif()
 endforeach()
 file(MAKE_DIRECTORY ${OUT})
-foreach(part stencils images calls_1 calls_2 calls_3)
+set(parts stencils images calls_1 calls_2 calls_3)
+if(BUILT)
+  set(parts)
+endif()
+foreach(part ${parts})
   string(TOUPPER ${part} macro)
   string(REGEX REPLACE "_([0-9])$" "=\\1" macro ${macro})  # calls_N: CDL_CALLS=N
   execute_process(
