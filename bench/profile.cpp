@@ -76,7 +76,7 @@ void add_all(std::vector<target>& out, const Problem& p, const Entries& entries,
 }
 
 // The default set: the map kernel of every strategy, scalar and vec, at k = 1 and 64 beyond L2
-// (the quadratic), and 01's and 17's vec kernels of the square and the threshold at k = 64; the
+// (the quadratic), and 01's, 16's and 17's vec kernels of the square and the threshold at k = 64; the
 // per-element switch, table and virtual kernels of tasks, uniform and random; every form of the
 // objects workload (11), sorted and random; the tiled GEMM of every strategy and 01's naive one;
 // the blur, global and tiled.
@@ -97,10 +97,12 @@ std::vector<target> targets() {
                  e.strategy != "10_tiered_dispatch" && !unreachable;
         });
   // 17 beside the template on the other catalogue ops it runs: what its time over the template's
-  // is made of (its instructions, and the issue slots it keeps busy).
+  // is made of (its instructions, and the issue slots it keeps busy); and 16 on an op it keeps
+  // values for in slots (the threshold), whose kernels are not the quadratic's.
   for (map_op op : {map_op::square, map_op::threshold})
     add_all<map_fixture>(out, map_problem{op, dtype::f32, n, 64}, r.map, "map", n, [](const map_entry& e) {
-      return e.name() == "01_template_functor/vec" || e.name() == "17_copy_and_patch/vec";
+      return e.name() == "01_template_functor/vec" || e.name() == "16_interpreter/vec" ||
+             e.name() == "17_copy_and_patch/vec";
     });
   for (const tasks_problem& p :
        {tasks_problem{task_layout::uniform, 1, n}, tasks_problem{task_layout::random, 32, n}})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nsight Compute's counters for the suite's kernels (the default set, bench/profile.cpp: every
-# strategy's map kernel, scalar and vec, at k = 1 and 64, and 01's and 17's on the square and the
+# strategy's map kernel, scalar and vec, at k = 1 and 64, and 01's, 16's and 17's on the square and the
 # threshold; tasks' per-element switch, table and virtual kernels, uniform and random; the objects
 # workload; the tiled GEMM of every strategy; the blur, global and tiled), one validated
 # launch each, into results/<device>/profile.json beside bench.json; reports/report.py then adds
