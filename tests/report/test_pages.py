@@ -4,9 +4,10 @@ budget, the launches axis, and the dispatch penalty's cause."""
 import json
 import os
 import re
+import tempfile
 import unittest
 
-from helpers import ROOT, FixtureTest, renamed
+from helpers import ROOT, FixtureTest, renamed, run_report
 
 from cdl_report import document, queries
 from cdl_report.sections import launches
@@ -105,6 +106,30 @@ class ReferencePagesTest(unittest.TestCase):
                 self.assertEqual(order, sorted(order))
                 answer = text.split("**The answer.**", 1)[1].split("\n\n", 1)[0]
                 self.assertLessEqual(len(answer.split()), 250)
+
+    def test_each_committed_page_is_what_the_report_writes_from_the_files_beside_it(self):
+        """A reference's pages are the report's, not an older report code's: rendered again (text only)
+        into another folder, each Markdown page is the same but for the path of the articles' page,
+        which is relative to where a page is written."""
+        root = os.path.join(ROOT, "reports", "reference")
+        articles = os.path.join(ROOT, "reports", "cdl_report", "claims", "articles.md")
+        for device in sorted(os.listdir(root)):
+            committed = os.path.join(root, device)
+            with self.subTest(device=device), tempfile.TemporaryDirectory() as out:
+                run = run_report(committed, out)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                for page in sorted(p for p in os.listdir(out) if p.endswith(".md")):
+                    with open(os.path.join(out, page)) as f:
+                        written = f.read().replace(
+                            os.path.relpath(articles, out), os.path.relpath(articles, committed)
+                        )
+                    with open(os.path.join(committed, page)) as f:
+                        self.assertEqual(
+                            written,
+                            f.read(),
+                            f"{device}/{page} is not what reports/report.py writes now: regenerate it"
+                            f" (reports/report.py reports/reference/{device})",
+                        )
 
 
 class LaunchesTest(FixtureTest):
