@@ -4,6 +4,7 @@ budget, the launches axis, and the dispatch penalty's cause."""
 import json
 import os
 import re
+import shutil
 import tempfile
 import unittest
 
@@ -130,6 +131,32 @@ class ReferencePagesTest(unittest.TestCase):
                             f"{device}/{page} is not what reports/report.py writes now: regenerate it"
                             f" (reports/report.py reports/reference/{device})",
                         )
+
+    def test_the_strategies_readmes_tables_are_what_the_report_writes_from_its_reference(self):
+        """strategies/README.md's answer and results table, from the reference its first line names,
+        rendered again into a copy of it: the same but for the links, which lead to where the report
+        was written."""
+        readme = os.path.join(ROOT, "strategies", "README.md")
+        with open(readme) as f:
+            committed_text = f.read()
+        device = re.search(r"\(\.\./reports/reference/([^/]+)/report\.md\)", committed_text).group(1)
+        reference = os.path.join(ROOT, "reports", "reference", device)
+        with tempfile.TemporaryDirectory() as work:
+            out, copy = os.path.join(work, "out"), os.path.join(work, "README.md")
+            shutil.copy(readme, copy)
+            run = run_report(reference, out, "--readme", copy)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(copy) as f:
+                written = f.read().replace(
+                    f"]({os.path.relpath(out, work)}/",
+                    f"]({os.path.relpath(reference, os.path.join(ROOT, 'strategies'))}/",
+                )
+        self.assertEqual(
+            written,
+            committed_text,
+            f"strategies/README.md is not what reports/report.py writes now: regenerate it"
+            f" (reports/report.py reports/reference/{device} --readme strategies/README.md)",
+        )
 
 
 class LaunchesTest(FixtureTest):
