@@ -9,11 +9,13 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 
 import peers_fixtures as fixtures
-from cdl_peers import __main__ as runner, harness, experiment  # noqa: E402
+from cdl_peers import __main__ as runner, harness, experiment, results_file  # noqa: E402
 
 
 class RunnerTest(unittest.TestCase):
@@ -234,6 +236,38 @@ class RunnerTest(unittest.TestCase):
             (child["error"], child["raised_at"]),
             ("NumbaTypeError: unaligned", "numba/cuda/lowering.py:10 in lower"),
         )
+
+    def test_the_quick_mode_leaves_the_experiments_to_a_full_run_and_the_file_says_so(self):
+        class Device:  # what run_cases asks of a system's device, with no GPU
+            notes = []
+
+            def properties(self):
+                return {"name": "fake", "l2_bytes": 1}
+
+            def close(self):
+                pass
+
+        ran = {"claim": "A1", "name": "e", "runs": True, "valid": True, "error": "", "figures": {}}
+        system = SimpleNamespace(
+            NAME="fake",
+            connect=lambda: ("1.0", Device()),
+            cases=lambda: [],
+            experiments=lambda dev, quick: [ran],
+        )
+        with mock.patch.object(harness, "measure_copy_gbs", return_value=1.0), mock.patch.object(
+            harness, "event_gap_us", return_value=1.0
+        ):
+            quick = harness.run_system(system, [], harness.Settings.of(True))
+            full = harness.run_system(system, [], harness.Settings.of(False))
+            asked = harness.run_system(system, [], harness.Settings.of(True), experiments_only=True)
+        self.assertEqual((quick["experiments"], quick.get("experiments_left_out")), ([], True))
+        self.assertEqual([e["name"] for e in full["experiments"]], ["e"])
+        self.assertNotIn("experiments_left_out", full)
+        self.assertEqual([e["name"] for e in asked["experiments"]], ["e"])
+        said = results_file.merge([quick], quick=True)["cdl_python"]
+        self.assertEqual(said["experiments_left_out"], results_file.EXPERIMENTS_LEFT_OUT)
+        self.assertNotIn("experiments_left_out", said["systems"]["fake"])
+        self.assertNotIn("experiments_left_out", results_file.merge([full], quick=False)["cdl_python"])
 
     def test_bad_arguments_are_refused(self):
         run = self.run_peers("--out", os.path.join(self.dir, "x.json"), "--systems", "cupy,julia")

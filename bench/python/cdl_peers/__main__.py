@@ -8,9 +8,10 @@
 Makes each problem's inputs and reference with cdl_problem, then runs each system in a process
 of its own (a crash, a context or an import in one cannot touch the others) and merges what
 they report into one file in cdl_bench's schema, written atomically. A system that cannot run
-is skipped with one line saying why. Exit status: 0 when every peer that ran was validated
-(skips included), 1 when any result was wrong or any peer failed, 2 for bad arguments or a
-problem that could not be made.
+is skipped with one line saying why. --quick leaves the articles' experiments out (python.json
+says so, and the report names the command that runs them), unless --experiments-only asks for
+them. Exit status: 0 when every peer that ran was validated (skips included), 1 when any result
+was wrong or any peer failed, 2 for bad arguments or a problem that could not be made.
 """
 import argparse
 import json
@@ -198,7 +199,11 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="python3 -m cdl_peers", description=__doc__.split("\n")[0])
     ap.add_argument("--cdl-problem", help="the cdl_problem executable (build/release/bench/cdl_problem)")
     ap.add_argument("--out", help="results file to write (cdl_bench's schema)")
-    ap.add_argument("--quick", action="store_true", help="the quick suite's repetitions and sizes")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick suite's repetitions and sizes; the articles' experiments are left to a full run",
+    )
     ap.add_argument(
         "--systems",
         help=(

@@ -226,7 +226,7 @@ def run_system(system, problem_dirs, settings, case_filter="", experiments_only=
         part.update(status="skipped", reason=str(e))
         return part
     try:
-        run_cases(system, dev, version, [] if experiments_only else problem_dirs, settings, case_filter, part)
+        run_cases(system, dev, version, problem_dirs, settings, case_filter, part, experiments_only)
     finally:
         dev.close()
     return part
@@ -249,7 +249,7 @@ def forms_of(doc):
     return forms
 
 
-def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
+def run_cases(system, dev, version, problem_dirs, settings, case_filter, part, experiments_only=False):
     props = dev.properties()
     part.update(
         status="ran",
@@ -260,7 +260,7 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
     )
     for note in part["notes"]:
         print(f"cdl_peers: {system.NAME}: {note}", file=sys.stderr, flush=True)
-    problems = [Problem.load(d) for d in problem_dirs]
+    problems = [] if experiments_only else [Problem.load(d) for d in problem_dirs]
     work = [
         (c, p)
         for p in problems
@@ -297,6 +297,9 @@ def run_cases(system, dev, version, problem_dirs, settings, case_filter, part):
             flush=True,
         )
     if hasattr(system, "experiments") and not case_filter:
+        if settings.quick and not experiments_only:  # left to a full run, unless they are all it runs
+            part["experiments_left_out"] = True
+            return
         print(f"cdl_peers: {system.NAME}: the articles' experiments", file=sys.stderr, flush=True)
         part["experiments"] = [dict(e, system=system.NAME) for e in system.experiments(dev, settings.quick)]
 

@@ -41,6 +41,10 @@ def git_revision(build=None):
         return "unknown"
 
 
+# What python.json says where a system's part left its experiments out (harness.run_system).
+EXPERIMENTS_LEFT_OUT = "not run in the quick mode: `python3 -m cdl_peers` without --quick runs them"
+
+
 def merge(parts, quick, cpp_stages=(), build=None):
     ran = [p for p in parts if p.get("status") == "ran"]
     first = ran[0] if ran else {}
@@ -57,7 +61,11 @@ def merge(parts, quick, cpp_stages=(), build=None):
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     }
     systems = {
-        p["system"]: {k: v for k, v in p.items() if k not in ("benchmarks", "experiments", "system")}
+        p["system"]: {
+            k: v
+            for k, v in p.items()
+            if k not in ("benchmarks", "experiments", "experiments_left_out", "system")
+        }
         for p in parts
     }
     return {
@@ -77,7 +85,12 @@ def merge(parts, quick, cpp_stages=(), build=None):
             "systems": systems,
             "experiments": [e for p in parts for e in p["experiments"]],
             "cpp_jit_stages": list(cpp_stages),
-        },
+        }
+        | (
+            {"experiments_left_out": EXPERIMENTS_LEFT_OUT}
+            if any(p.get("experiments_left_out") for p in parts)
+            else {}
+        ),
     }
 
 
