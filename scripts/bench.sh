@@ -8,10 +8,11 @@
 #   map     cdl_bench's map workload: bench.map.json
 #   suite   cdl_bench's other workloads, the JIT stages and the tiered streams: bench.suite.json
 #   noise   repeat.json, some benchmarks again in a new process (the report's noise threshold), and
-#           jit_cache_disabled.json, the JIT stages with the compilers' driver caches off
+#           jit_cache_disabled.json, the JIT stages with the compilers' driver caches off (not in the
+#           quick mode)
 #   peers   python.json, the articles' own systems from Python (bench/python: CuPy, Numba,
 #           cuda-python, PyCUDA), each skipped with a line where it cannot run ($CDL_PEERS_PYTHON,
-#           default python3)
+#           default python3), and the articles' experiments (not in the quick mode)
 #   today   what a Python user picks today (Triton, torch.compile, JAX), added to python.json;
 #           not in the quick mode, whose python.json names them as not run
 #   report  bench.json (the two parts merged), report.md with its plots, and compare.md (this run
@@ -19,11 +20,12 @@
 #
 #   scripts/bench.sh [--quick] [--phases NAME,NAME,...] [cdl_bench flags, e.g. --benchmark_filter=tasks/]
 #
-# --quick runs the short sweeps. --phases runs only the phases named (in the order above), each on
-# what the earlier ones left in results/<device>/: a full run as calls of a few minutes each, or one
-# phase again. A whole run starts by removing the files it writes, so that nothing of an earlier
-# run is reported beside it. Without a GPU it says so and regenerates the reports of the committed
-# reference results (reports/reference/<device>/) instead.
+# --quick runs the short sweeps, and leaves to a full run what its report names as left out (the JIT
+# stages with the caches off, the articles' experiments, today's systems). --phases runs only the
+# phases named (in the order above), each on what the earlier ones left in results/<device>/: a full
+# run as calls of a few minutes each, or one phase again. A whole run starts by removing the files
+# it writes, so that nothing of an earlier run is reported beside it. Without a GPU it says so and
+# regenerates the reports of the committed reference results (reports/reference/<device>/) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_phases=(build facts map suite noise peers today report)
@@ -134,6 +136,10 @@ noise() {
   "$bin/cdl_bench" "${args[@]}" --benchmark_out="$out/repeat.json" --benchmark_out_format=json \
     --benchmark_filter="$repeat_filter" \
     > /dev/null || echo "bench: the repeat run failed; the report falls back to a fixed noise threshold" >&2
+  if [ ${#quick[@]} -gt 0 ]; then
+    echo "bench: noise: the JIT stages with the caches off are left to a full run (the report says so)" >&2
+    return 0
+  fi
   CUDA_CACHE_DISABLE=1 "$bin/cdl_bench" "${args[@]}" --benchmark_filter='^jit/([^p]|p[^a])' \
     --benchmark_out="$out/jit_cache_disabled.json" --benchmark_out_format=json > /dev/null \
     || echo "bench: the JIT stages with the caches off failed; the report leaves that column out" >&2
