@@ -121,7 +121,9 @@ SECTIONS = (
         "claims",
         "claims",
         lambda r: claims.answer_all(r.bench, r.results.facts, r.found, r.results.python),
-        lambda doc, r, f: claims.add(doc, f, r.noise),
+        lambda doc, r, f: claims.add(
+            doc, f, r.noise, r.results.python.experiments_left_out if r.results.python else None
+        ),
         last=True,
     ),
     Section(
@@ -130,7 +132,17 @@ SECTIONS = (
         lambda r: devices.find(r.results, r.others),
         lambda doc, r, f: devices.add(doc, f),
     ),
-    Section(None, "method", add=lambda doc, r, f: header.method(doc, r.bench, r.noise, r.found["noise_how"])),
+    Section(
+        None,
+        "method",
+        add=lambda doc, r, f: header.method(
+            doc,
+            r.bench,
+            r.noise,
+            r.found["noise_how"],
+            header.left_out(r.bench, r.results.python, r.results.jit_uncached),
+        ),
+    ),
     Section("flush", "flush", lambda r: flush.find(r.bench, r.noise), lambda doc, r, f: flush.add(doc, f)),
     Section(
         "repeat",

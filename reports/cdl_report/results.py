@@ -234,6 +234,7 @@ class PythonPeers:
             raise ResultsError(f"{path}: not a cdl-python/1 file (bench/python writes them)")
         self.bench = Bench(path, doc, required=False)
         self.systems, self.experiments = info.get("systems", {}), info.get("experiments", [])
+        self.experiments_left_out = info.get("experiments_left_out")  # a quick run's, saying why
         for e in self.experiments:
             for field, kind in EXPERIMENT_FIELDS.items():
                 if not isinstance(e, dict) or not isinstance(e.get(field), kind):

@@ -240,3 +240,17 @@ class AnswerFigureTest(unittest.TestCase):
             self.assertIn("17_copy_and_patch", texts)
             self.assertIn("at the template's time: 03_switch.hoisted, 08_expression_jit", texts)
             self.assertEqual(len(ax.lines), 3)  # the template's line and the two off it
+
+
+class PythonRowTest(unittest.TestCase):
+    def test_a_new_ops_cost_from_python_or_where_it_went(self):
+        from cdl_report.sections.answer import python_once
+
+        self.assertEqual(
+            python_once({"new_ms": 61.3, "fresh_ms": 1242.0}, False),
+            "61.3 ms a new op; a new process's first 1242 ms",
+        )
+        self.assertEqual(python_once({"new_ms": 61.3, "fresh_ms": None}, False), "61.3 ms a new op")
+        self.assertEqual(python_once({"new_ms": None, "fresh_ms": None}, False), "–")
+        # A quick run left the experiments, which time a new op from Python, to a full run.
+        self.assertEqual(python_once({"new_ms": None, "fresh_ms": None}, True), "left to a full run")

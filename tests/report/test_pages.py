@@ -7,11 +7,12 @@ import re
 import shutil
 import tempfile
 import unittest
+from types import SimpleNamespace
 
 from helpers import ROOT, FixtureTest, renamed, run_report
 
 from cdl_report import document, queries
-from cdl_report.sections import launches
+from cdl_report.sections import header, launches
 
 
 class UndecidedTest(FixtureTest):
@@ -28,9 +29,52 @@ class UndecidedTest(FixtureTest):
         )
         self.assertIn("· **not decided**: 3 repetitions a benchmark are too few", first_line)
 
+    def test_a_quick_run_names_what_it_left_to_a_full_run_and_the_command_for_each(self):
+        def quick(doc):  # as the quick mode runs: three repetitions, no stream over 100 launches
+            doc["context"]["cdl_mode"] = "quick"
+            doc["benchmarks"] = [
+                b
+                for b in doc["benchmarks"]
+                if b.get("repetition_index", 0) < 3
+                and not re.search(r"^tiered/.*/launches:[0-9]{4,}/", b["run_name"])
+            ]
+
+        def peers(doc):  # as cdl_peers --quick writes it (results_file.merge)
+            doc["context"]["cdl_mode"] = "quick"
+            doc["cdl_python"]["experiments"] = []
+            doc["cdl_python"]["experiments_left_out"] = "not run in the quick mode"
+            doc["cdl_python"]["systems"]["jax"] = {"status": "skipped", "reason": "not run in the quick mode"}
+
+        self.edit_results(quick)
+        self.edit_results(peers, "python.json")
+        os.remove(os.path.join(self.results, "jit_cache_disabled.json"))
+        text = self.report()
+        left = next(line for line in text.splitlines() if line.startswith("**Left to a full run**"))
+        for what in (
+            "the JIT stages with the compilers' caches off (`--phases noise`)",
+            "the articles' experiments",
+            "jax (`--phases peers,today`)",
+        ):
+            self.assertIn(what, left)
+        self.assertIn("this quick run left the articles' experiments to a full run", text)
+        # The fixture has no tiered streams: the rule on a quick run's names, and a full run's.
+        stream = "tiered/03_switch/vec/op:quadratic/type:f32/n:4194304/k:256/launches:{}/iterations:1"
+        quick_run = SimpleNamespace(context={"cdl_mode": "quick"}, rows={stream.format(100): {}})
+        self.assertEqual(
+            header.left_out(quick_run, None, {}),
+            ["the tiered streams of more than 100 launches (`--phases suite`)"],
+        )
+        quick_run.rows[stream.format(10000)] = {}
+        self.assertEqual(header.left_out(quick_run, None, {}), [])
+        self.assertEqual(
+            header.left_out(SimpleNamespace(context={"cdl_mode": "full"}, rows={}), None, None), []
+        )
+
     def test_a_full_run_does_not_say_so(self):
         text = self.report()
         self.assertNotIn("This run cannot decide", text)
+        self.assertNotIn("Left to a full run", text)
+        self.assertNotIn("left the articles' experiments", text)
         first_line = next(
             line for line in text.splitlines() if line.startswith("**") and "copy bandwidth" in line
         )

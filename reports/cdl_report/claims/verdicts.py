@@ -38,8 +38,9 @@ def answer_all(bench, facts, found, python):
     return out
 
 
-def add(doc, rows, noise):
-    """Renders the claims' verdicts (answer_all's rows)."""
+def add(doc, rows, noise, experiments_left_out=None):
+    """Renders the claims' verdicts (answer_all's rows); experiments_left_out: python.json's word that
+    a quick run left the articles' experiments out."""
     doc.add("## The articles' claims, checked\n")
     articles = os.path.relpath(ARTICLES, os.path.abspath(doc.out_dir))
     doc.add(
@@ -47,7 +48,14 @@ def add(doc, rows, noise):
         " examples), by its id, with the figures that answer it and the rule that turns them into the"
         f" verdict (the noise is {noise:.1%}). *Answered in* names the system the figures come from;"
         " where that is not the article's own, it says so, and *not measured* means the figures the rule"
-        " needs are not in these results.\n"
+        " needs are not in these results"
+        + (
+            ": this quick run left the articles' experiments to a full run (`scripts/bench.sh --phases"
+            " peers` without `--quick`)"
+            if experiments_left_out
+            else ""
+        )
+        + ".\n"
     )
     doc.add(
         table(

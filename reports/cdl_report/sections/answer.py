@@ -153,6 +153,15 @@ def interpreter_spills(resources):
     return len(spilling), len(kernels), max((k["spill_stores"] for k in spilling), default=0)
 
 
+def python_once(py, left_out):
+    """The Python row's one-time cost: a new op's compile in a warm process, then a new process's
+    first; where a quick run left the experiments that time them to a full run, it says so."""
+    if py["new_ms"] is None:
+        return "left to a full run" if left_out else "–"
+    fresh = f"; a new process's first {py['fresh_ms']:.0f} ms" if py["fresh_ms"] is not None else ""
+    return f"{py['new_ms']:.1f} ms a new op" + fresh
+
+
 def find(bench, noise, found, resources=None):
     """The first screen's figures, read from what the sections below it found (`found`): the sweep's
     ratios (dispatch), each route's new-op cost and spread (run-time compilation), the way each
@@ -214,6 +223,7 @@ def find(bench, noise, found, resources=None):
         "ways": ways,
         "chosen": chosen,
         "python": py,
+        "python_compiles_left_out": found["python"]["left_out"],
         "dearest": dearest,
         "free": free,
         "jit_way": chosen.get(SITUATIONS[3][0]),
@@ -333,8 +343,7 @@ def add(doc, bench, noise, found):
                 f"{python_peers.NAMES.get(sy, sy)}: `{py['way']}`",
                 f"{mark(py['k1'][0], py['k1'][3], unit='×')} quadratic" if py["k1"] else "–",
                 f"{mark(py['top'][0], py['top'][2], unit='×')} {py['top'][1]}",
-                (f"{py['new_ms']:.1f} ms a new op" if py["new_ms"] is not None else "–")
-                + (f"; a new process's first {py['fresh_ms']:.0f} ms" if py["fresh_ms"] is not None else ""),
+                python_once(py, found["python_compiles_left_out"]),
                 f"[from Python]({anchor(python_peers.OWN_HEADING)})",
             ]
         )

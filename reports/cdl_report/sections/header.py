@@ -91,7 +91,31 @@ def top(doc, f):
         doc.add("\n".join(f"- `{n}`: {m}" for n, m in f["errors"]) + "\n")
 
 
-def method(doc, bench, noise, noise_how):
+def left_out(bench, python, uncached):
+    """What a quick run left to a full run, each with the command that measures it: [] for a full run.
+    From the files: no JIT stages with the caches off, experiments python.json says it left out,
+    systems it names as not run in the quick mode, no tiered stream of more than 100 launches."""
+    if bench.context.get("cdl_mode") != "quick":
+        return []
+    out = []
+    if uncached is None:
+        out.append("the JIT stages with the compilers' caches off (`--phases noise`)")
+    if python is not None and python.experiments_left_out:
+        out.append(
+            "the articles' experiments, so the claims they answer are *not measured* (`--phases peers`)"
+        )
+    quick_only = [
+        n for n, s in (python.systems if python else {}).items() if "quick mode" in s.get("reason", "")
+    ]
+    if quick_only:
+        out.append(", ".join(quick_only) + " (`--phases peers,today`)")
+    launches = [int(n.split("launches:")[1].split("/")[0]) for n in bench.rows if n.startswith("tiered/")]
+    if launches and max(launches) <= 100:
+        out.append("the tiered streams of more than 100 launches (`--phases suite`)")
+    return out
+
+
+def method(doc, bench, noise, noise_how, left=()):
     """How the run was measured: the device and run, the clocks, the parts, and what counts as a
     difference."""
     dev, ctx = bench.env.get("device", {}), bench.context
@@ -156,4 +180,10 @@ def method(doc, bench, noise, noise_how):
             f"**This run cannot decide.** Most benchmarks ran {typical} repetitions, and the U test on"
             f" {typical} against {typical} cannot reach p < 0.05 whatever the times: every ratio beyond the"
             " noise is *not decided* (a full run, `scripts/bench.sh` without `--quick`, decides).\n"
+        )
+    if left:
+        doc.add(
+            "**Left to a full run** (`scripts/bench.sh` without `--quick`, or the phase named): "
+            + "; ".join(left)
+            + ".\n"
         )

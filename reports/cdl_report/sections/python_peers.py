@@ -47,9 +47,15 @@ def moved(workload, fields):
 
 def find(bench, python, noise=None):
     """{"ratio": {(workload, fields, peer): its time / the C++ kernel of the same form (None without
-    one)}, "first_ms": {the same: its first call, compile included}} of every peer's problem, and
-    "own": own_function()'s, each system's own function against the template."""
-    found = {"ratio": {}, "first_ms": {}, "own": own_function(bench, python, noise)}
+    one)}, "first_ms": {the same: its first call, compile included}} of every peer's problem,
+    "own": own_function()'s, each system's own function against the template, and "left_out": whether
+    the run left the experiments (a new op's compiles among them) to a full run."""
+    found = {
+        "ratio": {},
+        "first_ms": {},
+        "own": own_function(bench, python, noise),
+        "left_out": bool(python and python.experiments_left_out),
+    }
     for (workload, fields), entries in sorted(python.bench.problems.items()) if python else ():
         same = bench.problems.get((workload, fields), {}).get(CPP_SAME_FORM.get(workload, ""))
         for entry, row in entries.items():
