@@ -34,8 +34,7 @@ namespace {
 // Instruction i decoded with the learnt forms and run on reg (RZ, 255, reads 0 and keeps nothing);
 // false where it is none of the operations.
 bool run(const stencils& st, const insn& i, float (&reg)[256]) {
-  int o = 0;
-  while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
+  const int o = operation_of(st, i);
   if (o == stencil::count) return false;
   const form& f = st.forms[o];
   const float constant = std::bit_cast<float>(immediate(i) ^ (f.negated ? 0x80000000u : 0u));
@@ -175,8 +174,7 @@ std::string check_schedule(const stencils& st, const compiled& c) {
       const insn i = at(c.image, offset);
       if (p < s.places->size() && (*s.places)[p] == offset) {
         const bool makes_x = p++ < s.makers;
-        int op = makes_x ? maker : 0;
-        while (!makes_x && op < stencil::count && !same_but_operands(i, st.forms[op].code, op)) ++op;
+        const int op = makes_x ? maker : operation_of(st, i);
         if (!makes_x && op == stencil::count)
           return "the place at " + std::to_string(offset) + " holds none of the operations";
         const form& f = st.forms[makes_x ? stencil::add : op];

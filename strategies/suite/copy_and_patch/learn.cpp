@@ -260,14 +260,12 @@ std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t ste
 // operations (an FADD summing the lanes' results, say), that form's own; else every field that holds
 // a register in some instruction (3, 4 and 8): a byte 8 that is no operand reads as R0.
 std::vector<int> read_fields(const stencils& st, const insn& i) {
-  for (int o = 0; o < stencil::count; ++o)
-    if (same_but_operands(i, st.forms[o].code, o)) {
-      std::vector<int> fields{st.forms[o].a};
-      for (int f : {st.forms[o].b, st.forms[o].c})
-        if (f >= 0) fields.push_back(f);
-      return fields;
-    }
-  return {3, 4, 8};
+  const int o = operation_of(st, i);
+  if (o == stencil::count) return {3, 4, 8};
+  std::vector<int> fields{st.forms[o].a};
+  for (int f : {st.forms[o].b, st.forms[o].c})
+    if (f >= 0) fields.push_back(f);
+  return fields;
 }
 
 // A vec image's window, its places and each lane's registers, found by the lanes' markers.
@@ -594,6 +592,12 @@ void learn_calls(const stencils& st, call_stencils& out) {
   }
 }
 }  // namespace
+
+int operation_of(const stencils& st, const insn& i) {
+  int o = 0;
+  while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
+  return o;
+}
 
 stencils learn(const std::string& prefix) {
   const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";

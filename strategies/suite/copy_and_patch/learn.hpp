@@ -92,6 +92,10 @@ struct stencils {
   int latency_margin = 0;                         // the largest latency less the least
 };
 
+// Which learnt operation instruction i is (its form but for its operands and constant), or
+// stencil::count where it is none of them.
+int operation_of(const stencils& st, const insn& i);
+
 // The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin and
 // images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first needs
 // them).
