@@ -197,8 +197,9 @@ std::string check_schedule(const stencils& st, const compiled& c) {
     }
     for (int r : s.read_after)
       if (producer[r] >= 0 && t < issued[r] + latency(producer[r], stencil::addr))
-        return "R" + std::to_string(r) + " is read after the stretch ending at " + std::to_string(s.to) +
-               " " + std::to_string(issued[r] + latency(producer[r], stencil::addr) - t) +
+        return std::string("R") + std::to_string(r) + " is read after the stretch ending at " +
+               std::to_string(s.to) + " " +
+               std::to_string(issued[r] + latency(producer[r], stencil::addr) - t) +
                " cycles before it is ready";
   }
   return "";
