@@ -57,18 +57,17 @@ class UndecidedTest(FixtureTest):
         ):
             self.assertIn(what, left)
         self.assertIn("this quick run left the articles' experiments to a full run", text)
-        # The fixture has no tiered streams: the rule on a quick run's names, and a full run's.
-        stream = "tiered/03_switch/vec/op:quadratic/type:f32/n:4194304/k:256/launches:{}/iterations:1"
-        quick_run = SimpleNamespace(context={"cdl_mode": "quick"}, rows={stream.format(100): {}})
+        # The fixture has no tiered streams: the rule on a quick run's streams, and on a full run.
+        streams = [({"launches": "10"}, {}), ({"launches": "100"}, {})]
+        quick_run = SimpleNamespace(context={"cdl_mode": "quick"}, select=lambda workload: streams)
         self.assertEqual(
             header.left_out(quick_run, None, {}),
             ["the tiered streams of more than 100 launches (`--phases suite`)"],
         )
-        quick_run.rows[stream.format(10000)] = {}
+        streams.append(({"launches": "10000"}, {}))
         self.assertEqual(header.left_out(quick_run, None, {}), [])
-        self.assertEqual(
-            header.left_out(SimpleNamespace(context={"cdl_mode": "full"}, rows={}), None, None), []
-        )
+        full_run = SimpleNamespace(context={"cdl_mode": "full"}, select=lambda workload: [])
+        self.assertEqual(header.left_out(full_run, None, None), [])
 
     def test_a_full_run_does_not_say_so(self):
         text = self.report()

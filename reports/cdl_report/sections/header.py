@@ -109,7 +109,7 @@ def left_out(bench, python, uncached):
     ]
     if quick_only:
         out.append(", ".join(quick_only) + " (`--phases peers,today`)")
-    launches = [int(n.split("launches:")[1].split("/")[0]) for n in bench.rows if n.startswith("tiered/")]
+    launches = [int(fields["launches"]) for fields, _ in bench.select("tiered")]
     if launches and max(launches) <= 100:
         out.append("the tiered streams of more than 100 launches (`--phases suite`)")
     return out
