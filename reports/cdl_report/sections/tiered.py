@@ -198,7 +198,9 @@ def family(doc, found, noise, words, cheap_word, plural):
             + (f" (not decided at {lengths(open_even)})" if open_even else "")
             if f["break_even"]
             else f"whether the JIT alone beats the {cheap_word} alone is not decided at {lengths(open_even)}"
-            " launches (too few repetitions for the test), and it does at no other"
+            " launches (too few repetitions for the test)"
+            # the other lengths, where there are any, are decided: it does not beat it there
+            + (", and it does at no other" if len(open_even) < len(f["rows"]) else "")
             if open_even
             else f"the JIT alone beats the {cheap_word} alone in none of these streams"
         )
