@@ -242,3 +242,39 @@ class ProfileTest(FixtureTest):
         self.assertAlmostEqual(time, 1.77)
         self.assertAlmostEqual(instructions, 1.71)
         self.assertAlmostEqual(issue, 0.8 / 0.774)
+
+    def test_16s_kernels_are_set_beside_the_template_with_their_slots_and_occupancy(self):
+        """16's rows, op by op, with the slots read from each kernel's name; the sentence on the op with
+        the least occupancy only where the ops' kernels differ in it (a threshold kernel made from the
+        quadratic's with twice its registers and half its occupancy)."""
+        from cdl_report.sections import profile as section_module
+
+        def threshold(doc, registers, occupancy):
+            doc["kernels"] = [k for k in doc["kernels"] if "op=threshold" not in k["problem"]]
+            for k in list(doc["kernels"]):
+                if k["entry"] in ("01_template_functor/vec", "16_interpreter/vec") and "k=64" in k["problem"]:
+                    t = dict(k, problem=k["problem"].replace("op=quadratic", "op=threshold"))
+                    if k["entry"].startswith("16"):
+                        t.update(registers=registers, occupancy_theoretical=occupancy)
+                        t["kernel"] = t["kernel"].replace(", 0>", ", 2>")
+                    doc["kernels"].append(t)
+
+        def section():
+            return (
+                self.report().split("### What 16's time over the template's is made of")[1].split("\n### ")[0]
+            )
+
+        shutil.copy(REFERENCE, self.results)
+        self.edit_results(lambda doc: threshold(doc, 102, 0.25), "profile.json")
+        got = section()
+        self.assertIn("| quadratic | 0 | 64 | 0.49 / 0.50 |", got)
+        self.assertIn("| threshold | 2 | 102 |", got)
+        self.assertIn("The `threshold` kernel holds 102 registers a thread, so at most 0.25", got)
+        self.assertIn("against 0.50 for the `quadratic`'s", got)
+        shutil.copy(REFERENCE, self.results)
+        self.edit_results(lambda doc: threshold(doc, 64, 0.5), "profile.json")
+        self.assertNotIn("registers a thread, so at most", section())
+        self.assertEqual(
+            section_module.slots({"kernel": "void interpreter::interpreter_vec<float, 1, 4, 2>(x)"}), 2
+        )
+        self.assertIsNone(section_module.slots({"kernel": "cdl_image_vec_4"}))

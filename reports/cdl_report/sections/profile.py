@@ -5,6 +5,7 @@ A *wait* is a stall reason other than `selected` (the cycle a warp issues) and `
 warp ready, another picked): each reason's share is of the cycles a warp spent per issued
 instruction, as ncu's warp-state statistics count them."""
 import math
+import re
 
 from ..document import fmt_time, table
 from ..queries import top_wait, waits
@@ -95,10 +96,11 @@ def find(bench, profile):
         (e, pick(profile, "map", e + "/scalar", "k=1"), pick(profile, "map", e + "/vec", "k=1"))
         for e in ("01_template_functor", "03_switch", "04_function_pointer.symbol", "05_virtual")
     ]
-    patched = [
+    catalogue = [
         (
             op,
             pick(profile, "map", "01_template_functor/vec", f"op={op} k=64"),
+            pick(profile, "map", "16_interpreter/vec", f"op={op} k=64"),
             pick(profile, "map", "17_copy_and_patch/vec", f"op={op} k=64"),
         )
         for op in ("quadratic", "square", "threshold")
@@ -137,7 +139,8 @@ def find(bench, profile):
         "calls": calls,
         "absent": [e for e in CALLS if (e, 64) not in calls and e + "/vec" in measured],
         "pairs": [(e, s, v) for e, s, v in pairs if s and v],
-        "patched": [(op, t, c) for op, t, c in patched if t and c],
+        "patched": [(op, t, c) for op, t, _, c in catalogue if t and c],
+        "interpreted": [(op, t, i) for op, t, i, _ in catalogue if t and i],
         "tasks": [(e, u, r) for e, u, r in tasks if u and r],
         "tiles": [(label, k) for label, k in tiles if k],
         "asked": asked,
@@ -202,6 +205,7 @@ def add(doc, bench, found):
             )
 
     patched_parts(doc, found["patched"])
+    interpreted_parts(doc, found["interpreted"])
 
     # Why the scalar form stops below copy.
     pairs = found["pairs"]
@@ -273,7 +277,7 @@ def add(doc, bench, found):
 
 
 def parts(t, c):
-    """17's time over the template's (under the profiler) and its two counted parts: its warp
+    """A kernel's time over the template's (under the profiler) and its two counted parts: its warp
     instructions over the template's, and the template's issue slots busy over its own."""
     return (
         c["duration_us"] / t["duration_us"],
@@ -340,6 +344,67 @@ def patched_parts(doc, items):
         )
     )
     doc.add("\n".join(lines) + "\n")
+
+
+def slots(kernel):
+    """The slots an interpreter kernel keeps values in: the last template argument of its name
+    (interpreter_vec<T, V, S, Slots>, strategies/suite/16_interpreter.cu), or None."""
+    m = re.search(r"interpreter_vec<[^>]*,\s*(\d+)>", kernel.get("kernel", ""))
+    return int(m.group(1)) if m else None
+
+
+def interpreted_parts(doc, items):
+    """16 beside the template, op by op: each op runs the kernel with the slots it needs, and a kernel
+    with more slots holds more registers, so fewer warps, so fewer issue slots busy."""
+    if not items:
+        return
+    doc.add(
+        "### What 16's time over the template's is made of, op by op (vec, float32, 2^24, k = 64)\n\n"
+        "Each op runs the interpreter kernel with the slots its values need (a select's arms, a value"
+        " used twice); the same two parts as 17's above, with each kernel's registers and occupancy.\n"
+    )
+    rows = []
+    for op, t, i in items:
+        time, instructions, issue = parts(t, i)
+        n = slots(i)
+        rows.append(
+            [
+                op,
+                "?" if n is None else str(n),
+                f"{i['registers']:.0f}",
+                f"{i['occupancy_achieved']:.2f} / {i['occupancy_theoretical']:.2f}",
+                f"{time:.2f}",
+                f"{instructions:.2f}",
+                f"{i['issue_active']:.2f} / {t['issue_active']:.2f}",
+                f"{issue:.2f}",
+            ]
+        )
+    doc.add(
+        table(
+            [
+                "op",
+                "slots",
+                "registers",
+                "occupancy achieved / theoretical",
+                "time ×",
+                "instructions ×",
+                "issue slots busy (16 / 01)",
+                "issue ×",
+            ],
+            rows,
+        )
+    )
+    least = min(items, key=lambda item: item[2]["occupancy_theoretical"])
+    most = max(items, key=lambda item: item[2]["occupancy_theoretical"])
+    if least[2]["occupancy_theoretical"] < most[2]["occupancy_theoretical"]:
+        op, t, i = least
+        time, instructions, issue = parts(t, i)
+        fewest, most_op = i["occupancy_theoretical"], most[2]["occupancy_theoretical"]
+        doc.add(
+            f"The `{op}` kernel holds {i['registers']:.0f} registers a thread, so at most {fewest:.2f} of an"
+            f" SM's warps against {most_op:.2f} for the `{most[0]}`'s; against the template:"
+            f" {which_part(instructions, issue)}.\n"
+        )
 
 
 def stall_bars(doc, items):
