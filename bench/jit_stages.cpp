@@ -66,6 +66,27 @@ double seconds_since(clock::time_point start) {
   return std::chrono::duration<double>(clock::now() - start).count();
 }
 
+// A stage's name and the fields its records carry as their label, as every other record does
+// (docs/results_format.md): workload "jit"; the stage; the route it times (a strategy's number and
+// variant, a part of 06's program, the one-line kernel), where it has one; the cache state its
+// text meets (the names above), where it says one; and the problem its code is for, given as a
+// problem's describe(): that problem's workload as "problem", and its fields.
+benchmark_id stage_id(const std::string& stage, const std::string& route, const std::string& text,
+                      const std::string& problem = "") {
+  benchmark_id id{"jit/" + stage, {{"workload", "jit"}, {"stage", stage}}};
+  for (const auto& [key, value] : {std::pair{"route", route}, {"text", text}})
+    if (!value.empty()) {
+      id.name += "/" + value;
+      id.fields[key] = value;
+    }
+  if (!problem.empty()) {
+    id.name += "/" + result_name(problem);
+    const nlohmann::json fields = problem_fields(problem);  // kept: items() refers to it
+    for (const auto& [key, value] : fields.items()) id.fields[key == "workload" ? "problem" : key] = value;
+  }
+  return id;
+}
+
 // The elements of a new process's first result: the Python peers' new-op input's size (newop.py).
 constexpr std::size_t first_result_n = std::size_t(1) << 16;
 
@@ -366,7 +387,7 @@ void interleaved_rounds(benchmark::State& state, int rounds) {
 }
 void add_interleaved(int rounds, std::vector<std::string>& names) {
   configure_repetitions(
-      register_benchmark("jit/interleaved/new_op/map/op:quadratic/type:f32/n:1048576", names,
+      register_benchmark(stage_id("interleaved", "", "new_op", "map op=quadratic type=f32 n=1048576"), names,
                          [rounds](benchmark::State& state) { interleaved_rounds(state, rounds); }),
       1)  // one repetition of `rounds` rounds
       ->Unit(benchmark::kMillisecond)
@@ -390,7 +411,7 @@ struct stage_counts {
 // and within one (the JIT section's min-max columns), so a ratio of two stages' medians, measured
 // minutes apart, moves with it; two compiles a few milliseconds apart see the same host.
 template <class Once>
-void add_stage(const std::string& name, const stage_counts& counts, int iterations,
+void add_stage(const benchmark_id& id, const stage_counts& counts, int iterations,
                std::vector<std::string>& names, Once once, bool paired = false) {
   const int arch = jit::device_arch();
   auto run = [once, paired, arch](benchmark::State& state) {
@@ -414,7 +435,7 @@ void add_stage(const std::string& name, const stage_counts& counts, int iteratio
       state.counters["x_floor"] = ratios / i;
     }
   };
-  configure_repetitions(register_benchmark(name, names, run), counts.repetitions)
+  configure_repetitions(register_benchmark(id, names, run), counts.repetitions)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(counts.iterations(iterations));
 }
@@ -498,9 +519,9 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
                               std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "");
   const jit::program kernels = jit::lto_skeleton_program(jit::workload::map, dtype::f32, measured_kernel);
   const jit::program op_only = jit::lto_op_program(jit::workload::map, dtype::f32, op);
-  const std::string suffix = "/map/op:" + op.name + "/type:f32";
+  const std::string map_f32_op = "map op=" + op.name + " type=f32";  // the problem every stage compiles for
 
-  add_stage("jit/first_compile_in_process/06/new_op" + suffix, counts, 3, names, [a] {
+  add_stage(stage_id("first_compile_in_process", "06", "new_op", map_f32_op), counts, 3, names, [a] {
     const jit::op_text op = next_new_op();
     return probe({"first_compile", a, op.name, op.source});
   });
@@ -508,8 +529,8 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // A new process's first op through a route, as the Python peers' fresh-process figure; eager:
   // with every kernel loaded with the context.
   const auto first_result_stage = [&](const std::string& route, bool eager) {
-    add_stage("jit/first_result_in_process" + std::string(eager ? "_eager/" : "/") + route + "/new_op" +
-                  suffix + "/n:" + std::to_string(first_result_n),
+    add_stage(stage_id(eager ? "first_result_in_process_eager" : "first_result_in_process", route, "new_op",
+                       map_f32_op + " n=" + std::to_string(first_result_n)),
               counts, 2, names, [a, route, eager] {
                 const jit::op_text op = next_new_op();
                 return probe({eager ? "first_result_eager" : "first_result", a, route, op.name, op.source});
@@ -520,10 +541,10 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // them costs, by the difference.
   first_result_stage("16", true);
   // Compiles `make()`'s program each iteration; the new_op stages make a new one every time.
-  auto compile_stage = [&](const std::string& name, int iterations, auto make, jit::code_kind kind,
+  auto compile_stage = [&](const benchmark_id& id, int iterations, auto make, jit::code_kind kind,
                            bool paired = false) {
     add_stage(
-        name, counts, iterations, names,
+        id, counts, iterations, names,
         [make, arch, kind] {
           const jit::program p = make();
           const auto start = clock::now();
@@ -539,10 +560,10 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     return jit::lto_op_program(jit::workload::map, dtype::f32, o);
   };
   compile_stage(
-      "jit/compile/06/new_op" + suffix, 3, [map_f32] { return map_f32(next_new_op()); },
+      stage_id("compile", "06", "new_op", map_f32_op), 3, [map_f32] { return map_f32(next_new_op()); },
       jit::code_kind::cubin, true);
   compile_stage(
-      "jit/compile/06_fast_compile/new_op" + suffix, 3,
+      stage_id("compile", "06_fast_compile", "new_op", map_f32_op), 3,
       [map_f32] {
         jit::program p = map_f32(next_new_op());
         p.options.push_back(jit::fast_compile_option);  // 06's variant `fast_compile`
@@ -550,11 +571,13 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       },
       jit::code_kind::cubin);
   compile_stage(
-      "jit/compile/06/same_text" + suffix, 5, [whole] { return whole; }, jit::code_kind::cubin);
-  add_stage("jit/compile/one_line_kernel/new_op", counts, 5, names, [arch] { return one_line_floor(arch); });
+      stage_id("compile", "06", "same_text", map_f32_op), 5, [whole] { return whole; },
+      jit::code_kind::cubin);
+  add_stage(stage_id("compile", "one_line_kernel", "new_op"), counts, 5, names,
+            [arch] { return one_line_floor(arch); });
   // The floor with the options 06 and 07 compile with.
   compile_stage(
-      "jit/compile/one_line_kernel_minimal/new_op", 5,
+      stage_id("compile", "one_line_kernel_minimal", "new_op"), 5,
       [] {
         jit::program p = jit::one_line_program(next_new_op());
         p.options.insert(p.options.end(), jit::generated_program_options.begin(),
@@ -566,12 +589,13 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // kernel, each phase a counter. Stages of their own, so that writing the table is in no figure
   // above.
   const std::vector<std::string> default_base = jit::compile_options(arch, jit::code_kind::cubin);
-  auto phases_stage = [&](const std::string& name, auto make) {
-    add_stage(name, counts, 3, names,
+  auto phases_stage = [&](const benchmark_id& id, auto make) {
+    add_stage(id, counts, 3, names,
               [make, arch, default_base] { return compile_phases(make(), arch, default_base); });
   };
-  phases_stage("jit/phases/06/new_op" + suffix, [map_f32] { return map_f32(next_new_op()); });
-  phases_stage("jit/phases/one_line_kernel/new_op", [] { return jit::one_line_program(next_new_op()); });
+  phases_stage(stage_id("phases", "06", "new_op", map_f32_op), [map_f32] { return map_f32(next_new_op()); });
+  phases_stage(stage_id("phases", "one_line_kernel", "new_op"),
+               [] { return jit::one_line_program(next_new_op()); });
 
   // What each part of 06's program costs: two programs that differ by that part alone, both compiled
   // in every iteration, in turns (with the part first, then without it first), each by the same
@@ -606,7 +630,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   auto part_stage = [&](const std::string& part, auto with, auto without,
                         const std::vector<std::string>& with_base,
                         const std::vector<std::string>& without_base) {
-    add_stage("jit/parts/" + part + "/new_op" + suffix, counts, 4, names,
+    add_stage(stage_id("parts", part, "new_op", map_f32_op), counts, 4, names,
               [with, without, arch, with_base, without_base, turn = std::make_shared<int>(0)] {
                 measured a{0}, b{0};  // with the part, without it
                 if ((*turn)++ % 2 == 0) {
@@ -644,21 +668,22 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
       },
       default_base, default_base);
   compile_stage(
-      "jit/compile/07_kernels_ltoir/same_text/map/type:f32", 5, [kernels] { return kernels; },
+      stage_id("compile", "07_kernels_ltoir", "same_text", "map type=f32"), 5, [kernels] { return kernels; },
       jit::code_kind::ltoir);
   compile_stage(
-      "jit/compile/07_op_ltoir/new_op" + suffix, 3, [op_f32] { return op_f32(next_new_op()); },
+      stage_id("compile", "07_op_ltoir", "new_op", map_f32_op), 3, [op_f32] { return op_f32(next_new_op()); },
       jit::code_kind::ltoir);
   compile_stage(
-      "jit/compile/07_op_ltoir/same_text" + suffix, 5, [op_only] { return op_only; }, jit::code_kind::ltoir);
+      stage_id("compile", "07_op_ltoir", "same_text", map_f32_op), 5, [op_only] { return op_only; },
+      jit::code_kind::ltoir);
   // A link of kernels' LTO-IR with an op's, the op compiled (not timed) before each link: a new
   // op's text every iteration (paired with the floor), or the same text, which nvJitLink's cache
   // answers where there is one. The kernels' LTO-IR is the stage's own, compiled at its first
   // iteration.
-  auto link_stage = [&](const std::string& name, const jit::program& kernels, auto op, bool new_op) {
+  auto link_stage = [&](const benchmark_id& id, const jit::program& kernels, auto op, bool new_op) {
     auto k = std::make_shared<std::optional<jit::compiled>>();
     add_stage(
-        name, counts, 5, names,
+        id, counts, 5, names,
         [k, kernels, op, arch] {
           if (!*k) k->emplace(jit::compile(kernels, arch, jit::code_kind::ltoir));
           const jit::compiled o = jit::compile(op(), arch, jit::code_kind::ltoir);
@@ -671,7 +696,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   };
   const auto new_map_op = [op_f32] { return op_f32(next_new_op()); };
   // 08: parse and lower are inside the timed region (they are part of what a new op costs).
-  add_stage("jit/first_compile_in_process/08/new_op" + suffix, counts, 3, names, [a] {
+  add_stage(stage_id("first_compile_in_process", "08", "new_op", map_f32_op), counts, 3, names, [a] {
     const jit::op_text op = next_new_op();
     return probe({"first_compile_08", a, op.name, op.source});
   });
@@ -680,7 +705,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   for (const tier level : {tier::optimised, tier::baseline}) {
     const std::string t = level == tier::optimised ? "08" : "08_baseline";
     add_stage(
-        "jit/compile/" + t + "/new_op" + suffix, counts, 5, names,
+        stage_id("compile", t, "new_op", map_f32_op), counts, 5, names,
         [arch, level] {
           const jit::op_text op = next_new_op();
           const auto start = clock::now();
@@ -688,14 +713,14 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
           return seconds_since(start);
         },
         true);
-    add_stage("jit/compile/" + t + "_nvvm_to_ptx/new_op" + suffix, counts, 5, names, [arch, level] {
+    add_stage(stage_id("compile", t + "_nvvm_to_ptx", "new_op", map_f32_op), counts, 5, names, [arch, level] {
       const jit::nvvm_module m = expression_08(next_new_op(), level);
       const auto start = clock::now();
       jit::compile_nvvm(m, arch);
       return seconds_since(start);
     });
     // The load's time, and within it the driver's compiler (ptxas) by its own account.
-    add_stage("jit/load/" + t + "_ptx/new_op" + suffix, counts, 5, names, [arch, level] {
+    add_stage(stage_id("load", t + "_ptx", "new_op", map_f32_op), counts, 5, names, [arch, level] {
       const jit::module_image ptx =
           expression_jit::compile_uncached(expression_08(next_new_op(), level), arch);
       const auto start = clock::now();
@@ -706,35 +731,35 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
   // 16: a new op's first result with no compiler: its text parsed and encoded, the interpreter
   // launched on 2^20 elements (the encoded program goes with the launch), the result ready. The
   // output is validated after the clock stops, against the language's float64 interpreter.
-  add_stage("jit/first_result/16/new_op/map/n:1048576/type:f32", counts, 10, names,
+  add_stage(stage_id("first_result", "16", "new_op", "map n=1048576 type=f32"), counts, 10, names,
             [] { return first_result(route_named("16"), next_new_op(), std::size_t(1) << 20); });
   // 17: the same with no compiler either: the op's machine code patched into the stencils' image and
   // loaded (the stencils learnt before the first iteration: once a process).
-  add_stage("jit/first_result/17/new_op/map/n:1048576/type:f32", counts, 10, names, [] {
+  add_stage(stage_id("first_result", "17", "new_op", "map n=1048576 type=f32"), counts, 10, names, [] {
     static const std::string learnt =  // the stencils learnt, untimed
         find_route("17_copy_and_patch").refusal({"learn", "x"}, dtype::f32, map_form::vec);
     if (!learnt.empty()) throw error(learnt);
     return first_result(route_named("17"), next_new_op(), std::size_t(1) << 20);
   });
-  add_stage("jit/compile/08/same_text" + suffix, counts, 5, names, [arch] {
+  add_stage(stage_id("compile", "08", "same_text", map_f32_op), counts, 5, names, [arch] {
     const auto start = clock::now();
     compile_and_load_08(measured_op(), arch);
     return seconds_since(start);
   });
-  link_stage("jit/link/07/new_op" + suffix, kernels, new_map_op, true);
+  link_stage(stage_id("link", "07", "new_op", map_f32_op), kernels, new_map_op, true);
   link_stage(
-      "jit/link/07/same_inputs" + suffix, kernels, [op_only] { return op_only; }, false);
+      stage_id("link", "07", "same_inputs", map_f32_op), kernels, [op_only] { return op_only; }, false);
   jit::program preoptimised = kernels;  // 07's variant `preoptimised`
   preoptimised.options.push_back(jit::preoptimise_option);
-  link_stage("jit/link/07_preoptimised/new_op" + suffix, preoptimised, new_map_op, true);
+  link_stage(stage_id("link", "07_preoptimised", "new_op", map_f32_op), preoptimised, new_map_op, true);
   // The smallest LTO link, a one-line kernel with a new one-line op: what any link costs (setting
   // up libNVVM and ptxas, a kernel of one line), of which 07's link is that plus its kernel's share.
   link_stage(
-      "jit/link/one_line_kernel/new_op", jit::one_line_lto_kernel(),
+      stage_id("link", "one_line_kernel", "new_op"), jit::one_line_lto_kernel(),
       [] { return jit::one_line_lto_op(next_new_op()); }, true);
   // Where a new op's link goes, by nvJitLink's own account (-time): libNVVM on the whole program
   // (to PTX), then ptxas and the link's end.
-  add_stage("jit/phases/07_link/new_op" + suffix, counts, 3, names, [kernels, arch, op_f32] {
+  add_stage(stage_id("phases", "07_link", "new_op", map_f32_op), counts, 3, names, [kernels, arch, op_f32] {
     static const jit::compiled k = jit::compile(kernels, arch, jit::code_kind::ltoir);
     const jit::compiled o = jit::compile(op_f32(next_new_op()), arch, jit::code_kind::ltoir);
     const jit::compiled* parts[] = {&k, &o};
@@ -744,7 +769,7 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     for (const jit::phase& ph : jit::read_nvjitlink_time(l.info)) m.parts_ms[phase_counter(ph.name)] += ph.ms;
     return m;
   });
-  add_stage("jit/cache_memory_hit" + suffix, counts, 100, names, [whole, arch] {
+  add_stage(stage_id("cache_memory_hit", "", "", map_f32_op), counts, 100, names, [whole, arch] {
     static jit::cache c({std::nullopt, {}});
     const std::string key = jit::cache_key(whole, arch, jit::code_kind::cubin);
     c.get(key, [&] { return jit::compile(whole, arch, jit::code_kind::cubin).image; });
@@ -752,15 +777,15 @@ void register_jit_stages(int repetitions, bool quick, std::vector<std::string>& 
     c.get(key, []() -> jit::module_image { throw error("expected a memory hit"); });
     return seconds_since(start);
   });
-  add_stage("jit/cache_disk_hit" + suffix, counts, 20, names, [arch] {
+  add_stage(stage_id("cache_disk_hit", "", "", map_f32_op), counts, 20, names, [arch] {
     jit::cache c({primed_cache_dir(arch), {}});  // new cache object: nothing in memory
     return disk_hit(c, arch);
   });
-  add_stage("jit/cache_disk_hit_fresh_process" + suffix, counts, 3, names, [a, arch] {
+  add_stage(stage_id("cache_disk_hit_fresh_process", "", "", map_f32_op), counts, 3, names, [a, arch] {
     return probe({"disk_hit", a, primed_cache_dir(arch).string()});
   });
   // Loading a CUBIN: cudaLibraryLoadData, the kernel handle, and the load onto the device.
-  add_stage("jit/load/06" + suffix, counts, 20, names, [whole, arch] {
+  add_stage(stage_id("load", "06", "", map_f32_op), counts, 20, names, [whole, arch] {
     static const jit::module_image image = jit::compile(whole, arch, jit::code_kind::cubin).image;
     const auto start = clock::now();
     jit::load_now(image, whole.name_expressions.back());
