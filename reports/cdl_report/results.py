@@ -15,14 +15,14 @@ Benchmark names are Google Benchmark's run names as cdl_bench registers them:
     workload/strategy[.variant]/form/key:value/.../iterations:N/manual_time
     jit/<stage>/...                 host-timed costs of the run-time strategies
     copy/cudaMemcpy/bytes:N         the floor
-This module is the one place that takes such a name apart; docs/results_format.md describes every
-file and field.
+A name is a benchmark's key; what it measured is read from the fields its records carry (their
+label: identity, stage_fields), never by taking the name apart. docs/results_format.md describes
+every file and field.
 """
 import json
 import os
 from collections import defaultdict
 
-GB_SUFFIXES = ("min_time:", "repeats:", "manual_time", "real_time", "iterations:")
 # Names that changed, as older results files hold them: read under today's name.
 RENAMED = (
     ("06_nvrtc_jit.fast/", "06_nvrtc_jit.fast_compile/"),
@@ -64,24 +64,16 @@ def read_json(path, what):
         raise ResultsError(f"{path}: not a readable JSON file ({what}): {e}")
 
 
-def parse_name(run_name):
-    """workload/strategy[.variant]/form/key:value/... -> (workload, entry, {key: value}): a name taken
-    apart, for files written before a benchmark's records carried its fields (identity)."""
-    parts = [p for p in run_name.split("/") if not p.startswith(GB_SUFFIXES)]
-    if len(parts) < 3:
-        raise ResultsError(f"benchmark name {run_name!r} is not workload/strategy/form/...")
-    fields = dict(p.split(":", 1) if ":" in p else ("shape", p) for p in parts[3:])
-    return parts[0], parts[1] + "/" + parts[2], fields
-
-
 def identity(name, record):
     """(workload, entry, {key: value}) of a benchmark from the fields its records carry (the label,
-    a JSON object: docs/results_format.md), or, in a file written before records carried them, from
-    its name (parse_name). A label that is not a benchmark's fields, or says another benchmark than
-    the name, is refused."""
+    a JSON object: docs/results_format.md). A record without them, a label that is not a benchmark's
+    fields, or one that says another benchmark than the name, is refused."""
     label = record.get("label") if isinstance(record, dict) else None
     if not label:
-        return parse_name(name)
+        raise ResultsError(
+            f"benchmark {name}: its records carry no fields (no label): a file written before records"
+            " carried them, which this report no longer reads; run the benchmark again"
+        )
     try:
         f = {k: str(v) for k, v in json.loads(label).items()}
         workload, strategy = f.pop("workload"), f.pop("strategy")
@@ -94,6 +86,31 @@ def identity(name, record):
             f"benchmark {name}: its label's fields name another benchmark ({workload}/{entry})"
         )
     return workload, entry, f
+
+
+def stage_fields(name, record):
+    """The fields a jit/ stage's records carry (bench/jit_stages.cpp's stage_id: the stage, its route
+    and the cache state its text meets where it has them, the problem and its fields), or None in a
+    file written before they carried them: there the stage is known by its name alone. A label whose
+    stage, route, text or problem fields are not the name's is refused."""
+    label = record.get("label") if isinstance(record, dict) else None
+    if not label:
+        return None
+    try:
+        f = {k: str(v) for k, v in json.loads(label).items()}
+        path = "/".join(["jit", f["stage"]] + [f[k] for k in ("route", "text") if k in f])
+    except (ValueError, AttributeError, KeyError) as e:
+        raise ResultsError(f"benchmark {name}: its label is not a jit/ stage's fields ({e}): {label[:80]}")
+    parts = name.split("/")
+    problem = {k: v for k, v in f.items() if k not in ("workload", "stage", "route", "text", "problem")}
+    if (
+        f.get("workload") != "jit"
+        or not (name + "/").startswith(path + "/")
+        or ("problem" in f and f["problem"] not in parts)
+        or any(f"{k}:{v}" not in parts for k, v in problem.items())
+    ):
+        raise ResultsError(f"benchmark {name}: its label's fields name another stage: {label[:120]}")
+    return f
 
 
 def strategy_of(entry):
@@ -201,6 +218,7 @@ class Bench:
             if "median" not in row:
                 continue
             if name.startswith("jit/"):
+                stage_fields(name, row.get("counters"))  # a label, where there is one, must be the name's
                 self.stages[name.split("/iterations:")[0]] = row
             elif name.startswith("copy/"):
                 self.copies[int(name.split("bytes:")[1].split("/")[0])] = row

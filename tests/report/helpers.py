@@ -36,13 +36,43 @@ def report_text(out):
     return text
 
 
+def label_of(name):
+    """The label cdl_bench gives the benchmark `name` (its fields: docs/results_format.md), for a row
+    a test makes under a new name: the report reads a row's fields, so they must be the new name's.
+    None for a jit/ stage (labelled or not, as the file it is copied from)."""
+    parts = [
+        p
+        for p in name.split("/")
+        if not p.startswith(("iterations:", "repeats:", "manual_time", "min_time:"))
+    ]
+    if parts[0] == "jit":
+        return None
+    strategy, _, variant = parts[1].partition(".")
+    if parts[0] == "copy":
+        fields = {"bytes": parts[2].split(":")[1]}
+    else:
+        fields = dict(p.split(":", 1) if ":" in p else ("shape", p) for p in parts[3:])
+        fields["form"] = parts[2]
+    fields.update(workload=parts[0], strategy=strategy, **({"variant": variant} if variant else {}))
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"))
+
+
+def relabelled(entry):
+    """entry with the label of its name (label_of), where it is a workload's benchmark."""
+    label = label_of(entry["run_name"])
+    if label is not None:
+        entry["label"] = label
+    return entry
+
+
 def renamed(entry, old, new, **fields):
-    """A copy of a benchmark entry of the results, `old` replaced by `new` in its names, with `fields` set."""
+    """A copy of a benchmark entry of the results, `old` replaced by `new` in its names (and its
+    label), with `fields` set."""
     c = json.loads(json.dumps(entry))
     for key in ("name", "run_name"):
         c[key] = c[key].replace(old, new)
     c.update(fields)
-    return c
+    return relabelled(c)
 
 
 class FixtureTest(unittest.TestCase):
@@ -116,8 +146,8 @@ def repeated(entry, name, time, reps=5, spread=0.001):
             real_time=time * (1 + spread * (i - reps // 2)),
         )
         c.pop("aggregate_name", None)
-        out.append(c)
+        out.append(relabelled(c))
     median = json.loads(json.dumps(entry))
     median.update(name=name + "_median", run_name=name, run_type="aggregate", aggregate_name="median")
     median["real_time"] = time
-    return out + [median]
+    return out + [relabelled(median)]

@@ -4,7 +4,7 @@ import json
 import os
 import shutil
 
-from helpers import FixtureTest, run_report
+from helpers import FixtureTest, run_report, renamed
 
 FASTER_MEMORY = 1.5  # the other device's copy bandwidth over this one's
 
@@ -123,11 +123,7 @@ class DevicesTest(FixtureTest):
 
         def add_steps(doc):
             doc["benchmarks"] += [
-                dict(
-                    b,
-                    name=b["name"].replace("/tiled/", "/tiled_step0/"),
-                    run_name=b["run_name"].replace("/tiled/", "/tiled_step0/"),
-                )
+                renamed(b, "/tiled/", "/tiled_step0/")
                 for b in doc["benchmarks"]
                 if b["run_name"].startswith(tiled)
             ]

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 
-from helpers import ROOT, FixtureTest
+from helpers import ROOT, FixtureTest, renamed
 
 sys.path.insert(0, os.path.join(ROOT, "reports"))
 import profile as ncu_profile  # noqa: E402  (reports/profile.py, not the standard library's)
@@ -99,7 +99,7 @@ class ProfileTest(FixtureTest):
 
         def measured(doc):
             doc["benchmarks"] += [
-                dict(b, run_name=b["run_name"].replace("/03_switch/", "/16_interpreter/"))
+                renamed(b, "/03_switch/", "/16_interpreter/")
                 for b in doc["benchmarks"]
                 if b["run_name"].startswith("map/03_switch/vec/")
             ]

@@ -2,10 +2,9 @@
 are refused with a message and exit status 2, and no report is written."""
 import json
 import os
-import unittest
 
 from helpers import FixtureTest
-from cdl_report.results import Bench, identity, parse_name, ResultsError
+from cdl_report.results import identity, ResultsError, stage_fields
 
 
 class RefusalTest(FixtureTest):
@@ -142,28 +141,6 @@ class ForeignFileTest(FixtureTest):
         self.assertIn("No `profile.json` beside the results", profile)
 
 
-class NamingTest(unittest.TestCase):
-    def test_a_benchmark_name_is_workload_entry_and_fields(self):
-        self.assertEqual(
-            parse_name(
-                "map/04_function_pointer.table/vec/op:sine/type:f32/n:4194304/k:16/iterations:5/manual_time"
-            ),
-            (
-                "map",
-                "04_function_pointer.table/vec",
-                {"op": "sine", "type": "f32", "n": "4194304", "k": "16"},
-            ),
-        )
-        self.assertEqual(
-            parse_name("image/01_template_functor/tiled/op:box_blur/3840x2160/r:8")[2],
-            {"op": "box_blur", "shape": "3840x2160", "r": "8"},
-        )
-
-    def test_a_name_without_a_form_is_refused(self):
-        with self.assertRaises(ResultsError):
-            parse_name("map/01_template_functor")
-
-
 LABEL_04 = {
     "workload": "map",
     "strategy": "04_function_pointer",
@@ -177,13 +154,15 @@ LABEL_04 = {
 
 
 class FieldsTest(FixtureTest):
-    """A record's fields (its label: docs/results_format.md) are what the report reads; a file from
-    before records carried them is read by its names, to the same problems."""
+    """A record's fields (its label: docs/results_format.md) are what the report reads; a record
+    without them is refused, naming the benchmark."""
 
     def test_a_records_fields_say_what_its_name_says(self):
         name = "map/04_function_pointer.table/vec/op:sine/type:f32/n:4/k:16"
-        self.assertEqual(identity(name, {"label": json.dumps(LABEL_04)}), parse_name(name))
-        self.assertEqual(identity(name, {}), parse_name(name))
+        self.assertEqual(
+            identity(name, {"label": json.dumps(LABEL_04)}),
+            ("map", "04_function_pointer.table/vec", {"op": "sine", "type": "f32", "n": "4", "k": "16"}),
+        )
         copy = {"label": json.dumps({"bytes": "1024", "strategy": "cudaMemcpy", "workload": "copy"})}
         self.assertEqual(
             identity("copy/cudaMemcpy/bytes:1024", copy), ("copy", "cudaMemcpy", {"bytes": "1024"})
@@ -198,35 +177,61 @@ class FieldsTest(FixtureTest):
             with self.subTest(label=label), self.assertRaises(ResultsError):
                 identity(name, {"label": label})
 
-    def test_a_file_whose_records_carry_their_fields_reads_as_one_that_does_not(self):
-        path = os.path.join(self.results, "bench.json")
+    def test_a_record_without_its_fields_is_refused_naming_it(self):
+        with self.assertRaisesRegex(
+            ResultsError, "map/04_function_pointer.table/vec/op:sine: its records carry"
+        ):
+            identity("map/04_function_pointer.table/vec/op:sine", {})
 
-        def problems():  # {(workload, fields): {entry: median}}
-            return {k: {e: r["median"] for e, r in es.items()} for k, es in Bench(path).problems.items()}
-
-        before = problems()
-
-        def label(doc):  # as cdl_bench labels them: the copy's fields have no form
+        def unlabel(doc):  # every record of the first map benchmark
+            first = next(b["run_name"] for b in doc["benchmarks"] if b["name"].startswith("map/"))
             for b in doc["benchmarks"]:
-                name = b["run_name"].split("/iterations:")[0].split("/min_time:")[0]
-                if name.startswith("copy/"):
-                    b["label"] = json.dumps(
-                        {"bytes": name.split(":")[1], "strategy": "cudaMemcpy", "workload": "copy"}
-                    )
-                elif not name.startswith("jit/"):
-                    workload, entry, fields = parse_name(name)
-                    way, form = entry.split("/")
-                    strategy, _, variant = way.partition(".")
-                    extra = {"variant": variant} if variant else {}
-                    b["label"] = json.dumps(
-                        dict(fields, workload=workload, strategy=strategy, form=form, **extra)
-                    )
+                if b["run_name"] == first:
+                    b.pop("label")
 
-        self.edit_results(label)
-        after = problems()
-        self.assertGreater(len(after), 10)
-        self.assertEqual(after, before)
+        self.edit_results(unlabel)
+        self.assert_refused("its records carry no fields (no label)")
 
+    def test_a_jit_stages_fields_are_its_names_and_a_label_of_another_stage_is_refused(self):
+        name = "jit/compile/06/new_op/map/op:quadratic/type:f32/iterations:3/repeats:5/manual_time"
+        fields = {
+            "workload": "jit",
+            "stage": "compile",
+            "route": "06",
+            "text": "new_op",
+            "problem": "map",
+            "op": "quadratic",
+            "type": "f32",
+        }
+        self.assertEqual(stage_fields(name, {"label": json.dumps(fields)}), fields)
+        self.assertIsNone(stage_fields(name, {}))  # a file from before stages carried their fields
+        cache = {
+            "workload": "jit",
+            "stage": "cache_disk_hit",
+            "problem": "map",
+            "op": "quadratic",
+            "type": "f32",
+        }
+        self.assertEqual(
+            stage_fields("jit/cache_disk_hit/map/op:quadratic/type:f32", {"label": json.dumps(cache)}), cache
+        )
+        for other in (
+            dict(fields, route="07"),
+            dict(fields, text="same_text"),
+            dict(fields, op="sine"),
+            dict(fields, problem="zip"),
+            dict(fields, workload="map"),
+            {"stage": "compile"},
+        ):
+            with self.subTest(other=other), self.assertRaises(ResultsError):
+                stage_fields(name, {"label": json.dumps(other)})
+        with self.assertRaises(ResultsError):
+            stage_fields(name, {"label": "compile"})
 
-if __name__ == "__main__":
-    unittest.main()
+        def relabel(doc):  # a stage record labelled as another stage is refused when the file is read
+            for b in doc["benchmarks"]:
+                if b["name"].startswith("jit/compile/06/new_op/"):
+                    b["label"] = json.dumps(dict(fields, route="07"))
+
+        self.edit_results(relabel)
+        self.assert_refused("its label's fields name another stage")

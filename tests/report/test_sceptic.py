@@ -7,7 +7,7 @@ import os
 import re
 import unittest
 
-from helpers import FixtureTest, repeated
+from helpers import FixtureTest, renamed, repeated
 
 from cdl_report import document, stats
 from cdl_report.results import Bench, current_name
@@ -200,9 +200,7 @@ class SweepGoalsTest(FixtureTest):
             for b in list(doc["benchmarks"]):
                 m = re.match(r"map/01_template_functor/vec/op:(\w+)/(.*/k:.*)", b["run_name"])
                 if m and m.group(1) in ratios:
-                    c = json.loads(json.dumps(b))
-                    c["run_name"] = f"map/17_copy_and_patch/vec/op:{m.group(1)}/{m.group(2)}"
-                    c["name"] = c["name"].replace("01_template_functor", "17_copy_and_patch")
+                    c = renamed(b, "01_template_functor", "17_copy_and_patch")
                     c["real_time"] *= ratios[m.group(1)]
                     doc["benchmarks"].append(c)
 
