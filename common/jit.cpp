@@ -383,6 +383,13 @@ linked link(std::span<const compiled* const> parts, int arch, const std::vector<
                           [&](char* text) { CDL_NVJITLINK_CHECK(nvJitLinkGetInfoLog(h, text)); });
 
   std::size_t size = 0;
+  if (std::find(options.begin(), options.end(), "-ptx") != options.end()) {
+    CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedPtxSize(h, &size));
+    out.image.code.resize(size);
+    CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedPtx(h, out.image.code.data()));
+    while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();
+    return out;
+  }
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(h, &size));
   out.image.code.resize(size);
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubin(h, out.image.code.data()));

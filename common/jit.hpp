@@ -118,12 +118,13 @@ compiled compile_nvvm(const nvvm_module& m, int arch);
 // part into a function defined in another is inlined as if both had been one source file.
 struct linked {
   int arch;
-  module_image image;  // CUBIN; kernel names gathered from the parts
+  module_image image;  // CUBIN (PTX with -ptx); kernel names gathered from the parts
   std::string log;
   std::string info;  // nvJitLink's info log: its -time report, where asked for
 };
 // LTO-IR parts are linked with -lto; PTX parts are assembled (ptxas) and linked. extra_options
-// (e.g. -time) change nothing linked.
+// (e.g. -time) change nothing linked, but -ptx: the image is then the linked program's PTX (its
+// text, for reading: the tests run it on the host), not a CUBIN.
 std::vector<std::string> link_options(int arch, bool lto);
 linked link(std::span<const compiled* const> parts, int arch,
             const std::vector<std::string>& extra_options = {});

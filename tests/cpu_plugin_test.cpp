@@ -1,12 +1,16 @@
 // Strategy 13's plugins without a GPU: every map op's files are built, a file that is not a plugin
-// is refused before any CUDA call, and each op's LTO-IR links into the skeleton's (nvJitLink runs
-// on the CPU). Loading and running them are the GPU tests' (the registry's map entries).
+// is refused before any CUDA call, each op's LTO-IR links into the skeleton's (nvJitLink runs on
+// the CPU), and computes its op (its PTX run on the host). Loading and running the plugins' kernels
+// are the GPU tests' (the registry's map entries).
 #include "common/device_info.hpp"
 #include "common/ops.cuh"
 #include "strategies/suite/plugin.hpp"
+#include "tests/expression_oracle.hpp"
+#include "tests/ptx_machine.hpp"
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -91,6 +95,57 @@ TEST(Plugin, LinksEachOpsLtoIrIntoTheSkeletonsWithoutAGpu) {
     FAIL() << "a text file linked as LTO-IR";
   } catch (const error& e) {
     EXPECT_NE(std::string(e.what()).find("linking " + bad), std::string::npos) << e.what();
+  }
+}
+
+// What each op's LTO-IR computes, with no GPU: nvJitLink links it with a probe kernel that calls
+// the op once (y = op(x)) into PTX, which tests/ptx_machine.hpp runs on the host, held against the
+// tests' own evaluator of the op's text (tests/expression_oracle.hpp) in both types. A plugin whose
+// op is not its name's fails here. The check can fail: each op's PTX is also held against the next
+// op's text, which it must miss somewhere.
+TEST(Plugin, EachOpsLtoIrComputesItsOpRunOnTheHost) {
+  const int arch = lto_arch();
+  const jit::program probe{"cdl_probe.cu",
+                           R"(
+extern "C" __device__ float cdl_plugin_op_f32(float x);
+extern "C" __device__ double cdl_plugin_op_f64(double x);
+extern "C" __global__ void cdl_probe_f32(float x, float* y) { *y = cdl_plugin_op_f32(x); }
+extern "C" __global__ void cdl_probe_f64(double x, double* y) { *y = cdl_plugin_op_f64(x); }
+)",
+                           {},
+                           {}};
+  const jit::compiled probe_ir = jit::compile(probe, arch, jit::code_kind::ltoir);
+  constexpr double xs[] = {-3.5, -1.25, -0.5, 0.0, 0.3125, 0.5, 0.75, 1.0, 2.5, 6.0};
+  constexpr auto output = test::ptx_machine::output;
+  for (std::size_t i = 0; i < map_op_catalogue.size(); ++i) {
+    const op_info& op = map_op_catalogue[i];
+    const std::string path = plugin::op_ltoir_path(op.name), code = contents(path);
+    const jit::compiled op_ir{jit::code_kind::ltoir, arch, {{code.begin(), code.end()}, {}}, ""};
+    const jit::compiled* parts[] = {&probe_ir, &op_ir};
+    const std::vector<char> linked = jit::link(parts, arch, {"-ptx"}).image.code;
+    const std::string ptx(linked.begin(), linked.end());
+    ASSERT_NE(ptx.find(".entry cdl_probe_f32"), std::string::npos) << op.name << ": no PTX of the probe";
+    const std::string_view other = map_op_catalogue[(i + 1) % map_op_catalogue.size()].source;
+    int compared = 0, missed_other = 0;
+    for (const double x : xs) {
+      const oracle::value want = oracle::at(op.source, x), want_other = oracle::at(other, x);
+      if (want.fragile) continue;
+      const float y32 = test::ptx_machine(ptx)
+                            .run("cdl_probe_f32", {std::bit_cast<std::uint32_t>(float(x)), output})
+                            .load<float>(output);
+      const double y64 = test::ptx_machine(ptx)
+                             .run("cdl_probe_f64", {std::bit_cast<std::uint64_t>(x), output})
+                             .load<double>(output);
+      EXPECT_TRUE(oracle::agrees(y32, want, 0x1p-23, op.max_ulps + 8))
+          << op.name << " (f32) at x = " << x << ": " << y32 << ", its text gives " << want.v;
+      EXPECT_TRUE(oracle::agrees(y64, want, 0x1p-52, op.max_ulps + 8))
+          << op.name << " (f64) at x = " << x << ": " << y64 << ", its text gives " << want.v;
+      ++compared;
+      missed_other += !want_other.fragile && !oracle::agrees(y64, want_other, 0x1p-52, op.max_ulps + 8);
+    }
+    EXPECT_GE(compared, 6) << op.name;
+    EXPECT_GT(missed_other, 0) << op.name << "'s PTX agrees with " << other
+                               << " everywhere: the check cannot tell";
   }
 }
 
