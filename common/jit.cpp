@@ -67,6 +67,8 @@ F symbol(void* lib, const char* name, const char* path) {
   X(prefix, GetProgramLog) \
   X(prefix, GetCUBINSize) \
   X(prefix, GetCUBIN) \
+  X(prefix, GetPTXSize) \
+  X(prefix, GetPTX) \
   X(prefix, GetLTOIRSize) \
   X(prefix, GetLTOIR) \
   X(prefix, GetLoweredName)
@@ -228,6 +230,11 @@ compiled compile_with_base(const program& p, int arch, code_kind kind, const std
     CDL_NVRTC_CHECK(nvrtc().GetCUBINSize(raw, &size));
     out.image.code.resize(size);
     CDL_NVRTC_CHECK(nvrtc().GetCUBIN(raw, out.image.code.data()));
+  } else if (kind == code_kind::ptx) {  // what the CUBIN was assembled from (the tests read it)
+    CDL_NVRTC_CHECK(nvrtc().GetPTXSize(raw, &size));
+    out.image.code.resize(size);
+    CDL_NVRTC_CHECK(nvrtc().GetPTX(raw, out.image.code.data()));
+    while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();
   } else {
     CDL_NVRTC_CHECK(nvrtc().GetLTOIRSize(raw, &size));
     out.image.code.resize(size);

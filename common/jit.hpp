@@ -84,7 +84,8 @@ void construct_compile_statics();
 
 // The NVRTC options compile() uses: part of every cache key.
 std::vector<std::string> compile_options(int arch, code_kind kind);
-// extra_options (e.g. --time=FILE) change nothing compiled and are no part of a cache key.
+// extra_options (e.g. --time=FILE) change nothing compiled and are no part of a cache key. A kind
+// of ptx gives the PTX the CUBIN is assembled from (the tests run it on the host).
 compiled compile(const program& p, int arch, code_kind kind,
                  const std::vector<std::string>& extra_options = {});
 // compile() with `base` in place of compile_options() (p.options still follow): what one of those

@@ -1,12 +1,16 @@
 // Strategies 06 and 07 without a GPU: NVRTC and nvJitLink compile and link on any machine, so
-// every built-in op is compiled to a CUBIN here, bad op sources are shown to fail cleanly, and
-// the cache is put through its faults. Loading and running the kernels is in the GPU tests.
+// every built-in op is compiled to a CUBIN here, the map kernels they make are run on the host as
+// PTX (tests/ptx_machine.hpp) against the tests' own evaluator, bad op sources are shown to fail
+// cleanly, and the cache is put through its faults. Loading and running the kernels is in the GPU
+// tests.
 #include "common/jit_cache.hpp"
+#include "common/skeletons/map.cuh"
 #include "strategies/suite/expression_jit.hpp"
 #include "strategies/suite/jit_kernels.hpp"
 #include "strategies/suite/user_op.hpp"
 
 #include "expression_oracle.hpp"
+#include "ptx_machine.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -71,6 +76,68 @@ std::vector<op_case> builtin_cases() {
 }
 
 class JitBuiltinOp : public ::testing::TestWithParam<op_case> {};
+
+// What a map kernel of 06 or 07 computes: its PTX run on the host for thread 0 of a block (one
+// element in the scalar form, a vector's in the vec form) over 8 elements at k = 3, each held to the
+// tests' own evaluator of the op's text. Returns what disagreed; counts the kernels it ran.
+std::vector<std::string> map_kernels_missing(const module_image& ptx, dtype t, std::string_view text,
+                                             int& kernels) {
+  const std::string code(ptx.code.begin(), ptx.code.end());
+  constexpr int k = 3, n = 8;
+  constexpr double xs[n] = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
+  constexpr auto in = test::ptx_machine::input, out = test::ptx_machine::output;
+  std::vector<std::string> missed;
+  kernels = 0;
+  for (const auto& [expression, mangled] : ptx.kernel_names) {
+    const bool scalar = expression.find("map_scalar_kernel") != std::string::npos;
+    if (!scalar && expression.find("map_vec_kernel") == std::string::npos) continue;
+    test::ptx_machine m(code);
+    for (int i = 0; i < n; ++i)
+      t == dtype::f32 ? void(m.put(in + 4 * i, float(xs[i]))) : void(m.put(in + 8 * i, xs[i]));
+    m.run(mangled, {in, out, n, k, 0});  // the last: the op's object, which has no state
+    const int computed = scalar ? 1 : 16 / int(t == dtype::f32 ? 4 : 8);
+    for (int i = 0; i < computed; ++i) {
+      const oracle::value want = oracle::mapped(text, xs[i], k, map_delta);
+      if (want.fragile) continue;
+      const double got = t == dtype::f32 ? double(m.load<float>(out + 4 * i)) : m.load<double>(out + 8 * i);
+      if (!oracle::agrees(got, want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
+        missed.push_back(expression + " at x = " + std::to_string(xs[i]) + ": " + std::to_string(got) +
+                         ", its text gives " + std::to_string(want.v));
+    }
+    ++kernels;
+  }
+  return missed;
+}
+
+TEST(JitMapKernels, 06sAnd07sComputeEachOpOfTheCatalogueRunOnTheHost) {
+  for (const op_info& o : map_op_catalogue)
+    for (const dtype t : {dtype::f32, dtype::f64}) {
+      const op_text op = builtin_op(map_op(&o - map_op_catalogue.data()));
+      const std::string what = std::string(o.name) + " (" + std::string(to_string(t)) + ")";
+      const compiled kernels = compile(lto_skeleton_program(workload::map, t), arch, code_kind::ltoir);
+      const compiled lto_op = compile(lto_op_program(workload::map, t, op), arch, code_kind::ltoir);
+      const compiled* parts[] = {&kernels, &lto_op};
+      for (const auto& [route, ptx] :
+           {std::pair{"06", compile(whole_program(workload::map, t, op), arch, code_kind::ptx).image},
+            {"07", link(parts, arch, {"-ptx"}).image}}) {
+        int ran = 0;
+        for (const std::string& miss : map_kernels_missing(ptx, t, o.source, ran))
+          ADD_FAILURE() << route << " " << what << ": " << miss;
+        EXPECT_EQ(ran, 2) << route << " " << what << ": its scalar and vec map kernels";
+      }
+    }
+}
+
+// The check can fail: a kernel of one op is not taken for another's.
+TEST(JitMapKernels, AKernelOfOneOpIsNotTakenForAnothers) {
+  const op_text square = builtin_op(map_op::square);
+  int ran = 0;
+  const module_image ptx =
+      compile(whole_program(workload::map, dtype::f64, square), arch, code_kind::ptx).image;
+  EXPECT_EQ(map_kernels_missing(ptx, dtype::f64, "x * x", ran).size(), 0u);
+  // every value it computed: the scalar kernel's one and the vec kernel's vector of two doubles
+  EXPECT_EQ(map_kernels_missing(ptx, dtype::f64, "x * x + 1e-9", ran).size(), 3u);
+}
 
 TEST_P(JitBuiltinOp, CompilesToCubinThrough06) {
   const op_case& c = GetParam();

@@ -31,6 +31,12 @@ __extension__ typedef __int128 s128;
 class ptx_machine {
  public:
   explicit ptx_machine(const std::string& ptx) : text_(without_comments(ptx)) {
+    for (const char* axis : {"x", "y", "z"}) {
+      const std::string a = axis;
+      registers_["%tid." + a] = registers_["%ctaid." + a] = 0;
+      registers_["%ntid." + a] = a == "x" ? block : 1;
+      registers_["%nctaid." + a] = 1;
+    }
     // The module's initialised arrays, each at an address of its own.
     const std::regex array(
         R"(\.(?:global|const)\s+\.align\s+(\d+)\s+\.b8\s+(\w+)\[(\d+)\]\s*=\s*\{([^}]*)\})");
@@ -69,6 +75,15 @@ class ptx_machine {
     return *this;
   }
 
+  // An input in memory before the run (a kernel's array).
+  template <class T>
+  ptx_machine& put(std::uint64_t address, T value) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof value);
+    store(address, bits, sizeof value);
+    return *this;
+  }
+
   template <class T>
   T load(std::uint64_t address) const {
     std::uint64_t bits = 0;
@@ -79,6 +94,8 @@ class ptx_machine {
   }
 
   static constexpr std::uint64_t output = 0x30000000;  // where a test points its kernel's output
+  static constexpr std::uint64_t input = 0x40000000;   // and its input
+  static constexpr unsigned block = 256;               // the thread run: thread 0 of block 0 of one
 
  private:
   static constexpr std::uint64_t global_base = 0x10000000, local_base = 0x20000000;
@@ -269,8 +286,20 @@ class ptx_machine {
   }
 
   void execute() {
+    std::size_t pc = 0;
+    try {
+      step_all(pc);
+    } catch (const std::exception& e) {
+      const statement& s = statements_.at(pc - 1);
+      std::string text = s.op;
+      for (const std::string& o : s.operands) text += " " + o;
+      throw std::runtime_error(std::string(e.what()) + " (at: " + text + ")");
+    }
+  }
+
+  void step_all(std::size_t& pc) {
     bool carry = false;
-    for (std::size_t pc = 0, steps = 0; pc < statements_.size(); ++steps) {
+    for (std::size_t steps = 0; pc < statements_.size(); ++steps) {
       if (steps > 1000000)
         throw std::runtime_error("ptx: more than a million steps: a loop that does not end");
       const statement& s = statements_[pc++];
@@ -462,6 +491,20 @@ class ptx_machine {
         continue;
       }
       if (type.empty()) throw unknown();
+      if (type == "pred") {  // predicates: truth values
+        const auto p = [&](int i) { return value(o.at(i)) != 0; };
+        if (base == "and")
+          set(o[0], p(1) && p(2));
+        else if (base == "or")
+          set(o[0], p(1) || p(2));
+        else if (base == "xor")
+          set(o[0], p(1) != p(2));
+        else if (base == "not")
+          set(o[0], !p(1));
+        else
+          throw unknown();
+        continue;
+      }
       // Integers and bits: at the type's width, signed where it says s.
       const int w = width(type);
       const bool is_signed = type[0] == 's';
