@@ -82,25 +82,18 @@ class JitBuiltinOp : public ::testing::TestWithParam<op_case> {};
 std::vector<std::string> map_kernels_missing(const module_image& ptx, dtype t, std::string_view text,
                                              int& kernels) {
   const std::string code(ptx.code.begin(), ptx.code.end());
-  constexpr int k = 3, n = 8;
-  constexpr double xs[n] = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
-  constexpr auto in = test::ptx_machine::input, out = test::ptx_machine::output;
+  const std::vector<double> xs = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
+  constexpr int k = 3;
   std::vector<std::string> missed;
   kernels = 0;
   for (const auto& [expression, mangled] : ptx.kernel_names) {
     const bool scalar = expression.find("map_scalar_kernel") != std::string::npos;
     if (!scalar && expression.find("map_vec_kernel") == std::string::npos) continue;
-    test::ptx_machine m(code);
-    for (int i = 0; i < n; ++i)
-      t == dtype::f32 ? void(m.put(in + 4 * i, float(xs[i]))) : void(m.put(in + 8 * i, xs[i]));
-    m.run(mangled, {in, out, n, k, 0});  // the last: the op's object, which has no state
-    const int computed = scalar ? 1 : 16 / int(t == dtype::f32 ? 4 : 8);
-    for (int i = 0; i < computed; ++i) {
+    const std::vector<double> got = test::map_outputs(code, mangled, t == dtype::f64, !scalar, xs, k);
+    for (std::size_t i = 0; i < got.size(); ++i) {
       const oracle::value want = oracle::mapped(text, xs[i], k, map_delta);
-      if (want.fragile) continue;
-      const double got = t == dtype::f32 ? double(m.load<float>(out + 4 * i)) : m.load<double>(out + 8 * i);
-      if (!oracle::agrees(got, want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
-        missed.push_back(expression + " at x = " + std::to_string(xs[i]) + ": " + std::to_string(got) +
+      if (!want.fragile && !oracle::agrees(got[i], want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
+        missed.push_back(expression + " at x = " + std::to_string(xs[i]) + ": " + std::to_string(got[i]) +
                          ", its text gives " + std::to_string(want.v));
     }
     ++kernels;

@@ -4,6 +4,7 @@
 // are the GPU tests' (the registry's map entries).
 #include "common/device_info.hpp"
 #include "common/ops.cuh"
+#include "common/skeletons/map.cuh"
 #include "strategies/suite/plugin.hpp"
 #include "tests/expression_oracle.hpp"
 #include "tests/ptx_machine.hpp"
@@ -146,6 +147,39 @@ extern "C" __global__ void cdl_probe_f64(double x, double* y) { *y = cdl_plugin_
     EXPECT_GE(compared, 6) << op.name;
     EXPECT_GT(missed_other, 0) << op.name << "'s PTX agrees with " << other
                                << " everywhere: the check cannot tell";
+  }
+}
+
+// What each op's fatbin (the file 13 loads) computes, with no GPU: the PTX in it (the build leaves
+// the fatbin uncompressed) run on the host, each of its four map kernels over 8 elements at k = 3,
+// against the tests' own evaluator. A build for the GPU it runs on (-arch=native) may hold no PTX:
+// then the GPU tests, which run the file's kernels, are its check.
+TEST(Plugin, EachOpsFatbinComputesItsOpRunOnTheHost) {
+  const std::vector<double> xs = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
+  constexpr int k = 3;
+  for (const op_info& op : map_op_catalogue) {
+    const std::string file = contents(plugin::fatbin_path(op.name));
+    const std::size_t begin = file.find("\n.version ");
+    if (begin == std::string::npos)
+      GTEST_SKIP() << plugin::fatbin_path(op.name) << " holds no PTX (a build for this machine's GPU alone)";
+    const std::size_t start = file.rfind('\0', begin) + 1;
+    const std::string ptx = file.substr(start, file.find('\0', begin) - start);
+    int compared = 0;
+    for (const bool f64 : {false, true})
+      for (const bool vec : {false, true}) {
+        const std::string entry =
+            std::string("cdl_plugin_map_") + (vec ? "vec_" : "scalar_") + (f64 ? "f64" : "f32");
+        const std::vector<double> got = test::map_outputs(ptx, entry, f64, vec, xs, k);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const oracle::value want = oracle::mapped(op.source, xs[i], k, map_delta);
+          if (want.fragile) continue;
+          EXPECT_TRUE(oracle::agrees(got[i], want, f64 ? 0x1p-52 : 0x1p-23, op.max_ulps + 8))
+              << op.name << " " << entry << " at x = " << xs[i] << ": " << got[i] << ", its text gives "
+              << want.v;
+          ++compared;
+        }
+      }
+    EXPECT_GE(compared, 6) << op.name;  // of 8: 1 and 4 values in float32, 1 and 2 in float64
   }
 }
 

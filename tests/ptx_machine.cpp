@@ -616,4 +616,18 @@ std::uint64_t ptx_machine::peek(std::uint64_t address, int bytes) const {
   return bits;
 }
 
+std::vector<double> map_outputs(const std::string& ptx, const std::string& entry, bool f64, bool vec,
+                                const std::vector<double>& xs, int k) {
+  constexpr auto in = ptx_machine::input, out = ptx_machine::output;
+  const int size = f64 ? 8 : 4, computed = vec ? 16 / size : 1;
+  ptx_machine m(ptx);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    f64 ? void(m.put(in + size * i, xs[i])) : void(m.put(in + size * i, float(xs[i])));
+  m.run(entry, {in, out, xs.size(), std::uint64_t(k), 0});  // the last: an op's object has no state
+  std::vector<double> got;
+  for (int i = 0; i < computed; ++i)
+    got.push_back(f64 ? m.load<double>(out + size * i) : double(m.load<float>(out + size * i)));
+  return got;
+}
+
 }  // namespace cdl::test

@@ -55,4 +55,10 @@ class ptx_machine {
   std::unique_ptr<state> state_;
 };
 
+// What a map kernel (x, y, n, k, and the op's object where it takes one) stores when its thread 0
+// of a block runs over `xs` at k: one element's value in the scalar form, a 16-byte vector's in the
+// vec form (xs holds at least that many), in float64 or float32 (given and returned as doubles).
+std::vector<double> map_outputs(const std::string& ptx, const std::string& entry, bool f64, bool vec,
+                                const std::vector<double>& xs, int k);
+
 }  // namespace cdl::test
