@@ -68,22 +68,14 @@ class machine {
     return *this;
   }
 
-  // An input in memory before the run (a kernel's array).
-  template <class T>
-  machine& put(std::uint64_t address, T value) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &value, sizeof value);
-    store(address, bits, sizeof value);
-    return *this;
+  // Memory, a byte at a time: the wrapper's put and load (an unwritten byte throws).
+  void store(std::uint64_t at, std::uint64_t bits, int bytes) {
+    for (int b = 0; b < bytes; ++b) memory_[at + b] = std::uint8_t(bits >> (8 * b));
   }
-
-  template <class T>
-  T load(std::uint64_t address) const {
+  std::uint64_t load_bits(std::uint64_t at, int bytes) const {
     std::uint64_t bits = 0;
-    for (std::size_t b = 0; b < sizeof(T); ++b) bits |= std::uint64_t(byte(address + b)) << (8 * b);
-    T value;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
+    for (int b = 0; b < bytes; ++b) bits |= std::uint64_t(byte(at + b)) << (8 * b);
+    return bits;
   }
 
   static constexpr unsigned block = ptx_machine::block;
@@ -219,15 +211,6 @@ class machine {
       return params_.at(inside);
     }
     return value(inside) + std::uint64_t(offset);
-  }
-
-  void store(std::uint64_t at, std::uint64_t bits, int bytes) {
-    for (int b = 0; b < bytes; ++b) memory_[at + b] = std::uint8_t(bits >> (8 * b));
-  }
-  std::uint64_t load_bits(std::uint64_t at, int bytes) const {
-    std::uint64_t bits = 0;
-    for (int b = 0; b < bytes; ++b) bits |= std::uint64_t(byte(at + b)) << (8 * b);
-    return bits;
   }
 
   void set(const std::string& name, std::uint64_t bits) { registers_[name] = bits; }
@@ -607,13 +590,11 @@ ptx_machine& ptx_machine::run(const std::string& entry, const std::vector<std::u
 }
 
 void ptx_machine::poke(std::uint64_t address, std::uint64_t bits, int bytes) {
-  for (int b = 0; b < bytes; ++b) state_->put(address + b, std::uint8_t(bits >> (8 * b)));
+  state_->store(address, bits, bytes);
 }
 
 std::uint64_t ptx_machine::peek(std::uint64_t address, int bytes) const {
-  std::uint64_t bits = 0;
-  for (int b = 0; b < bytes; ++b) bits |= std::uint64_t(state_->load<std::uint8_t>(address + b)) << (8 * b);
-  return bits;
+  return state_->load_bits(address, bytes);
 }
 
 std::vector<double> map_outputs(const std::string& ptx, const std::string& entry, bool f64, bool vec,
