@@ -120,6 +120,38 @@ TEST(JitMapKernels, 06sAnd07sComputeEachOpOfTheCatalogueRunOnTheHost) {
     }
 }
 
+// 08's map kernels too: libNVVM's PTX of each catalogue op and of texts at the operators'
+// boundaries, scalar and vec, in both types.
+TEST(JitMapKernels, 08sComputeEachOpRunOnTheHost) {
+  std::vector<std::string> texts;
+  for (const op_info& o : map_op_catalogue) texts.emplace_back(o.source);
+  for (const char* text :
+       {"-x + 1 - 2 * x / 4", "2 <= x ? min(x, 3) : max(-x, 0.5)", "t = sin(x); t * t - x"})
+    texts.emplace_back(text);
+  const std::vector<double> xs = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
+  constexpr int k = 3;
+  int compared = 0;
+  for (const std::string& text : texts)
+    for (const dtype t : {dtype::f32, dtype::f64})
+      for (const map_form form : {map_form::scalar, map_form::vec}) {
+        const compiled c = compile_nvvm(expression_jit::map_module(expr::parse(text), t, form, "op"), arch);
+        const std::string ptx(c.image.code.begin(), c.image.code.end());
+        ASSERT_EQ(c.image.kernel_names.size(), 1u) << text;
+        const std::string& kernel = c.image.kernel_names.begin()->second;
+        const std::vector<double> got =
+            test::map_outputs(ptx, kernel, t == dtype::f64, form == map_form::vec, xs, k);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const oracle::value want = oracle::mapped(text, xs[i], k, map_delta);
+          if (want.fragile) continue;
+          EXPECT_TRUE(oracle::agrees(got[i], want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
+              << "08 " << text << " (" << to_string(t) << ", " << kernel << ") at x = " << xs[i] << ": "
+              << got[i] << ", its text gives " << want.v;
+          ++compared;
+        }
+      }
+  EXPECT_GE(compared, 56);  // of 64: 8 texts, each 1 + 4 values in float32, 1 + 2 in float64
+}
+
 // The check can fail: a kernel of one op is not taken for another's.
 TEST(JitMapKernels, AKernelOfOneOpIsNotTakenForAnothers) {
   const op_text square = builtin_op(map_op::square);
