@@ -128,6 +128,12 @@ void check_nvjitlink(nvJitLinkResult code, const char* call, const char* file, i
 }
 #define CDL_NVJITLINK_CHECK(call) check_nvjitlink((call), #call, __FILE__, __LINE__)
 
+// PTX as text of its own length: the compilers end it with a NUL, and nvJitLink takes a text's
+// length (a test reading it takes the text alone).
+void drop_trailing_nuls(std::vector<char>& ptx) {
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+}
+
 std::string trimmed(std::vector<char> text) {
   std::string s(text.begin(), text.end());
   while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
@@ -234,7 +240,7 @@ compiled compile_with_base(const program& p, int arch, code_kind kind, const std
     CDL_NVRTC_CHECK(nvrtc().GetPTXSize(raw, &size));
     out.image.code.resize(size);
     CDL_NVRTC_CHECK(nvrtc().GetPTX(raw, out.image.code.data()));
-    while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();
+    drop_trailing_nuls(out.image.code);
   } else {
     CDL_NVRTC_CHECK(nvrtc().GetLTOIRSize(raw, &size));
     out.image.code.resize(size);
@@ -345,8 +351,7 @@ compiled compile_nvvm(const nvvm_module& m, int arch) {
   std::vector<char> ptx(size);
   CDL_NVVM_CHECK(nvvm().GetCompiledResult(raw, ptx.data()));
   out.image.code.assign(ptx.begin(), ptx.end());
-  while (!out.image.code.empty() && out.image.code.back() == '\0')
-    out.image.code.pop_back();                                           // nvJitLink takes the text's length
+  drop_trailing_nuls(out.image.code);
   for (const std::string& k : m.kernels) out.image.kernel_names[k] = k;  // unmangled: the IR names them
   return out;
 }
@@ -394,7 +399,7 @@ linked link(std::span<const compiled* const> parts, int arch, const std::vector<
     CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedPtxSize(h, &size));
     out.image.code.resize(size);
     CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedPtx(h, out.image.code.data()));
-    while (!out.image.code.empty() && out.image.code.back() == '\0') out.image.code.pop_back();
+    drop_trailing_nuls(out.image.code);
     return out;
   }
   CDL_NVJITLINK_CHECK(nvJitLinkGetLinkedCubinSize(h, &size));
