@@ -76,29 +76,35 @@ std::vector<op_case> builtin_cases() {
 
 class JitBuiltinOp : public ::testing::TestWithParam<op_case> {};
 
-// What a map kernel of 06 or 07 computes: its PTX run on the host for thread 0 of a block (one
-// element in the scalar form, a vector's in the vec form) over 8 elements at k = 3, each held to the
-// tests' own evaluator of the op's text. Returns what disagreed; counts the kernels it ran.
-std::vector<std::string> map_kernels_missing(const module_image& ptx, dtype t, std::string_view text,
-                                             int& kernels) {
+// What the map kernels of a module of 06, 07 or 08 compute: each one's PTX run on the host for
+// thread 0 of a block (one element in the scalar form, a vector's in the vec form) over 8 elements
+// at k = 3, each held to the tests' own evaluator of the op's text: what disagreed, and how many
+// kernels ran and values were compared.
+struct map_check {
+  std::vector<std::string> missed;
+  int kernels = 0, compared = 0;
+};
+map_check check_map_kernels(const module_image& ptx, dtype t, std::string_view text) {
   const std::string code(ptx.code.begin(), ptx.code.end());
   const std::vector<double> xs = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
   constexpr int k = 3;
-  std::vector<std::string> missed;
-  kernels = 0;
-  for (const auto& [expression, mangled] : ptx.kernel_names) {
-    const bool scalar = expression.find("map_scalar_kernel") != std::string::npos;
-    if (!scalar && expression.find("map_vec_kernel") == std::string::npos) continue;
-    const std::vector<double> got = test::map_outputs(code, mangled, t == dtype::f64, !scalar, xs, k);
+  map_check out;
+  for (const auto& [expression, kernel] : ptx.kernel_names) {
+    // 06's and 07's map_scalar_kernel<...> and map_vec_kernel<...>, 08's map_scalar and map_vec
+    const bool scalar = expression.find("map_scalar") != std::string::npos;
+    if (!scalar && expression.find("map_vec") == std::string::npos) continue;
+    const std::vector<double> got = test::map_outputs(code, kernel, t == dtype::f64, !scalar, xs, k);
     for (std::size_t i = 0; i < got.size(); ++i) {
       const oracle::value want = oracle::mapped(text, xs[i], k, map_delta);
-      if (!want.fragile && !oracle::agrees(got[i], want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
-        missed.push_back(expression + " at x = " + std::to_string(xs[i]) + ": " + std::to_string(got[i]) +
-                         ", its text gives " + std::to_string(want.v));
+      if (want.fragile) continue;
+      ++out.compared;
+      if (!oracle::agrees(got[i], want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
+        out.missed.push_back(expression + " at x = " + std::to_string(xs[i]) + ": " + std::to_string(got[i]) +
+                             ", its text gives " + std::to_string(want.v));
     }
-    ++kernels;
+    ++out.kernels;
   }
-  return missed;
+  return out;
 }
 
 TEST(JitMapKernels, 06sAnd07sComputeEachOpOfTheCatalogueRunOnTheHost) {
@@ -112,10 +118,9 @@ TEST(JitMapKernels, 06sAnd07sComputeEachOpOfTheCatalogueRunOnTheHost) {
       for (const auto& [route, ptx] :
            {std::pair{"06", compile(whole_program(workload::map, t, op), arch, code_kind::ptx).image},
             {"07", link(parts, arch, {"-ptx"}).image}}) {
-        int ran = 0;
-        for (const std::string& miss : map_kernels_missing(ptx, t, o.source, ran))
-          ADD_FAILURE() << route << " " << what << ": " << miss;
-        EXPECT_EQ(ran, 2) << route << " " << what << ": its scalar and vec map kernels";
+        const map_check c = check_map_kernels(ptx, t, o.source);
+        for (const std::string& miss : c.missed) ADD_FAILURE() << route << " " << what << ": " << miss;
+        EXPECT_EQ(c.kernels, 2) << route << " " << what << ": its scalar and vec map kernels";
       }
     }
 }
@@ -128,26 +133,17 @@ TEST(JitMapKernels, 08sComputeEachOpRunOnTheHost) {
   for (const char* text :
        {"-x + 1 - 2 * x / 4", "2 <= x ? min(x, 3) : max(-x, 0.5)", "t = sin(x); t * t - x"})
     texts.emplace_back(text);
-  const std::vector<double> xs = {-1.5, -0.625, 0.25, 0.75, 1.0, 1.75, 2.5, 3.0};
-  constexpr int k = 3;
   int compared = 0;
   for (const std::string& text : texts)
     for (const dtype t : {dtype::f32, dtype::f64})
       for (const map_form form : {map_form::scalar, map_form::vec}) {
-        const compiled c = compile_nvvm(expression_jit::map_module(expr::parse(text), t, form, "op"), arch);
-        const std::string ptx(c.image.code.begin(), c.image.code.end());
-        ASSERT_EQ(c.image.kernel_names.size(), 1u) << text;
-        const std::string& kernel = c.image.kernel_names.begin()->second;
-        const std::vector<double> got =
-            test::map_outputs(ptx, kernel, t == dtype::f64, form == map_form::vec, xs, k);
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          const oracle::value want = oracle::mapped(text, xs[i], k, map_delta);
-          if (want.fragile) continue;
-          EXPECT_TRUE(oracle::agrees(got[i], want, t == dtype::f32 ? 0x1p-23 : 0x1p-52, 64))
-              << "08 " << text << " (" << to_string(t) << ", " << kernel << ") at x = " << xs[i] << ": "
-              << got[i] << ", its text gives " << want.v;
-          ++compared;
-        }
+        const module_image ptx =
+            compile_nvvm(expression_jit::map_module(expr::parse(text), t, form, "op"), arch).image;
+        const map_check c = check_map_kernels(ptx, t, text);
+        for (const std::string& miss : c.missed)
+          ADD_FAILURE() << "08 " << text << " (" << to_string(t) << "): " << miss;
+        EXPECT_EQ(c.kernels, 1) << "08 " << text << ": a module per form";
+        compared += c.compared;
       }
   EXPECT_GE(compared, 56);  // of 64: 8 texts, each 1 + 4 values in float32, 1 + 2 in float64
 }
@@ -155,12 +151,11 @@ TEST(JitMapKernels, 08sComputeEachOpRunOnTheHost) {
 // The check can fail: a kernel of one op is not taken for another's.
 TEST(JitMapKernels, AKernelOfOneOpIsNotTakenForAnothers) {
   const op_text square = builtin_op(map_op::square);
-  int ran = 0;
   const module_image ptx =
       compile(whole_program(workload::map, dtype::f64, square), arch, code_kind::ptx).image;
-  EXPECT_EQ(map_kernels_missing(ptx, dtype::f64, "x * x", ran).size(), 0u);
+  EXPECT_EQ(check_map_kernels(ptx, dtype::f64, "x * x").missed.size(), 0u);
   // every value it computed: the scalar kernel's one and the vec kernel's vector of two doubles
-  EXPECT_EQ(map_kernels_missing(ptx, dtype::f64, "x * x + 1e-9", ran).size(), 3u);
+  EXPECT_EQ(check_map_kernels(ptx, dtype::f64, "x * x + 1e-9").missed.size(), 3u);
 }
 
 TEST_P(JitBuiltinOp, CompilesToCubinThrough06) {
