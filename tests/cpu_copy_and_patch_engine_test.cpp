@@ -142,14 +142,22 @@ TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSig
 
 // A division by a constant: by a power of two, a zero or an infinity, one multiply by the reciprocal
 // (exact); by another constant, the reciprocal's product corrected once; by a constant whose
-// reciprocal is no normal float, or by a value, refused.
+// reciprocal is no normal float, refused. By a value: a call of nvcc's division, its numerator and
+// divisor registers (a constant numerator made one).
 TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) {
   EXPECT_EQ(ops("x / 4"), names{"mul"});
   EXPECT_EQ(ops("x / 0"), names{"mul"});
   EXPECT_EQ(ops("x / 3"), (names{"mul", "fmac", "fmac"}));
-  for (const char* text : {"x / 1e-39", "x / (x + 1)", "1 / x"}) {
+  std::vector<patch::step> refused;
+  EXPECT_THROW(patch::select(expr::parse("x / 1e-39"), refused), patch::refused);
+  EXPECT_EQ(ops("x / (x + 1)"), (names{"add", "call"}));
+  EXPECT_EQ(ops("1 / x"), (names{"max", "min", "call"}));
+  for (const char* text : {"x / (x + 1)", "1 / x", "x / x"}) {
     std::vector<patch::step> code;
-    EXPECT_THROW(patch::select(expr::parse(text), code), patch::refused) << text;
+    const int result = patch::select(expr::parse(text), code);
+    const patch::step& quotient = code[std::size_t(result - 1)];
+    EXPECT_EQ(quotient.call, stencil::fn_div) << text;
+    EXPECT_GE(quotient.b, 0) << text << ": a quotient reads its divisor";
   }
   // Its steps give C++'s quotient to the bit, for constants and elements of every magnitude whose
   // quotient is a normal float.
@@ -275,9 +283,12 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   std::string reasons;
   for (const auto& [why, times] : refused) reasons += "\n  " + std::to_string(times) + ": " + why;
   std::printf(
-      "host check (sm_%d): 20000 ops, %d written (%d with a vec image, %d calling functions), %d wrong; "
-      "refused:%s\n",
-      st.arch, written, vec, calls, wrong, reasons.c_str());
+      "host check (sm_%d, %zu of %zu call images learnt): 20000 ops, %d written (%d with a vec image, %d "
+      "calling functions), %d wrong; refused:%s\n",
+      st.arch, patch::calls_of(st).images.size(), std::size(stencil::call_shapes) * stencil::max_calls,
+      written, vec, calls, wrong, reasons.c_str());
+  if (!patch::calls_of(st).refusals.empty())
+    std::printf("call images not learnt: %s\n", patch::calls_of(st).refusals.c_str());
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(written, 10000);
   // Where the learning kept no call image (an architecture whose slots' code it refuses, each

@@ -300,7 +300,7 @@ route_explanation explain_on_host(const std::string& text, dtype t) {
   const patch::stencils& st = host_stencils();
   const patch::compiled c = patch::compile(st, text);
 #define CDL_FUNCTION_NAME(name, fn) #name,
-  static const char* const functions[] = {"", CDL_SLOT_FUNCTIONS(CDL_FUNCTION_NAME)};
+  static const char* const functions[] = {"", CDL_SLOT_FUNCTIONS(CDL_FUNCTION_NAME) "div"};
 #undef CDL_FUNCTION_NAME
   out += ", built for sm_" + std::to_string(st.arch) + ")\n  its steps (" + std::to_string(c.code.size()) +
          ", each one instruction or a call in a slot):";

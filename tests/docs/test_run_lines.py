@@ -155,10 +155,13 @@ class Explain(unittest.TestCase):
             got.stdout, r"scalar form: 17_copy_and_patch runs an op that calls a function in its vec"
         )
         self.assertRegex(got.stdout, r"vec form: image cdl_call_vec_3_\d_\d, a slot a call \(sin, cos, exp\)")
+        got = self.explain("x / (x + 1)")  # nvcc's division, in a slot
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(got.stdout, r"vec form: image cdl_call_vec_1_\d_\d, a slot a call \(div\)")
 
     def test_an_op_17_refuses_says_why_and_the_routes_and_exits_1(self):
         for expression, extra, why in (
-            ("x / (x + 1)", (), "a division by a value"),
+            ("sin(cos(exp(sqrt(x))))", (), "more calls than a call image has slots"),
             ("x * x", ("--type", "f64"), "runs float alone"),
         ):
             got = self.explain(expression, *extra)
@@ -249,13 +252,14 @@ class CdlRunOnTheGpu(unittest.TestCase):
 
     def test_a_users_op_is_patched_or_refused_with_its_reason(self):
         """cdl_run --expr through 17: an op of its operations and calls is patched, validated and
-        timed (a division by a constant among them); one it has no stencil for (a division by a value)
-        is named with the reason and the routes to use, and the run goes on."""
+        timed (a division by a constant and one by a value among them); one it has no image for (four
+        calls) is named with the reason and the routes to use, and the run goes on."""
         for expression, patched in (
             ("x * x + 2 * x + 1", True),
             ("sqrt(x) + 1", True),
             ("x / 3 + 1", True),
-            ("x / (x + 1)", False),
+            ("x / (x + 1)", True),
+            ("sin(cos(exp(sqrt(x))))", False),
         ):
             got = self.cdl_run(
                 "--expr", expression, "--strategy", "01_template_functor/scalar", "--n", "2^20"
@@ -265,7 +269,7 @@ class CdlRunOnTheGpu(unittest.TestCase):
                 self.assertRegex(said, r"(?m)^17_copy_and_patch/vec \[--expr\] +[0-9.]+ ms  \(p10 ")
             else:
                 self.assertRegex(
-                    said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*division.*16_interpreter"
+                    said, r"(?m)^17_copy_and_patch/vec \[--expr\]: not run: .*more calls.*16_interpreter"
                 )
 
 

@@ -13,8 +13,8 @@ namespace {
 // --- An op that calls functions: its steps in a call image's windows, a slot for each call -------
 
 // Where a value must be: anywhere in the lane's registers kept across the slots, or in what slot g
-// reads (arg), what it writes (res), or where the sum reads the op's value.
-enum class fixed { no, arg, res, result };
+// reads (arg, and a quotient's divisor), what it writes (res), or where the sum reads the op's value.
+enum class fixed { no, arg, divisor, res, result };
 struct routed {
   std::vector<step> code;                    // calls included (op -1), in order
   std::vector<int> window;                   // each step's window (a call's: the window it ends, its slot)
@@ -23,7 +23,8 @@ struct routed {
 };
 
 // The op's steps with copies (v + -0) where a value is not made where the image needs it: a call's
-// argument made in the window before it and read by nothing else is made in the slot's register;
+// argument (and a quotient's divisor) made in the window before it and read by nothing else is made
+// in the slot's register;
 // a call's result stays in the slot's through the window after it, and is copied at its end where
 // a later window reads it (at its start, where something there writes the slot's register first,
 // in any lane); the op's value made last is made where the sum reads it.
@@ -51,18 +52,24 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
   w = 0;
   int pending = -1;  // the last call's result, read after the next slot: copied just before it
   for (step s : code) {
-    const int arg = s.a, made = arg == 0 ? -1 : def_step[std::size_t(arg)];
+    const int arg = s.a, divisor = s.b;
     for (int* v : {&s.a, &s.b, &s.c})
       if (*v >= 0) *v = renamed[std::size_t(*v)];
     if (!s.call) {
       r.code.push_back(s), r.window.push_back(w);
       continue;
     }
-    const bool made_here =
-        arg == 0 ? w == 0 : made >= 0 && !code[std::size_t(made)].call && def_window[std::size_t(arg)] == w;
-    if (!made_here || readers[std::size_t(arg)] != 1) s.a = copy(s.a, w);
+    const auto made_here = [&](int v) {  // in this window, by a step, and read by this call alone
+      const int made = v == 0 ? -1 : def_step[std::size_t(v)];
+      return (v == 0 ? w == 0
+                     : made >= 0 && !code[std::size_t(made)].call && def_window[std::size_t(v)] == w) &&
+             readers[std::size_t(v)] == 1;
+    };
+    if (!made_here(arg)) s.a = copy(s.a, w);
+    if (divisor >= 0 && !made_here(divisor)) s.b = copy(s.b, w);
     if (pending >= 0) renamed[std::size_t(pending)] = copy(pending, w), pending = -1;
     r.where[std::size_t(s.a)] = {fixed::arg, w};
+    if (divisor >= 0) r.where[std::size_t(s.b)] = {fixed::divisor, w};
     r.code.push_back(s), r.window.push_back(w);
     r.where[std::size_t(s.dest)] = {fixed::res, w};
     ++w;
@@ -89,6 +96,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
       const auto [kind, slot] = r.where[std::size_t(s.dest)];
       for (const auto& lane : im.lane)
         if (((kind == fixed::arg && slot == g + 1 && lane.arg[slot] == lane.res[g]) ||
+             (kind == fixed::divisor && slot == g + 1 && lane.divisor[slot] == lane.res[g]) ||
              (kind == fixed::result && lane.result == lane.res[g])) &&
             written == r.code.size())
           written = m;
@@ -149,7 +157,12 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
   for (std::size_t v = 0; v < values; ++v) {  // the fixed ones first: they have no choice
     const auto [kind, g] = r.where[v];
     if (last[v] < 0 || kind == fixed::no) continue;
-    reg[v] = kind == fixed::arg ? regs.arg[g] : kind == fixed::res ? regs.res[g] : regs.result;
+    if (kind == fixed::divisor && regs.divisor[g] < 0)
+      throw refused("no register for a divisor at the call image's slot " + std::to_string(g));
+    reg[v] = kind == fixed::arg       ? regs.arg[g]
+             : kind == fixed::divisor ? regs.divisor[g]
+             : kind == fixed::res     ? regs.res[g]
+                                      : regs.result;
     if (!fits(int(v), reg[v]))
       throw refused("a call's argument or result meets another value in its register");
     holds[std::size_t(reg[v])].push_back(int(v));
@@ -245,6 +258,9 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
         if (next[l] == mine[l].size() || !open(l, p)) continue;
         bool ready = true;
         for (const wait& a : after[l]) ready = ready && (a.step != next[l] || placed[a.lane][a.its] < p);
+        const int dest = (*code[l])[mine[l][next[l]]].dest,
+                  made = w < im.calls ? im.lane[l].arg[w] : im.lane[l].result;
+        ready = ready && (dest != made || im.places[p] >= im.write_from[w][l]);
         if (!ready) continue;
         std::size_t before = 0;
         for (std::size_t q = p; q < im.places.size(); ++q) before += open(l, q);

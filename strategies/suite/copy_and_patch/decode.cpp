@@ -17,7 +17,7 @@ float emulate(const compiled& c, float x0, int k) {
     v[0] = std::fma(float(j), stencil::delta, x0);
     for (const step& s : c.code) {
       v[std::size_t(s.dest)] =
-          s.call ? stencil::call(s.call, v[std::size_t(s.a)])
+          s.call ? stencil::call(s.call, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f)
                  : stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
                                      s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
     }
@@ -103,7 +103,10 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
       unsigned f;
       std::memcpy(&f, &c.image[calls_of(st).slot_words[calls->calls] + 4 * std::size_t(w)], 4);
       float value[stencil::lanes];
-      for (int l = 0; l < stencil::lanes; ++l) value[l] = stencil::call(f, reg[calls->lane[l].arg[w]]);
+      for (int l = 0; l < stencil::lanes; ++l) {
+        const auto& lane = calls->lane[l];
+        value[l] = stencil::call(f, reg[lane.arg[w]], lane.divisor[w] >= 0 ? reg[lane.divisor[w]] : NAN);
+      }
       std::set<int> kept;
       for (const auto& lane : calls->lane) kept.insert(lane.across[w].begin(), lane.across[w].end());
       for (int r = 0; r < 255; ++r)

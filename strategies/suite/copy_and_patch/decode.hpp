@@ -24,7 +24,8 @@ inline bool same_result(float a, float b) { return a == b || (std::isnan(a) && s
 float emulate(const compiled& c, float x0, int k);
 
 // The same over many elements at once, each call applied by `apply` to every element's argument
-// (the GPU's functions, in the fuzz: the host's sinf is not the GPU's to the bit).
+// (the GPU's functions, in the fuzz: the host's sinf is not the GPU's to the bit); a quotient, the
+// same to the bit on both, on the host.
 template <class Apply>
 std::vector<float> emulate_all(const compiled& c, const float* x0, std::size_t n, int k, Apply apply) {
   std::vector<std::vector<float>> v(c.code.size() + 1, std::vector<float>(n));
@@ -34,6 +35,10 @@ std::vector<float> emulate_all(const compiled& c, const float* x0, std::size_t n
     for (const step& s : c.code) {
       std::vector<float>& out = v[std::size_t(s.dest)];
       const std::vector<float>& a = v[std::size_t(s.a)];
+      if (s.call == stencil::fn_div) {
+        for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / v[std::size_t(s.b)][i];
+        continue;
+      }
       if (s.call) {
         out = a;
         apply(s.call, out);

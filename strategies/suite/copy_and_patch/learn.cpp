@@ -494,6 +494,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
           if (insn_at(at_step(l, (g + 1) * S + s))[3] == kept)
             read = std::max(read, at_step(l, (g + 1) * S + s));
         r.across[g].push_back(kept);
+        if (c == 1) r.divisor[g] = kept;
         auto& life = chain_life.try_emplace(kept, before, read).first->second;
         life = {std::min(life.first, before), std::max(life.second, read)};
       }
@@ -555,11 +556,25 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     }
   }
   for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
+  // A slot divides chain 0 by chain 1: its register holds the divisor where nvcc keeps it across the
+  // slot and nothing of nvcc's in the window names it (nvcc's own read could come before the patch's
+  // write); else no quotient in that slot.
+  for (auto& r : im.lane)
+    for (int g = 0; g < calls; ++g) {
+      const int d = r.divisor[g];
+      bool free = std::count(r.across[g].begin(), r.across[g].end(), d) > 0;
+      for (std::size_t offset = first[std::size_t(g)]; free && offset <= last[std::size_t(g)]; offset += 16)
+        if (!std::binary_search(im.places.begin(), im.places.end(), offset))
+          for (int field : {dest_field, 3, 4, 8}) free = free && insn_at(offset)[field] != d;
+      if (!free) r.divisor[g] = -1;
+    }
   // Where nvcc writes such a register and only its own step (a place, the patch's now) reads it,
-  // nothing waits for that write, which may land late (a load, a shuffle): the image is not used.
-  for (const auto& [wrote, read] : unread)
-    LEARN_CHECK(wrote == 0 || read > wrote,
-                im.kernel + ": nvcc writes a register the patch makes, and nothing of its own waits for it");
+  // that step waits for the write, which may land late (a load, a shuffle): the patch writes the
+  // register no earlier than the step's place, whatever it puts there (a place keeps its waits).
+  for (int l = 0; l < lanes; ++l)
+    for (int w = 0; w <= calls; ++w)
+      if (const auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)]; wrote != 0 && read < wrote)
+        im.write_from[w][l] = at_step(l, w < calls ? w * S + S - 1 : total - 1);
   return im;
 }
 

@@ -63,11 +63,17 @@ struct call_image {
   // window w: lane l's steps from here (after a slot, nvcc's own first reader of its result), and
   // before here
   std::size_t from[stencil::max_calls + 1][stencil::lanes]{}, until[stencil::max_calls + 1][stencil::lanes]{};
+  // window w: where nvcc writes lane l's slot argument (the result, in the last) and only its own
+  // step there reads it, the patch writes that register at that step's place or after (whose wait
+  // on nvcc's write, kept, covers what may land late); 0 where nothing constrains it
+  std::size_t write_from[stencil::max_calls + 1][stencil::lanes]{};
   std::size_t last = 0;  // the last place
   struct lane_registers {
     std::vector<int> across[stencil::max_calls];  // kept by slot g: a value of the op that lives across it
     int arg[stencil::max_calls]{}, res[stencil::max_calls]{};  // what slot g reads, and writes
-    int result = -1;                                           // where the sum reads the op's value
+    // what slot g divides by (chain 1's register, kept across it), or -1: no quotient there
+    int divisor[stencil::max_calls] = {-1, -1, -1};
+    int result = -1;  // where the sum reads the op's value
   } lane[stencil::lanes];
 };
 // The call images' part of the stencils, read and learnt the first time an op calls a function:

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace cdl::copy_and_patch::patch {
@@ -35,7 +36,8 @@ unsigned slot_function(cdl::expr::kind k) {
 
 // The op as steps on virtual registers (each node its own), constants folded in float as the GPU
 // would compute them; a function called again on the same value is called once, as a compiler would
-// (a call is dearer than any step, and each takes a slot). Returns the register holding the result.
+// (a call is dearer than any step, and each takes a slot); a division by a value is a call too, of
+// nvcc's division. Returns the register holding the result.
 int select(const cdl::expr::program& p, std::vector<step>& out) {
   using cdl::expr::kind;
   struct value {
@@ -44,12 +46,12 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
     int reg;
   };
   std::vector<value> v(p.nodes.size());
-  std::map<std::pair<unsigned, int>, int> called;  // (function, argument's register) -> its result's
+  std::map<std::tuple<unsigned, int, int>, int> called;  // (function, argument, divisor) -> the result
   int next = 1;
-  const auto call = [&](unsigned f, int arg) {
-    if (const auto again = called.find({f, arg}); again != called.end()) return again->second;
-    out.push_back({-1, next, arg, -1, 0, -1, f});
-    return called[{f, arg}] = next++;
+  const auto call = [&](unsigned f, int arg, int divisor = -1) {
+    if (const auto again = called.find({f, arg, divisor}); again != called.end()) return again->second;
+    out.push_back({-1, next, arg, divisor, 0, -1, f});
+    return called[{f, arg, divisor}] = next++;
   };
   auto emit = [&](int op, int a, int b, float c, int third = -1) {
     out.push_back({op, next, a, b, c, third});
@@ -63,9 +65,9 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   // a / c, c a constant: its reciprocal y = 1 / c correctly rounded on the host, q = a * y, then one
   // correction, q + (a - q * c) * y, its residual exact in an FMA: the quotient correctly rounded
   // (Markstein's theorem) wherever y and q are normal floats; by a power of two, a zero or an
-  // infinity, a * y is the quotient exactly. A division by a value is nvcc's reciprocal (MUFU.RCP,
-  // whose result arrives after a time no stall field holds: its reader waits on a barrier) and, for
-  // operands outside the normal range, a slow path: no stencil holds either, so it is refused.
+  // infinity, a * y is the quotient exactly. A division by a value is nvcc's own in a slot (a
+  // reciprocal whose result arrives after a time no stall field holds, then a slow path for
+  // operands outside the normal range: no stencil holds either).
   const auto divide = [&](int a, float c) -> value {
     const float y = 1.0f / c;
     int exponent = 0;
@@ -120,11 +122,9 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
                             : emit(stencil::mulr, a.reg, b.reg, 0);
         break;
       case kind::divide:
-        if (!b.constant)
-          throw refused(
-              "a division by a value (nvcc's has a reciprocal whose wait no stall field holds, and a slow "
-              "path)");
-        v[n] = a.constant ? value{true, a.c / b.c, -1} : divide(a.reg, b.c);
+        v[n] = both         ? value{true, a.c / b.c, -1}
+               : b.constant ? divide(a.reg, b.c)
+                            : value{false, 0, call(stencil::fn_div, materialise(a), b.reg)};
         break;
       case kind::min:
       case kind::max: {
@@ -161,7 +161,7 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
       default:
         if (const unsigned f = slot_function(e.op); f != stencil::no_function) {
           if (a.constant) {  // folded as the compiler folds sinf(2.0f): on the host
-            v[n] = {true, stencil::call(f, a.c), -1};
+            v[n] = {true, stencil::call(f, a.c, 0), -1};
           } else {
             v[n] = {false, 0, call(f, a.reg)};
           }

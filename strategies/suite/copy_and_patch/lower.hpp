@@ -14,7 +14,7 @@
 namespace cdl::copy_and_patch::patch {
 
 struct step {
-  int op;              // an operation, or -1: a call of `call` on a
+  int op;              // an operation, or -1: a call of `call` on a (a quotient: a / b)
   int dest, a, b;      // virtual registers: 0 is x
   float constant = 0;  // the operations with a constant
   int c = -1;          // sel's third register

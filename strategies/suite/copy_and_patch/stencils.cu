@@ -231,6 +231,9 @@ __device__ __forceinline__ void slot(float (&r)[lanes][chains]) {
     for (int l = 0; l < lanes; ++l) r[l][0] = fn(r[l][0]); \
     break;
     CDL_SLOT_FUNCTIONS(CDL_SLOT_CASE)
+    case fn_div:
+      for (int l = 0; l < lanes; ++l) r[l][0] = r[l][0] / r[l][1];
+      break;
     default: __builtin_unreachable();  // every word is patched before the image is loaded
   }
 }

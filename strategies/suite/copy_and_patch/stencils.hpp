@@ -107,21 +107,26 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
 }
 
 // The functions a call image's slots can run, each slot's chosen by a word of __constant__ memory
-// that the patch sets in the image's copy (none stays for a word never patched).
+// that the patch sets in the image's copy (none stays for a word never patched); and a division by a
+// value, a / b, whose nvcc code no stencil can hold (a reciprocal whose reader waits on a barrier,
+// not a stall, then a slow path for operands outside the normal range): a slot's too, chain 0 over
+// chain 1, so that a quotient is nvcc's own, correctly rounded.
 #define CDL_SLOT_FUNCTIONS(X) X(sin, sinf) X(cos, cosf) X(exp, expf) X(sqrt, sqrtf)
 #define CDL_FUNCTION_ENUMERATOR(name, f) fn_##name,
-enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) };
+enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) fn_div };
 inline constexpr int max_calls = 3;  // slots in the largest call image
 struct call_shape {
   int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
 };
 inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}, {4, 7}};
 inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
-inline float call(unsigned f, float v) {  // the host's: not the GPU's to the bit (check() runs it)
+// The host's (check() runs it): the GPU's to the bit for a quotient, correctly rounded on both, not
+// for the others. v is the argument, w a quotient's divisor.
+inline float call(unsigned f, float v, float w) {
 #define CDL_HOST_FUNCTION(name, fn) \
   if (f == fn_##name) return fn(v);
   CDL_SLOT_FUNCTIONS(CDL_HOST_FUNCTION)
-  return NAN;
+  return f == fn_div ? v / w : NAN;
 }
 
 }  // namespace cdl::copy_and_patch::stencil
