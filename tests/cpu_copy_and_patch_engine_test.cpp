@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -147,7 +148,8 @@ TEST(CopyAndPatchLower, AMultiplyIsFusedIntoTheAddAfterItAndSubtractedWithItsSig
 TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) {
   EXPECT_EQ(ops("x / 4"), names{"mul"});
   EXPECT_EQ(ops("x / 0"), names{"mul"});
-  EXPECT_EQ(ops("x / 3"), (names{"mul", "fmac", "fmac"}));
+  EXPECT_EQ(ops("x / 3"), (names{"mul", "max", "min", "fmac", "fmac"}));
+  EXPECT_EQ(ops("x / 0.3"), (names{"mul", "max", "min", "fmac", "fmac", "mul"}));  // scaled into [1, 2)
   std::vector<patch::step> refused;
   EXPECT_THROW(patch::select(expr::parse("x / 1e-39"), refused), patch::refused);
   EXPECT_EQ(ops("x / (x + 1)"), (names{"add", "call"}));
@@ -160,7 +162,7 @@ TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) 
     EXPECT_GE(quotient.b, 0) << text << ": a quotient reads its divisor";
   }
   // Its steps give C++'s quotient to the bit, for constants and elements of every magnitude whose
-  // quotient is a normal float.
+  // quotient is a normal float or an infinity (an infinite element; a quotient past float's range).
   std::mt19937 random(7);
   std::uniform_real_distribution<float> exponent(-60, 60);
   int checked = 0;
@@ -171,15 +173,18 @@ TEST(CopyAndPatchLower, ADivisionByAConstantIsAReciprocalsProductCorrectedOnce) 
     const float divisor = float(std::strtod(text + 4, nullptr));  // as the language reads the number
     std::vector<patch::step> code;
     const int result = patch::fuse(code, patch::select(expr::parse(text), code));
-    for (int i = 0; i < 300; ++i) {
-      const float x = std::exp2(exponent(random)) * (i % 3 ? 1.0f : -1.0f);
+    constexpr float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
+    const float edge = std::fabs(divisor) < 1 ? divisor * big : big / 2;  // a quotient at float's largest
+    const float specials[] = {inf, -inf, big, -big, big / 3, edge, std::nextafter(edge, 0.0f), -edge};
+    for (int i = 0; i < 300 + int(std::size(specials)); ++i) {
+      const float x = i < 300 ? std::exp2(exponent(random)) * (i % 3 ? 1.0f : -1.0f) : specials[i - 300];
       std::vector<float> v(code.size() + 1);
       v[0] = x;
       for (const patch::step& s : code)
         v[std::size_t(s.dest)] =
             stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0,
                               s.c >= 0 ? v[std::size_t(s.c)] : 0, s.constant);
-      if (!std::isnormal(x / divisor)) continue;
+      if (!std::isnormal(x / divisor) && !std::isinf(x / divisor)) continue;
       ++checked;
       ASSERT_EQ(v[std::size_t(result)], x / divisor) << text << " at x = " << x;
     }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -65,19 +66,27 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   // a / c, c a constant: its reciprocal y = 1 / c correctly rounded on the host, q = a * y, then one
   // correction, q + (a - q * c) * y, its residual exact in an FMA: the quotient correctly rounded
   // (Markstein's theorem) wherever y and q are normal floats; by a power of two, a zero or an
-  // infinity, a * y is the quotient exactly. A division by a value is nvcc's own in a slot (a
+  // infinity, a * y is the quotient exactly. So that q overflows nowhere the quotient does not, a
+  // divisor below 1 is scaled by a power of two into [1, 2) and the quotient scaled back (exact, or
+  // the infinity the quotient is); an infinite a's q is infinite, and its residual inf - inf, so the
+  // residual is taken from q held to float's range. A division by a value is nvcc's own in a slot (a
   // reciprocal whose result arrives after a time no stall field holds, then a slow path for
   // operands outside the normal range: no stencil holds either).
   const auto divide = [&](int a, float c) -> value {
-    const float y = 1.0f / c;
     int exponent = 0;
-    const bool power_of_two = std::frexp(c, &exponent) == 0.5f && std::isfinite(y) && y != 0;
-    if (c == 0 || !std::isfinite(c) || power_of_two) return emit(stencil::mul, a, -1, y);
-    if (!std::isnormal(y))
+    const float fraction = std::frexp(c, &exponent), y = 1.0f / c;  // c = fraction * 2^exponent
+    if (c == 0 || !std::isfinite(c) || (std::fabs(fraction) == 0.5f && std::isfinite(y) && y != 0))
+      return emit(stencil::mul, a, -1, y);
+    const int shift = std::fabs(c) < 1 ? 1 - exponent : 0;
+    const float scaled = std::ldexp(c, shift), back = std::ldexp(1.0f, shift), ys = 1.0f / scaled;
+    if (!std::isnormal(ys) || !std::isnormal(back))
       throw refused("a division by a constant whose reciprocal is not a normal float (beyond 2^126)");
-    const int q = emit(stencil::mul, a, -1, y).reg;
-    const int residual = emit(stencil::fmac, q, a, -c).reg;  // a - q * c
-    return emit(stencil::fmac, residual, q, y);
+    constexpr float largest = std::numeric_limits<float>::max();
+    const int q = emit(stencil::mul, a, -1, ys).reg;
+    const int bounded = emit(stencil::min, emit(stencil::max, q, -1, -largest).reg, -1, largest).reg;
+    const int residual = emit(stencil::fmac, bounded, a, -scaled).reg;  // a - q * c
+    const value quotient = emit(stencil::fmac, residual, q, ys);
+    return shift == 0 ? quotient : emit(stencil::mul, quotient.reg, -1, back);
   };
   const auto made = [&](int reg) -> const step& { return out[std::size_t(reg - 1)]; };
   // A register made by a multiply by a constant from a node of the program (not a temporary,
