@@ -16,8 +16,9 @@
 //          operations, three instructions.
 // Cost.    Per new op: the patch (microseconds) and the image's load; then nvcc's own instructions
 //          in nvcc's own loop, the region's unused places an instruction each. Once a process: the
-//          learning. What the patch cannot write (a division, a function: sequences with branches,
-//          not one instruction) needs more than this: the suite's engine.
+//          learning. What the patch cannot write (a division by a value, a function: sequences
+//          with branches, not one instruction) needs more than this: the suite's engine, which
+//          runs them in slots of nvcc's own code.
 // Use it   where a new op must run as machine code within a millisecond of its text: a user
 //          typing formulas, the first tier of a tiered dispatch (10) in place of the interpreter.
 // Breaks   where a learnt assumption fails: another architecture moves a field, ptxas fuses two
