@@ -215,7 +215,7 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
   for (int l = 0; l < lanes; ++l) code[l] = &lanes_code[l].code;
   for (std::size_t n = 0; n < r.code.size(); ++n)  // the slots' functions
     if (r.code[n].call)
-      std::memcpy(&out[calls_of(st).slot_words[im.calls] + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
+      std::memcpy(&out[calls_of(st, im.calls).slot_words + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
   std::vector<int> chosen(im.places.size(), -1);        // each place's lane
   std::vector<std::size_t> index(im.places.size(), 0);  // and its step there
   for (int w = 0; w <= im.calls; ++w) {
@@ -335,19 +335,17 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
 // vec form alone (no scalar kernel), the slots' words and the windows' places patched.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
   const int calls = int(std::count_if(code.begin(), code.end(), [](const step& s) { return s.call; }));
-  const call_stencils& learnt = calls_of(st);
+  if (calls > stencil::max_calls)
+    throw refused("more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")");
+  const call_stencils& learnt = calls_of(st, calls);
   if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
-  std::string why =
-      calls > stencil::max_calls
-          ? "more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")"
-          : "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals;
+  std::string why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals;
   for (const call_image& im : learnt.images) {
-    if (im.calls != calls) continue;
     try {
       const routed r = route(im, code, result);
       lane_code lanes[stencil::lanes];
       for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
-      compiled c{learnt.cubins[calls], "", int(code.size()), code, result, im.kernel, ""};
+      compiled c{learnt.cubin, "", int(code.size()), code, result, im.kernel, ""};
       write_calls(st, im, r, lanes, c.image);
       return c;
     } catch (const refused& e) {

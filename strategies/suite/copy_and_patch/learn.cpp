@@ -578,33 +578,31 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   return im;
 }
 
-// The call images, learnt from their cubins.
-void learn_calls(const stencils& st, call_stencils& out) {
-  for (int n = 1; n <= stencil::max_calls; ++n) {
-    bytes& file = out.cubins[n];
-    const std::string path = st.prefix + "calls_" + std::to_string(n) + ".cubin";
-    file = read_file(path);
-    if (file.at(0x31) != st.cubin[0x31])
-      throw std::runtime_error(path + " is for another architecture than the stencils");
-    const auto calls = kernels_of(file);
-    control flow = learn_control(file, calls);
-    for (int o : predicate_writers(file, calls)) flow.no_register.insert(o);
-    for (const stencil::call_shape shape : stencil::call_shapes) try {
-        out.images.push_back(learn_call_image(file, calls, flow, n, shape));
-      } catch (const failed& e) {  // that image is not used; an op that would need it says why
-        out.refusals += std::string(out.refusals.empty() ? "" : "; ") + e.what();
-      }
-    // the slots' words: in the constant bank's section, each its marker once
-    const section words = sections_of(file)[".nv.constant3"];
-    LEARN_CHECK(words.size >= 4 * stencil::max_calls, path + " has no slots' words");
-    for (int g = 0; g < stencil::max_calls; ++g) {
-      std::uint32_t word;
-      std::memcpy(&word, &file.at(words.offset + 4 * std::size_t(g)), 4);
-      LEARN_CHECK(word == stencil::slot_marker + unsigned(g),
-                  "slot " + std::to_string(g) + "'s word is not its marker");
+// The call images with n slots, learnt from their cubin.
+void learn_calls(const stencils& st, int n, call_stencils& out) {
+  bytes& file = out.cubin;
+  const std::string path = st.prefix + "calls_" + std::to_string(n) + ".cubin";
+  file = read_file(path);
+  if (file.at(0x31) != st.cubin[0x31])
+    throw std::runtime_error(path + " is for another architecture than the stencils");
+  const auto calls = kernels_of(file);
+  control flow = learn_control(file, calls);
+  for (int o : predicate_writers(file, calls)) flow.no_register.insert(o);
+  for (const stencil::call_shape shape : stencil::call_shapes) try {
+      out.images.push_back(learn_call_image(file, calls, flow, n, shape));
+    } catch (const failed& e) {  // that image is not used; an op that would need it says why
+      out.refusals += std::string(out.refusals.empty() ? "" : "; ") + e.what();
     }
-    out.slot_words[n] = words.offset;
+  // the slots' words: in the constant bank's section, each its marker once
+  const section words = sections_of(file)[".nv.constant3"];
+  LEARN_CHECK(words.size >= 4 * stencil::max_calls, path + " has no slots' words");
+  for (int g = 0; g < stencil::max_calls; ++g) {
+    std::uint32_t word;
+    std::memcpy(&word, &file.at(words.offset + 4 * std::size_t(g)), 4);
+    LEARN_CHECK(word == stencil::slot_marker + unsigned(g),
+                "slot " + std::to_string(g) + "'s word is not its marker");
   }
+  out.slot_words = words.offset;
 }
 }  // namespace
 
@@ -633,17 +631,16 @@ stencils learn(const std::string& prefix) {
   return st;
 }
 
-// The call images, learnt the first time an op asks for them (once a process, whichever thread
-// asks first); where they cannot be read, why is kept and refuses every op that calls a function.
-const call_stencils& calls_of(const stencils& st) {
-  std::call_once(st.calls->learnt, [&] {
+const call_stencils& calls_of(const stencils& st, int calls) {
+  call_stencils& c = st.calls->at(std::size_t(calls));
+  std::call_once(c.learnt, [&] {
     try {
-      learn_calls(st, *st.calls);
+      learn_calls(st, calls, c);
     } catch (const std::exception& e) {
-      st.calls->unread = e.what();
+      c.unread = e.what();
     }
   });
-  return *st.calls;
+  return c;
 }
 
 }  // namespace cdl::copy_and_patch::patch

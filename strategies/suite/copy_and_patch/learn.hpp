@@ -9,6 +9,7 @@
 #include "strategies/suite/copy_and_patch/cubin.hpp"
 #include "strategies/suite/copy_and_patch/stencils.hpp"
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -76,14 +77,14 @@ struct call_image {
     int result = -1;  // where the sum reads the op's value
   } lane[stencil::lanes];
 };
-// The call images' part of the stencils, read and learnt the first time an op calls a function:
-// most ops call none, and a new process's first op need not wait for three more cubins.
+// The call images with a count of slots (a cubin each), read and learnt the first time an op makes
+// that many calls: most ops call none, and an op's first call need not wait for the other cubins.
 struct call_stencils {
-  bytes cubins[stencil::max_calls + 1];              // one for each count of calls: copied and patched
-  std::size_t slot_words[stencil::max_calls + 1]{};  // where in each the slots' words are
+  bytes cubin;               // copied and patched
+  std::size_t slot_words{};  // where in it the slots' words are
   std::vector<call_image> images;
   std::string refusals;   // why a call image was not learnt
-  std::string unread;     // why the files could not be read: every op that calls a function is refused
+  std::string unread;     // why the file could not be read: every op with this many calls is refused
   std::once_flag learnt;  // calls_of() learns them once a process
 };
 struct stencils {
@@ -92,7 +93,8 @@ struct stencils {
   std::vector<image> images;
   std::vector<vec_image> vec_images;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
-  std::shared_ptr<call_stencils> calls = std::make_shared<call_stencils>();
+  std::shared_ptr<std::array<call_stencils, stencil::max_calls + 1>> calls =
+      std::make_shared<std::array<call_stencils, stencil::max_calls + 1>>();
   form forms[stencil::count];
   int latency[stencil::count][stencil::count]{};  // cycles from one's result to the other's read
   int latency_margin = 0;                         // the largest latency less the least
@@ -106,8 +108,9 @@ int operation_of(const stencils& st, const insn& i);
 // images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first needs
 // them).
 stencils learn(const std::string& prefix);
-// The call images, learnt the first time an op asks for them (once a process, whichever thread
-// asks first); where they cannot be read, why is kept and refuses every op that calls a function.
-const call_stencils& calls_of(const stencils& st);
+// The call images with `calls` slots (1 to stencil::max_calls), learnt the first time an op asks
+// for them (once a process, whichever thread asks first); where they cannot be read, why is kept
+// and refuses every op with that many calls.
+const call_stencils& calls_of(const stencils& st, int calls);
 
 }  // namespace cdl::copy_and_patch::patch
