@@ -259,7 +259,8 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   int written = 0, vec = 0, calls = 0, wrong = 0;
   std::map<std::string, int> refused;
   for (int t = 0; t < 20000; ++t) {
-    const std::string text = test::random_op(state, 1 + t % 6);
+    const std::string text =  // every other a program with temporaries
+        t % 2 ? test::random_program(state, 1 + t % 4) : test::random_op(state, 1 + t % 6);
     patch::compiled c;
     try {
       c = patch::compile(st, text);

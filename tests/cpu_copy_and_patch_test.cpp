@@ -169,8 +169,9 @@ TEST(CopyAndPatch, ItsMachineCodeComputesWhatTheLanguageMeans) {
 TEST(CopyAndPatch, RandomOpsItTakesComputeWhatTheLanguageMeans) {
   std::uint64_t state = 0x51ed270b27f4c6e3ull;
   int taken = 0, compared = 0;
-  for (int round = 0; round < 400; ++round) {
-    const std::string text = test::random_value(state, 1 + round % 5);
+  for (int round = 0; round < 400; ++round) {  // every other a program with temporaries
+    const std::string text = round % 2 ? test::random_program(state, 1 + round % 4)
+                                       : test::random_value(state, 1 + round % 5, false);
     if (!copy_and_patch::refusal_on_host(text, dtype::f32).empty()) continue;
     ++taken;
     compared += expect_machine_means(text);

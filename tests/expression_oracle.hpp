@@ -22,7 +22,17 @@ namespace cdl::oracle {
 struct value {
   double v = 0, magnitude = 0;  // the value, and the scale of a float evaluation's rounding error
   bool fragile = false;         // a float evaluation may take another branch or leave sqrt's domain
+  double peak = 0;              // the largest magnitude a part of it reached (float may overflow there)
 };
+
+// An operation's result: its magnitude at least float's least normal (near zero, float rounds to its
+// subnormals' spacing, whatever the value: exp(-150) is 0 there, and its square root 0 too), its
+// peak the largest of its operands' and its own.
+inline value rounded(value r, const value& a, const value& b = {}) {
+  r.magnitude = std::max(r.magnitude, double(FLT_MIN));
+  r.peak = std::max({a.peak, b.peak, r.magnitude});
+  return r;
+}
 
 // How near a comparison's two sides may be, relative to their magnitudes, before a float evaluation
 // and this one can disagree on it (set against float64 code, a few of its roundings).
@@ -87,8 +97,11 @@ class evaluator {
               : o == ">=" ? a.v >= b.v
               : o == "==" ? a.v == b.v
                           : !(a.v == b.v);
-      const bool near = std::fabs(a.v - b.v) <= edge_ * (a.magnitude + b.magnitude);
-      return {0, 0, a.fragile || b.fragile || near};
+      // (sides past float's largest, for a float evaluation: infinities there, which may compare
+      // either way)
+      const bool near = std::fabs(a.v - b.v) <= edge_ * (a.magnitude + b.magnitude),
+                 past = edge_ >= float_edge && std::max(a.peak, b.peak) > FLT_MAX;
+      return {0, 0, a.fragile || b.fragile || near || past};
     }
     return a;
   }
@@ -114,7 +127,7 @@ class evaluator {
         r.magnitude = (a.magnitude + std::fabs(r.v) * b.magnitude) / std::fabs(b.v);
         r.fragile = r.fragile || std::fabs(b.v) <= edge_ * b.magnitude;
       }
-      a = r;
+      a = rounded(r, a, b);
     }
   }
 
@@ -136,7 +149,7 @@ class evaluator {
       const double v = std::strtod(s_.data() + at_, &end);
       at_ = std::size_t(end - s_.data());
       space();
-      return {v, std::fabs(v)};
+      return {v, std::fabs(v), false, std::fabs(v)};
     }
     if (c == '(') {  // a value in parentheses, or a comparison in parentheses before '?'
       ++at_, space();
@@ -154,7 +167,7 @@ class evaluator {
       return select(v, truth);
     }
     const std::string name = word();
-    if (name == "x") return {x_, std::fabs(x_)};
+    if (name == "x") return {x_, std::fabs(x_), false, std::fabs(x_)};
     if (names_.count(name)) return names_.at(name);
     expect('(');
     const value a = choice();
@@ -184,7 +197,7 @@ class evaluator {
     } else {
       fail("no function " + name);
     }
-    return r;
+    return rounded(r, a, b);
   }
 
   bool binding_ahead() const {
@@ -234,6 +247,7 @@ inline value mapped(std::string_view text, double x, int k, double delta, double
   for (int j = 0; j < k; ++j) {
     const value v = at(text, x + j * delta, edge);
     sum.v += v.v, sum.magnitude += v.magnitude, sum.fragile = sum.fragile || v.fragile;
+    sum.peak = std::max({sum.peak, v.peak, sum.magnitude});
   }
   return sum;
 }
@@ -241,14 +255,14 @@ inline value mapped(std::string_view text, double x, int k, double delta, double
 // Whether `got`, computed in a type of `epsilon` (float's 2^-23 or double's 2^-52), is the oracle's
 // value to within `ulps` of that type's rounding at its magnitude: NaN where the oracle has NaN, and
 // infinite (of its sign) where the value is past the type's largest. Where only a part of the op
-// is past it (its magnitude, not its value: exp(250 x) * 0), the type's result is no value the
-// oracle can judge, and any is taken.
+// is past it (its magnitude or a part's, not its value: exp(250 x) * 0, sqrt(exp(250 x))), the
+// type's result is no value the oracle can judge, and any is taken.
 inline bool agrees(double got, const value& want, double epsilon, double ulps = 64) {
   if (std::isnan(want.v)) return std::isnan(got);
   if (std::isinf(want.v)) return got == want.v;
   const double largest = epsilon >= 0x1p-24 ? double(FLT_MAX) : DBL_MAX, band = 1 + ulps * epsilon;
   if (std::fabs(want.v) > largest * band) return std::isinf(got) && (got > 0) == (want.v > 0);
-  if (want.magnitude > largest / band) return true;
+  if (std::max(want.magnitude, want.peak) > largest / band) return true;
   return std::fabs(got - want.v) <= ulps * epsilon * (want.magnitude + 1e-30);
 }
 

@@ -64,7 +64,8 @@ TEST_F(CopyAndPatchOnTheGpu, RandomOpsRunAsTheirStepsAndMeanWhatTheLanguageMeans
   const char* asked = std::getenv("CDL_FUZZ_OPS");
   const int count = asked && std::atoi(asked) > 0 ? std::atoi(asked) : 500;
   for (int t = 0; t < count; ++t) {
-    const std::string text = test::random_op(state, 1 + t % 5);
+    const std::string text =  // every other a program with temporaries
+        t % 2 ? test::random_program(state, 1 + t % 4) : test::random_op(state, 1 + t % 5);
     const bool new_text = seen.insert(text).second;
     ++ops;
     const std::string why = refusal_on_host(text, dtype::f32);
