@@ -94,6 +94,8 @@ TEST(CopyAndPatchLearn, ACubinThatDoesNotReadAsExpectedIsRefusedNamingWhy) {
     ADD_FAILURE() << "a changed stencil was learnt";
   } catch (const patch::failed& e) {
     EXPECT_NE(std::string(e.what()).find("cdl_op_add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sm_" + std::to_string(int(file[0x31])) + ": "), std::string::npos)
+        << e.what() << ": the architecture named";
   }
   std::filesystem::remove_all(dir);
 }

@@ -573,7 +573,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   // register no earlier than the step's place, whatever it puts there (a place keeps its waits).
   for (int l = 0; l < lanes; ++l)
     for (int w = 0; w <= calls; ++w)
-      if (const auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)]; wrote != 0 && read < wrote)
+      if (const auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)]; wrote != 0 && read <= wrote)
         im.write_from[w][l] = at_step(l, w < calls ? w * S + S - 1 : total - 1);
   return im;
 }
@@ -591,7 +591,8 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
   for (const stencil::call_shape shape : stencil::call_shapes) try {
       out.images.push_back(learn_call_image(file, calls, flow, n, shape));
     } catch (const failed& e) {  // that image is not used; an op that would need it says why
-      out.refusals += std::string(out.refusals.empty() ? "" : "; ") + e.what();
+      out.refusals +=
+          std::string(out.refusals.empty() ? "" : "; ") + "sm_" + std::to_string(st.arch) + ": " + e.what();
     }
   // the slots' words: in the constant bank's section, each its marker once
   const section words = sections_of(file)[".nv.constant3"];
@@ -622,12 +623,16 @@ stencils learn(const std::string& prefix) {
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
   if (learnt_from.at(0x31) != st.cubin[0x31])
     throw std::runtime_error(stencils_path + " and " + images_path + " are for two architectures");
-  for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
-  learn_latencies(st, learnt_from, ks);
-  for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
-  const std::set<int> predicates = predicate_writers(st.cubin, images);
-  for (int steps : stencil::vec_region_sizes)
-    st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
+  try {  // a refusal names the architecture whose cubin broke what the learning takes as given
+    for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
+    learn_latencies(st, learnt_from, ks);
+    for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
+    const std::set<int> predicates = predicate_writers(st.cubin, images);
+    for (int steps : stencil::vec_region_sizes)
+      st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
+  } catch (const failed& e) {
+    throw failed("sm_" + std::to_string(st.arch) + ": " + e.what());
+  }
   return st;
 }
 

@@ -218,10 +218,10 @@ CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
 // The call images (a cubin for each count of calls, loaded only for an op that calls a function):
 // the vec images' lanes, their steps in `calls` + 1 segments of S, and after each segment but the
 // last a slot that applies one function to every lane's chain 0 (a division: chain 0 over chain 1):
-// a switch on the slot's word, each case nvcc's own inlined code. The switch stays inside the k loop (its word is in memory nvcc
-// cannot see patched); chains 1.. live across the slots, their registers those a value of the op
-// keeps across a call. Where ptxas still copies a step (into a case, or after a slot, made again
-// from x), the learning refuses that image.
+// a switch on the slot's word, each case nvcc's own inlined code. The switch stays inside the k loop
+// (its word is in memory nvcc cannot see patched); chains 1.. live across the slots, their registers
+// those a value of the op keeps across a call. Where ptxas still copies a step (into a case, or
+// after a slot, made again from x), the learning refuses that image.
 __constant__ unsigned slot_words[max_calls] = {slot_marker, slot_marker + 1, slot_marker + 2};
 template <int g>
 __device__ __forceinline__ void slot(float (&r)[lanes][chains]) {
