@@ -368,6 +368,7 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
 struct control {
   int branch = -1;
   std::set<int> no_register;
+  std::set<int> predicates;  // of those, the operations whose byte 2 is a predicate (predicate_writers)
 };
 control learn_control(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
   std::map<int, int> votes;
@@ -423,7 +424,8 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   std::size_t makers[lanes]{};
   for (int l = 0; l < lanes; ++l) {
     auto& r = im.lane[l];
-    makers[l] = find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel, {});
+    makers[l] =
+        find_maker(cubin, k, (at_step(l, 0) - k.offset) / 16, im.maker, l, im.kernel, flow.predicates);
     for (int g = 0; g < calls; ++g) {
       r.arg[g] = insn_at(at_step(l, g * S + S - 1))[dest_field];
       r.res[g] = insn_at(at_step(l, (g + 1) * S))[3];
@@ -587,7 +589,8 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
     throw std::runtime_error(path + " is for another architecture than the stencils");
   const auto calls = kernels_of(file);
   control flow = learn_control(file, calls);
-  for (int o : predicate_writers(file, calls)) flow.no_register.insert(o);
+  flow.predicates = predicate_writers(file, calls);
+  flow.no_register.insert(flow.predicates.begin(), flow.predicates.end());
   for (const stencil::call_shape shape : stencil::call_shapes) try {
       out.images.push_back(learn_call_image(file, calls, flow, n, shape));
     } catch (const failed& e) {  // that image is not used; an op that would need it says why
