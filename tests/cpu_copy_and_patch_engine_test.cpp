@@ -209,7 +209,7 @@ TEST(CopyAndPatchLower, AFunctionOfTheSameValueIsCalledOnce) {
   const auto calls = [](const std::string& text) {
     std::vector<patch::step> code;
     patch::fuse(code, patch::select(expr::parse(text), code));
-    return std::count_if(code.begin(), code.end(), [](const patch::step& s) { return s.call != 0; });
+    return patch::calls_in(code);
   };
   EXPECT_EQ(calls("cos(x) * cos(x) - sin(x) * sin(x)"), 2);
   EXPECT_EQ(calls("s = sin(x); s * sin(x)"), 1);

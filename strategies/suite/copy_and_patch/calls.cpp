@@ -334,7 +334,7 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
 // The smallest call image with a slot for each call whose windows and registers hold the op: the
 // vec form alone (no scalar kernel), the slots' words and the windows' places patched.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
-  const int calls = int(std::count_if(code.begin(), code.end(), [](const step& s) { return s.call; }));
+  const int calls = calls_in(code);
   if (calls > stencil::max_calls)
     throw refused("more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")");
   const call_stencils& learnt = calls_of(st, calls);

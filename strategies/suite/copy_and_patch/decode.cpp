@@ -44,11 +44,6 @@ bool run(const stencils& st, const insn& i, float (&reg)[256]) {
   return true;
 }
 
-// The calls an op's steps make: its call image's slots.
-int calls_in(const compiled& c) {
-  return int(std::count_if(c.code.begin(), c.code.end(), [](const step& s) { return s.call; }));
-}
-
 template <class Image>
 const Image* named(const std::vector<Image>& images, const std::string& kernel) {
   for (const Image& i : images)
@@ -91,7 +86,7 @@ bool run_place(const stencils& st, const insn& i, bool maker, float (&reg)[256])
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
   const call_image* calls =
-      c.kernel.empty() ? named(calls_of(st, calls_in(c)).images, c.vec_kernel) : nullptr;
+      c.kernel.empty() ? named(calls_of(st, calls_in(c.code)).images, c.vec_kernel) : nullptr;
   const vec_image* vec = calls ? nullptr : named(st.vec_images, c.vec_kernel);
   const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
   const int windows = calls ? calls->calls + 1 : 1;
@@ -138,7 +133,7 @@ std::string check_schedule(const stencils& st, const compiled& c) {
   };
   std::vector<span> spans;
   const call_image* calls =
-      c.kernel.empty() ? named(calls_of(st, calls_in(c)).images, c.vec_kernel) : nullptr;
+      c.kernel.empty() ? named(calls_of(st, calls_in(c.code)).images, c.vec_kernel) : nullptr;
   if (!c.kernel.empty()) {
     const image* im = named(st.images, c.kernel);
     spans.push_back({im->steps.front(), im->steps.back(), &im->steps, 0, {im->result}});

@@ -24,6 +24,13 @@ struct refused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The calls an op's steps make (a call image's slots).
+inline int calls_in(const std::vector<step>& code) {
+  int n = 0;
+  for (const step& s : code) n += s.call != stencil::no_function;
+  return n;
+}
+
 // The op as steps on virtual registers (each node its own), appended to `out`. Returns the register
 // holding the result.
 int select(const cdl::expr::program& p, std::vector<step>& out);
