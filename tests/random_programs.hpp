@@ -96,7 +96,7 @@ inline std::string random_program(std::uint64_t& s, int depth) {
   std::string text;
   const int temporaries = int(next(s) % 4);
   for (int t = 0; t < temporaries; ++t)
-    text += "t" + std::to_string(t) + " = " + random_op(s, depth, t) + "; ";
+    text.append("t").append(std::to_string(t)).append(" = ").append(random_op(s, depth, t)).append("; ");
   return text + random_op(s, depth, temporaries);
 }
 
