@@ -14,7 +14,8 @@
 //          the learnt latencies (a call's function set in its slot's word); decode.cpp, the same
 //          images decoded and run on the host, the tests' check. This file loads the patched image
 //          with cudaLibraryLoadData and registers the route.
-// Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms; then
+// Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms (the last
+//          16 ops' images stay loaded: the driver loads slower the more a context holds); then
 //          nvcc's own instructions (a multiply and the add after it fused, as nvcc does) in a k
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
 //          the compiler interleaved, an element a thread in the scalar form, which runs where x
@@ -49,8 +50,9 @@
 #include "common/skeletons/map.cuh"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
-#include <map>
+#include <list>
 #include <memory>
 #include <mutex>
 
@@ -91,7 +93,10 @@ struct loaded {
   }
   loaded(const loaded&) = delete;  // one unload per load
   loaded& operator=(const loaded&) = delete;
-  ~loaded() { cudaLibraryUnload(library); }
+  ~loaded() {  // a kernel of it may still be queued: the device finishes its work before the unload
+    cudaDeviceSynchronize();
+    cudaLibraryUnload(library);
+  }
   bool runs_vec(const float* x, const float* y) const {
     return vec_kernel &&
            (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
@@ -129,23 +134,31 @@ const patch::stencils& stencils() {
   return *learnt;
 }
 
-// op's image, patched and loaded the first time its text is seen (a map lookup after that).
-const loaded& prepare(const jit::op_text& op) {
-  static std::map<std::string, std::unique_ptr<loaded>> images;
+// op's image, patched and loaded the first time its text is seen (a lookup after that, while it is
+// among the last kept_images texts used). The driver's load of a library takes longer the more
+// libraries the context holds (docs/measurements.md gives the figures), so a process that patches
+// op after op keeps only the last few loaded: an op used again after that is patched and loaded again.
+constexpr std::size_t kept_images = 16;
+std::shared_ptr<const loaded> prepare(const jit::op_text& op) {
+  static std::list<std::pair<std::string, std::shared_ptr<const loaded>>> images;  // the last used first
   static std::mutex mutex;
   const patch::stencils& st = stencils();
   const std::lock_guard lock(mutex);
-  auto found = images.find(op.source);
-  if (found == images.end()) {
-    patch::compiled c;
-    try {
-      c = patch::compile(st, jit::program_of(op));
-    } catch (const patch::refused& e) {
-      throw error(std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes);
-    }
-    found = images.emplace(op.source, std::make_unique<loaded>(c)).first;
+  const auto found =
+      std::find_if(images.begin(), images.end(), [&](const auto& i) { return i.first == op.source; });
+  if (found != images.end()) {
+    images.splice(images.begin(), images, found);
+    return found->second;
   }
-  return *found->second;
+  patch::compiled c;
+  try {
+    c = patch::compile(st, jit::program_of(op));
+  } catch (const patch::refused& e) {
+    throw error(std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes);
+  }
+  if (images.size() == kept_images) images.pop_back();  // unloaded once no launch holds it
+  images.emplace_front(op.source, std::make_shared<const loaded>(c));
+  return images.front().second;
 }
 
 }  // namespace
@@ -153,9 +166,8 @@ const loaded& prepare(const jit::op_text& op) {
 bool load(const jit::op_text& op, dtype t, map_form form) {
   if (t != dtype::f32) return false;
   try {
-    const loaded& image = prepare(op);
-    return form == map_form::vec || image.kernel != nullptr;  // a call image: the vec form alone
-  } catch (const error&) {                                    // refused: the op, or this GPU
+    return form == map_form::vec || prepare(op)->kernel != nullptr;  // a call image: the vec form alone
+  } catch (const error&) {                                           // refused: the op, or this GPU
     return false;
   }
 }
@@ -176,7 +188,8 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
   const std::string& text = op.source;
   if (const std::string why = a.type == dtype::f32 ? "" : refusal(text, a.type); !why.empty())
     throw error(why);
-  const loaded& image = prepare(op);  // an op refused is refused at every size, n = 0 too
+  const std::shared_ptr<const loaded> held = prepare(op);  // refused: at every size, n = 0 too
+  const loaded& image = *held;
   if (!image.kernel && a.form != map_form::vec) throw error(vec_alone(text));  // as the registry refuses it
   if (!image.kernel && !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y)))
     throw error(
