@@ -203,17 +203,8 @@ CDL_KERNEL(cdl_image_64, chains, 64, every<add>)
     map_vec(x, y, n, k,                                                                                    \
             [](const float(&xj)[lanes], float(&out)[lanes]) { vec_region<P, S>(xj, out, every<add>{}); }); \
   }
-CDL_VEC_KERNEL(cdl_image_vec_1, 1, 1)
-CDL_VEC_KERNEL(cdl_image_vec_2, 2, 2)
-CDL_VEC_KERNEL(cdl_image_vec_3, 2, 3)
-CDL_VEC_KERNEL(cdl_image_vec_4, 2, 4)
-CDL_VEC_KERNEL(cdl_image_vec_5, 3, 5)
-CDL_VEC_KERNEL(cdl_image_vec_6, 4, 6)
-CDL_VEC_KERNEL(cdl_image_vec_8, 4, 8)
-CDL_VEC_KERNEL(cdl_image_vec_12, 6, 12)
-CDL_VEC_KERNEL(cdl_image_vec_16, chains, 16)
-CDL_VEC_KERNEL(cdl_image_vec_32, chains, 32)
-CDL_VEC_KERNEL(cdl_image_vec_64, chains, 64)
+#define CDL_VEC_IMAGE(steps, P) CDL_VEC_KERNEL(cdl_image_vec_##steps, P, steps)
+CDL_VEC_IMAGES(CDL_VEC_IMAGE)
 #elif defined(CDL_CALLS)
 // The call images (a cubin for each count of calls, loaded only for an op that calls a function):
 // the vec images' lanes, their steps in `calls` + 1 segments of S, and after each segment but the
