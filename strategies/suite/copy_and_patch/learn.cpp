@@ -2,6 +2,7 @@
 #include "strategies/suite/copy_and_patch/learn.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <bit>
 #include <cstring>
 #include <iterator>
@@ -289,17 +290,17 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
     if (s == steps - 1) final_step[l] = n;
   }
   for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
-  std::set<int> written, kept;  // the window's registers; those the lanes may not have
+  std::bitset<256> written, kept;  // the window's registers; those the lanes may not have
   int j = -1;
   for (int l = 0; l < lanes; ++l) {
     im.lane[l].x = insn_at(step0[l])[3];
     im.lane[l].result = insn_at(final_step[l])[dest_field];
     makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel, predicates);
     j = im.maker[l][3];
-    kept.insert(im.maker[l][8]);  // the element itself, live through the loop
+    kept.set(im.maker[l][8]);  // the element itself, live through the loop
   }
-  for (std::size_t offset : im.places) written.insert(cubin[offset + dest_field]);
-  for (std::size_t offset : makers) written.insert(cubin[offset + dest_field]);
+  for (std::size_t offset : im.places) written.set(cubin[offset + dest_field]);
+  for (std::size_t offset : makers) written.set(cubin[offset + dest_field]);
   im.places.insert(im.places.end(), std::begin(makers), std::end(makers));
   std::sort(im.places.begin(), im.places.end());
   const std::size_t first = im.places.front();
@@ -310,29 +311,30 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
   for (auto& d : im.deadline) d = im.last + 16;
   for (std::size_t n = 0; n < k.count; ++n) {
     const std::size_t offset = k.offset + 16 * n;
-    if (std::find(im.places.begin(), im.places.end(), offset) != im.places.end()) continue;
+    if (std::binary_search(im.places.begin(), im.places.end(), offset)) continue;
     const insn i = insn_at(n);
     const bool inside = offset > first && offset < im.last;
     for (int field : read_fields(st, i)) {  // where a register the instruction reads may be
       for (int l = 0; l < lanes; ++l)
         if (inside && i[field] == im.lane[l].result) im.deadline[l] = std::min(im.deadline[l], offset);
-      if (!results.count(i[field])) kept.insert(i[field]);
+      if (!results.count(i[field])) kept.set(i[field]);
       LEARN_CHECK(
-          !inside || results.count(i[field]) || !written.count(i[field]),
+          !inside || results.count(i[field]) || !written.test(i[field]),
           im.kernel + ": instruction " + std::to_string(n) + " in the window reads a step's register");
     }
-    if (inside) kept.insert(i[dest_field]);
+    if (inside) kept.set(i[dest_field]);
   }
   // Each lane: its result's register, and every `lanes`-th of the rest; float(j) goes to the last
   // lane, whose x is made last (every maker reads it), as that lane's x.
   const int last_lane = lanes - 1;
   std::vector<int> rest;
-  for (int r : written)
-    if (!kept.count(r) && !results.count(r) && r != j) rest.push_back(r);
+  for (int r = 0; r < 256; ++r)
+    if (written.test(std::size_t(r)) && !kept.test(std::size_t(r)) && !results.count(r) && r != j)
+      rest.push_back(r);
   for (int l = 0; l < lanes; ++l) {
     image& lane = im.lane[l];
     lane.kernel = im.kernel, lane.pool.clear();
-    if (l == last_lane && written.count(j) && !kept.count(j) && !results.count(j))
+    if (l == last_lane && written.test(std::size_t(j)) && !kept.test(std::size_t(j)) && !results.count(j))
       lane.pool.push_back(j);  // (where j is the lane's result register, it joins as that, below)
     for (std::size_t r = std::size_t(l); r < rest.size(); r += lanes) lane.pool.push_back(rest[r]);
     // x in the result's register where the lane has no other (an op of one value: x * x)
@@ -343,13 +345,15 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
   // in nvcc's allocation), nor a 64- or 128-bit operand could reach from an aligned register below
   // it that one names: nothing reads or writes it, so a lane may hold a value there. Each goes to
   // the lane with the fewest registers, before its result's.
-  std::set<int> named;
+  std::bitset<256> named;
   for (std::size_t n = 0; n < k.count; ++n)
-    for (int field : {dest_field, 3, 4, 8}) named.insert(insn_at(n)[field]);
-  for (int r = 0; r < *written.rbegin(); ++r) {
-    bool reached = named.count(r) > 0;
+    for (int field : {dest_field, 3, 4, 8}) named.set(insn_at(n)[field]);
+  int highest = 255;
+  while (highest > 0 && !written.test(std::size_t(highest))) --highest;
+  for (int r = 0; r < highest; ++r) {
+    bool reached = named.test(std::size_t(r));
     for (int base = std::max(r - 3, 0); base < r && !reached; ++base)
-      reached = named.count(base) && (base % 4 == 0 || (base % 2 == 0 && base == r - 1));
+      reached = named.test(std::size_t(base)) && (base % 4 == 0 || (base % 2 == 0 && base == r - 1));
     if (reached) continue;
     image& fewest =
         *std::min_element(std::begin(im.lane), std::end(im.lane),
