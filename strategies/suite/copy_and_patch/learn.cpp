@@ -223,16 +223,16 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
 // PT, where a compare writes its predicate; those that write nothing). Where the learning looks for
 // the instruction that writes a register, it passes over these.
 std::set<int> predicate_writers(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
-  std::set<int> seen, registers;
+  std::bitset<4096> seen, registers;  // by opcode (12 bits)
   for (const auto& [name, k] : ks)
     for (std::size_t n = 0; n < k.count; ++n) {
       const insn i = at(cubin, k.offset + 16 * n);
-      seen.insert(opcode(i));
-      if (i[dest_field] > 7) registers.insert(opcode(i));
+      seen.set(std::size_t(opcode(i)));
+      if (i[dest_field] > 7) registers.set(std::size_t(opcode(i)));
     }
   std::set<int> out;
-  for (int o : seen)
-    if (!registers.count(o)) out.insert(o);
+  for (int o = 0; o < 4096; ++o)
+    if (seen.test(std::size_t(o)) && !registers.test(std::size_t(o))) out.insert(o);
   return out;
 }
 
@@ -517,6 +517,10 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   // each lane's and window's register it makes: nvcc's last write to it before its own step, and
   // nvcc's last read of it there
   std::vector<std::pair<std::size_t, std::size_t>> unread(std::size_t(lanes * (calls + 1)), {0, 0});
+  std::vector<std::pair<int, int>> made_in[256];  // (lane, window) by the register its steps make there
+  for (int l = 0; l < lanes; ++l)
+    for (int w = 0; w <= calls; ++w)
+      made_in[w < calls ? im.lane[l].arg[w] : im.lane[l].result].push_back({l, w});
   for (std::size_t n = 0; n < k.count; ++n) {
     const std::size_t offset = k.offset + 16 * n;
     if (std::binary_search(im.places.begin(), im.places.end(), offset)) continue;
@@ -536,30 +540,27 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     // (reads it, or writes it: byte 2 may also be a compare's predicate) between the slot before
     // and that step, and after it only the sums read it. The slot result the steps read: nvcc may
     // write its register again after its own first read, and the steps read it before that.
-    for (int l = 0; l < lanes; ++l) {
-      const auto& r = im.lane[l];
-      for (int w = 0; w <= calls; ++w) {
-        const int made = w < calls ? r.arg[w] : r.result;
+    for (int field : {dest_field, 3, 4, 8}) {
+      if (field == dest_field && written < 0) continue;
+      for (const auto& [l, w] : made_in[i[field]]) {
         const std::size_t own = at_step(l, w < calls ? w * S + S - 1 : total - 1),
                           after = w > 0 ? im.window_last[std::size_t(w - 1)] : im.places.front();
-        for (int field : {dest_field, 3, 4, 8}) {
-          if (i[field] != made || (field == dest_field && written < 0)) continue;
-          if (offset > after && offset < own) {
-            im.from[w][l] = std::max(im.from[w][l], offset + 16);
-            // a write's last reader of nvcc's waits for it
-            auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
-            if (field == dest_field)
-              wrote = std::max(wrote, offset);
-            else
-              read = std::max(read, offset);
-          }
-          if (w == calls && field != dest_field && offset > own && inside)
-            im.deadline[l] = std::min(im.deadline[l], offset);
+        if (offset > after && offset < own) {
+          im.from[w][l] = std::max(im.from[w][l], offset + 16);
+          // a write's last reader of nvcc's waits for it
+          auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
+          if (field == dest_field)
+            wrote = std::max(wrote, offset);
+          else
+            read = std::max(read, offset);
         }
+        if (w == calls && field != dest_field && offset > own && inside)
+          im.deadline[l] = std::min(im.deadline[l], offset);
       }
-      if (inside && inside_window > 0 && r.res[inside_window - 1] == written)
-        im.until[inside_window][l] = std::min(im.until[inside_window][l], offset);
     }
+    for (int l = 0; l < lanes; ++l)
+      if (inside && inside_window > 0 && im.lane[l].res[inside_window - 1] == written)
+        im.until[inside_window][l] = std::min(im.until[inside_window][l], offset);
   }
   for (int l = 0; l < lanes; ++l) im.until[calls][l] = std::min(im.until[calls][l], im.deadline[l]);
   // A slot divides chain 0 by chain 1: its register holds the divisor where nvcc keeps it across the
