@@ -252,6 +252,40 @@ TEST(CopyAndPatchWrite, AnOpGoesIntoTheSmallestImageThatHoldsIt) {
   EXPECT_EQ(patch::compile(st, "sin(x)").vec_kernel.rfind("cdl_call_vec_1_", 0), 0u);
 }
 
+// What the route loads: the image kernel's own cubin (the build's, ptxas --entry), its instructions
+// the patched file's, byte for byte, and the slots' words of a call image; the rest its own.
+TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
+  const patch::stencils& st = learnt();
+  for (const auto& kernel : {std::string("cdl_image_4"), std::string("cdl_image_vec_64")})
+    ASSERT_EQ(st.own.count(kernel), 1u) << kernel << ": no own cubin in " << stencils_prefix() << "alone/";
+  EXPECT_EQ(st.own.size(), st.images.size() + st.vec_images.size());
+  for (const std::string text : {"x * x + 2 * x + 1", "sin(x) * exp(-x * x) + 0.5", "x / (x + 1)"}) {
+    const patch::compiled c = patch::compile(st, text);
+    for (const std::string& kernel : {c.kernel, c.vec_kernel}) {
+      if (kernel.empty()) continue;
+      const patch::bytes own = patch::loadable(st, c, kernel);
+      ASSERT_LT(own.size(), c.image.size()) << text << ": " << kernel << " loads the whole file";
+      const patch::kernel_code in_own = patch::kernels_of(own).at(kernel),
+                               in_file = patch::kernels_of(c.image).at(kernel);
+      ASSERT_EQ(in_own.count, in_file.count) << kernel;
+      EXPECT_TRUE(std::equal(c.image.begin() + std::ptrdiff_t(in_file.offset),
+                             c.image.begin() + std::ptrdiff_t(in_file.offset + 16 * in_file.count),
+                             own.begin() + std::ptrdiff_t(in_own.offset)))
+          << text << ": " << kernel << "'s instructions are not the patched ones";
+      const auto in_image = patch::sections_of(c.image);
+      const auto words = in_image.find(".nv.constant3");
+      if (c.kernel.empty() && words != in_image.end()) {  // a call image's slots
+        const patch::section own_words = patch::sections_of(own).at(".nv.constant3");
+        const patch::bytes& unpatched = patch::calls_of(st, patch::calls_in(c.code)).own.at(kernel).cubin;
+        EXPECT_EQ(std::memcmp(&c.image[words->second.offset], &own[own_words.offset], own_words.size), 0)
+            << text;
+        EXPECT_NE(std::memcmp(&own[own_words.offset], &unpatched[own_words.offset], own_words.size), 0)
+            << text << ": the slots' words not patched";
+      }
+    }
+  }
+}
+
 // The host check: random ops of the whole language, each written or refused (counted by reason),
 // each written image decoded and run on the host at k = 3 against the op's steps, bit for bit: the
 // scalar image and each of the vec image's four lanes.

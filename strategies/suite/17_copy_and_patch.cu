@@ -81,32 +81,48 @@ void require_this_gpu(const patch::stencils& st) {
 }
 
 // A patched image loaded (cudaLibraryLoadData: no compiler, no PTX) and its kernels: the vec kernel
-// runs where the op has one and x and y are 16-byte aligned; else the scalar one.
+// runs where the op has one and x and y are 16-byte aligned; else the scalar one. Each form's kernel
+// is loaded the first time it runs, from the kernel's own cubin with the patch copied in
+// (patch::loadable): the driver's load takes longer the more code it loads and the context holds.
 struct loaded {
-  cudaLibrary_t library{};
-  cudaKernel_t kernel{}, vec_kernel{};
-  explicit loaded(const patch::compiled& c) {
-    CDL_CUDA_CHECK(cudaLibraryLoadData(&library, c.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    if (!c.kernel.empty()) CDL_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, c.kernel.c_str()));
-    if (!c.vec_kernel.empty())
-      CDL_CUDA_CHECK(cudaLibraryGetKernel(&vec_kernel, library, c.vec_kernel.c_str()));
+  struct form {
+    std::once_flag once;
+    cudaLibrary_t library{};
+    cudaKernel_t kernel{};
+  };
+  const patch::stencils& st;
+  const patch::compiled c;
+  const bool has_scalar = !c.kernel.empty(), has_vec = !c.vec_kernel.empty();
+  mutable form forms[2];  // the scalar form's, the vec form's
+  loaded(const patch::stencils& s, patch::compiled patched) : st(s), c(std::move(patched)) {
+    kernel_of(has_vec);  // the form the route runs first, loaded with the op
   }
   loaded(const loaded&) = delete;  // one unload per load
   loaded& operator=(const loaded&) = delete;
   ~loaded() {  // a kernel of it may still be queued: the device finishes its work before the unload
     cudaDeviceSynchronize();
-    cudaLibraryUnload(library);
+    for (const form& f : forms)
+      if (f.library) cudaLibraryUnload(f.library);
+  }
+  cudaKernel_t kernel_of(bool vec) const {
+    form& f = forms[vec];
+    std::call_once(f.once, [&] {
+      const std::string& name = vec ? c.vec_kernel : c.kernel;
+      const patch::bytes image = patch::loadable(st, c, name);
+      CDL_CUDA_CHECK(cudaLibraryLoadData(&f.library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+      CDL_CUDA_CHECK(cudaLibraryGetKernel(&f.kernel, f.library, name.c_str()));
+    });
+    return f.kernel;
   }
   bool runs_vec(const float* x, const float* y) const {
-    return vec_kernel &&
-           (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+    return has_vec && (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
   }
   void launch(const float* x, float* y, std::size_t n, int k, cudaStream_t stream, bool vec) const {
     void* args[] = {&x, &y, &n, &k};
     const bool four = vec && runs_vec(x, y);
     const std::size_t threads = four ? (n + stencil::lanes - 1) / stencil::lanes : n;
     constexpr unsigned block = skeleton::elementwise_block;
-    CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(four ? vec_kernel : kernel),
+    CDL_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_of(four)),
                                     unsigned((threads + block - 1) / block), block, args, 0, stream));
   }
 };
@@ -157,7 +173,7 @@ std::shared_ptr<const loaded> prepare(const jit::op_text& op) {
     throw error(std::string("17_copy_and_patch refuses it: ") + e.what() + "; " + other_routes);
   }
   if (images.size() == kept_images) images.pop_back();  // unloaded once no launch holds it
-  images.emplace_front(op.source, std::make_shared<const loaded>(c));
+  images.emplace_front(op.source, std::make_shared<const loaded>(st, std::move(c)));
   return images.front().second;
 }
 
@@ -166,8 +182,8 @@ std::shared_ptr<const loaded> prepare(const jit::op_text& op) {
 bool load(const jit::op_text& op, dtype t, map_form form) {
   if (t != dtype::f32) return false;
   try {
-    return form == map_form::vec || prepare(op)->kernel != nullptr;  // a call image: the vec form alone
-  } catch (const error&) {                                           // refused: the op, or this GPU
+    return form == map_form::vec || prepare(op)->has_scalar;  // a call image: the vec form alone
+  } catch (const error&) {                                    // refused: the op, or this GPU
     return false;
   }
 }
@@ -190,8 +206,9 @@ void launch_map(const map_launch& a, const jit::op_text& op) {
     throw error(why);
   const std::shared_ptr<const loaded> held = prepare(op);  // refused: at every size, n = 0 too
   const loaded& image = *held;
-  if (!image.kernel && a.form != map_form::vec) throw error(vec_alone(text));  // as the registry refuses it
-  if (!image.kernel && !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y)))
+  if (!image.has_scalar && a.form != map_form::vec)
+    throw error(vec_alone(text));  // as the registry refuses it
+  if (!image.has_scalar && !image.runs_vec(static_cast<const float*>(a.x), static_cast<float*>(a.y)))
     throw error(
         "17_copy_and_patch's call images read x and write y four floats at a time: both must be 16-byte "
         "aligned; " +

@@ -585,6 +585,34 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   return im;
 }
 
+// The own cubin of each kernel of `file` that has one (<prefix>alone/<kernel>.cubin) holding the same
+// bytes where the patch writes (the kernel's instructions, the slots' words); none where the build
+// made none (another architecture's check) or it differs: that kernel's image loads the whole file.
+void learn_own(const std::string& prefix, const bytes& file, const std::map<std::string, kernel_code>& ks,
+               own_cubins& out) {
+  const auto in_file = sections_of(file);
+  for (const auto& [kernel, code] : ks) {
+    own_cubin o;
+    try {
+      o.cubin = read_file(prefix + "alone/" + kernel + ".cubin");
+    } catch (const std::runtime_error&) {
+      continue;
+    }
+    const auto in_own = sections_of(o.cubin);
+    bool same = true;
+    for (const std::string& name : {".text." + kernel, std::string(".nv.constant3")}) {
+      const auto f = in_file.find(name), a = in_own.find(name);
+      if (f == in_file.end() && a == in_own.end()) continue;
+      same = same && f != in_file.end() && a != in_own.end() && f->second.size == a->second.size &&
+             std::equal(file.begin() + std::ptrdiff_t(f->second.offset),
+                        file.begin() + std::ptrdiff_t(f->second.offset + f->second.size),
+                        o.cubin.begin() + std::ptrdiff_t(a->second.offset));
+      o.copied.push_back({f->second, a->second});
+    }
+    if (same) out[kernel] = std::move(o);
+  }
+}
+
 // The call images with n slots, learnt from their cubin.
 void learn_calls(const stencils& st, int n, call_stencils& out) {
   bytes& file = out.cubin;
@@ -612,6 +640,7 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
                 "slot " + std::to_string(g) + "'s word is not its marker");
   }
   out.slot_words = words.offset;
+  learn_own(st.prefix, file, calls, out.own);
 }
 }  // namespace
 
@@ -638,6 +667,7 @@ stencils learn(const std::string& prefix) {
     const std::set<int> predicates = predicate_writers(st.cubin, images);
     for (int steps : stencil::vec_region_sizes)
       st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
+    learn_own(prefix, st.cubin, images, st.own);
   } catch (const failed& e) {
     throw failed("sm_" + std::to_string(st.arch) + ": " + e.what());
   }

@@ -77,12 +77,23 @@ struct call_image {
     int result = -1;  // where the sum reads the op's value
   } lane[stencil::lanes];
 };
+// A kernel's own cubin, which the build makes beside the file of every image (ptxas --entry on the
+// same PTX): where its machine code and constant bank are the same bytes as in the file the image
+// was learnt from (checked when learning), an op's image is that cubin with the patched bytes copied
+// in, and loads alone: the driver's load of a library takes longer the more code the context holds.
+struct own_cubin {
+  bytes cubin;
+  std::vector<std::pair<section, section>> copied;  // what the patch may write: in the file, in this one
+};
+using own_cubins = std::map<std::string, own_cubin>;  // by kernel; a kernel without one loads the file
+
 // The call images with a count of slots (a cubin each), read and learnt the first time an op makes
 // that many calls: most ops call none, and an op's first call need not wait for the other cubins.
 struct call_stencils {
   bytes cubin;               // copied and patched
   std::size_t slot_words{};  // where in it the slots' words are
   std::vector<call_image> images;
+  own_cubins own;
   std::string refusals;   // why a call image was not learnt
   std::string unread;     // why the file could not be read: every op with this many calls is refused
   std::once_flag learnt;  // calls_of() learns them once a process
@@ -92,6 +103,7 @@ struct stencils {
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   std::vector<vec_image> vec_images;
+  own_cubins own;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
   std::shared_ptr<std::array<call_stencils, stencil::max_calls + 1>> calls =
       std::make_shared<std::array<call_stencils, stencil::max_calls + 1>>();
@@ -106,7 +118,7 @@ int operation_of(const stencils& st, const insn& i);
 
 // The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin and
 // images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first needs
-// them).
+// them); each image kernel's own cubin from alone/<kernel>.cubin where the build made one.
 stencils learn(const std::string& prefix);
 // The call images with `calls` slots (1 to stencil::max_calls), learnt the first time an op asks
 // for them (once a process, whichever thread asks first); where they cannot be read, why is kept

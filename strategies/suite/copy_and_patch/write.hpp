@@ -32,6 +32,9 @@ struct compiled {
 // functions; refused where none holds it, saying why.
 compiled compile(const stencils& st, const cdl::expr::program& op);
 compiled compile(const stencils& st, const std::string& text);
+// What to load to run `kernel` (c.kernel or c.vec_kernel): its own cubin with c's patched bytes
+// copied in where the build made one (learn.hpp's own_cubin); else c's whole file.
+bytes loadable(const stencils& st, const compiled& c, const std::string& kernel);
 
 // What write.cpp and calls.cpp share: an instruction put in a place, the clock that sets the stalls
 // over a window, and the op that calls functions.
