@@ -6,7 +6,9 @@
 //          code the build compiles into plugins/cdl_stencils.cubin (a chain of each operation and
 //          through each pair), cdl_images.cubin (the map with a region of marked steps, scalar and
 //          four elements a thread) and cdl_calls_N.cubin (slots of nvcc's own sinf, cosf, expf and
-//          sqrtf between windows of steps); cubin.cpp, the ELF reader and an instruction's fields;
+//          sqrtf between windows of steps), and each image kernel alone in plugins/cdl_alone/
+//          (ptxas --entry: the cubin an op's image loads); cubin.cpp, the ELF reader and an
+//          instruction's fields;
 //          learn.cpp, what the program takes from those cubins once a process (each operation's
 //          instruction and register fields, the latencies between operations, each image's places
 //          and registers); lower.cpp, the op's text to steps of those operations; write.cpp and
@@ -14,8 +16,9 @@
 //          the learnt latencies (a call's function set in its slot's word); decode.cpp, the same
 //          images decoded and run on the host, the tests' check. This file loads the patched image
 //          with cudaLibraryLoadData and registers the route.
-// Cost.    Per new op: the patch (microseconds) and the image's load, one for both forms (the last
-//          16 ops' images stay loaded: the driver loads slower the more a context holds); then
+// Cost.    Per new op: the patch (microseconds) and the load of its kernel's own cubin, each form's
+//          when it first runs (the driver loads slower the more code it loads and the context
+//          holds: a cubin of one kernel, and the last 16 ops' images kept loaded); then
 //          nvcc's own instructions (a multiply and the add after it fused, as nvcc does) in a k
 //          loop that is not unrolled: four elements a thread in the vec form, whose four regions
 //          the compiler interleaved, an element a thread in the scalar form, which runs where x
