@@ -18,8 +18,9 @@ file(MAKE_DIRECTORY ${OUT})
 foreach(entry ${entries})
   string(REGEX MATCH "cdl_[a-z0-9_]+" kernel "${entry}")
   # as nvcc -cubin -fmad=false assembles the whole file (strategies/CMakeLists.txt)
-  execute_process(COMMAND ${PTXAS} -arch=${arch} -O3 --fmad=false --entry ${kernel} -o ${OUT}/${kernel}.cubin ${PTX}
-                  RESULT_VARIABLE status ERROR_VARIABLE errors)
+  execute_process(
+    COMMAND ${PTXAS} -arch=${arch} -O3 --fmad=false --entry ${kernel} -o ${OUT}/${kernel}.cubin ${PTX}
+    RESULT_VARIABLE status ERROR_VARIABLE errors)
   if(status)
     message(FATAL_ERROR "ptxas --entry ${kernel} ${PTX} failed (${status}):\n${errors}")
   endif()
