@@ -52,8 +52,8 @@
 #include "common/skeletons/elementwise.cuh"
 #include "common/skeletons/map.cuh"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <list>
 #include <memory>
@@ -154,9 +154,9 @@ const patch::stencils& stencils() {
 }
 
 // op's image, patched and loaded the first time its text is seen (a lookup after that, while it is
-// among the last kept_images texts used). The driver's load of a library takes longer the more
-// libraries the context holds (docs/measurements.md gives the figures), so a process that patches
-// op after op keeps only the last few loaded: an op used again after that is patched and loaded again.
+// among the last kept_images texts used). The driver's load of a library takes longer the more code
+// the context holds (docs/measurements.md gives the figures), so a process that patches op after op
+// keeps only the last few loaded: an op used again after that is patched and loaded again.
 constexpr std::size_t kept_images = 16;
 std::shared_ptr<const loaded> prepare(const jit::op_text& op) {
   static std::list<std::pair<std::string, std::shared_ptr<const loaded>>> images;  // the last used first
