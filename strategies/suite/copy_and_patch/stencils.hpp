@@ -64,7 +64,7 @@ inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the image
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
 inline constexpr int pair_steps = 2 * count + 2;  // operation o's latency chain: add, o, 0, o, 1, ...
 // The vec images (steps a lane, chains): the sizes close, since each unused place still issues an
-// instruction a lane: one apart to 10, then at most a fifth of the larger unused. The list, once:
+// instruction a lane: one apart to 10, then less than a quarter of the larger unused. The list, once:
 // the sizes and one kernel each (cdl_image_vec_<steps>) come from it.
 // clang-format off
 #define CDL_VEC_IMAGES(X) \
