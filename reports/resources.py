@@ -24,6 +24,7 @@ SM's threads). That needs a GPU: without one the occupancy fields are null and `
 says why. A kernel the driver cannot be asked about keeps null fields and its `occupancy_error`,
 and is named on stderr; the others keep theirs.
 """
+import glob
 import json
 import os
 import re
@@ -109,10 +110,12 @@ def objects_with_reports(build_dir):
     """[(object path, source as 'dir/file.cu')] for every CUDA object of the build with a ptxas report,
     and 17's images and call images (the kernels its ops are written into, with their resources)."""
     current = objects_in_build(build_dir)
-    cubins = [
-        os.path.join(build_dir, "plugins", f"cdl_{part}.cubin")
-        for part in ("images", "calls_1", "calls_2", "calls_3")
-    ]
+    plugins = os.path.join(build_dir, "plugins")
+    calls = sorted(
+        glob.glob(os.path.join(plugins, "cdl_calls_*.cubin")),
+        key=lambda path: int(re.search(r"_(\d+)\.cubin$", path).group(1)),
+    )
+    cubins = [os.path.join(plugins, "cdl_images.cubin")] + calls
     out = [(c, "strategies/suite/copy_and_patch/stencils.cu") for c in cubins if os.path.exists(c + ".ptxas")]
     for root, _, files in os.walk(build_dir):
         for f in sorted(files):

@@ -1,8 +1,8 @@
 # One architecture's check of strategy 17 on the host (ctest's copy_and_patch_check_sm_XX): its
-# stencils, images and call images assembled for sm_XX, each image kernel's own cubin beside them,
-# then the engine's tests read them (CDL_PLUGIN_DIR): the learning, the host check of random ops,
-# whose machine code must compute their steps (0 wrong; each refusal by its reason), and the own
-# cubins, the same bytes as the files where the patch writes.
+# stencils, images and call images assembled for sm_XX, the own cubin of each image kernel of no and
+# of one or two calls beside them, then the engine's tests read them (CDL_PLUGIN_DIR): the learning,
+# the host check of random ops, whose machine code must compute their steps (0 wrong; each refusal by
+# its reason), and the own cubins, the same bytes as the files where the patch writes.
 #
 #   cmake -DARCH=80 -DNVCC=nvcc -DROOT=<source dir> -DOUT=<dir> -DTESTS=<cdl_cpu_tests> \
 #         -P tests/copy_and_patch_arch.cmake          (or: ctest -R copy_and_patch_check_sm_80)
@@ -20,7 +20,8 @@ endforeach()
 get_filename_component(nvcc_bin ${NVCC} DIRECTORY)
 find_program(PTXAS ptxas HINTS ${nvcc_bin} REQUIRED)
 file(MAKE_DIRECTORY ${OUT})
-set(parts stencils images calls_1 calls_2 calls_3)
+include(${ROOT}/cmake/stencil_parts.cmake)
+set(parts ${CDL_STENCIL_PARTS})
 if(BUILT)
   set(parts)
 endif()
@@ -47,7 +48,9 @@ foreach(part ${parts})
   if(status)
     message(FATAL_ERROR "ptxas -arch=sm_${ARCH} ${ptx} failed (${status}):\n${errors}")
   endif()
-  if(NOT part STREQUAL "stencils")
+  # the own cubins of the parts the own-cubin test writes its ops into (an op of more calls loads
+  # the file on this host, as where the build made none)
+  if(part MATCHES "^(images|calls_1|calls_2)$")
     execute_process(COMMAND ${CMAKE_COMMAND} -DPTXAS=${PTXAS} -DPTX=${ptx} -DOUT=${OUT}/cdl_alone
                             -DSTAMP=${OUT}/cdl_alone/${part}.stamp -P ${ROOT}/cmake/own_cubins.cmake
                     RESULT_VARIABLE status)

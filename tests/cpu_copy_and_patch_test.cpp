@@ -75,8 +75,8 @@ TEST(CopyAndPatch, ASelectOfConstantsIsTheCompareScaledWhereThatIsExact) {
 }
 
 TEST(CopyAndPatch, RefusesWhatItHasNoStencilForWithTheReasonAndTheRoutes) {
-  // a division by a constant whose reciprocal overflows; four calls
-  for (const char* text : {"x / 1e-39", "sin(cos(exp(sqrt(x))))"}) {
+  // a division by a constant whose reciprocal overflows; more calls than the largest call image's slots
+  for (const char* text : {"x / 1e-39", "sin(cos(exp(sqrt(sin(cos(exp(sqrt(sin(x)))))))))"}) {
     const std::string why = copy_and_patch::check_on_host(text);
     EXPECT_NE(why.find("refused"), std::string::npos) << text << ": " << why;
   }
@@ -88,9 +88,13 @@ TEST(CopyAndPatch, RefusesWhatItHasNoStencilForWithTheReasonAndTheRoutes) {
 // An op that calls functions runs in a call image: its slots run nvcc's sinf, cosf, expf, sqrtf and
 // division, the values it keeps across a call in the registers nvcc kept there; the vec form alone.
 TEST(CopyAndPatch, CallsAFunctionFromASlotInTheVecFormAlone) {
-  for (const char* text : {"sin(x)", "exp(sin(x) * cos(x))", "sqrt(x * x + 1)", "exp(exp(x))", "cos(x) + 2",
-                           "x * sin(x)", "cos(x) * cos(x) - sin(x) * sin(x)", "x * x + (x * 3 + sin(x))",
-                           "x / (x + 1)", "1 / x", "sin(x) / x", "(x * x - 1) / sqrt(x * x + 1)", "x / x"}) {
+  for (const char* text :
+       {"sin(x)", "exp(sin(x) * cos(x))", "sqrt(x * x + 1)", "exp(exp(x))", "cos(x) + 2", "x * sin(x)",
+        "cos(x) * cos(x) - sin(x) * sin(x)", "x * x + (x * 3 + sin(x))", "x / (x + 1)", "1 / x", "sin(x) / x",
+        "(x * x - 1) / sqrt(x * x + 1)", "x / x",
+        // four calls; five and seven, in images of six and eight slots whose first pass
+        "sin(cos(exp(sqrt(x))))", "sin(cos(exp(sqrt(sin(x)))))",
+        "sin(x) + cos(x + 1) + exp(x + 2) + sqrt(x + 3) + sin(x + 4) + cos(x + 5) + exp(x * 6)"}) {
     EXPECT_EQ(copy_and_patch::check_on_host(text), "") << text;
     EXPECT_NE(copy_and_patch::vec_alone(text).find("vec form alone"), std::string::npos) << text;
   }

@@ -30,12 +30,13 @@
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, the multiply-adds nvcc
 //          contracts, comparisons and ?:), a division by a constant (its reciprocal's product
-//          corrected once, as nvcc's division), or up to three calls of sin, cos, exp, sqrt and
-//          a division by a value, nvcc's own in a slot (the vec form alone: the catalogue's sine
-//          and exp_sin_cos; the same call on the same values made once), and its live values no
-//          more than the region's registers. Anything else (float64, a fourth call) is refused
-//          with cdl::error naming the reason and the routes that run it (08, 16); so is a GPU
-//          whose architecture the stencils were not built for.
+//          corrected once, as nvcc's division), or up to eight calls of sin, cos, exp, sqrt
+//          and a division by a value, nvcc's own in a slot (the vec form alone: the catalogue's
+//          sine and exp_sin_cos; the same call on the same values made once), and its live
+//          values no more than the images' registers. Anything else (float64, a ninth call, an
+//          op whose values or steps outgrow every image) is refused with cdl::error naming the
+//          reason and the routes that run it (08, 16); so is a GPU whose architecture the
+//          stencils were not built for.
 // See it.  The lesson's See it. line: its --dump writes a patched image for cuobjdump -sass.
 // Run it.  `cdl_bench --benchmark_filter=^oplength/17_copy_and_patch/vec/steps:30/`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line); a typed op:

@@ -161,7 +161,11 @@ class Explain(unittest.TestCase):
 
     def test_an_op_17_refuses_says_why_and_the_routes_and_exits_1(self):
         for expression, extra, why in (
-            ("sin(cos(exp(sqrt(x))))", (), "more calls than a call image has slots"),
+            (
+                "sin(cos(exp(sqrt(sin(cos(exp(sqrt(sin(x)))))))))",
+                (),
+                "more calls than a call image has slots",
+            ),
             ("x * x", ("--type", "f64"), "runs float alone"),
         ):
             got = self.explain(expression, *extra)

@@ -4,7 +4,9 @@
 #include "strategies/suite/copy_and_patch/write.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 namespace cdl::copy_and_patch::patch {
@@ -28,7 +30,8 @@ struct routed {
 // a call's result stays in the slot's through the window after it, and is copied at its end where
 // a later window reads it (at its start, where something there writes the slot's register first,
 // in any lane); the op's value made last is made where the sum reads it.
-routed route(const call_image& im, const std::vector<step>& code, int result, unsigned copied = 0) {
+routed route(const call_image& im, const std::vector<step>& code, int result, bool split,
+             unsigned copied = 0) {
   routed r;
   std::vector<int> def_window(code.size() + 2, 0), def_step(code.size() + 2, -1), readers(code.size() + 2, 0);
   std::vector<int> last_window(code.size() + 2, -1);
@@ -37,7 +40,8 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
     def_window[std::size_t(code[n].dest)] = code[n].call ? w + 1 : w,
     def_step[std::size_t(code[n].dest)] = int(n);
     for (int v : {code[n].a, code[n].b, code[n].c})
-      if (v >= 0) ++readers[std::size_t(v)], last_window[std::size_t(v)] = w;
+      if (v >= 0 && code[n].call != stencil::fn_pass)
+        ++readers[std::size_t(v)], last_window[std::size_t(v)] = w;
     w += code[n].call ? 1 : 0;
   }
   int next = int(code.size()) + 1;
@@ -55,8 +59,15 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
     const int arg = s.a, divisor = s.b;
     for (int* v : {&s.a, &s.b, &s.c})
       if (*v >= 0) *v = renamed[std::size_t(*v)];
-    if (!s.call) {
+    // Split: a value that lives across more than one slot is copied at the start of each window
+    // between, so that each copy lives across one slot (nvcc need not keep a register across all).
+    const auto split_after_slot = [&] {
+      for (std::size_t v = 0; split && v < code.size() + 1; ++v)
+        if (def_window[v] < w && last_window[v] > w) renamed[v] = copy(renamed[v], w);
+    };
+    if (!s.call || s.call == stencil::fn_pass) {  // a passing slot reads what its register holds
       r.code.push_back(s), r.window.push_back(w);
+      if (s.call) ++w, split_after_slot();
       continue;
     }
     const auto made_here = [&](int v) {  // in this window, by a step, and read by this call alone
@@ -65,7 +76,13 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
                      : made >= 0 && !code[std::size_t(made)].call && def_window[std::size_t(v)] == w) &&
              readers[std::size_t(v)] == 1;
     };
-    if (!made_here(arg)) s.a = copy(s.a, w);
+    if (!made_here(arg)) {
+      s.a = copy(s.a, w);
+    } else {  // made last in its window: nvcc may hold something else in the slot's register until late
+      const auto made =
+          std::find_if(r.code.rbegin(), r.code.rend(), [&](const step& m) { return m.dest == s.a; });
+      std::rotate(made.base() - 1, made.base(), r.code.end());
+    }
     if (divisor >= 0 && !made_here(divisor)) s.b = copy(s.b, w);
     if (pending >= 0) renamed[std::size_t(pending)] = copy(pending, w), pending = -1;
     r.where[std::size_t(s.a)] = {fixed::arg, w};
@@ -73,10 +90,17 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
     r.code.push_back(s), r.window.push_back(w);
     r.where[std::size_t(s.dest)] = {fixed::res, w};
     ++w;
-    if (copied >> (w - 1) & 1)  // at once: something writes its register before the window's end
+    // at once where something writes its register before the window's end: a step of the op, or
+    // nvcc (in some lane)
+    bool rewritten = copied >> (w - 1) & 1;
+    for (int l = 0; l < stencil::lanes; ++l)
+      rewritten =
+          rewritten || im.until[w][l] < (w < im.calls ? im.window_last[std::size_t(w)] + 16 : im.deadline[l]);
+    if (rewritten && last_window[std::size_t(s.dest)] >= w)
       renamed[std::size_t(s.dest)] = copy(s.dest, w);
     else if (last_window[std::size_t(s.dest)] > w)
       pending = s.dest;
+    split_after_slot();
   }
   r.result = renamed[std::size_t(result)];
   const int made = r.result == 0 ? -1 : def_step[std::size_t(result)];
@@ -101,7 +125,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
             written == r.code.size())
           written = m;
     }
-    if (written < read) return route(im, code, result, copied | 1u << g);
+    if (written < read) return route(im, code, result, split, copied | 1u << g);
   }
   return r;
 }
@@ -115,17 +139,29 @@ struct lane_code {
 };
 lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
   const auto& regs = im.lane[lane];
-  // The registers kept across the slots between windows `from` and `to` (where from == to, those
-  // before and after the window), but those another lane's result, its argument in window `to` or
-  // its slot result in window `from` may go to: nvcc keeps them apart only at the slots.
+  // The registers a value may hold from window `from` to window `to`: those kept across every slot
+  // between; within one window, those kept across the slot before it or the slot after it (nvcc's
+  // own code in a window names none of them: the learning dropped any it did). Never another lane's
+  // result, its argument in window `to` or its slot result in window `from`: nvcc keeps them apart
+  // only at the slots.
+  std::bitset<256> others;  // another lane's across some slot: nvcc may give a register to one lane's
+  for (int l = 0; l < stencil::lanes; ++l)  // chain at one slot and another lane's at the next
+    for (int g = 0; g < im.calls && l != lane; ++g)
+      for (int reg : im.lane[l].across[g]) others.set(std::size_t(reg));
   auto kept = [&](int from, int to) {
     std::vector<int> out;
-    const int first = from == to ? std::max(from - 1, 0) : from,
-              last = from == to ? std::min(to + 1, im.calls) : to;
-    for (int reg : regs.across[first]) {
-      bool all = true;
-      for (int g = first; g < last; ++g)
-        all = all && std::count(regs.across[g].begin(), regs.across[g].end(), reg);
+    const auto in = [&](int g, int reg) {
+      return g >= 0 && g < im.calls && std::count(regs.across[g].begin(), regs.across[g].end(), reg) > 0;
+    };
+    std::vector<int> some;  // those kept across one slot next to the window, or the first crossed
+    for (int g : {from - 1, from})
+      if (g >= 0 && g < im.calls && (from == to || g == from))
+        some.insert(some.end(), regs.across[std::size_t(g)].begin(), regs.across[std::size_t(g)].end());
+    std::sort(some.begin(), some.end());
+    some.erase(std::unique(some.begin(), some.end()), some.end());
+    for (int reg : some) {
+      bool all = !others.test(std::size_t(reg));
+      for (int g = from; g < to; ++g) all = all && in(g, reg);
       for (int l = 0; l < stencil::lanes; ++l)
         all =
             all && (l == lane || (im.lane[l].result != reg && (to == im.calls || im.lane[l].arg[to] != reg) &&
@@ -133,6 +169,21 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
       if (all) out.push_back(reg);
     }
     return out;
+  };
+  // kept(from, to), those kept across fewer later slots first: once for each pair of windows
+  std::map<std::pair<int, int>, std::vector<int>> known;
+  auto ordered = [&](int from, int to) -> const std::vector<int>& {
+    auto [at, added] = known.try_emplace({from, to});
+    if (!added) return at->second;
+    at->second = kept(from, to);
+    auto later = [&](int R) {
+      int n = 0;
+      for (int g = to; g < im.calls; ++g)
+        n += int(std::count(regs.across[g].begin(), regs.across[g].end(), R));
+      return n;
+    };
+    std::stable_sort(at->second.begin(), at->second.end(), [&](int a, int b) { return later(a) < later(b); });
+    return at->second;
   };
   // Each value's life: made at step `made` (x before the first), last read at `last`; the windows
   // of the two (a call's result is made in the window after its slot).
@@ -142,7 +193,8 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
     const step& s = r.code[n];
     made[std::size_t(s.dest)] = int(n), from[std::size_t(s.dest)] = r.window[n] + (s.call ? 1 : 0);
     for (int v : {s.a, s.b, s.c})
-      if (v >= 0) last[std::size_t(v)] = int(n), to[std::size_t(v)] = r.window[n];
+      if (v >= 0 && s.call != stencil::fn_pass)
+        last[std::size_t(v)] = int(n), to[std::size_t(v)] = r.window[n];
   }
   last[std::size_t(r.result)] = int(r.code.size()), to[std::size_t(r.result)] = im.calls;
   // A register holds one value at a time: two share it where one is last read by the step that
@@ -174,17 +226,12 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
     if (from[v] == to[v]) {
       const int w = from[v];
       if (w < im.calls) candidates.push_back(regs.arg[w]);
-      if (w > 0) candidates.push_back(regs.res[w - 1]);
+      // the slot result's register, where nvcc does not write it again before the window's end
+      const std::size_t end = w < im.calls ? im.window_last[std::size_t(w)] + 16 : im.deadline[lane];
+      if (w > 0 && im.until[w][lane] >= end) candidates.push_back(regs.res[w - 1]);
       if (w == im.calls) candidates.push_back(regs.result);
     }
-    std::vector<int> across = kept(from[v], to[v]);  // those kept across fewer later slots first
-    auto later = [&](int R) {
-      int n = 0;
-      for (int g = to[v]; g < im.calls; ++g)
-        n += int(std::count(regs.across[g].begin(), regs.across[g].end(), R));
-      return n;
-    };
-    std::stable_sort(across.begin(), across.end(), [&](int a, int b) { return later(a) < later(b); });
+    const std::vector<int>& across = ordered(from[v], to[v]);
     candidates.insert(candidates.end(), across.begin(), across.end());
     for (int R : candidates)
       if (reg[v] < 0 && fits(int(v), R)) reg[v] = R, holds[std::size_t(R)].push_back(int(v));
@@ -207,15 +254,12 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
 // own first reader of the slot's result (its wait on the slot's code keeps its place). Where one
 // lane's slot result arrives in a register another lane's steps write, the writer waits for the
 // holder's last read of it.
-void write_calls(const stencils& st, const call_image& im, const routed& r,
-                 const lane_code (&lanes_code)[stencil::lanes], bytes& out) {
+bytes write_calls(const stencils& st, const call_image& im, const routed& r,
+                  const lane_code (&lanes_code)[stencil::lanes], const bytes& file) {
   constexpr int lanes = stencil::lanes;
   const step nothing{stencil::add, 255, 255, -1, -0.0f};
   const std::vector<step>* code[lanes];
   for (int l = 0; l < lanes; ++l) code[l] = &lanes_code[l].code;
-  for (std::size_t n = 0; n < r.code.size(); ++n)  // the slots' functions
-    if (r.code[n].call)
-      std::memcpy(&out[calls_of(st, im.calls).slot_words + 4 * std::size_t(r.window[n])], &r.code[n].call, 4);
   std::vector<int> chosen(im.places.size(), -1);        // each place's lane
   std::vector<std::size_t> index(im.places.size(), 0);  // and its step there
   for (int w = 0; w <= im.calls; ++w) {
@@ -247,26 +291,46 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
     std::size_t next[lanes]{}, last_placed[lanes]{};
     std::vector<std::size_t> placed[lanes];
     for (int l = 0; l < lanes; ++l) placed[l].assign(mine[l].size(), ~std::size_t(0));
+    // Lane l's steps before bound[l] name the register its slot result arrives in, which nvcc
+    // writes again at until[w][l]: they go before it. The rest may go to the window's end (the last
+    // window's: where the sum reads the lane's result).
+    std::size_t bound[lanes]{};
+    for (int l = 0; l < lanes && w > 0; ++l) {
+      const int held = im.lane[l].res[w - 1];
+      for (std::size_t j = 0; j < mine[l].size(); ++j) {
+        const step& s = (*code[l])[mine[l][j]];
+        if (s.dest == held || s.a == held || s.b == held || s.c == held) bound[l] = j + 1;
+      }
+    }
+    const auto open = [&](int l, std::size_t q, bool held) {
+      const std::size_t end = held ? im.until[w][l] : w == im.calls ? im.deadline[l] : ~std::size_t(0);
+      return im.window[q] == w && im.places[q] >= im.from[w][l] && im.places[q] < end;
+    };
+    // the places from each on open to each lane's steps, and to those before bound[l]
+    std::vector<std::size_t> open_from[lanes], held_from[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      open_from[l].assign(im.places.size() + 1, 0), held_from[l].assign(im.places.size() + 1, 0);
+      for (std::size_t q = im.places.size(); q-- > 0;)
+        open_from[l][q] = open_from[l][q + 1] + open(l, q, false),
+        held_from[l][q] = held_from[l][q + 1] + open(l, q, true);
+    }
     const std::size_t first = w == 0 ? lanes : 0;
     for (std::size_t p = first; p < im.places.size(); ++p) {
       if (im.window[p] != w) continue;
-      auto open = [&](int l, std::size_t q) {
-        return im.window[q] == w && im.places[q] >= im.from[w][l] && im.places[q] < im.until[w][l];
-      };
       int best = -1;
       for (int l = 0; l < lanes; ++l) {
-        if (next[l] == mine[l].size() || !open(l, p)) continue;
+        if (next[l] == mine[l].size() || !open(l, p, next[l] < bound[l])) continue;
         bool ready = true;
         for (const wait& a : after[l]) ready = ready && (a.step != next[l] || placed[a.lane][a.its] < p);
         const int dest = (*code[l])[mine[l][next[l]]].dest,
                   made = w < im.calls ? im.lane[l].arg[w] : im.lane[l].result;
         ready = ready && (dest != made || im.places[p] >= im.write_from[w][l]);
         if (!ready) continue;
-        std::size_t before = 0;
-        for (std::size_t q = p; q < im.places.size(); ++q) before += open(l, q);
-        if (before < mine[l].size() - next[l])
+        const std::size_t before = open_from[l][p], before_held = held_from[l][p],
+                          left = mine[l].size() - next[l], held = bound[l] > next[l] ? bound[l] - next[l] : 0;
+        if (before < left || before_held < held)
           throw refused("a lane's steps do not fit the call image's window");
-        if (before == mine[l].size() - next[l]) {
+        if (before == left || (held > 0 && before_held == held)) {
           best = l;
           break;
         }
@@ -288,7 +352,14 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
     for (int l = 0; l < lanes; ++l)
       if (next[l] < mine[l].size()) throw refused("more steps than the call image's window has places");
   }
-  // The stalls, window by window
+  // The copy of the file (once the steps have places), the slots' functions, then the stalls,
+  // window by window
+  bytes out = file;
+  for (std::size_t n = 0; n < r.code.size(); ++n)
+    if (r.code[n].call) {
+      const unsigned word = r.code[n].call == stencil::fn_pass ? stencil::pass_word : r.code[n].call;
+      std::memcpy(&out[calls_of(st, im.calls).slot_words + 4 * std::size_t(r.window[n])], &word, 4);
+    }
   for (std::size_t p = 0; p < im.places.size(); ++p)
     if (im.window[p] < 0) put(st, nothing, &out[im.places[p]]);
   int maker_order[lanes];  // the lane whose x goes where j is (every maker reads j) made last
@@ -327,29 +398,59 @@ void write_calls(const stencils& st, const call_image& im, const routed& r,
     for (int reg : written) ready = std::max(ready, clock.done(reg));
     clock.settle(&out[to], ready);
   }
+  return out;
 }
 
 }  // namespace
 
 // The smallest call image with a slot for each call whose windows and registers hold the op: the
-// vec form alone (no scalar kernel), the slots' words and the windows' places patched.
+// vec form alone (no scalar kernel), the slots' words and the windows' places patched. Where the
+// images have more slots than the op has calls, the first pass their argument on (fn_pass): the op's
+// steps start after them.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
   const int calls = calls_in(code);
   if (calls > stencil::max_calls)
     throw refused("more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")");
-  const call_stencils& learnt = calls_of(st, calls);
-  if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
-  std::string why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals;
-  for (const call_image& im : learnt.images) {
-    try {
-      const routed r = route(im, code, result);
-      lane_code lanes[stencil::lanes];
-      for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
-      compiled c{learnt.cubin, "", int(code.size()), code, result, im.kernel, ""};
-      write_calls(st, im, r, lanes, c.image);
-      return c;
-    } catch (const refused& e) {
-      why = e.what();
+  const int first = *std::find_if(std::begin(stencil::call_counts), std::end(stencil::call_counts),
+                                  [&](int slots) { return slots >= calls; });
+  std::string why;
+  for (const int slots : stencil::call_counts) {
+    if (slots < calls) continue;
+    const call_stencils& learnt = calls_of(st, slots);
+    if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
+    if (why.empty()) why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
+    // the passing slots' steps: each reads x and makes a value nothing reads
+    std::vector<step> padded;
+    const int shift = slots - calls;
+    for (int g = 0; g < shift; ++g) padded.push_back({-1, 1 + g, 0, -1, 0.0f, -1, stencil::fn_pass});
+    const auto moved = [&](int v) { return v > 0 ? v + shift : v; };
+    for (step s : code) {
+      s.dest = moved(s.dest), s.a = moved(s.a), s.b = moved(s.b), s.c = moved(s.c);
+      padded.push_back(s);
+    }
+    std::vector<int> per_window(std::size_t(slots) + 1, 0);  // the op's steps in each window
+    for (int w = 0; const step& s : padded) s.call ? ++w : ++per_window[std::size_t(w)];
+    for (std::size_t i = 0; i < std::size(stencil::call_shapes); ++i) {
+      if (*std::max_element(per_window.begin(), per_window.end()) > stencil::call_shapes[i].steps) continue;
+      if (learnt.image(i) == nullptr) continue;
+      const call_image& im = *learnt.image(i);
+      const auto attempt = [&](bool split) {
+        const routed r = route(im, padded, moved(result), split);
+        lane_code lanes[stencil::lanes];
+        for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
+        return compiled{write_calls(st, im, r, lanes, learnt.cubin),
+                        "",
+                        int(padded.size()),
+                        padded,
+                        moved(result),
+                        im.kernel,
+                        ""};
+      };
+      for (const bool split : {false, true}) try {  // then each value that lives across two slots
+          return attempt(split);                    // copied between them
+        } catch (const refused& e) {
+          if (slots == first) why = e.what();
+        }
     }
   }
   throw refused(why);

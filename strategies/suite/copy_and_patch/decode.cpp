@@ -85,8 +85,7 @@ bool run_place(const stencils& st, const insn& i, bool maker, float (&reg)[256])
 // every register but those the slot keeps lost.
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
-  const call_image* calls =
-      c.kernel.empty() ? named(calls_of(st, calls_in(c.code)).images, c.vec_kernel) : nullptr;
+  const call_image* calls = c.kernel.empty() ? calls_of(st, calls_in(c.code)).named(c.vec_kernel) : nullptr;
   const vec_image* vec = calls ? nullptr : named(st.vec_images, c.vec_kernel);
   const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
   const int windows = calls ? calls->calls + 1 : 1;
@@ -132,8 +131,7 @@ std::string check_schedule(const stencils& st, const compiled& c) {
     std::vector<int> read_after;  // what the code after the stretch reads (the sums, a slot)
   };
   std::vector<span> spans;
-  const call_image* calls =
-      c.kernel.empty() ? named(calls_of(st, calls_in(c.code)).images, c.vec_kernel) : nullptr;
+  const call_image* calls = c.kernel.empty() ? calls_of(st, calls_in(c.code)).named(c.vec_kernel) : nullptr;
   if (!c.kernel.empty()) {
     const image* im = named(st.images, c.kernel);
     spans.push_back({im->steps.front(), im->steps.back(), &im->steps, 0, {im->result}});

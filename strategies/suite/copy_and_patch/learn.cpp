@@ -410,7 +410,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   const int P = shape.chains, S = shape.steps, total = S * (calls + 1);
   call_image im;
   im.kernel = "cdl_call_vec_" + std::to_string(calls) + "_" + std::to_string(P) + "_" + std::to_string(S);
-  im.calls = calls;
+  im.calls = calls, im.steps = S;
   const kernel_code k = find(ks, im.kernel);
   auto insn_at = [&](std::size_t offset) { return at(cubin, offset); };
   std::vector<std::size_t> pos(std::size_t(lanes * total), 0);  // lane l's step s's offset
@@ -536,17 +536,17 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
         drop(i[field]);
     // A register a window's steps make (a slot's argument, the result) may hold something else of
     // nvcc's before nvcc's own step makes it there (the loop's bound, loaded after the slot and
-    // compared before the sum): the lane's steps make it after every instruction that names it
-    // (reads it, or writes it: byte 2 may also be a compare's predicate) between the slot before
-    // and that step, and after it only the sums read it. The slot result the steps read: nvcc may
-    // write its register again after its own first read, and the steps read it before that.
+    // compared before the sum): the lane's step that writes it comes after every instruction that
+    // names it (reads it, or writes it: byte 2 may also be a compare's predicate) between the slot
+    // before and that step, and after it only the sums read it. The slot result the steps read:
+    // nvcc may write its register again after its own first read, and the steps read it before that.
     for (int field : {dest_field, 3, 4, 8}) {
       if (field == dest_field && written < 0) continue;
       for (const auto& [l, w] : made_in[i[field]]) {
         const std::size_t own = at_step(l, w < calls ? w * S + S - 1 : total - 1),
                           after = w > 0 ? im.window_last[std::size_t(w - 1)] : im.places.front();
         if (offset > after && offset < own) {
-          im.from[w][l] = std::max(im.from[w][l], offset + 16);
+          im.write_from[w][l] = std::max(im.write_from[w][l], offset + 16);
           // a write's last reader of nvcc's waits for it
           auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)];
           if (field == dest_field)
@@ -581,7 +581,8 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   for (int l = 0; l < lanes; ++l)
     for (int w = 0; w <= calls; ++w)
       if (const auto& [wrote, read] = unread[std::size_t(l * (calls + 1) + w)]; wrote != 0 && read <= wrote)
-        im.write_from[w][l] = at_step(l, w < calls ? w * S + S - 1 : total - 1);
+        im.write_from[w][l] =
+            std::max(im.write_from[w][l], at_step(l, w < calls ? w * S + S - 1 : total - 1));
   return im;
 }
 
@@ -624,12 +625,14 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
   control flow = learn_control(file, calls);
   flow.predicates = predicate_writers(file, calls);
   flow.no_register.insert(flow.predicates.begin(), flow.predicates.end());
-  for (const stencil::call_shape shape : stencil::call_shapes) try {
-      out.images.push_back(learn_call_image(file, calls, flow, n, shape));
+  out.slots = n;
+  out.learn = [&file, calls, flow, n, arch = st.arch](stencil::call_shape shape) {
+    try {
+      return learn_call_image(file, calls, flow, n, shape);
     } catch (const failed& e) {  // that image is not used; an op that would need it says why
-      out.refusals +=
-          std::string(out.refusals.empty() ? "" : "; ") + "sm_" + std::to_string(st.arch) + ": " + e.what();
+      throw failed("sm_" + std::to_string(arch) + ": " + e.what());
     }
+  };
   // the slots' words: in the constant bank's section, each its marker once
   const section words = sections_of(file)[".nv.constant3"];
   LEARN_CHECK(words.size >= 4 * stencil::max_calls, path + " has no slots' words");
@@ -643,6 +646,31 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
   learn_own(st.prefix, file, calls, out.own);
 }
 }  // namespace
+
+const call_image* call_stencils::image(std::size_t i) const {
+  const std::lock_guard<std::mutex> lock(learning);
+  if (!tried_.at(i) && stencil::call_shapes[i].most >= slots) {
+    tried_[i] = true;
+    try {
+      images_[i] = std::make_unique<call_image>(learn(stencil::call_shapes[i]));
+    } catch (const failed& e) {
+      refusals_ += std::string(refusals_.empty() ? "" : "; ") + e.what();
+    }
+  }
+  return images_[i].get();
+}
+
+const call_image* call_stencils::named(const std::string& kernel) const {
+  const std::lock_guard<std::mutex> lock(learning);
+  for (const auto& im : images_)
+    if (im && im->kernel == kernel) return im.get();
+  return nullptr;
+}
+
+std::string call_stencils::refusals() const {
+  const std::lock_guard<std::mutex> lock(learning);
+  return refusals_;
+}
 
 int operation_of(const stencils& st, const insn& i) {
   int o = 0;

@@ -10,6 +10,8 @@
 #include "strategies/suite/copy_and_patch/stencils.hpp"
 
 #include <array>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -56,24 +58,31 @@ struct vec_image {
 struct call_image {
   std::string kernel;
   int calls = 0;                           // its slots
+  int steps = 0;                           // a window's places for each lane
   std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
   std::vector<int> window;                 // each place's window; -1 between two (a no-op)
   std::vector<std::size_t> window_last;    // window g's last place: what slot g reads is ready after it
   insn maker[stencil::lanes]{};            // as a vec image's
   std::size_t deadline[stencil::lanes]{};  // the last window: lane l's result is read here
-  // window w: lane l's steps from here (after a slot, nvcc's own first reader of its result), and
-  // before here
+  // window w: lane l's steps from here (after a slot, nvcc's own first reader of its result); those
+  // that name the register its slot result arrives in before here (nvcc writes it again there; in
+  // the last window, every step: the sum reads the result there)
   std::size_t from[stencil::max_calls + 1][stencil::lanes]{}, until[stencil::max_calls + 1][stencil::lanes]{};
-  // window w: where nvcc writes lane l's slot argument (the result, in the last) and only its own
-  // step there reads it, the patch writes that register at that step's place or after (whose wait
-  // on nvcc's write, kept, covers what may land late); 0 where nothing constrains it
+  // window w: the step that writes lane l's slot argument (the result, in the last) goes here or
+  // after: after every instruction of nvcc's that names that register first, and where nvcc writes
+  // it and only its own step there reads it, at that step's place (whose wait on nvcc's write, kept,
+  // covers what may land late); 0 where nothing constrains it
   std::size_t write_from[stencil::max_calls + 1][stencil::lanes]{};
   std::size_t last = 0;  // the last place
   struct lane_registers {
     std::vector<int> across[stencil::max_calls];  // kept by slot g: a value of the op that lives across it
     int arg[stencil::max_calls]{}, res[stencil::max_calls]{};  // what slot g reads, and writes
     // what slot g divides by (chain 1's register, kept across it), or -1: no quotient there
-    int divisor[stencil::max_calls] = {-1, -1, -1};
+    std::array<int, stencil::max_calls> divisor = [] {
+      std::array<int, stencil::max_calls> none;
+      none.fill(-1);
+      return none;
+    }();
     int result = -1;  // where the sum reads the op's value
   } lane[stencil::lanes];
 };
@@ -87,16 +96,29 @@ struct own_cubin {
 };
 using own_cubins = std::map<std::string, own_cubin>;  // by kernel; a kernel without one loads the file
 
-// The call images with a count of slots (a cubin each), read and learnt the first time an op makes
-// that many calls: most ops call none, and an op's first call need not wait for the other cubins.
+// The call images with a count of slots (a cubin each), read the first time an op makes that many
+// calls (most ops call none, and an op's first call need not wait for the other cubins), and each
+// image learnt the first time an op is tried in it (most ops go into one of the first).
 struct call_stencils {
   bytes cubin;               // copied and patched
   std::size_t slot_words{};  // where in it the slots' words are
-  std::vector<call_image> images;
+  int slots = 0;             // each image's
   own_cubins own;
-  std::string refusals;   // why a call image was not learnt
   std::string unread;     // why the file could not be read: every op with this many calls is refused
-  std::once_flag learnt;  // calls_of() learns them once a process
+  std::once_flag learnt;  // calls_of() reads them once a process
+  // The image of stencil::call_shapes[i], learnt once a process (whichever thread asks first); null
+  // where the learning refused it, saying why in refusals(), or the shape is not built for this many
+  // slots.
+  const call_image* image(std::size_t i) const;
+  const call_image* named(const std::string& kernel) const;  // one learnt already, or null
+  std::string refusals() const;                              // of the images learnt so far
+  std::function<call_image(stencil::call_shape)> learn;      // calls_of()'s, for image()
+ private:
+  mutable std::mutex learning;
+  mutable std::vector<std::unique_ptr<call_image>> images_ =
+      std::vector<std::unique_ptr<call_image>>(std::size(stencil::call_shapes));
+  mutable std::vector<bool> tried_ = std::vector<bool>(std::size(stencil::call_shapes));
+  mutable std::string refusals_;
 };
 struct stencils {
   bytes cubin;   // the images' file: each op's image is a copy of it, patched

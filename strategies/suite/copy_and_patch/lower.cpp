@@ -299,4 +299,57 @@ int by_need(std::vector<step>& code, int result) {
   return renamed[std::size_t(result)];
 }
 
+int spread(std::vector<step>& code, int result) {
+  const std::size_t values = code.size() + 2;
+  const int calls = calls_in(code);
+  std::vector<int> made_by(values, -1), call_of(values, -1);  // a value's step; a call result's index
+  for (std::size_t n = 0, k = 0; n < code.size(); ++n) {
+    made_by[std::size_t(code[n].dest)] = int(n);
+    if (code[n].call) call_of[std::size_t(code[n].dest)] = int(k++);
+  }
+  // The latest window each step can be in: before the first call that reads it, directly or not
+  std::vector<int> latest(code.size(), calls);
+  for (std::size_t n = code.size(); n-- > 0;) {
+    const int by = code[n].call ? call_of[std::size_t(code[n].dest)] : latest[n];
+    for (int v : {code[n].a, code[n].b, code[n].c})
+      if (v > 0 && !code[std::size_t(made_by[std::size_t(v)])].call)
+        latest[std::size_t(made_by[std::size_t(v)])] =
+            std::min(latest[std::size_t(made_by[std::size_t(v)])], by);
+  }
+  const int steps = int(code.size()) - calls, share = (steps + calls) / (calls + 1);
+  std::vector<int> window(code.size(), -1);       // each step's, once given
+  const auto ready = [&](std::size_t n, int w) {  // what it reads is made by window w
+    for (int v : {code[n].a, code[n].b, code[n].c}) {
+      if (v <= 0) continue;
+      const int m = made_by[std::size_t(v)];
+      if (code[std::size_t(m)].call ? call_of[std::size_t(v)] >= w : window[std::size_t(m)] < 0) return false;
+    }
+    return true;
+  };
+  std::vector<step> ordered;
+  std::vector<int> renamed(values, -1);
+  renamed[0] = 0;
+  const auto emit = [&](std::size_t n) {
+    step s = code[n];
+    for (int* r : {&s.a, &s.b, &s.c})
+      if (*r >= 0) *r = renamed[std::size_t(*r)];
+    s.dest = renamed[std::size_t(code[n].dest)] = int(ordered.size()) + 1;
+    ordered.push_back(s);
+  };
+  for (int w = 0; w <= calls; ++w) {
+    // those that must be here, then others that can be, up to an even share of the steps
+    int placed = 0;
+    for (bool more = true; more;) {
+      more = false;
+      for (std::size_t n = 0; n < code.size(); ++n)
+        if (!code[n].call && window[n] < 0 && ready(n, w) && (latest[n] == w || placed < share))
+          window[n] = w, ++placed, more = true, emit(n);
+    }
+    for (std::size_t n = 0; n < code.size() && w < calls; ++n)  // then the window's call
+      if (code[n].call && call_of[std::size_t(code[n].dest)] == w) emit(n);
+  }
+  code = std::move(ordered);
+  return renamed[std::size_t(result)];
+}
+
 }  // namespace cdl::copy_and_patch::patch

@@ -43,5 +43,10 @@ int fuse(std::vector<step>& code, int result);
 // then the rest after the last; the registers numbered 1, 2, ... in the new order. Returns the
 // result's register.
 int by_need(std::vector<step>& code, int result);
+// The steps of an op that calls functions spread over the windows its calls part: each in the
+// window before the first call that needs it at the latest, and no earlier than what it reads; each
+// window given those that must be in it, then others that can be, up to an even share. Returns the
+// result's register.
+int spread(std::vector<step>& code, int result);
 
 }  // namespace cdl::copy_and_patch::patch

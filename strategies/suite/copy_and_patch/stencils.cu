@@ -213,7 +213,10 @@ CDL_VEC_IMAGES(CDL_VEC_IMAGE)
 // (its word is in memory nvcc cannot see patched); chains 1.. live across the slots, their registers
 // those a value of the op keeps across a call. Where ptxas still copies a step (into a case, or
 // after a slot, made again from x), the learning refuses that image.
-__constant__ unsigned slot_words[max_calls] = {slot_marker, slot_marker + 1, slot_marker + 2};
+__constant__ unsigned slot_words[max_calls] = {slot_marker,     slot_marker + 1, slot_marker + 2,
+                                               slot_marker + 3, slot_marker + 4, slot_marker + 5,
+                                               slot_marker + 6, slot_marker + 7};
+static_assert(max_calls == 8, "a marker for each slot's word");
 template <int g>
 __device__ __forceinline__ void slot(float (&r)[lanes][chains]) {
   switch (slot_words[g]) {
@@ -255,11 +258,12 @@ __device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&ou
   segment<P, calls * S>(r, xj, std::make_integer_sequence<int, S>{});
   for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
 }
-#define CDL_CALL_KERNEL(calls, P, S)                                                                         \
+#define CDL_CALL_KERNEL(calls, P, S, most)                                                                   \
   extern "C" __global__ void cdl_call_vec_##calls##_##P##_##S(const float* __restrict__ x,                   \
                                                               float* __restrict__ y, std::size_t n, int k) { \
-    map_vec(x, y, n, k,                                                                                      \
-            [](const float(&xj)[lanes], float(&out)[lanes]) { call_region<P, S, calls>(xj, out); });         \
+    if constexpr (calls <= most)                                                                             \
+      map_vec(x, y, n, k,                                                                                    \
+              [](const float(&xj)[lanes], float(&out)[lanes]) { call_region<P, S, calls>(xj, out); });       \
   }
 // The slots' functions as nvcc compiled them there, over an array: what the fuzz on the GPU checks
 // a patched image's calls against (the host's sinf is not the GPU's to the bit).
@@ -274,13 +278,11 @@ extern "C" __global__ void cdl_functions(unsigned f, float* v, std::size_t n) {
     CDL_SLOT_FUNCTIONS(CDL_FUNCTION_CASE)
   }
 }
-// The images with CDL_CALLS slots (a cubin for each count, each loaded alone), one of each shape in
-// call_shapes.
-#define CDL_CALL_SHAPES(calls) \
-  CDL_CALL_KERNEL(calls, 1, 1) \
-  CDL_CALL_KERNEL(calls, 1, 3) \
-  CDL_CALL_KERNEL(calls, 2, 3) CDL_CALL_KERNEL(calls, 3, 5) CDL_CALL_KERNEL(calls, 4, 7)
-CDL_CALL_SHAPES(CDL_CALLS)
+// The images with CDL_CALLS slots (a cubin for each count), one of each shape in call_shapes, of
+// no code where the shape is not built for that many.
+#define CDL_CALL_KERNEL_OF(calls, P, S, most) CDL_CALL_KERNEL(calls, P, S, most)  // calls: the count
+#define CDL_CALL_IMAGE(P, S, most) CDL_CALL_KERNEL_OF(CDL_CALLS, P, S, most)
+CDL_CALL_SHAPES(CDL_CALL_IMAGE)
 #else  // the stencils, read but never loaded
 // One stencil per operation: one chain of 8 steps of that operation.
 #define CDL_OP_KERNEL(o) CDL_KERNEL(cdl_op_##o, 1, learn_steps, every<o>)

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #ifdef __CUDACC__
 #define CDL_PATCH_HD __host__ __device__
@@ -118,15 +119,35 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
 // that the patch sets in the image's copy (none stays for a word never patched); and a division by a
 // value, a / b, whose nvcc code no stencil can hold (a reciprocal whose reader waits on a barrier,
 // not a stall, then a slow path for operands outside the normal range): a slot's too, chain 0 over
-// chain 1, so that a quotient is nvcc's own, correctly rounded.
+// chain 1, so that a quotient is nvcc's own, correctly rounded. An image of n slots holds an op of
+// fewer calls: a slot the op does not need (fn_pass, its first) runs exp on whatever its register
+// holds and nothing reads the result (a case of no code would change nvcc's code for every slot).
 #define CDL_SLOT_FUNCTIONS(X) X(sin, sinf) X(cos, cosf) X(exp, expf) X(sqrt, sqrtf)
 #define CDL_FUNCTION_ENUMERATOR(name, f) fn_##name,
-enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) fn_div };
-inline constexpr int max_calls = 3;  // slots in the largest call image
+enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) fn_div, fn_pass };
+inline constexpr unsigned pass_word = fn_exp;  // what a passing slot's word is set to
+// The call images' slots: a cubin of images for each count (calls_<n>.cubin; strategies/CMakeLists.txt
+// reads this line), an op in the first whose images hold it of those with at least its calls. Every
+// count is code the build compiles and a check assembles for each architecture, so they thin out
+// where fewer ops call that often.
+inline constexpr int call_counts[] = {1, 2, 3, 4, 6, 8};
+inline constexpr int max_calls = call_counts[std::size(call_counts) - 1];
 struct call_shape {
   int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
+  int most;           // the most slots of the images built in this shape
 };
-inline constexpr call_shape call_shapes[] = {{1, 1}, {1, 3}, {2, 3}, {3, 5}, {4, 7}};
+// The call images, smallest first (an op goes into the first that holds it): the chains keep values
+// across the slots, the segments' steps are the windows' places a lane. Each image is code the build
+// compiles and each check assembles, so a shape is built only for the counts of slots whose ops use
+// it: one or no chain across a slot for up to three (an op with fewer calls than slots keeps x across
+// the first), the longest windows for one slot alone, and none where ptxas makes x again in the
+// image (the learning refuses it). The list, once: the shapes and one kernel each
+// (cdl_call_vec_<calls>_<P>_<steps>, of no code where the count is more than the shape's most) come
+// from it.
+#define CDL_CALL_SHAPES(X) \
+  X(1, 1, 3) X(1, 3, 3) X(2, 3, 3) X(3, 5, 8) X(4, 7, 8) X(6, 11, 8) X(8, 15, 6) X(8, 31, 1)
+#define CDL_CALL_SHAPE(P, S, most) {P, S, most},
+inline constexpr call_shape call_shapes[] = {CDL_CALL_SHAPES(CDL_CALL_SHAPE)};
 inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
 // The host's (check() runs it): the GPU's to the bit for a quotient, correctly rounded on both, not
 // for the others. v is the argument, w a quotient's divisor.
@@ -134,7 +155,7 @@ inline float call(unsigned f, float v, float w) {
 #define CDL_HOST_FUNCTION(name, fn) \
   if (f == fn_##name) return fn(v);
   CDL_SLOT_FUNCTIONS(CDL_HOST_FUNCTION)
-  return f == fn_div ? v / w : NAN;
+  return f == fn_div ? v / w : f == fn_pass ? v : NAN;
 }
 
 }  // namespace cdl::copy_and_patch::stencil

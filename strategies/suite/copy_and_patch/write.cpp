@@ -178,16 +178,18 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
   std::vector<step> code;
   const int result = fuse(code, select(op, code));
   if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; })) {
-    try {  // the op's own order; where a lane's registers do not hold it, each step as late as it can be
+    // the op's own order; where no image holds it, each step as late as it can be, then the steps
+    // spread evenly over the windows
+    try {
       return compile_calls(st, code, result);
     } catch (const refused& first) {
-      std::vector<step> late = code;
-      const int late_result = by_need(late, result);
-      try {
-        return compile_calls(st, late, late_result);
-      } catch (const refused&) {
-        throw first;
-      }
+      for (auto order : {by_need, spread}) try {
+          std::vector<step> other = code;
+          const int other_result = order(other, result);
+          return compile_calls(st, other, other_result);
+        } catch (const refused&) {
+        }
+      throw first;
     }
   }
   std::string why =
