@@ -26,12 +26,12 @@ struct routed {
 
 // The op's steps with copies (v + -0) where a value is not made where the image needs it: a call's
 // argument (and a quotient's divisor) made in the window before it and read by nothing else is made
-// in the slot's register;
-// a call's result stays in the slot's through the window after it, and is copied at its end where
-// a later window reads it (at its start, where something there writes the slot's register first,
-// in any lane); the op's value made last is made where the sum reads it.
-routed route(const call_image& im, const std::vector<step>& code, int result, bool split,
-             unsigned copied = 0) {
+// in the slot's register, as the window's last step (nvcc may hold something else there until
+// late); a call's result stays in the slot's through the window after it, and is copied at its end
+// where a later window reads it (at its start, where something there writes the slot's register
+// first: a step, or nvcc's own code in any lane); the op's value made last is made where the sum
+// reads it. A passing slot (fn_pass) reads whatever its register holds, and nothing reads its result.
+routed route(const call_image& im, const std::vector<step>& code, int result, unsigned copied = 0) {
   routed r;
   std::vector<int> def_window(code.size() + 2, 0), def_step(code.size() + 2, -1), readers(code.size() + 2, 0);
   std::vector<int> last_window(code.size() + 2, -1);
@@ -59,15 +59,9 @@ routed route(const call_image& im, const std::vector<step>& code, int result, bo
     const int arg = s.a, divisor = s.b;
     for (int* v : {&s.a, &s.b, &s.c})
       if (*v >= 0) *v = renamed[std::size_t(*v)];
-    // Split: a value that lives across more than one slot is copied at the start of each window
-    // between, so that each copy lives across one slot (nvcc need not keep a register across all).
-    const auto split_after_slot = [&] {
-      for (std::size_t v = 0; split && v < code.size() + 1; ++v)
-        if (def_window[v] < w && last_window[v] > w) renamed[v] = copy(renamed[v], w);
-    };
-    if (!s.call || s.call == stencil::fn_pass) {  // a passing slot reads what its register holds
+    if (!s.call || s.call == stencil::fn_pass) {
       r.code.push_back(s), r.window.push_back(w);
-      if (s.call) ++w, split_after_slot();
+      w += s.call ? 1 : 0;
       continue;
     }
     const auto made_here = [&](int v) {  // in this window, by a step, and read by this call alone
@@ -78,7 +72,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, bo
     };
     if (!made_here(arg)) {
       s.a = copy(s.a, w);
-    } else {  // made last in its window: nvcc may hold something else in the slot's register until late
+    } else {
       const auto made =
           std::find_if(r.code.rbegin(), r.code.rend(), [&](const step& m) { return m.dest == s.a; });
       std::rotate(made.base() - 1, made.base(), r.code.end());
@@ -90,8 +84,6 @@ routed route(const call_image& im, const std::vector<step>& code, int result, bo
     r.code.push_back(s), r.window.push_back(w);
     r.where[std::size_t(s.dest)] = {fixed::res, w};
     ++w;
-    // at once where something writes its register before the window's end: a step of the op, or
-    // nvcc (in some lane)
     bool rewritten = copied >> (w - 1) & 1;
     for (int l = 0; l < stencil::lanes; ++l)
       rewritten =
@@ -100,7 +92,6 @@ routed route(const call_image& im, const std::vector<step>& code, int result, bo
       renamed[std::size_t(s.dest)] = copy(s.dest, w);
     else if (last_window[std::size_t(s.dest)] > w)
       pending = s.dest;
-    split_after_slot();
   }
   r.result = renamed[std::size_t(result)];
   const int made = r.result == 0 ? -1 : def_step[std::size_t(result)];
@@ -125,7 +116,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, bo
             written == r.code.size())
           written = m;
     }
-    if (written < read) return route(im, code, result, split, copied | 1u << g);
+    if (written < read) return route(im, code, result, copied | 1u << g);
   }
   return r;
 }
@@ -434,8 +425,8 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
       if (*std::max_element(per_window.begin(), per_window.end()) > stencil::call_shapes[i].steps) continue;
       if (learnt.image(i) == nullptr) continue;
       const call_image& im = *learnt.image(i);
-      const auto attempt = [&](bool split) {
-        const routed r = route(im, padded, moved(result), split);
+      try {
+        const routed r = route(im, padded, moved(result));
         lane_code lanes[stencil::lanes];
         for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
         return compiled{write_calls(st, im, r, lanes, learnt.cubin),
@@ -445,12 +436,9 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
                         moved(result),
                         im.kernel,
                         ""};
-      };
-      for (const bool split : {false, true}) try {  // then each value that lives across two slots
-          return attempt(split);                    // copied between them
-        } catch (const refused& e) {
-          if (slots == first) why = e.what();
-        }
+      } catch (const refused& e) {
+        if (slots == first) why = e.what();
+      }
     }
   }
   throw refused(why);

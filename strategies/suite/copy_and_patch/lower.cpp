@@ -138,7 +138,7 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
       case kind::min:
       case kind::max: {
         const bool lo = e.op == kind::min;
-        v[n] = both         ? value{true, lo ? std::fmin(a.c, b.c) : std::fmax(a.c, b.c), -1}
+        v[n] = both         ? value{true, lo ? stencil::gpu_min(a.c, b.c) : stencil::gpu_max(a.c, b.c), -1}
                : a.constant ? emit(lo ? stencil::min : stencil::max, b.reg, -1, a.c)
                : b.constant ? emit(lo ? stencil::min : stencil::max, a.reg, -1, b.c)
                             : emit(lo ? stencil::minr : stencil::maxr, a.reg, b.reg, 0);

@@ -77,6 +77,17 @@ inline constexpr int vec_region_sizes[] = {CDL_VEC_IMAGES(CDL_VEC_STEPS)};
 inline constexpr int lanes = 4;           // the vec images' elements a thread
 inline constexpr int lane_markers = 256;  // lane l's step s: marker l * 256 + s
 
+// fminf and fmaxf as the GPU computes them (FMNMX): a NaN loses to a number, and -0 is below +0
+// (the host's std::fmin may give either zero).
+inline float gpu_min(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? b : a;
+  return a < b || (a == b && std::signbit(a)) ? a : b;
+}
+inline float gpu_max(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? b : a;
+  return a > b || (a == b && !std::signbit(a)) ? a : b;
+}
+
 // What each operation computes: on the host, for the emulation and the decoded machine code. A
 // mask and a select work on the bits (a mask is a NaN's bits, copied, never computed with).
 inline float evaluate(int o, float a, float b, float c, float constant) {
@@ -87,8 +98,8 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
     case sub: return a - constant;
     case rsub: return constant - a;
     case mul: return a * constant;
-    case min: return std::fmin(a, constant);
-    case max: return std::fmax(a, constant);
+    case min: return gpu_min(a, constant);
+    case max: return gpu_max(a, constant);
     case fmac: return std::fma(a, constant, b);
     case fmar: return std::fma(a, b, constant);
     case fnmar: return std::fma(-a, b, constant);
@@ -101,8 +112,8 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
     case addr: return a + b;
     case subr: return a - b;
     case mulr: return a * b;
-    case minr: return std::fmin(a, b);
-    case maxr: return std::fmax(a, b);
+    case minr: return gpu_min(a, b);
+    case maxr: return gpu_max(a, b);
     case ltr: return truth(a < b);
     case ler: return truth(a <= b);
     case eqr: return truth(a == b);
