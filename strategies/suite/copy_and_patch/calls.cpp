@@ -404,12 +404,11 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     throw refused("more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")");
   const int first = *std::find_if(std::begin(stencil::call_counts), std::end(stencil::call_counts),
                                   [&](int slots) { return slots >= calls; });
-  std::string why;
+  std::string why = "no call image holds its " + std::to_string(calls) + " calls";
   for (const int slots : stencil::call_counts) {
     if (slots < calls) continue;
     const call_stencils& learnt = calls_of(st, slots);
     if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
-    if (why.empty()) why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
     // the passing slots' steps: each reads x and makes a value nothing reads
     std::vector<step> padded;
     const int shift = slots - calls;
@@ -422,8 +421,18 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     std::vector<int> per_window(std::size_t(slots) + 1, 0);  // the op's steps in each window
     for (int w = 0; const step& s : padded) s.call ? ++w : ++per_window[std::size_t(w)];
     for (std::size_t i = 0; i < std::size(stencil::call_shapes); ++i) {
-      if (*std::max_element(per_window.begin(), per_window.end()) > stencil::call_shapes[i].steps) continue;
-      if (learnt.image(i) == nullptr) continue;
+      const int fullest = *std::max_element(per_window.begin(), per_window.end());
+      if (fullest > stencil::call_shapes[i].steps) {
+        if (slots == first)
+          why = "more steps between two calls (" + std::to_string(fullest) +
+                ") than a call image's window has places";
+        continue;
+      }
+      if (learnt.image(i) == nullptr) {
+        if (slots == first && !learnt.refusals().empty())
+          why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
+        continue;
+      }
       const call_image& im = *learnt.image(i);
       try {
         const routed r = route(im, padded, moved(result));
