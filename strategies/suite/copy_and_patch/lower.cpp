@@ -316,9 +316,9 @@ int spread(std::vector<step>& code, int result) {
         latest[std::size_t(made_by[std::size_t(v)])] =
             std::min(latest[std::size_t(made_by[std::size_t(v)])], by);
   }
-  const int steps = int(code.size()) - calls, share = (steps + calls) / (calls + 1);
-  std::vector<int> window(code.size(), -1);       // each step's, once given
-  const auto ready = [&](std::size_t n, int w) {  // what it reads is made by window w
+  const int share = int(code.size()) / (calls + 1);  // the steps and calls, over the windows
+  std::vector<int> window(code.size(), -1);          // each step's, once given
+  const auto ready = [&](std::size_t n, int w) {     // what it reads is made by window w
     for (int v : {code[n].a, code[n].b, code[n].c}) {
       if (v <= 0) continue;
       const int m = made_by[std::size_t(v)];
