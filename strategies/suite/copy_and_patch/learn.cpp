@@ -371,6 +371,7 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
 // predicate (the compares that make it).
 struct control {
   int branch = -1;
+  int exit = -1;  // the stencils' (stencils::exit)
   std::set<int> no_register;
   std::set<int> predicates;  // of those, the operations whose byte 2 is a predicate (predicate_writers)
 };
@@ -512,6 +513,15 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
       for (auto& kept : r.across) std::erase(kept, reg);
   };
   for (const insn& m : im.maker) drop(m[3]), drop(m[8]);
+  // A slot's code may call a subroutine (a square root's or a quotient's slow path), which lies after
+  // the kernel's last exit: nvcc keeps its own values out of what it writes, and so must the patch.
+  std::size_t end = k.count, after_exit = 0;  // the branch to itself, and after the last exit
+  while (end > 1 && insn_at(k.offset + 16 * (end - 1)) == insn_at(k.offset + 16 * (k.count - 1))) --end;
+  for (std::size_t n = 0; n < end; ++n)
+    if (opcode(insn_at(k.offset + 16 * n)) == flow.exit) after_exit = n + 1;
+  LEARN_CHECK(after_exit > 0, im.kernel + ": no exit");
+  for (std::size_t n = after_exit; n + 1 < end; ++n)
+    if (const insn i = insn_at(k.offset + 16 * n); !flow.no_register.count(opcode(i))) drop(i[dest_field]);
   for (auto& d : im.deadline) d = im.last + 16;
   for (auto& w : im.until) std::fill(std::begin(w), std::end(w), im.last + 16);
   // each lane's and window's register it makes: nvcc's last write to it before its own step, and
@@ -614,6 +624,21 @@ void learn_own(const std::string& prefix, const bytes& file, const std::map<std:
   }
 }
 
+// The exit's operation: the one before each image kernel's branch to itself (after it, padding).
+int learn_exit(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch) {
+  std::map<int, int> votes;
+  for (const auto& [name, k] : ks) {
+    std::size_t n = k.count;
+    const insn padding = at(cubin, k.offset + 16 * (n - 1));
+    while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
+    if (n >= 2 && n < k.count && opcode(at(cubin, k.offset + 16 * (n - 1))) == branch)
+      ++votes[opcode(at(cubin, k.offset + 16 * (n - 2)))];
+  }
+  LEARN_CHECK(!votes.empty(), "no image kernel ends on an exit and a branch to itself");
+  return std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })
+      ->first;
+}
+
 // The call images with n slots, learnt from their cubin.
 void learn_calls(const stencils& st, int n, call_stencils& out) {
   bytes& file = out.cubin;
@@ -623,6 +648,7 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
     throw std::runtime_error(path + " is for another architecture than the stencils");
   const auto calls = kernels_of(file);
   control flow = learn_control(file, calls);
+  flow.exit = st.exit;
   flow.predicates = predicate_writers(file, calls);
   flow.no_register.insert(flow.predicates.begin(), flow.predicates.end());
   out.slots = n;
@@ -692,6 +718,7 @@ stencils learn(const std::string& prefix) {
     for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
     learn_latencies(st, learnt_from, ks);
     for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
+    st.exit = learn_exit(st.cubin, images, learn_control(st.cubin, images).branch);
     const std::set<int> predicates = predicate_writers(st.cubin, images);
     for (int steps : stencil::vec_region_sizes)
       st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));

@@ -127,6 +127,7 @@ struct stencils {
   std::vector<vec_image> vec_images;
   own_cubins own;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
+  int exit = -1;       // the exit's operation: each image kernel's last before its branch to itself
   std::shared_ptr<std::array<call_stencils, stencil::max_calls + 1>> calls =
       std::make_shared<std::array<call_stencils, stencil::max_calls + 1>>();
   form forms[stencil::count];
