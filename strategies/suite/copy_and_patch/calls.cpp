@@ -85,9 +85,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
     r.where[std::size_t(s.dest)] = {fixed::res, w};
     ++w;
     bool rewritten = copied >> (w - 1) & 1;
-    for (int l = 0; l < stencil::lanes; ++l)
-      rewritten =
-          rewritten || im.until[w][l] < (w < im.calls ? im.window_last[std::size_t(w)] + 16 : im.deadline[l]);
+    for (int l = 0; l < stencil::lanes; ++l) rewritten = rewritten || im.until[w][l] < im.end_of(w, l);
     if (rewritten && last_window[std::size_t(s.dest)] >= w)
       renamed[std::size_t(s.dest)] = copy(s.dest, w);
     else if (last_window[std::size_t(s.dest)] > w)
@@ -218,8 +216,7 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
       const int w = from[v];
       if (w < im.calls) candidates.push_back(regs.arg[w]);
       // the slot result's register, where nvcc does not write it again before the window's end
-      const std::size_t end = w < im.calls ? im.window_last[std::size_t(w)] + 16 : im.deadline[lane];
-      if (w > 0 && im.until[w][lane] >= end) candidates.push_back(regs.res[w - 1]);
+      if (w > 0 && im.until[w][lane] >= im.end_of(w, lane)) candidates.push_back(regs.res[w - 1]);
       if (w == im.calls) candidates.push_back(regs.result);
     }
     const std::vector<int>& across = ordered(from[v], to[v]);

@@ -369,6 +369,14 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
 // into whatever follows, then the padding, one instruction repeated), and the operations whose
 // byte 2 names no register they write: the branch, and those just before a branch guarded by a
 // predicate (the compares that make it).
+// A kernel's instructions before its padding (one instruction repeated to the section's end): the
+// last of them is its branch to itself.
+std::size_t unpadded(const bytes& cubin, const kernel_code& k) {
+  std::size_t n = k.count;
+  const insn padding = at(cubin, k.offset + 16 * (n - 1));
+  while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
+  return n;
+}
 struct control {
   int branch = -1;
   int exit = -1;  // the stencils' (stencils::exit)
@@ -377,12 +385,9 @@ struct control {
 };
 control learn_control(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
   std::map<int, int> votes;
-  for (const auto& [name, k] : ks) {
-    std::size_t n = k.count;
-    const insn padding = at(cubin, k.offset + 16 * (n - 1));
-    while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
-    if (n < k.count) ++votes[opcode(at(cubin, k.offset + 16 * (n - 1)))];
-  }
+  for (const auto& [name, k] : ks)
+    if (const std::size_t n = unpadded(cubin, k); n < k.count)
+      ++votes[opcode(at(cubin, k.offset + 16 * (n - 1)))];
   LEARN_CHECK(!votes.empty(), "no kernel of the call images ends as expected");
   control c;
   c.branch = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
@@ -411,7 +416,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   const int P = shape.chains, S = shape.steps, total = S * (calls + 1);
   call_image im;
   im.kernel = "cdl_call_vec_" + std::to_string(calls) + "_" + std::to_string(P) + "_" + std::to_string(S);
-  im.calls = calls, im.steps = S;
+  im.calls = calls;
   const kernel_code k = find(ks, im.kernel);
   auto insn_at = [&](std::size_t offset) { return at(cubin, offset); };
   std::vector<std::size_t> pos(std::size_t(lanes * total), 0);  // lane l's step s's offset
@@ -515,8 +520,8 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   for (const insn& m : im.maker) drop(m[3]), drop(m[8]);
   // A slot's code may call a subroutine (a square root's or a quotient's slow path), which lies after
   // the kernel's last exit: nvcc keeps its own values out of what it writes, and so must the patch.
-  std::size_t end = k.count, after_exit = 0;  // the branch to itself, and after the last exit
-  while (end > 1 && insn_at(k.offset + 16 * (end - 1)) == insn_at(k.offset + 16 * (k.count - 1))) --end;
+  const std::size_t end = unpadded(cubin, k);  // its last, the branch to itself
+  std::size_t after_exit = 0;
   for (std::size_t n = 0; n < end; ++n)
     if (opcode(insn_at(k.offset + 16 * n)) == flow.exit) after_exit = n + 1;
   LEARN_CHECK(after_exit > 0, im.kernel + ": no exit");
@@ -627,13 +632,10 @@ void learn_own(const std::string& prefix, const bytes& file, const std::map<std:
 // The exit's operation: the one before each image kernel's branch to itself (after it, padding).
 int learn_exit(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch) {
   std::map<int, int> votes;
-  for (const auto& [name, k] : ks) {
-    std::size_t n = k.count;
-    const insn padding = at(cubin, k.offset + 16 * (n - 1));
-    while (n > 1 && at(cubin, k.offset + 16 * (n - 1)) == padding) --n;
-    if (n >= 2 && n < k.count && opcode(at(cubin, k.offset + 16 * (n - 1))) == branch)
+  for (const auto& [name, k] : ks)
+    if (const std::size_t n = unpadded(cubin, k);
+        n >= 2 && n < k.count && opcode(at(cubin, k.offset + 16 * (n - 1))) == branch)
       ++votes[opcode(at(cubin, k.offset + 16 * (n - 2)))];
-  }
   LEARN_CHECK(!votes.empty(), "no image kernel ends on an exit and a branch to itself");
   return std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })
       ->first;

@@ -58,7 +58,6 @@ struct vec_image {
 struct call_image {
   std::string kernel;
   int calls = 0;                           // its slots
-  int steps = 0;                           // a window's places for each lane
   std::vector<std::size_t> places;         // the offsets of x's makers and the steps, in order
   std::vector<int> window;                 // each place's window; -1 between two (a no-op)
   std::vector<std::size_t> window_last;    // window g's last place: what slot g reads is ready after it
@@ -74,6 +73,10 @@ struct call_image {
   // covers what may land late); 0 where nothing constrains it
   std::size_t write_from[stencil::max_calls + 1][stencil::lanes]{};
   std::size_t last = 0;  // the last place
+  // window w's end for lane l: the slot after it, or in the last window where the sum reads the result
+  std::size_t end_of(int w, int l) const {
+    return w < calls ? window_last[std::size_t(w)] + 16 : deadline[l];
+  }
   struct lane_registers {
     std::vector<int> across[stencil::max_calls];  // kept by slot g: a value of the op that lives across it
     int arg[stencil::max_calls]{}, res[stencil::max_calls]{};  // what slot g reads, and writes
