@@ -33,7 +33,7 @@ foreach(part ${parts})
     file(WRITE ${ptx} "${text}")
   else()
     string(TOUPPER ${part} macro)
-    string(REGEX REPLACE "_([0-9])$" "=\\1" macro ${macro})  # calls_N: CDL_CALLS=N
+    string(REGEX REPLACE "_([0-9]+)$" "=\\1" macro ${macro})  # calls_N: CDL_CALLS=N
     execute_process(
       COMMAND ${NVCC} -std=c++20 -O3 -arch=sm_${ARCH} -ptx -fmad=false -DCDL_${macro} -I${ROOT} -o ${ptx}
               ${ROOT}/strategies/suite/copy_and_patch/stencils.cu

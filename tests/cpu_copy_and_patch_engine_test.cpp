@@ -285,6 +285,34 @@ TEST(CopyAndPatchWrite, AnOpGoesIntoTheSmallestImageThatHoldsIt) {
   EXPECT_EQ(patch::compile(st, "sin(x)").vec_kernel.rfind("cdl_call_vec_1_", 0), 0u);
 }
 
+// An op of two calls with more steps between them than any window of two slots has places: it goes
+// into an image of more slots, a passing slot (fn_pass) between its calls splitting those steps, and
+// its decoded machine code computes its steps.
+TEST(CopyAndPatchWrite, StepsBetweenTwoCallsBeyondAWindowAreSplitByAPassingSlot) {
+  const patch::stencils& st = learnt();
+  std::string poly = "t0";
+  for (int i = 0; i < 20; ++i)
+    poly = "(" + poly + ") * " + (i % 2 ? "t0" : "x") + " + " + std::to_string(i + 1);
+  const std::string text = "t0 = sin(x); t1 = " + poly + "; cos(t1) * t0";
+  const patch::compiled c = patch::compile(st, text);
+  ASSERT_EQ(patch::calls_in(c.code), 3) << c.vec_kernel;  // two calls and a passing slot
+  const auto is = [&](std::size_t n, unsigned f) { return c.code[n].call == f; };
+  std::size_t sin_at = 0, pass_at = 0, cos_at = 0;
+  for (std::size_t n = 0; n < c.code.size(); ++n)
+    (is(n, stencil::fn_sin)    ? sin_at
+     : is(n, stencil::fn_pass) ? pass_at
+     : is(n, stencil::fn_cos)  ? cos_at
+                               : n) = n;
+  EXPECT_LT(sin_at, pass_at);
+  EXPECT_LT(pass_at, cos_at);
+  for (float x0 : {-1.5f, 0.25f, 3.0f}) {
+    const std::array<float, stencil::lanes> x = {x0, x0 + 0.5f, -x0, 2 * x0};
+    const std::array<float, stencil::lanes> got = patch::simulate_vec(st, c, x, 3);
+    for (std::size_t l = 0; l < x.size(); ++l)
+      EXPECT_TRUE(patch::same_result(got[l], patch::emulate(c, x[l], 3))) << text << " at x = " << x[l];
+  }
+}
+
 // What the route loads: the image kernel's own cubin (the build's, ptxas --entry), its instructions
 // the patched file's, byte for byte, and the slots' words of a call image; the rest its own.
 TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {

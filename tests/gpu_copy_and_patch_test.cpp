@@ -4,7 +4,9 @@
 // every element compared bit for bit with the op's steps run on the host (a call's value the GPU's
 // own, from the call image's cdl_functions), and with the tests' own evaluator of the language
 // within float's rounding. And the first result of a new op: its text to a 2^20 map's output.
-// CDL_FUZZ_OPS sets how many ops (500; fewer under compute-sanitizer, more for a longer fuzz).
+// CDL_FUZZ_OPS sets how many ops (500; fewer under compute-sanitizer, more for a longer fuzz), and
+// CDL_FUZZ_FROM the first draw run (0), so that a long fuzz runs in parts: the draws before it are
+// drawn and skipped.
 #include "common/device_buffer.hpp"
 #include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/copy_and_patch/decode.hpp"
@@ -62,11 +64,15 @@ TEST_F(CopyAndPatchOnTheGpu, RandomOpsRunAsTheirStepsAndMeanWhatTheLanguageMeans
   std::set<std::string>
       seen;  // a text drawn again is a lookup of its loaded image: its first result not timed
   int runs = 0, vec_runs = 0, call_runs = 0, wrong = 0, far = 0, ops = 0;
-  const char* asked = std::getenv("CDL_FUZZ_OPS");
-  const int count = asked && std::atoi(asked) > 0 ? std::atoi(asked) : 500;
-  for (int t = 0; t < count; ++t) {
+  const auto setting = [](const char* name, int otherwise) {
+    const char* asked = std::getenv(name);
+    return asked && std::atoi(asked) > 0 ? std::atoi(asked) : otherwise;
+  };
+  const int count = setting("CDL_FUZZ_OPS", 500), from = setting("CDL_FUZZ_FROM", 0);
+  for (int t = 0; t < from + count; ++t) {
     const std::string text =  // every other a program with temporaries
         t % 2 ? test::random_program(state, 1 + t % 4) : test::random_op(state, 1 + t % 5);
+    if (t < from) continue;
     const bool new_text = seen.insert(text).second;
     ++ops;
     const std::string why = refusal_on_host(text, dtype::f32);

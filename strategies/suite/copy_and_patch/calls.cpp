@@ -60,6 +60,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
     for (int* v : {&s.a, &s.b, &s.c})
       if (*v >= 0) *v = renamed[std::size_t(*v)];
     if (!s.call || s.call == stencil::fn_pass) {
+      if (s.call && pending >= 0) renamed[std::size_t(pending)] = copy(pending, w), pending = -1;
       r.code.push_back(s), r.window.push_back(w);
       w += s.call ? 1 : 0;
       continue;
@@ -389,12 +390,71 @@ bytes write_calls(const stencils& st, const call_image& im, const routed& r,
   return out;
 }
 
+// The most steps between two calls (or before the first, or after the last).
+int fullest(const std::vector<step>& code) {
+  int most = 0, n = 0;
+  for (const step& s : code) s.call ? n = 0 : most = std::max(most, ++n);
+  return most;
+}
+
+// The op's steps with a passing slot (fn_pass) for each of an image's slots it does not call:
+// first in each window with more steps than the image's windows have places (each where the fewest
+// values live across it, of those the nearest an even share: route() may add copies), the rest
+// before the op's
+// steps. The passing slots' values are 1 to slots - calls, the op's moved up by as many. Empty
+// where the slots to spare do not split every window enough.
+std::vector<step> pad(const std::vector<step>& code, int result, int slots, int places) {
+  const int shift = slots - calls_in(code);
+  if (places < 1) return {};
+  const auto moved = [&](int v) { return v > 0 ? v + shift : v; };
+  std::vector<int> made(code.size() + 1, -1), last(code.size() + 1, -1);  // each value's steps
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    made[std::size_t(code[n].dest)] = int(n);
+    for (int v : {code[n].a, code[n].b, code[n].c})
+      if (v >= 0) last[std::size_t(v)] = int(n);
+  }
+  last[std::size_t(result)] = int(code.size());
+  const auto live = [&](int n) {  // values made before step n and read at it or after
+    int count = 0;
+    for (std::size_t v = 0; v < made.size(); ++v) count += made[v] < n && last[v] >= n;
+    return count;
+  };
+  std::vector<int> splits;  // the steps a passing slot goes before
+  for (std::size_t b = 0; b < code.size() || b == 0;) {
+    std::size_t e = b;  // the window: steps b to e
+    while (e < code.size() && !code[e].call) ++e;
+    for (int start = int(b), left = int(e - b); left > places;) {
+      const int chunks = (left + places - 1) / places;  // windows still to fill, this one included
+      const int even = left / chunks;
+      int best = -1;
+      for (int p = std::max(1, left - (chunks - 1) * places); p <= places; ++p)
+        if (best < 0 || live(start + p) < live(start + best) ||
+            (live(start + p) == live(start + best) && std::abs(p - even) < std::abs(best - even)))
+          best = p;
+      splits.push_back(start + best), start += best, left -= best;
+    }
+    b = e + 1;
+  }
+  if (int(splits.size()) > shift) return {};
+  std::vector<step> out;
+  int g = 0;
+  const auto pass = [&] { out.push_back({-1, 1 + g++, 0, -1, 0.0f, -1, stencil::fn_pass}); };
+  while (g < shift - int(splits.size())) pass();
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    if (std::count(splits.begin(), splits.end(), int(n)) > 0) pass();
+    step s = code[n];
+    s.dest = moved(s.dest), s.a = moved(s.a), s.b = moved(s.b), s.c = moved(s.c);
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 // The smallest call image with a slot for each call whose windows and registers hold the op: the
 // vec form alone (no scalar kernel), the slots' words and the windows' places patched. Where the
-// images have more slots than the op has calls, the first pass their argument on (fn_pass): the op's
-// steps start after them.
+// images have more slots than the op has calls, the others pass (pad()): they split the op's
+// crowded windows, or come before its steps.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
   const int calls = calls_in(code);
   if (calls > stencil::max_calls)
@@ -406,44 +466,40 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     if (slots < calls) continue;
     const call_stencils& learnt = calls_of(st, slots);
     if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
-    // the passing slots' steps: each reads x and makes a value nothing reads
-    std::vector<step> padded;
-    const int shift = slots - calls;
-    for (int g = 0; g < shift; ++g) padded.push_back({-1, 1 + g, 0, -1, 0.0f, -1, stencil::fn_pass});
-    const auto moved = [&](int v) { return v > 0 ? v + shift : v; };
-    for (step s : code) {
-      s.dest = moved(s.dest), s.a = moved(s.a), s.b = moved(s.b), s.c = moved(s.c);
-      padded.push_back(s);
-    }
-    std::vector<int> per_window(std::size_t(slots) + 1, 0);  // the op's steps in each window
-    for (int w = 0; const step& s : padded) s.call ? ++w : ++per_window[std::size_t(w)];
+    const int moved = result > 0 ? result + slots - calls : result;  // pad()'s numbering
     for (std::size_t i = 0; i < std::size(stencil::call_shapes); ++i) {
-      const int fullest = *std::max_element(per_window.begin(), per_window.end());
-      if (fullest > stencil::call_shapes[i].steps) {
-        if (slots == first)
-          why = "more steps between two calls (" + std::to_string(fullest) +
-                ") than a call image's window has places";
-        continue;
-      }
-      if (learnt.image(i) == nullptr) {
-        if (slots == first && !learnt.refusals().empty())
-          why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
-        continue;
-      }
-      const call_image& im = *learnt.image(i);
-      try {
-        const routed r = route(im, padded, moved(result));
-        lane_code lanes[stencil::lanes];
-        for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
-        return compiled{write_calls(st, im, r, lanes, learnt.cubin),
-                        "",
-                        int(padded.size()),
-                        padded,
-                        moved(result),
-                        im.kernel,
-                        ""};
-      } catch (const refused& e) {
-        if (slots == first) why = e.what();
+      // the windows filled up to their places, then a place or two short (for route()'s copies)
+      std::vector<step> tried;
+      for (int room = stencil::call_shapes[i].steps, least = room - 2; room >= least && room > 0; --room) {
+        const std::vector<step> padded = pad(code, result, slots, room);
+        if (padded.empty()) {
+          if (slots == first && tried.empty())
+            why = "more steps between two calls (" + std::to_string(fullest(code)) +
+                  ") than a call image's window has places";
+          break;
+        }
+        if (learnt.image(i) == nullptr) {
+          if (slots == first && !learnt.refusals().empty())
+            why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
+          break;
+        }
+        if (padded == tried) continue;
+        tried = padded;
+        const call_image& im = *learnt.image(i);
+        try {
+          const routed r = route(im, padded, moved);
+          lane_code lanes[stencil::lanes];
+          for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
+          return compiled{write_calls(st, im, r, lanes, learnt.cubin),
+                          "",
+                          int(padded.size()),
+                          padded,
+                          moved,
+                          im.kernel,
+                          ""};
+        } catch (const refused& e) {
+          if (slots == first && room == stencil::call_shapes[i].steps) why = e.what();
+        }
       }
     }
   }

@@ -19,6 +19,7 @@ struct step {
   float constant = 0;  // the operations with a constant
   int c = -1;          // sel's third register
   unsigned call = stencil::no_function;
+  bool operator==(const step&) const = default;
 };
 struct refused : std::runtime_error {
   using std::runtime_error::runtime_error;

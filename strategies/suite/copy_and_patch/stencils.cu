@@ -213,13 +213,18 @@ CDL_VEC_IMAGES(CDL_VEC_IMAGE)
 // (its word is in memory nvcc cannot see patched); chains 1.. live across the slots, their registers
 // those a value of the op keeps across a call. Where ptxas still copies a step (into a case, or
 // after a slot, made again from x), the learning refuses that image.
-__constant__ unsigned slot_words[max_calls] = {slot_marker,     slot_marker + 1, slot_marker + 2,
-                                               slot_marker + 3, slot_marker + 4, slot_marker + 5,
-                                               slot_marker + 6, slot_marker + 7};
-static_assert(max_calls == 8, "a marker for each slot's word");
+struct words {
+  unsigned of[max_calls];
+};
+constexpr words marked() {  // slot g's word: its marker, slot_marker + g
+  words out{};
+  for (int g = 0; g < max_calls; ++g) out.of[g] = slot_marker + unsigned(g);
+  return out;
+}
+__constant__ words slot_words = marked();
 template <int g>
 __device__ __forceinline__ void slot(float (&r)[lanes][chains]) {
-  switch (slot_words[g]) {
+  switch (slot_words.of[g]) {
 #define CDL_SLOT_CASE(name, fn)                            \
   case fn_##name:                                          \
     for (int l = 0; l < lanes; ++l) r[l][0] = fn(r[l][0]); \
