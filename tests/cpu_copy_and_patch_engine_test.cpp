@@ -317,9 +317,16 @@ TEST(CopyAndPatchWrite, StepsBetweenTwoCallsBeyondAWindowAreSplitByAPassingSlot)
 // the patched file's, byte for byte, and the slots' words of a call image; the rest its own.
 TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
   const patch::stencils& st = learnt();
-  for (const auto& kernel : {std::string("cdl_image_4"), std::string("cdl_image_vec_64")})
-    ASSERT_EQ(st.own.count(kernel), 1u) << kernel << ": no own cubin in " << stencils_prefix() << "alone/";
-  EXPECT_EQ(st.own.size(), st.images.size() + st.vec_images.size());
+  for (const auto& im : st.images)
+    ASSERT_NE(st.own.of(im.kernel, st.cubin), nullptr)
+        << im.kernel << ": no own cubin in " << stencils_prefix() << "alone/";
+  for (const auto& im : st.vec_images)
+    ASSERT_NE(st.own.of(im.kernel, st.cubin), nullptr)
+        << im.kernel << ": no own cubin in " << stencils_prefix() << "alone/";
+  patch::bytes other = st.cubin;  // a file whose code differs from the own cubin's: the whole file loads
+  const patch::kernel_code vec_1 = patch::kernels_of(other).at("cdl_image_vec_1");
+  other[vec_1.offset + 16 * (vec_1.count - 1)] ^= 1;
+  EXPECT_EQ(patch::own_cubins(stencils_prefix()).of("cdl_image_vec_1", other), nullptr);
   for (const std::string text : {"x * x + 2 * x + 1", "sin(x) * exp(-x * x) + 0.5", "x / (x + 1)"}) {
     const patch::compiled c = patch::compile(st, text);
     for (const std::string& kernel : {c.kernel, c.vec_kernel}) {
@@ -337,7 +344,8 @@ TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
       const auto words = in_image.find(".nv.constant3");
       if (c.kernel.empty() && words != in_image.end()) {  // a call image's slots
         const patch::section own_words = patch::sections_of(own).at(".nv.constant3");
-        const patch::bytes& unpatched = patch::calls_of(st, patch::calls_in(c.code)).own.at(kernel).cubin;
+        const patch::call_stencils& calls = patch::calls_of(st, patch::calls_in(c.code));
+        const patch::bytes& unpatched = calls.own.of(kernel, calls.cubin)->cubin;
         EXPECT_EQ(std::memcmp(&c.image[words->second.offset], &own[own_words.offset], own_words.size), 0)
             << text;
         EXPECT_NE(std::memcmp(&own[own_words.offset], &unpatched[own_words.offset], own_words.size), 0)

@@ -604,31 +604,6 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
 // The own cubin of each kernel of `file` that has one (<prefix>alone/<kernel>.cubin) holding the same
 // bytes where the patch writes (the kernel's instructions, the slots' words); none where the build
 // made none (another architecture's check) or it differs: that kernel's image loads the whole file.
-void learn_own(const std::string& prefix, const bytes& file, const std::map<std::string, kernel_code>& ks,
-               own_cubins& out) {
-  const auto in_file = sections_of(file);
-  for (const auto& [kernel, code] : ks) {
-    own_cubin o;
-    try {
-      o.cubin = read_file(prefix + "alone/" + kernel + ".cubin");
-    } catch (const std::runtime_error&) {
-      continue;
-    }
-    const auto in_own = sections_of(o.cubin);
-    bool same = true;
-    for (const std::string& name : {".text." + kernel, std::string(".nv.constant3")}) {
-      const auto f = in_file.find(name), a = in_own.find(name);
-      if (f == in_file.end() && a == in_own.end()) continue;
-      same = same && f != in_file.end() && a != in_own.end() && f->second.size == a->second.size &&
-             std::equal(file.begin() + std::ptrdiff_t(f->second.offset),
-                        file.begin() + std::ptrdiff_t(f->second.offset + f->second.size),
-                        o.cubin.begin() + std::ptrdiff_t(a->second.offset));
-      o.copied.push_back({f->second, a->second});
-    }
-    if (same) out[kernel] = std::move(o);
-  }
-}
-
 // The exit's operation: the one before each image kernel's branch to itself (after it, padding).
 int learn_exit(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch) {
   std::map<int, int> votes;
@@ -671,9 +646,35 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
                 "slot " + std::to_string(g) + "'s word is not its marker");
   }
   out.slot_words = words.offset;
-  learn_own(st.prefix, file, calls, out.own);
+  out.own = own_cubins(st.prefix);
 }
 }  // namespace
+
+const own_cubin* own_cubins::of(const std::string& kernel, const bytes& file) const {
+  if (!read_) return nullptr;
+  const std::lock_guard<std::mutex> lock(read_->reading);
+  auto [at, added] = read_->read.try_emplace(kernel);
+  if (!added) return at->second.get();
+  auto o = std::make_unique<own_cubin>();
+  try {
+    o->cubin = read_file(read_->prefix + "alone/" + kernel + ".cubin");
+  } catch (const std::runtime_error&) {
+    return nullptr;
+  }
+  const auto in_file = sections_of(file), in_own = sections_of(o->cubin);
+  for (const std::string& name : {".text." + kernel, std::string(".nv.constant3")}) {
+    const auto f = in_file.find(name), a = in_own.find(name);
+    if (f == in_file.end() && a == in_own.end()) continue;
+    if (f == in_file.end() || a == in_own.end() || f->second.size != a->second.size ||
+        !std::equal(file.begin() + std::ptrdiff_t(f->second.offset),
+                    file.begin() + std::ptrdiff_t(f->second.offset + f->second.size),
+                    o->cubin.begin() + std::ptrdiff_t(a->second.offset)))
+      return nullptr;
+    o->copied.push_back({f->second, a->second});
+  }
+  at->second = std::move(o);
+  return at->second.get();
+}
 
 const call_image* call_stencils::image(std::size_t i) const {
   const std::lock_guard<std::mutex> lock(learning);
@@ -709,7 +710,7 @@ int operation_of(const stencils& st, const insn& i) {
 stencils learn(const std::string& prefix) {
   const std::string stencils_path = prefix + "stencils.cubin", images_path = prefix + "images.cubin";
   stencils st;
-  st.prefix = prefix;
+  st.prefix = prefix, st.own = own_cubins(prefix);
   const bytes learnt_from = read_file(stencils_path);
   st.cubin = read_file(images_path);
   const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
@@ -724,7 +725,6 @@ stencils learn(const std::string& prefix) {
     const std::set<int> predicates = predicate_writers(st.cubin, images);
     for (int steps : stencil::vec_region_sizes)
       st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
-    learn_own(prefix, st.cubin, images, st.own);
   } catch (const failed& e) {
     throw failed("sm_" + std::to_string(st.arch) + ": " + e.what());
   }

@@ -97,7 +97,26 @@ struct own_cubin {
   bytes cubin;
   std::vector<std::pair<section, section>> copied;  // what the patch may write: in the file, in this one
 };
-using own_cubins = std::map<std::string, own_cubin>;  // by kernel; a kernel without one loads the file
+// The own cubins of a file's kernels, each read the first time an op's image in it is loaded
+// (whichever thread asks first), so that learning reads no file an op may never need.
+class own_cubins {
+ public:
+  own_cubins() = default;
+  explicit own_cubins(std::string prefix) : read_(std::make_shared<state>()) {
+    read_->prefix = std::move(prefix);
+  }
+  // kernel's, its code and constants checked against `file`'s (the file it is in); null where the
+  // build made none or they differ: the image loads the whole file
+  const own_cubin* of(const std::string& kernel, const bytes& file) const;
+
+ private:
+  struct state {
+    std::string prefix;  // where they are: <prefix>alone/<kernel>.cubin
+    std::mutex reading;
+    std::map<std::string, std::unique_ptr<own_cubin>> read;  // by kernel, null where there is none
+  };
+  std::shared_ptr<state> read_;
+};
 
 // The call images with a count of slots (a cubin each), read the first time an op makes that many
 // calls (most ops call none, and an op's first call need not wait for the other cubins), and each

@@ -215,10 +215,10 @@ compiled compile(const stencils& st, const std::string& text) { return compile(s
 bytes loadable(const stencils& st, const compiled& c, const std::string& kernel) {
   const int calls = calls_in(c.code);
   const own_cubins& own = calls ? calls_of(st, calls).own : st.own;
-  const auto found = own.find(kernel);
-  if (found == own.end()) return c.image;
-  bytes out = found->second.cubin;
-  for (const auto& [in_file, in_own] : found->second.copied)
+  const own_cubin* found = own.of(kernel, calls ? calls_of(st, calls).cubin : st.cubin);
+  if (found == nullptr) return c.image;
+  bytes out = found->cubin;
+  for (const auto& [in_file, in_own] : found->copied)
     std::copy_n(c.image.begin() + std::ptrdiff_t(in_file.offset), in_file.size,
                 out.begin() + std::ptrdiff_t(in_own.offset));
   return out;
