@@ -313,6 +313,37 @@ TEST(CopyAndPatchWrite, StepsBetweenTwoCallsBeyondAWindowAreSplitByAPassingSlot)
   }
 }
 
+// Where an image's slot holds no quotient (its divisor's register not kept across it in some lane),
+// the slots an op does not call may come after its steps: of the random ops, some are written so,
+// the op's value crossing those slots, and their machine code computes their steps.
+TEST(CopyAndPatchWrite, PassingSlotsMayComeAfterTheOpsSteps) {
+  const patch::stencils& st = learnt();
+  std::uint64_t state = 0x5851f42d4c957f2dull;
+  int after = 0;
+  for (int t = 0; t < 20000 && after < 20; ++t) {
+    const std::string text =
+        t % 2 ? test::random_program(state, 1 + t % 4) : test::random_op(state, 1 + t % 6);
+    patch::compiled c;
+    try {
+      c = patch::compile(st, text);
+    } catch (const patch::refused&) {
+      continue;
+    }
+    const auto last_call =
+        std::find_if(c.code.rbegin(), c.code.rend(), [](const patch::step& s) { return s.call; });
+    if (!c.kernel.empty() || last_call->call != stencil::fn_pass ||
+        std::none_of(c.code.begin(), c.code.end(),
+                     [](const patch::step& s) { return s.call == stencil::fn_div; }))
+      continue;
+    ++after;
+    const std::array<float, stencil::lanes> x = {-1.5f, 0.25f, 3.0f, 0.75f};
+    const std::array<float, stencil::lanes> got = patch::simulate_vec(st, c, x, 3);
+    for (std::size_t l = 0; l < x.size(); ++l)
+      EXPECT_TRUE(patch::same_result(got[l], patch::emulate(c, x[l], 3))) << text << " at x = " << x[l];
+  }
+  EXPECT_GT(after, 0) << "no op of a quotient written with passing slots after its steps";
+}
+
 // What the route loads: the image kernel's own cubin (the build's, ptxas --entry), its instructions
 // the patched file's, byte for byte, and the slots' words of a call image; the rest its own.
 TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {

@@ -44,6 +44,7 @@ routed route(const call_image& im, const std::vector<step>& code, int result, un
         ++readers[std::size_t(v)], last_window[std::size_t(v)] = w;
     w += code[n].call ? 1 : 0;
   }
+  last_window[std::size_t(result)] = w;  // the sum reads it after the last slot (a passing one's too)
   int next = int(code.size()) + 1;
   std::vector<int> renamed(code.size() + 2);
   for (std::size_t v = 0; v < renamed.size(); ++v) renamed[v] = int(v);
@@ -400,10 +401,9 @@ int fullest(const std::vector<step>& code) {
 // The op's steps with a passing slot (fn_pass) for each of an image's slots it does not call:
 // first in each window with more steps than the image's windows have places (each where the fewest
 // values live across it, of those the nearest an even share: route() may add copies), the rest
-// before the op's
-// steps. The passing slots' values are 1 to slots - calls, the op's moved up by as many. Empty
-// where the slots to spare do not split every window enough.
-std::vector<step> pad(const std::vector<step>& code, int result, int slots, int places) {
+// before the op's steps, or after them. The passing slots' values are 1 to slots - calls, the op's
+// moved up by as many. Empty where the slots to spare do not split every window enough.
+std::vector<step> pad(const std::vector<step>& code, int result, int slots, int places, bool after) {
   const int shift = slots - calls_in(code);
   if (places < 1) return {};
   const auto moved = [&](int v) { return v > 0 ? v + shift : v; };
@@ -439,13 +439,15 @@ std::vector<step> pad(const std::vector<step>& code, int result, int slots, int 
   std::vector<step> out;
   int g = 0;
   const auto pass = [&] { out.push_back({-1, 1 + g++, 0, -1, 0.0f, -1, stencil::fn_pass}); };
-  while (g < shift - int(splits.size())) pass();
+  const int spare = shift - int(splits.size());
+  while (!after && g < spare) pass();
   for (std::size_t n = 0; n < code.size(); ++n) {
     if (std::count(splits.begin(), splits.end(), int(n)) > 0) pass();
     step s = code[n];
     s.dest = moved(s.dest), s.a = moved(s.a), s.b = moved(s.b), s.c = moved(s.c);
     out.push_back(s);
   }
+  while (g < shift) pass();
   return out;
 }
 
@@ -468,25 +470,27 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
     const int moved = result > 0 ? result + slots - calls : result;  // pad()'s numbering
     for (std::size_t i = 0; i < std::size(stencil::call_shapes); ++i) {
-      // the windows filled up to their places, then a place or two short (for route()'s copies)
-      std::vector<step> tried;
-      for (int room = stencil::call_shapes[i].steps, least = room - 2; room >= least && room > 0; --room) {
-        const std::vector<step> padded = pad(code, result, slots, room);
-        if (padded.empty()) {
-          if (slots == first && tried.empty())
-            why = "more steps between two calls (" + std::to_string(fullest(code)) +
-                  ") than a call image's window has places";
-          break;
-        }
-        if (learnt.image(i) == nullptr) {
-          if (slots == first && !learnt.refusals().empty())
-            why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
-          break;
-        }
-        if (padded == tried) continue;
-        tried = padded;
-        const call_image& im = *learnt.image(i);
-        try {
+      // the windows filled up to their places, then a place or two short (for route()'s copies);
+      // the spare slots before the op's steps, then after them (a slot may hold no quotient)
+      std::vector<std::vector<step>> paddings;
+      for (int room = stencil::call_shapes[i].steps, least = room - 2; room >= least && room > 0; --room)
+        for (const bool after : {false, true})
+          if (std::vector<step> p = pad(code, result, slots, room, after);
+              !p.empty() && std::find(paddings.begin(), paddings.end(), p) == paddings.end())
+            paddings.push_back(std::move(p));
+      if (paddings.empty()) {
+        if (slots == first)
+          why = "more steps between two calls (" + std::to_string(fullest(code)) +
+                ") than a call image's window has places";
+        continue;
+      }
+      if (learnt.image(i) == nullptr) {
+        if (slots == first && !learnt.refusals().empty())
+          why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
+        continue;
+      }
+      const call_image& im = *learnt.image(i);
+      for (const std::vector<step>& padded : paddings) try {
           const routed r = route(im, padded, moved);
           lane_code lanes[stencil::lanes];
           for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
@@ -498,9 +502,8 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
                           im.kernel,
                           ""};
         } catch (const refused& e) {
-          if (slots == first && room == stencil::call_shapes[i].steps) why = e.what();
+          if (slots == first && &padded == &paddings.front()) why = e.what();
         }
-      }
     }
   }
   throw refused(why);
