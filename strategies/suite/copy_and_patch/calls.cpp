@@ -456,7 +456,7 @@ std::vector<step> pad(const std::vector<step>& code, int result, int slots, int 
 // The smallest call image with a slot for each call whose windows and registers hold the op: the
 // vec form alone (no scalar kernel), the slots' words and the windows' places patched. Where the
 // images have more slots than the op has calls, the others pass (pad()): they split the op's
-// crowded windows, or come before its steps.
+// crowded windows, or come before or after its steps.
 compiled compile_calls(const stencils& st, const std::vector<step>& code, int result) {
   const int calls = calls_in(code);
   if (calls > stencil::max_calls)

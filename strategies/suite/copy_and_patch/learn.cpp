@@ -601,9 +601,6 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
   return im;
 }
 
-// The own cubin of each kernel of `file` that has one (<prefix>alone/<kernel>.cubin) holding the same
-// bytes where the patch writes (the kernel's instructions, the slots' words); none where the build
-// made none (another architecture's check) or it differs: that kernel's image loads the whole file.
 // The exit's operation: the one before each image kernel's branch to itself (after it, padding).
 int learn_exit(const bytes& cubin, const std::map<std::string, kernel_code>& ks, int branch) {
   std::map<int, int> votes;
@@ -650,6 +647,9 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
 }
 }  // namespace
 
+// <prefix>alone/<kernel>.cubin where it holds the same bytes as `file` where the patch writes (the
+// kernel's instructions, the slots' words); none where the build made none (another architecture's
+// check) or it differs.
 const own_cubin* own_cubins::of(const std::string& kernel, const bytes& file) const {
   if (!read_) return nullptr;
   const std::lock_guard<std::mutex> lock(read_->reading);

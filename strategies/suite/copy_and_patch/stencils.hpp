@@ -132,8 +132,9 @@ inline float evaluate(int o, float a, float b, float c, float constant) {
 // not a stall, then a slow path for operands outside the normal range): a slot's too, chain 0 over
 // chain 1, so that a quotient is nvcc's own, correctly rounded. An image of n slots holds an op of
 // fewer calls: a slot the op does not need (fn_pass: one that splits a window of more steps than the
-// image's windows have places, or one before the op's steps) runs exp on whatever its register holds
-// and nothing reads the result (a case of no code would change nvcc's code for every slot).
+// image's windows have places, or one before or after the op's steps) runs exp on whatever its
+// register holds and nothing reads the result (a case of no code would change nvcc's code for every
+// slot).
 #define CDL_SLOT_FUNCTIONS(X) X(sin, sinf) X(cos, cosf) X(exp, expf) X(sqrt, sqrtf)
 #define CDL_FUNCTION_ENUMERATOR(name, f) fn_##name,
 enum function : unsigned { no_function, CDL_SLOT_FUNCTIONS(CDL_FUNCTION_ENUMERATOR) fn_div, fn_pass };
