@@ -334,8 +334,9 @@ route_explanation explain_on_host(const std::string& text, dtype t) {
   const patch::stencils& st = host_stencils();
   const patch::compiled c = patch::compile(st, text);
 #define CDL_FUNCTION_NAME(name, fn) #name,
-  static const char* const functions[] = {"", CDL_SLOT_FUNCTIONS(CDL_FUNCTION_NAME) "div"};
+  static const char* const functions[] = {"", CDL_SLOT_FUNCTIONS(CDL_FUNCTION_NAME) "div", "pass"};
 #undef CDL_FUNCTION_NAME
+  static_assert(std::size(functions) == stencil::fn_pass + 1, "a name for each slot's function");
   out += ", built for sm_" + std::to_string(st.arch) + ")\n  its steps (" + std::to_string(c.code.size()) +
          ", each one instruction or a call in a slot):";
   std::vector<std::string> calls;
@@ -352,7 +353,7 @@ route_explanation explain_on_host(const std::string& text, dtype t) {
   if (!calls.empty()) {
     vec += ", a slot a call (";
     for (std::size_t g = 0; g < calls.size(); ++g) vec += (g ? ", " : "") + calls[g];
-    vec += ")";
+    vec += std::count(calls.begin(), calls.end(), "pass") ? "; pass: a slot the op does not call)" : ")";
   }
   out += "\n  vec form: " + vec + (c.vec_kernel.empty() ? "" : checked) + "\n";
   return {check.empty(), out};

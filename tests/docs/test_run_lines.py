@@ -160,6 +160,13 @@ class Explain(unittest.TestCase):
         got = self.explain("x / (x + 1)")  # nvcc's division, in a slot
         self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
         self.assertRegex(got.stdout, r"vec form: image cdl_call_vec_1_\d+_\d+, a slot a call \(div\)")
+        got = self.explain("sin(x) + cos(x) + exp(x) + sqrt(x) + sin(2 * x)")  # five calls, six slots
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(
+            got.stdout,
+            r"vec form: image cdl_call_vec_6_\d+_\d+, a slot a call \(pass, sin, cos, exp, sqrt, sin; "
+            r"pass: a slot the op does not call\)",
+        )
 
     def test_an_op_17_refuses_says_why_and_the_routes_and_exits_1(self):
         for expression, extra, why in (
