@@ -702,9 +702,9 @@ std::string call_stencils::refusals() const {
 }
 
 int operation_of(const stencils& st, const insn& i) {
-  int o = 0;
-  while (o < stencil::count && !same_but_operands(i, st.forms[o].code, o)) ++o;
-  return o;
+  for (int o = 0; o < stencil::count; ++o)  // byte 0 first: the operation's low bits, never an operand
+    if (i[0] == st.forms[o].code[0] && same_but_operands(i, st.forms[o].code, o)) return o;
+  return stencil::count;
 }
 
 stencils learn(const std::string& prefix) {
