@@ -210,8 +210,13 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
       throw refused("a call's argument or result meets another value in its register");
     holds[std::size_t(reg[v])].push_back(int(v));
   }
-  for (std::size_t v = 0; v < values;
-       ++v) {  // the rest: a window's own registers first, where it stays in one
+  // the rest, those across the most slots first (they have the fewest registers to choose from): a
+  // window's own registers first, where it stays in one
+  std::vector<std::size_t> order(values);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return to[a] - from[a] > to[b] - from[b]; });
+  for (const std::size_t v : order) {
     if (last[v] < 0 || reg[v] >= 0) continue;
     std::vector<int> candidates;
     if (from[v] == to[v]) {
