@@ -65,8 +65,9 @@ TEST(CopyAndPatchLearn, EachOperationIsOneInstructionWithItsLatencyAndEachImageI
     EXPECT_EQ(int(im.steps.size()), stencil::region_sizes[n]) << im.kernel;
     EXPECT_NE(std::find(im.pool.begin(), im.pool.end(), im.result), im.pool.end()) << im.kernel;
   }
-  for (const patch::vec_image& im : st.vec_images)
-    for (const patch::image& lane : im.lane) EXPECT_FALSE(lane.pool.empty()) << im.kernel;
+  for (std::size_t i = 0; i < st.vec_images.size(); ++i)
+    for (const patch::image& lane : st.vec_images[i].lane)
+      EXPECT_FALSE(lane.pool.empty()) << st.vec_images[i].kernel;
 }
 
 TEST(CopyAndPatchLearn, ACubinThatDoesNotReadAsExpectedIsRefusedNamingWhy) {
@@ -351,9 +352,9 @@ TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
   for (const auto& im : st.images)
     ASSERT_NE(st.own.of(im.kernel, st.cubin), nullptr)
         << im.kernel << ": no own cubin in " << stencils_prefix() << "alone/";
-  for (const auto& im : st.vec_images)
-    ASSERT_NE(st.own.of(im.kernel, st.cubin), nullptr)
-        << im.kernel << ": no own cubin in " << stencils_prefix() << "alone/";
+  for (std::size_t i = 0; i < st.vec_images.size(); ++i)
+    ASSERT_NE(st.own.of(st.vec_images[i].kernel, st.cubin), nullptr)
+        << st.vec_images[i].kernel << ": no own cubin in " << stencils_prefix() << "alone/";
   patch::bytes other = st.cubin;  // a file whose code differs from the own cubin's: the whole file loads
   const patch::kernel_code vec_1 = patch::kernels_of(other).at("cdl_image_vec_1");
   other[vec_1.offset + 16 * (vec_1.count - 1)] ^= 1;

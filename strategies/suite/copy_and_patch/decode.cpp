@@ -86,7 +86,7 @@ bool run_place(const stencils& st, const insn& i, bool maker, float (&reg)[256])
 std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compiled& c,
                                                const std::array<float, stencil::lanes>& x0, int k) {
   const call_image* calls = c.kernel.empty() ? calls_of(st, calls_in(c.code)).named(c.vec_kernel) : nullptr;
-  const vec_image* vec = calls ? nullptr : named(st.vec_images, c.vec_kernel);
+  const vec_image* vec = calls ? nullptr : st.vec_images.named(c.vec_kernel);
   const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
   const int windows = calls ? calls->calls + 1 : 1;
   auto result = [&](int l) { return calls ? calls->lane[l].result : vec->lane[l].result; };
@@ -151,7 +151,7 @@ std::string check_schedule(const stencils& st, const compiled& c) {
                          w == 0 ? std::size_t(stencil::lanes) : 0, read});
     }
   } else if (!c.vec_kernel.empty()) {
-    const vec_image* im = named(st.vec_images, c.vec_kernel);
+    const vec_image* im = st.vec_images.named(c.vec_kernel);
     std::vector<int> read;
     for (const image& lane : im->lane) read.push_back(lane.result);
     spans.push_back({im->places.front(), im->last, &im->places, std::size_t(stencil::lanes), read});

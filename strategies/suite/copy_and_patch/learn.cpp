@@ -676,6 +676,20 @@ const own_cubin* own_cubins::of(const std::string& kernel, const bytes& file) co
   return at->second.get();
 }
 
+const vec_image& vec_images::operator[](std::size_t i) const {
+  const std::lock_guard<std::mutex> lock(state_->learning);
+  std::unique_ptr<vec_image>& im = state_->learnt.at(i);
+  if (!im) im = std::make_unique<vec_image>(learn(stencil::vec_region_sizes[i]));
+  return *im;
+}
+
+const vec_image* vec_images::named(const std::string& kernel) const {
+  const std::lock_guard<std::mutex> lock(state_->learning);
+  for (const auto& im : state_->learnt)
+    if (im && im->kernel == kernel) return im.get();
+  return nullptr;
+}
+
 const call_image* call_stencils::image(std::size_t i) const {
   const std::lock_guard<std::mutex> lock(learning);
   if (!tried_.at(i) && stencil::call_shapes[i].most >= slots) {
@@ -723,8 +737,14 @@ stencils learn(const std::string& prefix) {
     for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
     st.exit = learn_exit(st.cubin, images, learn_control(st.cubin, images).branch);
     const std::set<int> predicates = predicate_writers(st.cubin, images);
-    for (int steps : stencil::vec_region_sizes)
-      st.vec_images.push_back(learn_vec_image(st, images, steps, predicates));
+    // the vec images from what is learnt so far (a copy: `st` is returned by value)
+    st.vec_images.learn = [learnt = std::make_shared<const stencils>(st), images, predicates](int steps) {
+      try {
+        return learn_vec_image(*learnt, images, steps, predicates);
+      } catch (const failed& e) {
+        throw failed("sm_" + std::to_string(learnt->arch) + ": " + e.what());
+      }
+    };
   } catch (const failed& e) {
     throw failed("sm_" + std::to_string(st.arch) + ": " + e.what());
   }

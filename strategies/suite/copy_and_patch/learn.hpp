@@ -51,6 +51,26 @@ struct vec_image {
   std::size_t deadline[stencil::lanes]{};  // lane l's result is read here (the window's end: after it)
   image lane[stencil::lanes];              // lane l's registers: x, result and pool, as a scalar image's
 };
+// The vec images (stencil::vec_region_sizes, smallest first), each learnt the first time an op is
+// tried in it (whichever thread asks first): a new process's first op waits for the few it is tried
+// in, not for all of them.
+class vec_images {
+ public:
+  std::size_t size() const { return std::size(stencil::vec_region_sizes); }
+  // the i-th, learnt now where it was not yet; throws failed where its kernel does not read as
+  // expected, naming the architecture
+  const vec_image& operator[](std::size_t i) const;
+  const vec_image* named(const std::string& kernel) const;  // one learnt already, or null
+  std::function<vec_image(int steps)> learn;                // learn()'s, for operator[]
+
+ private:
+  struct state {
+    std::mutex learning;
+    std::vector<std::unique_ptr<vec_image>> learnt =
+        std::vector<std::unique_ptr<vec_image>>(std::size(stencil::vec_region_sizes));
+  };
+  std::shared_ptr<state> state_ = std::make_shared<state>();
+};
 // A call image (an op that calls functions): the vec image's lanes, their steps in windows that
 // the slots part (window g runs before slot g, window g + 1 after it), each lane's registers
 // those nvcc gave its chains there: a value that lives across a slot must be in one nvcc kept
@@ -146,7 +166,7 @@ struct stencils {
   bytes cubin;   // the images' file: each op's image is a copy of it, patched
   int arch = 0;  // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
-  std::vector<vec_image> vec_images;
+  patch::vec_images vec_images;
   own_cubins own;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
   int exit = -1;       // the exit's operation: each image kernel's last before its branch to itself
@@ -162,8 +182,9 @@ struct stencils {
 int operation_of(const stencils& st, const insn& i);
 
 // The stencils learnt from the cubins whose paths begin with `prefix`: stencils.cubin and
-// images.cubin (calls_of() learns the call images, calls_N.cubin for N calls, when an op first needs
-// them); each image kernel's own cubin from alone/<kernel>.cubin where the build made one.
+// images.cubin (each vec image the first time an op is tried in it; calls_of() learns the call
+// images, calls_N.cubin for N calls, when an op first needs them); each image kernel's own cubin
+// read from alone/<kernel>.cubin, where the build made one, when its image first loads.
 stencils learn(const std::string& prefix);
 // The call images with `calls` slots (1 to stencil::max_calls), learnt the first time an op asks
 // for them (once a process, whichever thread asks first); where they cannot be read, why is kept

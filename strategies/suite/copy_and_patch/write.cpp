@@ -156,8 +156,9 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
 // where none does, why not.
 void compile_vec(const stencils& st, const std::vector<step>& code, int result, compiled& c) {
   c.vec_refused = "more steps than the largest vec region";
-  for (const vec_image& im : st.vec_images) {
-    if (im.steps < int(code.size())) continue;
+  for (std::size_t i = 0; i < st.vec_images.size(); ++i) {
+    if (stencil::vec_region_sizes[i] < int(code.size())) continue;
+    const vec_image& im = st.vec_images[i];
     try {
       std::vector<step> placed[stencil::lanes];
       for (int l = 0; l < stencil::lanes; ++l) placed[l] = allocate(code, result, im.lane[l]);
