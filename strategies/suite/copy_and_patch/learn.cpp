@@ -222,18 +222,16 @@ image learn_image(const bytes& cubin, const std::map<std::string, kernel_code>& 
 // The operations whose byte 2 never names a register: in the whole file, never above 7 (P0-P6 and
 // PT, where a compare writes its predicate; those that write nothing). Where the learning looks for
 // the instruction that writes a register, it passes over these.
-std::set<int> predicate_writers(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
-  std::bitset<4096> seen, registers;  // by opcode (12 bits)
+using operations = std::bitset<4096>;  // a set of operations, by opcode (12 bits)
+operations predicate_writers(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
+  operations seen, registers;
   for (const auto& [name, k] : ks)
     for (std::size_t n = 0; n < k.count; ++n) {
       const insn i = at(cubin, k.offset + 16 * n);
       seen.set(std::size_t(opcode(i)));
       if (i[dest_field] > 7) registers.set(std::size_t(opcode(i)));
     }
-  std::set<int> out;
-  for (int o = 0; o < 4096; ++o)
-    if (seen.test(std::size_t(o)) && !registers.test(std::size_t(o))) out.insert(o);
-  return out;
+  return seen & ~registers;
 }
 
 // Lane l's x maker (j * delta + its element, into the register its step 0 reads): the nearest
@@ -242,12 +240,12 @@ std::set<int> predicate_writers(const bytes& cubin, const std::map<std::string, 
 // Returns its offset; `makers[l]` is the instruction.
 std::size_t find_maker(const bytes& cubin, const kernel_code& k, std::size_t step0,
                        insn (&makers)[stencil::lanes], int l, const std::string& kernel,
-                       const std::set<int>& predicates) {
+                       const operations& predicates) {
   const int x = at(cubin, k.offset + 16 * step0)[3];
   std::size_t n = step0;
   while (n > 0) {
     const insn i = at(cubin, k.offset + 16 * --n);
-    if (i[dest_field] == x && !predicates.count(opcode(i))) break;
+    if (i[dest_field] == x && !predicates.test(std::size_t(opcode(i)))) break;
   }
   const insn maker = at(cubin, k.offset + 16 * n), first = l == 0 ? maker : makers[0];
   LEARN_CHECK(immediate(maker) == std::bit_cast<std::uint32_t>(stencil::delta) &&
@@ -271,7 +269,7 @@ std::vector<int> read_fields(const stencils& st, const insn& i) {
 
 // A vec image's window, its places and each lane's registers, found by the lanes' markers.
 vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel_code>& ks, int steps,
-                          const std::set<int>& predicates) {
+                          const operations& predicates) {
   const bytes& cubin = st.cubin;
   constexpr int lanes = stencil::lanes;
   vec_image im;
@@ -380,8 +378,8 @@ std::size_t unpadded(const bytes& cubin, const kernel_code& k) {
 struct control {
   int branch = -1;
   int exit = -1;  // the stencils' (stencils::exit)
-  std::set<int> no_register;
-  std::set<int> predicates;  // of those, the operations whose byte 2 is a predicate (predicate_writers)
+  operations no_register;
+  operations predicates;  // of those, the operations whose byte 2 is a predicate (predicate_writers)
 };
 control learn_control(const bytes& cubin, const std::map<std::string, kernel_code>& ks) {
   std::map<int, int> votes;
@@ -393,12 +391,12 @@ control learn_control(const bytes& cubin, const std::map<std::string, kernel_cod
   c.branch = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
                return a.second < b.second;
              })->first;
-  c.no_register.insert(c.branch);
+  c.no_register.set(std::size_t(c.branch));
   for (const auto& [name, k] : ks)
     for (std::size_t n = 1; n < k.count; ++n) {
       const insn i = at(cubin, k.offset + 16 * n);
       if (opcode(i) == c.branch && (i[1] >> 4 & 7) != 7)  // guarded: @P0 BRA
-        c.no_register.insert(opcode(at(cubin, k.offset + 16 * (n - 1))));
+        c.no_register.set(std::size_t(opcode(at(cubin, k.offset + 16 * (n - 1)))));
     }
   return c;
 }
@@ -526,7 +524,8 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     if (opcode(insn_at(k.offset + 16 * n)) == flow.exit) after_exit = n + 1;
   LEARN_CHECK(after_exit > 0, im.kernel + ": no exit");
   for (std::size_t n = after_exit; n + 1 < end; ++n)
-    if (const insn i = insn_at(k.offset + 16 * n); !flow.no_register.count(opcode(i))) drop(i[dest_field]);
+    if (const insn i = insn_at(k.offset + 16 * n); !flow.no_register.test(std::size_t(opcode(i))))
+      drop(i[dest_field]);
   for (auto& d : im.deadline) d = im.last + 16;
   for (auto& w : im.until) std::fill(std::begin(w), std::end(w), im.last + 16);
   // each lane's and window's register it makes: nvcc's last write to it before its own step, and
@@ -544,7 +543,7 @@ call_image learn_call_image(const bytes& cubin, const std::map<std::string, kern
     for (std::size_t g = 0; g < first.size(); ++g)
       if (offset > first[g] && offset < last[g]) inside_window = int(g);
     const bool inside = inside_window >= 0;
-    const int written = flow.no_register.count(opcode(i)) ? -1 : i[dest_field];
+    const int written = flow.no_register.test(std::size_t(opcode(i))) ? -1 : i[dest_field];
     for (int field : {dest_field, 3, 4, 8})
       if (const auto life = chain_life.find(i[field]);
           inside && life != chain_life.end() && (offset < life->second.first || offset > life->second.second))
@@ -624,7 +623,7 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
   control flow = learn_control(file, calls);
   flow.exit = st.exit;
   flow.predicates = predicate_writers(file, calls);
-  flow.no_register.insert(flow.predicates.begin(), flow.predicates.end());
+  flow.no_register |= flow.predicates;
   out.slots = n;
   out.learn = [&file, calls, flow, n, arch = st.arch](stencil::call_shape shape) {
     try {
@@ -736,7 +735,7 @@ stencils learn(const std::string& prefix) {
     learn_latencies(st, learnt_from, ks);
     for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
     st.exit = learn_exit(st.cubin, images, learn_control(st.cubin, images).branch);
-    const std::set<int> predicates = predicate_writers(st.cubin, images);
+    const operations predicates = predicate_writers(st.cubin, images);
     // the vec images from what is learnt so far (a copy: `st` is returned by value)
     st.vec_images.learn = [learnt = std::make_shared<const stencils>(st), images, predicates](int steps) {
       try {
