@@ -403,6 +403,10 @@ int fullest(const std::vector<step>& code) {
   return most;
 }
 
+// Value v of an op in an image of `spare` slots more than it calls: pad()'s numbering, the passing
+// slots' values first (x, 0, stays).
+int moved(int v, int spare) { return v > 0 ? v + spare : v; }
+
 // The op's steps with a passing slot (fn_pass) for each of an image's slots it does not call:
 // first in each window with more steps than the image's windows have places (each where the fewest
 // values live across it, of those the nearest an even share: route() may add copies), the rest
@@ -411,7 +415,6 @@ int fullest(const std::vector<step>& code) {
 std::vector<step> pad(const std::vector<step>& code, int result, int slots, int places, bool after) {
   const int shift = slots - calls_in(code);
   if (places < 1) return {};
-  const auto moved = [&](int v) { return v > 0 ? v + shift : v; };
   std::vector<int> made(code.size() + 1, -1), last(code.size() + 1, -1);  // each value's steps
   for (std::size_t n = 0; n < code.size(); ++n) {
     made[std::size_t(code[n].dest)] = int(n);
@@ -449,7 +452,7 @@ std::vector<step> pad(const std::vector<step>& code, int result, int slots, int 
   for (std::size_t n = 0; n < code.size(); ++n) {
     if (std::count(splits.begin(), splits.end(), int(n)) > 0) pass();
     step s = code[n];
-    s.dest = moved(s.dest), s.a = moved(s.a), s.b = moved(s.b), s.c = moved(s.c);
+    s.dest = moved(s.dest, shift), s.a = moved(s.a, shift), s.b = moved(s.b, shift), s.c = moved(s.c, shift);
     out.push_back(s);
   }
   while (g < shift) pass();
@@ -473,7 +476,7 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     if (slots < calls) continue;
     const call_stencils& learnt = calls_of(st, slots);
     if (!learnt.unread.empty()) throw refused("no call images: " + learnt.unread);
-    const int moved = result > 0 ? result + slots - calls : result;  // pad()'s numbering
+    const int value = moved(result, slots - calls);
     for (std::size_t i = 0; i < std::size(stencil::call_shapes); ++i) {
       // the windows filled up to their places, then a place or two short (for route()'s copies);
       // the spare slots before the op's steps, then after them (a slot may hold no quotient)
@@ -496,14 +499,14 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
       }
       const call_image& im = *learnt.image(i);
       for (const std::vector<step>& padded : paddings) try {
-          const routed r = route(im, padded, moved);
+          const routed r = route(im, padded, value);
           lane_code lanes[stencil::lanes];
           for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
           return compiled{write_calls(st, im, r, lanes, learnt.cubin),
                           "",
                           int(padded.size()),
                           padded,
-                          moved,
+                          value,
                           im.kernel,
                           ""};
         } catch (const refused& e) {

@@ -675,6 +675,16 @@ const own_cubin* own_cubins::of(const std::string& kernel, const bytes& file) co
   return at->second.get();
 }
 
+namespace {
+// The one of `learnt` (those learnt so far) that is `kernel`, or null.
+template <class Image>
+const Image* learnt_named(const std::vector<std::unique_ptr<Image>>& learnt, const std::string& kernel) {
+  for (const auto& im : learnt)
+    if (im && im->kernel == kernel) return im.get();
+  return nullptr;
+}
+}  // namespace
+
 const vec_image& vec_images::operator[](std::size_t i) const {
   const std::lock_guard<std::mutex> lock(state_->learning);
   std::unique_ptr<vec_image>& im = state_->learnt.at(i);
@@ -684,9 +694,7 @@ const vec_image& vec_images::operator[](std::size_t i) const {
 
 const vec_image* vec_images::named(const std::string& kernel) const {
   const std::lock_guard<std::mutex> lock(state_->learning);
-  for (const auto& im : state_->learnt)
-    if (im && im->kernel == kernel) return im.get();
-  return nullptr;
+  return learnt_named(state_->learnt, kernel);
 }
 
 const call_image* call_stencils::image(std::size_t i) const {
@@ -704,9 +712,7 @@ const call_image* call_stencils::image(std::size_t i) const {
 
 const call_image* call_stencils::named(const std::string& kernel) const {
   const std::lock_guard<std::mutex> lock(learning);
-  for (const auto& im : images_)
-    if (im && im->kernel == kernel) return im.get();
-  return nullptr;
+  return learnt_named(images_, kernel);
 }
 
 std::string call_stencils::refusals() const {
