@@ -278,12 +278,46 @@ TEST(CopyAndPatchLower, AProductOfTwoValuesAndAConstantIsOneStep) {
 TEST(CopyAndPatchWrite, AnOpGoesIntoTheSmallestImageThatHoldsIt) {
   const patch::stencils& st = learnt();
   EXPECT_EQ(patch::compile(st, "x * x").kernel, "cdl_image_4");
-  EXPECT_EQ(patch::compile(st, "x * x").vec_kernel, "cdl_image_vec_1");
+  EXPECT_EQ(patch::compile(st, "x * x").vec_kernel, "cdl_image_vec_0");  // the sum computes x * x
   std::string long_op = "x";
   for (int i = 0; i < 20; ++i) long_op = "(" + long_op + ") * x + " + std::to_string(i + 1);  // 20 steps
   EXPECT_EQ(patch::compile(st, long_op).kernel, "cdl_image_32");
   EXPECT_EQ(patch::compile(st, "sin(x)").kernel, "");  // a call image: the vec form alone
   EXPECT_EQ(patch::compile(st, "sin(x)").vec_kernel.rfind("cdl_call_vec_1_", 0), 0u);
+}
+
+// An op whose value is a product: the sum after the region computes it (acc = a * b + acc, one
+// rounding, as nvcc fuses it), in the scalar and the vec image, and the region holds the steps
+// before it; the machine code decoded computes that, not the product rounded and then added.
+TEST(CopyAndPatchWrite, AProductTheSumReadsIsComputedByTheSum) {
+  const patch::stencils& st = learnt();
+  for (const std::string text : {"x * x", "x * 0.3", "(x + 1) * (x - 1)", "x * x + 1"}) {
+    const patch::compiled c = patch::compile(st, text);
+    const bool product = text != "x * x + 1";
+    EXPECT_EQ(c.product_in_sum, product) << text;
+    const patch::image& scalar = *std::find_if(st.images.begin(), st.images.end(),
+                                               [&](const patch::image& im) { return im.kernel == c.kernel; });
+    ASSERT_NE(scalar.sum, 0u) << c.kernel << ": no sum learnt";
+    const int sum_op = patch::operation_of(st, patch::at(c.image, scalar.sum));
+    EXPECT_EQ(sum_op, !product ? stencil::addr : text == "x * 0.3" ? stencil::fmac : stencil::fmarr) << text;
+    int unfused_differs = 0;
+    for (float x = -3.0f; x < 3.0f; x += 0.37f) {
+      EXPECT_TRUE(patch::same_result(patch::simulate(st, c, x, 3), patch::emulate(c, x, 3)))
+          << text << " at " << x;
+      const std::array<float, stencil::lanes> xs = {x, x + 0.1f, -x, 2 * x};
+      const std::array<float, stencil::lanes> got = patch::simulate_vec(st, c, xs, 3);
+      for (std::size_t l = 0; l < xs.size(); ++l)
+        EXPECT_TRUE(patch::same_result(got[l], patch::emulate(c, xs[l], 3))) << text << " lane " << l;
+      if (text != "x * 0.3") continue;  // one rounding: at some x, not the product rounded, then added
+      float acc = 0;
+      for (int j = 0; j < 3; ++j) acc += std::fma(float(j), stencil::delta, x) * 0.3f;
+      unfused_differs += acc != patch::emulate(c, x, 3);
+    }
+    if (text == "x * 0.3") {
+      EXPECT_GT(unfused_differs, 0) << "the emulation does not fuse the sum";
+    }
+  }
+  EXPECT_TRUE(patch::check_schedule(st, patch::compile(st, "(x + 1) * (x - 1)")).empty());
 }
 
 // An op of two calls with more steps between them than any window of two slots has places: it goes
@@ -393,7 +427,7 @@ TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
 TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   const patch::stencils& st = learnt();
   std::uint64_t state = 0x5851f42d4c957f2dull;
-  int written = 0, vec = 0, calls = 0, wrong = 0;
+  int written = 0, vec = 0, calls = 0, in_sum = 0, wrong = 0;
   std::map<std::string, int> refused;
   for (int t = 0; t < 20000; ++t) {
     const std::string text =  // every other a program with temporaries
@@ -405,7 +439,7 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
       ++refused[e.what()];
       continue;
     }
-    ++written, vec += !c.vec_kernel.empty(), calls += c.kernel.empty();
+    ++written, vec += !c.vec_kernel.empty(), calls += c.kernel.empty(), in_sum += c.product_in_sum;
     for (int i = 0; i < 8; ++i) {
       const std::array<float, stencil::lanes> x = {-3.9f + i, 0.37f * i, -0.5f - 0.2f * i, 2.5f - i};
       const bool scalar_right =
@@ -434,8 +468,8 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   }
   std::printf(
       "host check (sm_%d, %zu of %zu call images learnt): 20000 ops, %d written (%d with a vec image, %d "
-      "calling functions), %d wrong; refused:%s\n",
-      st.arch, learnt_images, built, written, vec, calls, wrong, reasons.c_str());
+      "calling functions, %d with their last product in the sum), %d wrong; refused:%s\n",
+      st.arch, learnt_images, built, written, vec, calls, in_sum, wrong, reasons.c_str());
   if (!not_learnt.empty()) std::printf("call images not learnt:%s\n", not_learnt.c_str());
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(written, 10000);

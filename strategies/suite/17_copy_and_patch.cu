@@ -344,6 +344,8 @@ route_explanation explain_on_host(const std::string& text, dtype t) {
     out += std::string(" ") + (s.call ? functions[s.call] : stencil::names[s.op]);
     if (s.call) calls.push_back(functions[s.call]);
   }
+  if (c.product_in_sum)
+    out += " (the last, a product, computed by the sum after the region: sum = a * b + sum, one instruction)";
   const std::string check = check_on_host(text);
   const std::string checked = check.empty() ? " (decoded and run on the host: the steps' values at 64 points)"
                                             : " (on the host: " + check + ")";

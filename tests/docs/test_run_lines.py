@@ -149,6 +149,12 @@ class Explain(unittest.TestCase):
         self.assertRegex(got.stdout, r"its steps \(3, [^)]*\): mulr fmac add")
         self.assertRegex(got.stdout, r"scalar form: image cdl_image_4 \(decoded and run on the host")
         self.assertRegex(got.stdout, r"vec form: image cdl_image_vec_\d+ \(decoded and run on the host")
+        got = self.explain("x * x")  # a product: the sum computes it, the region holds nothing
+        self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+        self.assertRegex(
+            got.stdout, r"its steps \(1, [^)]*\): mulr \(the last, a product, computed by the sum"
+        )
+        self.assertRegex(got.stdout, r"vec form: image cdl_image_vec_0 \(decoded and run on the host")
         got = self.explain("exp(sin(x) * cos(x))")
         self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
         self.assertRegex(

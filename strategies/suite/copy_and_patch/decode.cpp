@@ -5,25 +5,31 @@
 #include <bit>
 #include <cstring>
 #include <iterator>
+#include <numeric>
 #include <set>
 
 namespace cdl::copy_and_patch::patch {
 
 float emulate(const compiled& c, float x0, int k) {
-  float acc = 0.0f;
-  thread_local std::vector<float> v;  // every element of a map: no allocation after the first
-  v.resize(c.code.size() + 1);
+  thread_local std::vector<float> v;          // every element of a map: no allocation after the first
+  const std::size_t acc = c.code.size() + 1;  // the sum, in a register of its own after the op's
+  v.assign(acc + 1, 0.0f);
+  const std::size_t summed = c.code.size() - c.product_in_sum;  // the steps before the sum
+  auto run = [&](const step& s) {
+    v[std::size_t(s.dest)] =
+        s.call ? stencil::call(s.call, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f)
+               : stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
+                                   s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
+  };
   for (int j = 0; j < k; ++j) {
     v[0] = std::fma(float(j), stencil::delta, x0);
-    for (const step& s : c.code) {
-      v[std::size_t(s.dest)] =
-          s.call ? stencil::call(s.call, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f)
-                 : stencil::evaluate(s.op, v[std::size_t(s.a)], s.b >= 0 ? v[std::size_t(s.b)] : 0.0f,
-                                     s.c >= 0 ? v[std::size_t(s.c)] : 0.0f, s.constant);
-    }
-    acc += v[std::size_t(c.result)];
+    std::for_each(c.code.begin(), c.code.begin() + std::ptrdiff_t(summed), run);
+    if (c.product_in_sum)
+      run(sum_with(c.code.back(), int(acc)));
+    else
+      v[acc] += v[std::size_t(c.result)];
   }
-  return acc;
+  return v[acc];
 }
 
 namespace {
@@ -53,6 +59,21 @@ const Image* named(const std::vector<Image>& images, const std::string& kernel) 
 
 }  // namespace
 
+// The sum after a region (or a lane's window), decoded and run where it was learnt, after what nvcc
+// writes before it is lost; else acc + the result.
+bool sum(const stencils& st, const bytes& image_bytes, const image& im, float& acc, float (&reg)[256]) {
+  if (im.sum == 0) {
+    acc += reg[im.result];
+    return true;
+  }
+  for (int r = 0; r < 255; ++r)
+    if (im.clobbered.test(std::size_t(r))) reg[r] = NAN;
+  reg[im.acc] = acc;
+  const bool known = run(st, at(image_bytes, im.sum), reg);
+  acc = reg[im.acc];
+  return known;
+}
+
 float simulate(const stencils& st, const compiled& c, float x0, int k) {
   const image* im = named(st.images, c.kernel);
   float acc = 0.0f, reg[256];
@@ -61,7 +82,7 @@ float simulate(const stencils& st, const compiled& c, float x0, int k) {
     reg[im->x] = std::fma(float(j), stencil::delta, x0), reg[255] = 0.0f;
     for (std::size_t offset : im->steps)
       if (!run(st, at(c.image, offset), reg)) return NAN;
-    acc += reg[im->result];
+    if (!sum(st, c.image, *im, acc, reg)) return NAN;
   }
   return acc;
 }
@@ -89,7 +110,6 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
   const vec_image* vec = calls ? nullptr : st.vec_images.named(c.vec_kernel);
   const std::vector<std::size_t>& places = calls ? calls->places : vec->places;
   const int windows = calls ? calls->calls + 1 : 1;
-  auto result = [&](int l) { return calls ? calls->lane[l].result : vec->lane[l].result; };
   std::array<float, stencil::lanes> acc{};
   float reg[256];
   for (int j = 0; j < k; ++j) {
@@ -113,7 +133,16 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
         if (!kept.count(r)) reg[r] = NAN;
       for (int l = 0; l < stencil::lanes; ++l) reg[calls->lane[l].res[w]] = value[l];
     }
-    for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[result(l)];
+    if (calls) {
+      for (int l = 0; l < stencil::lanes; ++l) acc[std::size_t(l)] += reg[calls->lane[l].result];
+      continue;
+    }
+    int order[stencil::lanes];  // the sums as they come in the code
+    std::iota(std::begin(order), std::end(order), 0);
+    std::sort(std::begin(order), std::end(order),
+              [&](int a, int b) { return vec->lane[a].sum < vec->lane[b].sum; });
+    for (int l : order)
+      if (!sum(st, c.image, vec->lane[l], acc[std::size_t(l)], reg)) return {NAN, NAN, NAN, NAN};
   }
   return acc;
 }
@@ -127,14 +156,15 @@ std::string check_schedule(const stencils& st, const compiled& c) {
   struct span {
     std::size_t from, to;  // offsets of the stretch's first and last instruction
     const std::vector<std::size_t>* places;
-    std::size_t makers;           // the first `makers` places make x (j * delta + an element)
-    std::vector<int> read_after;  // what the code after the stretch reads (the sums, a slot)
+    std::size_t makers;                   // the first `makers` places make x (j * delta + an element)
+    std::vector<int> read_after;          // what the code after the stretch reads (a slot; a result)
+    std::vector<const image*> sums = {};  // the regions whose sum reads what the stretch wrote
   };
   std::vector<span> spans;
   const call_image* calls = c.kernel.empty() ? calls_of(st, calls_in(c.code)).named(c.vec_kernel) : nullptr;
   if (!c.kernel.empty()) {
     const image* im = named(st.images, c.kernel);
-    spans.push_back({im->steps.front(), im->steps.back(), &im->steps, 0, {im->result}});
+    spans.push_back({im->steps.front(), im->steps.back(), &im->steps, 0, {}, {im}});
   }
   std::vector<std::vector<std::size_t>> windows;  // a call image's places, window by window
   if (calls) {
@@ -152,9 +182,9 @@ std::string check_schedule(const stencils& st, const compiled& c) {
     }
   } else if (!c.vec_kernel.empty()) {
     const vec_image* im = st.vec_images.named(c.vec_kernel);
-    std::vector<int> read;
-    for (const image& lane : im->lane) read.push_back(lane.result);
-    spans.push_back({im->places.front(), im->last, &im->places, std::size_t(stencil::lanes), read});
+    std::vector<const image*> lanes;
+    for (const image& lane : im->lane) lanes.push_back(&lane);
+    spans.push_back({im->places.front(), im->last, &im->places, std::size_t(stencil::lanes), {}, lanes});
   }
   int longest = 0, least = 99;
   for (const auto& row : st.latency)
@@ -173,8 +203,25 @@ std::string check_schedule(const stencils& st, const compiled& c) {
     std::fill(std::begin(producer), std::end(producer), -1);
     int t = 0;
     std::size_t p = 0;
+    // A region's sum reads what the stretch wrote (the result, or a product's factors), where it
+    // stands in the stretch or after it; where no sum was learnt, the result is read after it.
+    auto read_by_sum = [&](const image& im, std::size_t at_offset) -> std::string {
+      const insn i = at(c.image, im.sum);
+      const int op = operation_of(st, i);
+      if (op == stencil::count)
+        return "the sum at " + std::to_string(im.sum) + " holds none of the operations";
+      const form& f = st.forms[op];
+      for (int r : {int(i[f.a]), f.b >= 0 ? int(i[f.b]) : -1, f.c >= 0 ? int(i[f.c]) : -1})
+        if (r >= 0 && r != 255 && producer[r] >= 0 && t < issued[r] + latency(producer[r], op))
+          return "the sum at " + std::to_string(at_offset) + " reads R" + std::to_string(r) + " " +
+                 std::to_string(issued[r] + latency(producer[r], op) - t) + " cycles before it is ready";
+      return "";
+    };
     for (std::size_t offset = s.from; offset <= s.to; offset += 16) {
       const insn i = at(c.image, offset);
+      for (const image* im : s.sums)
+        if (im->sum == offset)
+          if (std::string late = read_by_sum(*im, offset); !late.empty()) return late;
       if (p < s.places->size() && (*s.places)[p] == offset) {
         const bool makes_x = p++ < s.makers;
         const int op = makes_x ? maker : operation_of(st, i);
@@ -198,7 +245,13 @@ std::string check_schedule(const stencils& st, const compiled& c) {
       }
       t += stall(i);
     }
-    for (int r : s.read_after)
+    std::vector<int> read_after = s.read_after;
+    for (const image* im : s.sums) {
+      if (im->sum == 0) read_after.push_back(im->result);
+      if (im->sum > s.to)
+        if (std::string late = read_by_sum(*im, im->sum); !late.empty()) return late;
+    }
+    for (int r : read_after)
       if (producer[r] >= 0 && t < issued[r] + latency(producer[r], stencil::addr))
         return std::string("R") + std::to_string(r) + " is read after the stretch ending at " +
                std::to_string(s.to) + " " +

@@ -267,6 +267,34 @@ std::vector<int> read_fields(const stencils& st, const insn& i) {
   return fields;
 }
 
+// A region's sum (image::sum): the first instruction from `from` on, none of the region's places,
+// that reads the result, where it is an add of the result and another register into that
+// one; what the instructions before it write (all four registers a 128-bit result may take, but
+// where byte 2 is a predicate) is kept from the factors. No sum past a branch.
+void learn_sum(const stencils& st, image& im, const kernel_code& k, std::size_t from,
+               const std::vector<std::size_t>& places, const operations& predicates) {
+  for (std::size_t offset = from; offset < k.offset + 16 * k.count; offset += 16) {
+    if (std::binary_search(places.begin(), places.end(), offset)) continue;
+    const insn i = at(st.cubin, offset);
+    if (opcode(i) == st.branch) return;
+    const std::vector<int> fields = read_fields(st, i);
+    if (std::none_of(fields.begin(), fields.end(), [&](int f) { return i[f] == im.result; })) {
+      const int width = predicates.test(std::size_t(opcode(i))) ? 0
+                        : operation_of(st, i) < stencil::count  ? 1
+                                                                : 4;
+      for (int r = i[dest_field]; r < std::min(i[dest_field] + width, 255); ++r)
+        im.clobbered.set(std::size_t(r));
+      continue;
+    }
+    const form& add = st.forms[stencil::addr];
+    if (operation_of(st, i) == stencil::addr && (i[add.a] == im.result) != (i[add.b] == im.result)) {
+      const int other = i[add.a] == im.result ? i[add.b] : i[add.a];
+      if (i[dest_field] == other) im.sum = offset, im.acc = other;
+    }
+    return;
+  }
+}
+
 // A vec image's window, its places and each lane's registers, found by the lanes' markers.
 vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel_code>& ks, int steps,
                           const operations& predicates) {
@@ -290,10 +318,22 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
   for (int v : seen) LEARN_CHECK(v == 1, im.kernel + ": a lane's step is not one instruction");
   std::bitset<256> written, kept;  // the window's registers; those the lanes may not have
   int j = -1;
+  int found = 0;  // a region of no steps: the makers of x, in their order, and the sums read x
+  for (std::size_t n = 0; steps == 0 && n < k.count; ++n) {
+    const insn i = insn_at(n);
+    if (immediate(i) != std::bit_cast<std::uint32_t>(stencil::delta) ||
+        (found > 0 && !(std::equal(i.begin(), i.begin() + 2, im.maker[0].begin()) && i[3] == im.maker[0][3])))
+      continue;
+    LEARN_CHECK(found < lanes, im.kernel + ": more than " + std::to_string(lanes) + " makers of x");
+    im.maker[found] = i, makers[found] = k.offset + 16 * n, im.lane[found++].result = i[dest_field];
+  }
+  LEARN_CHECK(steps > 0 || found == lanes, im.kernel + ": not a maker of x for each lane");
   for (int l = 0; l < lanes; ++l) {
-    im.lane[l].x = insn_at(step0[l])[3];
-    im.lane[l].result = insn_at(final_step[l])[dest_field];
-    makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel, predicates);
+    if (steps > 0) {
+      im.lane[l].x = insn_at(step0[l])[3];
+      im.lane[l].result = insn_at(final_step[l])[dest_field];
+      makers[l] = find_maker(cubin, k, step0[l], im.maker, l, im.kernel, predicates);
+    }
     j = im.maker[l][3];
     kept.set(im.maker[l][8]);  // the element itself, live through the loop
   }
@@ -338,6 +378,7 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
     // x in the result's register where the lane has no other (an op of one value: x * x)
     lane.x = lane.pool.empty() ? lane.result : lane.pool.front();
     lane.pool.push_back(lane.result);
+    learn_sum(st, lane, k, first, im.places, predicates);
   }
   // A register below the highest the window writes that no instruction of the kernel names (a hole
   // in nvcc's allocation), nor a 64- or 128-bit operand could reach from an aligned register below
@@ -357,7 +398,7 @@ vec_image learn_vec_image(const stencils& st, const std::map<std::string, kernel
         *std::min_element(std::begin(im.lane), std::end(im.lane),
                           [](const image& a, const image& b) { return a.pool.size() < b.pool.size(); });
     fewest.pool.insert(fewest.pool.end() - 1, r);
-    if (fewest.x == fewest.result) fewest.x = r;
+    if (fewest.x == fewest.result && steps > 0) fewest.x = r;  // (with no steps, the sum reads x)
   }
   return im;
 }
@@ -740,8 +781,11 @@ stencils learn(const std::string& prefix) {
     for (int o = 0; o < stencil::count; ++o) st.forms[o] = learn_form(learnt_from, ks, o);
     learn_latencies(st, learnt_from, ks);
     for (int steps : stencil::region_sizes) st.images.push_back(learn_image(st.cubin, images, steps));
-    st.exit = learn_exit(st.cubin, images, learn_control(st.cubin, images).branch);
+    st.branch = learn_control(st.cubin, images).branch;
+    st.exit = learn_exit(st.cubin, images, st.branch);
     const operations predicates = predicate_writers(st.cubin, images);
+    for (image& im : st.images)
+      learn_sum(st, im, images.at(im.kernel), im.steps.back(), im.steps, predicates);
     // the vec images from what is learnt so far (a copy: `st` is returned by value)
     st.vec_images.learn = [learnt = std::make_shared<const stencils>(st), images, predicates](int steps) {
       try {

@@ -10,6 +10,7 @@
 #include "strategies/suite/copy_and_patch/stencils.hpp"
 
 #include <array>
+#include <bitset>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,6 +37,13 @@ struct image {  // an image an op is written into
   int x = -1;                      // the register holding x + j * delta on entry
   int result = -1;                 // where the sum after the region reads the op's value
   std::vector<int> pool;           // every register the region may write
+  // The sum after the region (acc += the op's value, an add of two registers into one of them):
+  // where the op's value is a product, the patch writes the product there instead (acc = a * b +
+  // acc, one instruction, as nvcc fuses it), so that the region holds one step fewer. 0 where the
+  // first reader of the result is no such add.
+  std::size_t sum = 0;
+  int acc = -1;                // the register summed into
+  std::bitset<256> clobbered;  // what nvcc writes between the region and the sum: no factor there
 };
 // A vec image (four elements a thread): the compiler interleaved the lanes' steps and gave them
 // registers across lanes, so the patch keeps only the places. Inside its window (the first
@@ -170,6 +178,7 @@ struct stencils {
   own_cubins own;
   std::string prefix;  // where the cubins are: calls_of() reads the call images' from there
   int exit = -1;       // the exit's operation: each image kernel's last before its branch to itself
+  int branch = -1;     // the branch's operation (the learning of a sum stops at one)
   std::shared_ptr<std::array<call_stencils, stencil::max_calls + 1>> calls =
       std::make_shared<std::array<call_stencils, stencil::max_calls + 1>>();
   form forms[stencil::count];

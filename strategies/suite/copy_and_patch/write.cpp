@@ -27,8 +27,9 @@ void put(const stencils& st, const step& s, unsigned char* slot) {
 namespace {
 
 // Physical registers for the virtual ones, from the image's pool, x where it already is; a value's
-// register is free again after its last read. The result is copied into the register the sum reads.
-std::vector<step> allocate(std::vector<step> code, int result, const image& im) {
+// register is free again after its last read. The result is copied into the register the sum reads,
+// unless the sum computes the last step (`in_sum`: its factors stay where they are).
+std::vector<step> allocate(std::vector<step> code, int result, const image& im, bool in_sum = false) {
   std::vector<int> last(code.size() + 1, -1), reg(code.size() + 1, -1);
   for (std::size_t n = 0; n < code.size(); ++n)
     for (int r : {code[n].a, code[n].b, code[n].c})
@@ -56,16 +57,39 @@ std::vector<step> allocate(std::vector<step> code, int result, const image& im) 
     s.dest = reg[s.dest], s.a = s.a >= 0 ? reg[s.a] : -1, s.b = s.b >= 0 ? reg[s.b] : -1;
     s.c = s.c >= 0 ? reg[s.c] : -1;
   }
-  if (reg[result] != im.result)
+  if (reg[result] != im.result && !in_sum)
     code.push_back({stencil::add, im.result, reg[result], -1, -0.0f});  // v + -0 is v
   return code;
 }
 
-// The image with the op's instructions in its region (the rest of the region: v + -0 on a dead
-// register), then every stall set so that each instruction issues only once what it reads is ready.
-compiled write(const stencils& st, const image* im, const std::vector<step>& code) {
+// Whether a region's sum can compute the op's last step, a product: its factors in registers nvcc
+// writes nothing to before the sum, and the fused sum's result as soon ready for what reads the sum
+// as an add's.
+bool sums(const stencils& st, const image& im, const step& product) {
+  const int o = sum_with(product, im.acc).op;
+  for (int to = 0; to < stencil::count; ++to)
+    if (st.latency[o][to] > st.latency[stencil::addr][to]) return false;
+  return im.sum != 0 && !im.clobbered.test(std::size_t(product.a)) &&
+         (product.op == stencil::mul || !im.clobbered.test(std::size_t(product.b)));
+}
+// The steps allocate() gave registers, less the last, a product, where the sum computes it: that
+// step, or refused where the region's sum cannot.
+step take_product(const stencils& st, const image& im, std::vector<step>& placed) {
+  const step product = placed.back();
+  placed.pop_back();
+  if (!sums(st, im, product)) throw refused("the sum after the region cannot compute the op's last product");
+  return product;
+}
+// The sum written with the product in it; the instruction before it keeps no operand for it.
+void write_sum(const stencils& st, const image& im, const step& product, bytes& out) {
+  put(st, sum_with(product, im.acc), &out[im.sum]);
+  clear_reuse(&out[im.sum - 16]);
+}
+
+// The image with the op's instructions in its region (the rest of the region: RZ = RZ + -0), then every stall set so that each instruction issues only once what it
+// reads is ready; the product in the sum where `product` is given.
+compiled write(const stencils& st, const image* im, const std::vector<step>& code, const step* product) {
   compiled out{st.cubin, im->kernel, int(code.size()), {}, 0, {}, {}};
-  const int spare = im->pool[0] == im->result ? im->pool[1] : im->pool[0];
   int issued[256], producer[256], cycle = 0, last_issue = 0;
   std::fill(std::begin(issued), std::end(issued), -100);
   std::fill(std::begin(producer), std::end(producer), int(stencil::add));
@@ -80,30 +104,38 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   unsigned char* before = &out.image[im->steps.front() - 16];
   set_stall(before, stall(before) + st.latency_margin);  // x's producer, whatever reads it first
   for (std::size_t n = 0; n < im->steps.size(); ++n) {
-    const step s = n < code.size() ? code[n] : step{stencil::add, spare, spare, -1, -0.0f};
+    const step s = n < code.size() ? code[n] : step{stencil::add, 255, 255, -1, -0.0f};
     unsigned char* slot = &out.image[im->steps[n]];
     put(st, s, slot);
     int t = cycle;
     for (int r : {s.a, s.b, s.c})
-      if (r >= 0) t = std::max(t, issued[r] + st.latency[producer[r]][s.op]);
-    t = std::max(
-        t, issued[s.dest] + max_latency(producer[s.dest]) - min_latency(s.op) + 1);  // writes land in order
+      if (r >= 0 && r != 255) t = std::max(t, issued[r] + st.latency[producer[r]][s.op]);
+    if (s.dest != 255)  // writes land in order
+      t = std::max(t, issued[s.dest] + max_latency(producer[s.dest]) - min_latency(s.op) + 1);
     if (t > cycle) set_stall(slot - 16, stall(slot - 16) + t - cycle);
-    issued[s.dest] = t, producer[s.dest] = s.op;
+    if (s.dest != 255) issued[s.dest] = t, producer[s.dest] = s.op;
     cycle = t + stall(slot), last_issue = t;
   }
-  // The sum after the region reads the result: the last step waits until it is ready.
+  // The sum after the region reads the result (or the product's factors): the last step waits until
+  // they are ready.
+  int ready = issued[im->result] + st.latency[producer[im->result]][stencil::addr];
+  if (product) {
+    const step sum = sum_with(*product, im->acc);
+    write_sum(st, *im, *product, out.image);
+    ready = issued[sum.a] + st.latency[producer[sum.a]][sum.op];
+    if (sum.c >= 0) ready = std::max(ready, issued[sum.b] + st.latency[producer[sum.b]][sum.op]);
+  }
   unsigned char* last = &out.image[im->steps.back()];
-  const int ready = issued[im->result] + st.latency[producer[im->result]][stencil::addr];
   set_stall(last, std::max(stall(last), ready - last_issue));
   return out;
 }
 
 // x's four makers in a vec image's first places, then the lanes' steps, each lane done before its
 // result is read (a lane takes a place out of turn only where it has no place to spare), with
-// RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does.
+// RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does;
+// each lane's product in its sum where `products` are given.
 void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
-               bytes& out) {
+               const step* products, bytes& out) {
   constexpr int lanes = stencil::lanes;
   // The makers in the first places; then at each place the lane that must take it (as many steps
   // left as places before its result is read), else the one that waited longest.
@@ -139,16 +171,34 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
     } else if (place) {
       const int l = chosen[p++];
       clock.write(slot, l >= 0 ? code[l][next_step[l]++] : step{stencil::add, 255, 255, -1, -0.0f});
-    } else {  // not the patch's: it may read a lane's result
-      int t = 0;
-      for (int l = 0; l < lanes; ++l)
+    } else {  // not the patch's: it may read a lane's result, or be a lane's sum
+      int t = 0, sum = -1;
+      for (int l = 0; l < lanes; ++l) {
+        if (products && im.lane[l].sum == offset) sum = l;
         if (im.deadline[l] == offset) t = std::max(t, clock.ready(im.lane[l].result, stencil::addr));
-      clock.issue(slot, t);
+      }
+      if (sum >= 0) {
+        clock.write(slot, sum_with(products[sum], im.lane[sum].acc));
+        clear_reuse(slot - 16);
+      } else {
+        clock.issue(slot, t);
+      }
     }
   }
-  // After the window the sums read the results: the last instruction waits until all are ready.
+  // After the window the sums read the results (or compute the products): the last instruction
+  // waits until what they read is ready.
   int ready = 0;
-  for (const image& lane : im.lane) ready = std::max(ready, clock.ready(lane.result, stencil::addr));
+  for (int l = 0; l < lanes; ++l) {
+    const image& lane = im.lane[l];
+    if (!products) {
+      ready = std::max(ready, clock.ready(lane.result, stencil::addr));
+    } else if (lane.sum > im.last) {
+      const step sum = sum_with(products[l], lane.acc);
+      write_sum(st, lane, products[l], out);
+      ready = std::max(ready, clock.ready(sum.a, sum.op));
+      if (sum.c >= 0) ready = std::max(ready, clock.ready(sum.b, sum.op));
+    }
+  }
   clock.settle(&out[im.last], ready);
 }
 
@@ -156,20 +206,55 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
 // where none does, why not.
 void compile_vec(const stencils& st, const std::vector<step>& code, int result, compiled& c) {
   c.vec_refused = "more steps than the largest vec region";
+  const int steps = int(code.size()) - c.product_in_sum;
   for (std::size_t i = 0; i < st.vec_images.size(); ++i) {
-    if (stencil::vec_region_sizes[i] < int(code.size())) continue;
+    if (stencil::vec_region_sizes[i] < steps) continue;
     const vec_image& im = st.vec_images[i];
     try {
       std::vector<step> placed[stencil::lanes];
-      for (int l = 0; l < stencil::lanes; ++l) placed[l] = allocate(code, result, im.lane[l]);
+      step products[stencil::lanes]{};
+      for (int l = 0; l < stencil::lanes; ++l) {
+        placed[l] = allocate(code, result, im.lane[l], c.product_in_sum);
+        if (c.product_in_sum) products[l] = take_product(st, im.lane[l], placed[l]);
+      }
       bytes out = c.image;
-      write_vec(st, im, placed, out);
+      write_vec(st, im, placed, c.product_in_sum ? products : nullptr, out);
       c.image = std::move(out), c.vec_kernel = im.kernel, c.vec_refused.clear();
       return;
     } catch (const refused& e) {
       c.vec_refused = e.what();
     }
   }
+}
+
+// A lane's places in c's vec image; more than any where it has none.
+int vec_places(const compiled& c) {
+  for (int steps : stencil::vec_region_sizes)
+    if (c.vec_kernel == "cdl_image_vec_" + std::to_string(steps)) return steps;
+  return 1 << 20;
+}
+
+// The smallest image whose region holds the op and whose registers suffice for its live values, the
+// last step in the sum where `in_sum`; and the smallest vec image likewise.
+compiled place(const stencils& st, const std::vector<step>& code, int result, bool in_sum) {
+  std::string why =
+      "more steps than the largest region (" + std::to_string(st.images.back().steps.size()) + ")";
+  for (const image& im : st.images) {
+    if (int(im.steps.size()) < int(code.size()) - in_sum) continue;
+    try {
+      std::vector<step> placed = allocate(code, result, im, in_sum);
+      const step product = in_sum ? take_product(st, im, placed) : step{};
+      if (placed.size() <= im.steps.size()) {
+        compiled c = write(st, &im, placed, in_sum ? &product : nullptr);
+        c.code = code, c.result = result, c.product_in_sum = in_sum;
+        compile_vec(st, code, result, c);
+        return c;
+      }
+    } catch (const refused& e) {
+      why = e.what();
+    }
+  }
+  throw refused(why);
 }
 
 }  // namespace
@@ -193,23 +278,23 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
       throw first;
     }
   }
-  std::string why =
-      "more steps than the largest region (" + std::to_string(st.images.back().steps.size()) + ")";
-  for (const image& im : st.images) {
-    if (int(im.steps.size()) < int(code.size())) continue;
+  // An op whose last step is a product: the sum computes it, unless the op written whole goes into
+  // a smaller vec image (its factors and what it made before them live at once: a lane of the
+  // smallest has one register).
+  if (!code.empty() && code.back().dest == result &&
+      (code.back().op == stencil::mul || code.back().op == stencil::mulr)) {
     try {
-      const std::vector<step> placed = allocate(code, result, im);
-      if (placed.size() <= im.steps.size()) {
-        compiled c = write(st, &im, placed);
-        c.code = code, c.result = result;
-        compile_vec(st, code, result, c);
-        return c;
+      compiled in_sum = place(st, code, result, true);
+      try {
+        compiled whole = place(st, code, result, false);
+        if (vec_places(whole) < vec_places(in_sum)) return whole;
+      } catch (const refused&) {
       }
-    } catch (const refused& e) {
-      why = e.what();
+      return in_sum;
+    } catch (const refused&) {
     }
   }
-  throw refused(why);
+  return place(st, code, result, false);
 }
 compiled compile(const stencils& st, const std::string& text) { return compile(st, cdl::expr::parse(text)); }
 

@@ -25,7 +25,16 @@ struct compiled {
   int result = 0;
   std::string vec_kernel;  // the vec image's, in the same bytes; empty where it was refused
   std::string vec_refused;
+  // The op's last step is a product that the sum after the region computes (acc = a * b + acc, one
+  // instruction, as nvcc fuses it), in every form: the region holds the steps before it.
+  bool product_in_sum = false;
 };
+// The sum after the region with the op's last step, a product, in it: acc = a * b + acc (fmarr), or
+// acc = a * constant + acc (fmac); `acc` the register summed into.
+inline step sum_with(const step& product, int acc) {
+  return product.op == stencil::mul ? step{stencil::fmac, acc, product.a, acc, product.constant}
+                                    : step{stencil::fmarr, acc, product.a, product.b, 0, acc};
+}
 
 // The op in the smallest image whose region holds it and whose registers suffice for its live
 // values (and in the smallest vec image that does, beside it), or in a call image where it calls
