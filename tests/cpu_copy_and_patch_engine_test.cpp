@@ -316,6 +316,11 @@ TEST(CopyAndPatchWrite, AProductTheSumReadsIsComputedByTheSum) {
     if (text == "x * 0.3") {
       EXPECT_GT(unfused_differs, 0) << "the emulation does not fuse the sum";
     }
+    const std::vector<float> xs = {-2.5f, 0.1f, 0.7f, 3.3f};  // the fuzz's emulation of many elements
+    const std::vector<float> all =
+        patch::emulate_all(c, xs.data(), xs.size(), 3, [](unsigned, std::vector<float>&) {});
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      EXPECT_TRUE(patch::same_result(all[i], patch::emulate(c, xs[i], 3))) << text << " at " << xs[i];
   }
   EXPECT_TRUE(patch::check_schedule(st, patch::compile(st, "(x + 1) * (x - 1)")).empty());
 }

@@ -28,31 +28,37 @@ float emulate(const compiled& c, float x0, int k);
 // same to the bit on both, on the host.
 template <class Apply>
 std::vector<float> emulate_all(const compiled& c, const float* x0, std::size_t n, int k, Apply apply) {
-  const std::size_t sum = c.code.size() + 1;  // the sum, in a register of its own after the op's
-  std::vector<std::vector<float>> v(sum + 1, std::vector<float>(n));
-  std::vector<float>& acc = v[sum];
-  const step sum_step = c.product_in_sum ? sum_with(c.code.back(), int(sum))
-                                         : step{stencil::addr, int(sum), int(sum), c.result};
-  std::vector<step> code(c.code.begin(), c.code.end() - c.product_in_sum);
-  code.push_back(sum_step);
+  std::vector<std::vector<float>> v(c.code.size() + 1, std::vector<float>(n));
+  std::vector<float> acc(n, 0.0f);
+  const auto summed = c.code.end() - c.product_in_sum;  // the steps before the sum
   for (int j = 0; j < k; ++j) {
     for (std::size_t i = 0; i < n; ++i) v[0][i] = std::fma(float(j), stencil::delta, x0[i]);
-    for (const step& s : code) {
-      std::vector<float>& out = v[std::size_t(s.dest)];
-      const std::vector<float>& a = v[std::size_t(s.a)];
-      if (s.call == stencil::fn_div) {
-        for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / v[std::size_t(s.b)][i];
+    for (auto s = c.code.begin(); s != summed; ++s) {
+      std::vector<float>& out = v[std::size_t(s->dest)];
+      const std::vector<float>& a = v[std::size_t(s->a)];
+      if (s->call == stencil::fn_div) {
+        for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / v[std::size_t(s->b)][i];
         continue;
       }
-      if (s.call) {
+      if (s->call) {
         out = a;
-        apply(s.call, out);
+        apply(s->call, out);
         continue;
       }
       for (std::size_t i = 0; i < n; ++i)
-        out[i] = stencil::evaluate(s.op, a[i], s.b >= 0 ? v[std::size_t(s.b)][i] : 0.0f,
-                                   s.c >= 0 ? v[std::size_t(s.c)][i] : 0.0f, s.constant);
+        out[i] = stencil::evaluate(s->op, a[i], s->b >= 0 ? v[std::size_t(s->b)][i] : 0.0f,
+                                   s->c >= 0 ? v[std::size_t(s->c)][i] : 0.0f, s->constant);
     }
+    if (!c.product_in_sum) {
+      for (std::size_t i = 0; i < n; ++i) acc[i] += v[std::size_t(c.result)][i];
+      continue;
+    }
+    const step sum = sum_with(c.code.back(), -1);  // (-1: the sum's own register, acc)
+    const bool two = sum.op == stencil::fmarr;     // a product of two values, not one and a constant
+    const std::vector<float>& a = v[std::size_t(sum.a)];
+    const std::vector<float>& b = v[std::size_t(two ? sum.b : 0)];
+    for (std::size_t i = 0; i < n; ++i)
+      acc[i] = stencil::evaluate(sum.op, a[i], two ? b[i] : acc[i], acc[i], sum.constant);
   }
   return acc;
 }

@@ -65,8 +65,9 @@ inline constexpr int region_sizes[] = {4, 8, 16, 32, 64};  // steps of the image
 inline constexpr int learn_steps = 8;                      // steps of each operation's stencil
 inline constexpr int pair_steps = 2 * count + 2;  // operation o's latency chain: add, o, 0, o, 1, ...
 // The vec images (steps a lane, chains): the sizes close, since each unused place still issues an
-// instruction a lane: one apart from none (x alone, or a product the sum computes: write.hpp) to 10, then less than a quarter of the larger unused. The list, once:
-// the sizes and one kernel each (cdl_image_vec_<steps>) come from it.
+// instruction a lane: one apart from none (x alone, or a product the sum computes: write.hpp) to
+// 10, then less than a quarter of the larger unused. The list, once: the sizes and one kernel each
+// (cdl_image_vec_<steps>) come from it.
 // clang-format off
 #define CDL_VEC_IMAGES(X) \
   X(0, 1) X(1, 1) X(2, 2) X(3, 2) X(4, 2) X(5, 3) X(6, 4) X(7, 4) X(8, 4) X(9, 5) X(10, 5) X(12, 6) X(14, 7) \

@@ -123,7 +123,8 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
     const step sum = sum_with(*product, im->acc);
     write_sum(st, *im, *product, out.image);
     ready = issued[sum.a] + st.latency[producer[sum.a]][sum.op];
-    if (sum.c >= 0) ready = std::max(ready, issued[sum.b] + st.latency[producer[sum.b]][sum.op]);
+    if (sum.op == stencil::fmarr)
+      ready = std::max(ready, issued[sum.b] + st.latency[producer[sum.b]][sum.op]);
   }
   unsigned char* last = &out.image[im->steps.back()];
   set_stall(last, std::max(stall(last), ready - last_issue));
@@ -196,7 +197,7 @@ void write_vec(const stencils& st, const vec_image& im, const std::vector<step> 
       const step sum = sum_with(products[l], lane.acc);
       write_sum(st, lane, products[l], out);
       ready = std::max(ready, clock.ready(sum.a, sum.op));
-      if (sum.c >= 0) ready = std::max(ready, clock.ready(sum.b, sum.op));
+      if (sum.op == stencil::fmarr) ready = std::max(ready, clock.ready(sum.b, sum.op));
     }
   }
   clock.settle(&out[im.last], ready);
