@@ -19,10 +19,10 @@
 // Cost.    Per new op: the patch (microseconds) and the load of its kernel's own cubin, each form's
 //          when it first runs (the driver loads slower the more code it loads and the context
 //          holds: a cubin of one kernel, and the last 16 ops' images kept loaded); then
-//          nvcc's own instructions (a multiply and the add after it fused, as nvcc does, the
-//          value of an op that calls nothing too where it is a product: the sum computes it) in a k loop that is
-//          not unrolled: four elements a thread in the vec form, whose four regions
-//          the compiler interleaved, an element a thread in the scalar form, which runs where x
+//          nvcc's own instructions (a multiply and the add after it fused, as nvcc does; so is
+//          the value of an op that calls nothing where it is a product: the sum computes it) in
+//          a k loop that is not unrolled: four elements a thread in the vec form, whose four
+//          regions the compiler interleaved, an element a thread in the scalar form, which runs where x
 //          or y is not 16-byte aligned or the op's values do not fit a lane's registers
 //          (cdl_run --expr says so). Once a process: reading the stencils (the call images' at
 //          the first op that calls a function). The report's op-length sweep sets it beside 08's
