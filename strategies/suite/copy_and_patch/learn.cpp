@@ -55,12 +55,20 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
                                const std::vector<int>& ops, const stencils* known) {
   std::vector<std::size_t> at_step;
   const int x = x_register(cubin, k, name);
+  std::vector<int> marked(ops.size(), -1);  // marked_register() of each step, in one pass
+  for (std::size_t n = 0; n < k.count; ++n) {
+    bool negated;
+    const insn i = at(cubin, k.offset + 16 * n);
+    if (const int s = marker_of(i, negated); s >= 0 && s < int(ops.size()) && marked[std::size_t(s)] < 0)
+      marked[std::size_t(s)] = i[dest_field];
+  }
   int current = x;
   std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
     const int o = ops[s];
     const bool constant = stencil::has_constant(o), second = !constant && o != stencil::mask;
-    const int w = second ? marked_register(cubin, k, int(s), name) : -1;
+    LEARN_CHECK(!second || marked[s] >= 0, name + ": no marker " + std::to_string(s));
+    const int w = second ? marked[s] : -1;
     auto is_step = [&](const insn& i) {
       bool negated;
       if (constant)
