@@ -92,6 +92,8 @@ TEST(CopyAndPatch, CallsAFunctionFromASlotInTheVecFormAlone) {
        {"sin(x)", "exp(sin(x) * cos(x))", "sqrt(x * x + 1)", "exp(exp(x))", "cos(x) + 2", "x * sin(x)",
         "cos(x) * cos(x) - sin(x) * sin(x)", "x * x + (x * 3 + sin(x))", "x / (x + 1)", "1 / x", "sin(x) / x",
         "(x * x - 1) / sqrt(x * x + 1)", "x / x",
+        // selects around calls
+        "x > 0.5 ? sqrt(x) : x * x", "x > 0 ? sin(x) : cos(x)", "sin(x) > 0.5 ? exp(x) : x / 3",
         // four calls; five and seven, in images of six and eight slots whose first pass
         "sin(cos(exp(sqrt(x))))", "sin(cos(exp(sqrt(sin(x)))))",
         "sin(x) + cos(x + 1) + exp(x + 2) + sqrt(x + 3) + sin(x + 4) + cos(x + 5) + exp(x * 6)"}) {
@@ -166,7 +168,11 @@ TEST(CopyAndPatch, ItsMachineCodeComputesWhatTheLanguageMeans) {
                            "sin(x)",
                            "exp(sin(x) * cos(x))",
                            "sqrt(x * x + 1)",
-                           "-x * sin(x)"})
+                           "-x * sin(x)",
+                           "x > 0.5 ? sqrt(x) : x * x",
+                           "sin(x) > 0.5 ? exp(x) : x / 3",
+                           "x * x * x",
+                           "(x + 1) * (x - 1)"})
     EXPECT_GT(expect_machine_means(text), 0) << text;
 }
 
