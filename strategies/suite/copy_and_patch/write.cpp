@@ -86,8 +86,9 @@ void write_sum(const stencils& st, const image& im, const step& product, bytes& 
   clear_reuse(&out[im.sum - 16]);
 }
 
-// The image with the op's instructions in its region (the rest of the region: RZ = RZ + -0), then every stall set so that each instruction issues only once what it
-// reads is ready; the product in the sum where `product` is given.
+// The image with the op's instructions in its region (the rest of the region: RZ = RZ + -0), then
+// every stall set so that each instruction issues only once what it reads is ready; the product in
+// the sum where `product` is given.
 compiled write(const stencils& st, const image* im, const std::vector<step>& code, const step* product) {
   compiled out{st.cubin, im->kernel, int(code.size()), {}, 0, {}, {}};
   int issued[256], producer[256], cycle = 0, last_issue = 0;
@@ -118,13 +119,13 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
   }
   // The sum after the region reads the result (or the product's factors): the last step waits until
   // they are ready.
-  int ready = issued[im->result] + st.latency[producer[im->result]][stencil::addr];
+  auto ready_for = [&](int r, int reader) { return issued[r] + st.latency[producer[r]][reader]; };
+  int ready = ready_for(im->result, stencil::addr);
   if (product) {
     const step sum = sum_with(*product, im->acc);
     write_sum(st, *im, *product, out.image);
-    ready = issued[sum.a] + st.latency[producer[sum.a]][sum.op];
-    if (sum.op == stencil::fmarr)
-      ready = std::max(ready, issued[sum.b] + st.latency[producer[sum.b]][sum.op]);
+    ready = ready_for(sum.a, sum.op);
+    if (sum.op == stencil::fmarr) ready = std::max(ready, ready_for(sum.b, sum.op));
   }
   unsigned char* last = &out.image[im->steps.back()];
   set_stall(last, std::max(stall(last), ready - last_issue));
@@ -281,16 +282,17 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
   }
   // An op whose last step is a product: the sum computes it, unless the op written whole goes into
   // a smaller vec image (its factors and what it made before them live at once: a lane of the
-  // smallest has one register).
+  // smallest has one register), which it may only where the sum's went into one with a place to
+  // spare.
   if (!code.empty() && code.back().dest == result &&
       (code.back().op == stencil::mul || code.back().op == stencil::mulr)) {
     try {
       compiled in_sum = place(st, code, result, true);
-      try {
-        compiled whole = place(st, code, result, false);
-        if (vec_places(whole) < vec_places(in_sum)) return whole;
-      } catch (const refused&) {
-      }
+      if (vec_places(in_sum) > int(code.size())) try {
+          compiled whole = place(st, code, result, false);
+          if (vec_places(whole) < vec_places(in_sum)) return whole;
+        } catch (const refused&) {
+        }
       return in_sum;
     } catch (const refused&) {
     }
