@@ -251,6 +251,54 @@ TEST(CopyAndPatchLower, SpreadPutsEachStepBetweenWhatItReadsAndTheCallThatNeedsI
   }
 }
 
+// Values made from x alone that steps after a slot read are made again there, not kept across it: an
+// op whose values across its slots are more than any image's lane keeps, in every order, is written
+// so, to the same value, and no value made from x alone lives across a slot.
+TEST(CopyAndPatchLower, ValuesMadeFromXAloneAreMadeAgainAfterASlot) {
+  const std::string text =
+      "t1 = x * 2 + 1; t2 = x * x + 3; t3 = max(x, 0.5); t4 = min(x, 2); t5 = x + 7; t6 = x * 0.25 + 9; "
+      "a = sin(t1); b = cos(t2); c = exp(a * t3 + b * t4); d = sqrt(c + t5); e = sin(d * t6); "
+      "e * t1 + t2 * t3 + t4 * t5 + t6";
+  std::vector<patch::step> code;
+  const int result = patch::fuse(code, patch::select(expr::parse(text), code));
+  for (auto order : {patch::by_need, patch::spread}) {
+    std::vector<patch::step> other = code;
+    EXPECT_THROW(patch::compile_calls(learnt(), other, order(other, result)), patch::refused);
+  }
+  EXPECT_THROW(patch::compile_calls(learnt(), code, result), patch::refused);
+  std::vector<patch::step> again = code;
+  const int again_result = patch::remake(again, result);
+  EXPECT_GT(again.size(), code.size()) << "nothing made again";
+  std::vector<bool> of_x(again.size() + 2, false);
+  of_x[0] = true;
+  for (const patch::step& s : again) {
+    for (int v : {s.a, s.b, s.c}) {  // a value of x alone is read in the window it is made in
+      if (v <= 0 || !of_x[std::size_t(v)]) continue;
+      EXPECT_EQ(std::count_if(again.begin() + v, again.begin() + (&s - again.data()),
+                              [](const patch::step& t) { return t.call != 0; }),
+                0)
+          << text << ": R" << v << " read across a slot";
+    }
+    bool pure = !s.call;
+    for (int v : {s.a, s.b, s.c}) pure = pure && (v < 0 || of_x[std::size_t(v)]);
+    of_x[std::size_t(s.dest)] = pure;
+  }
+  patch::compiled own, other;
+  own.code = code, own.result = result, other.code = again, other.result = again_result;
+  for (float x : {1.5f, 0.25f, 2.0f}) {
+    ASSERT_FALSE(std::isnan(patch::emulate(own, x, 2))) << x;
+    EXPECT_EQ(patch::emulate(own, x, 2), patch::emulate(other, x, 2)) << x;
+  }
+  const patch::compiled c = patch::compile(learnt(), text);  // and compile() takes it so
+  EXPECT_FALSE(c.vec_kernel.empty());
+  for (float x : {1.5f, 0.25f, 2.0f}) {
+    const std::array<float, stencil::lanes> xs = {x, x + 1, x / 2, x * 3};
+    const std::array<float, stencil::lanes> got = patch::simulate_vec(learnt(), c, xs, 2);
+    for (std::size_t l = 0; l < xs.size(); ++l)
+      EXPECT_TRUE(patch::same_result(got[l], patch::emulate(c, xs[l], 2))) << x;
+  }
+}
+
 // A product of two values with a constant added or subtracted is one fmar, as nvcc contracts it: a
 // Horner polynomial is then a step a term. The product is kept apart where another step reads it.
 TEST(CopyAndPatchLower, AProductOfTwoValuesAndAConstantIsOneStep) {

@@ -1,6 +1,7 @@
 // lower.hpp's lowering: an op's program to steps. Read the header first.
 #include "strategies/suite/copy_and_patch/lower.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -203,19 +204,16 @@ int select(const cdl::expr::program& p, std::vector<step>& out) {
   return materialise(v[p.result]);
 }
 
-// A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
-// unread); a multiply whose one reader is an add becomes one step with it, as nvcc contracts them:
-// by a constant, added to a register (or the subtrahend of a subtract), a * c + b (b - a * c is
-// a * -c + b); of two registers, with a constant added or subtracted (or subtracted from one),
-// a * b + c (a * b - c is a * b + -c; c - a * b is -(a * b) + c); and with a register added (or
-// subtracted from one), a * b + r (r - a * b is -(a * b) + r).
-int fuse(std::vector<step>& code, int result) {
-  std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
-  for (std::size_t n = 0; n < code.size(); ++n) {
-    made_by[std::size_t(code[n].dest)] = int(n);
-    for (int r : {code[n].a, code[n].b, code[n].c})
+namespace {
+
+// The steps nothing reads, directly or through others (but the result's): each marked gone.
+std::vector<bool> unread(const std::vector<step>& code, int result) {
+  std::size_t values = 1;
+  for (const step& s : code) values = std::max(values, std::size_t(s.dest) + 1);
+  std::vector<int> reads(values, 0);
+  for (const step& s : code)
+    for (int r : {s.a, s.b, s.c})
       if (r >= 0) ++reads[std::size_t(r)];
-  }
   std::vector<bool> gone(code.size(), false);
   for (std::size_t n = code.size(); n-- > 0;)
     if (code[n].dest != result && reads[std::size_t(code[n].dest)] == 0) {
@@ -223,6 +221,43 @@ int fuse(std::vector<step>& code, int result) {
       for (int r : {code[n].a, code[n].b, code[n].c})
         if (r >= 0) --reads[std::size_t(r)];
     }
+  return gone;
+}
+
+// The steps not gone, their registers numbered 1, 2, ... again. Returns the result's.
+int keep(std::vector<step>& code, const std::vector<bool>& gone, int result) {
+  std::size_t values = std::size_t(result) + 1;
+  for (const step& s : code) values = std::max(values, std::size_t(s.dest) + 1);
+  std::vector<int> renamed(values, -1);
+  renamed[0] = 0;
+  std::size_t kept = 0;
+  for (std::size_t n = 0; n < code.size(); ++n)
+    if (!gone[n]) renamed[std::size_t(code[n].dest)] = int(kept + 1), code[kept++] = code[n];
+  code.resize(kept);
+  for (step& s : code) {
+    s.dest = renamed[std::size_t(s.dest)], s.a = renamed[std::size_t(s.a)];
+    if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
+    if (s.c >= 0) s.c = renamed[std::size_t(s.c)];
+  }
+  return renamed[std::size_t(result)];
+}
+
+}  // namespace
+
+// A step nothing reads goes (a select that picks constants leaves its mask and its arms' products
+// unread); a multiply whose one reader is an add becomes one step with it, as nvcc contracts them:
+// by a constant, added to a register (or the subtrahend of a subtract), a * c + b (b - a * c is
+// a * -c + b); of two registers, with a constant added or subtracted (or subtracted from one),
+// a * b + c (a * b - c is a * b + -c; c - a * b is -(a * b) + c); and with a register added (or
+// subtracted from one), a * b + r (r - a * b is -(a * b) + r).
+int fuse(std::vector<step>& code, int result) {
+  std::vector<bool> gone = unread(code, result);
+  std::vector<int> reads(code.size() + 2, 0), made_by(code.size() + 2, -1);
+  for (std::size_t n = 0; n < code.size(); ++n) {
+    made_by[std::size_t(code[n].dest)] = int(n);
+    for (int r : {code[n].a, code[n].b, code[n].c})
+      if (r >= 0 && !gone[n]) ++reads[std::size_t(r)];
+  }
   const auto fusable = [&](int r, int op) {  // the step making r, where it is an `op` only one step reads
     const int m = r > 0 ? made_by[std::size_t(r)] : -1;
     return m >= 0 && !gone[std::size_t(m)] && code[std::size_t(m)].op == op && reads[std::size_t(r)] == 1 &&
@@ -265,18 +300,7 @@ int fuse(std::vector<step>& code, int result) {
       gone[std::size_t(m)] = true;
     }
   }
-  std::vector<int> renamed(reads.size(), -1);  // the steps left, their registers numbered 1, 2, ... again
-  renamed[0] = 0;
-  std::size_t kept = 0;
-  for (std::size_t n = 0; n < code.size(); ++n)
-    if (!gone[n]) renamed[std::size_t(code[n].dest)] = int(kept + 1), code[kept++] = code[n];
-  code.resize(kept);
-  for (step& s : code) {
-    s.dest = renamed[std::size_t(s.dest)], s.a = renamed[std::size_t(s.a)];
-    if (s.b >= 0) s.b = renamed[std::size_t(s.b)];
-    if (s.c >= 0) s.c = renamed[std::size_t(s.c)];
-  }
-  return renamed[std::size_t(result)];
+  return keep(code, gone, result);
 }
 
 int by_need(std::vector<step>& code, int result) {
@@ -350,6 +374,48 @@ int spread(std::vector<step>& code, int result) {
   }
   code = std::move(ordered);
   return renamed[std::size_t(result)];
+}
+
+int remake(std::vector<step>& code, int result) {
+  std::size_t values = std::size_t(result) + 1;
+  for (const step& s : code) values = std::max(values, std::size_t(s.dest) + 1);
+  std::vector<int> made_by(values, -1), window(values, 0), renamed(values, -1);
+  std::vector<bool> of_x(values, false);  // made from x alone
+  of_x[0] = true, renamed[0] = 0;
+  for (std::size_t n = 0, w = 0; n < code.size(); ++n) {
+    const step& s = code[n];
+    bool pure = !s.call;
+    for (int r : {s.a, s.b, s.c})
+      if (r >= 0) pure = pure && of_x[std::size_t(r)];
+    made_by[std::size_t(s.dest)] = int(n), of_x[std::size_t(s.dest)] = pure;
+    window[std::size_t(s.dest)] = int(w += s.call ? 1 : 0);  // a call's result: the window after its slot
+  }
+  std::vector<step> out;
+  std::map<std::pair<int, int>, int> again;  // a value made again in a window: its register there
+  // v's register for a reader in window w: v's own, or v made again there (what it reads too)
+  const auto in = [&](auto& self, int v, int w) -> int {
+    if (v <= 0 || !of_x[std::size_t(v)] || window[std::size_t(v)] == w) return renamed[std::size_t(v)];
+    if (const auto found = again.find({v, w}); found != again.end()) return found->second;
+    step s = code[std::size_t(made_by[std::size_t(v)])];
+    for (int* r : {&s.a, &s.b, &s.c})
+      if (*r >= 0) *r = self(self, *r, w);
+    s.dest = int(out.size()) + 1;
+    out.push_back(s);
+    return again[{v, w}] = s.dest;
+  };
+  int w = 0;
+  for (const step& original : code) {
+    step s = original;
+    for (int* r : {&s.a, &s.b, &s.c})
+      if (*r >= 0) *r = in(in, *r, w);
+    s.dest = renamed[std::size_t(original.dest)] = int(out.size()) + 1;
+    out.push_back(s);
+    w += s.call ? 1 : 0;
+  }
+  const int out_result = in(in, result, w);  // the sum reads it after the last slot
+  const std::vector<bool> gone = unread(out, out_result);
+  code = std::move(out);
+  return keep(code, gone, out_result);
 }
 
 }  // namespace cdl::copy_and_patch::patch

@@ -49,5 +49,10 @@ int by_need(std::vector<step>& code, int result);
 // window given those that must be in it, then others that can be, up to an even share. Returns the
 // result's register.
 int spread(std::vector<step>& code, int result);
+// The op's values made from x alone (no call's result among what they read, however far back) made
+// again in each later window that reads them, the same steps to the bit, so that none lives across a
+// slot; what is no longer read goes, the registers numbered 1, 2, ... again. Returns the result's
+// register.
+int remake(std::vector<step>& code, int result);
 
 }  // namespace cdl::copy_and_patch::patch

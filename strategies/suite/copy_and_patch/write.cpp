@@ -267,16 +267,21 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
   const int result = fuse(code, select(op, code));
   if (std::any_of(code.begin(), code.end(), [](const step& s) { return s.call != stencil::no_function; })) {
     // the op's own order; where no image holds it, each step as late as it can be, then the steps
-    // spread evenly over the windows
+    // spread evenly over the windows; then each of the three with the values made from x alone
+    // made again after a slot rather than kept across it
     try {
       return compile_calls(st, code, result);
     } catch (const refused& first) {
-      for (auto order : {by_need, spread}) try {
-          std::vector<step> other = code;
-          const int other_result = order(other, result);
-          return compile_calls(st, other, other_result);
-        } catch (const refused&) {
-        }
+      const auto own = [](std::vector<step>&, int r) { return r; };
+      for (const bool again : {false, true})
+        for (int (*order)(std::vector<step>&, int) : {+own, by_need, spread}) try {
+            if (order == +own && !again) continue;  // tried first, above
+            std::vector<step> other = code;
+            int other_result = order(other, result);
+            if (again) other_result = remake(other, other_result);
+            return compile_calls(st, other, other_result);
+          } catch (const refused&) {
+          }
       throw first;
     }
   }
