@@ -8,6 +8,7 @@
 // CDL_FUZZ_FROM the first draw run (0), so that a long fuzz runs in parts: the draws before it are
 // drawn and skipped.
 #include "common/device_buffer.hpp"
+#include "common/parallel.hpp"
 #include "strategies/suite/copy_and_patch.hpp"
 #include "strategies/suite/copy_and_patch/decode.hpp"
 
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 
 namespace cdl::copy_and_patch {
@@ -105,14 +107,19 @@ TEST_F(CopyAndPatchOnTheGpu, RandomOpsRunAsTheirStepsAndMeanWhatTheLanguageMeans
       CDL_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
       const std::vector<float> steps =
           patch::emulate_all(c, x.data(), n, k, [&](unsigned f, std::vector<float>& v) { on_gpu(f, v); });
-      std::size_t bad = 0, off = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        bad += !patch::same_result(y[i], steps[i]);
-        if (i % 257 == 0) {  // a sample against the language's meaning
-          const oracle::value want = oracle::mapped(text, x[i], k, stencil::delta);
-          off += !want.fragile && !oracle::agrees(y[i], want, 0x1p-23, 256);
+      const std::size_t workers = worker_count(n);  // on every core: the fuzz's time is mostly here
+      std::vector<std::size_t> bad_in(workers), off_in(workers);
+      parallel_for(n, workers, [&](std::size_t w, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          bad_in[w] += !patch::same_result(y[i], steps[i]);
+          if (i % 257 == 0) {  // a sample against the language's meaning
+            const oracle::value want = oracle::mapped(text, x[i], k, stencil::delta);
+            off_in[w] += !want.fragile && !oracle::agrees(y[i], want, 0x1p-23, 256);
+          }
         }
-      }
+      });
+      const std::size_t bad = std::accumulate(bad_in.begin(), bad_in.end(), std::size_t(0)),
+                        off = std::accumulate(off_in.begin(), off_in.end(), std::size_t(0));
       EXPECT_EQ(bad, 0u) << "`" << text << "` " << (form == map_form::vec ? "vec" : "scalar") << " k = " << k;
       EXPECT_EQ(off, 0u) << "`" << text << "` against the oracle, k = " << k;
       ++runs, vec_runs += form == map_form::vec, call_runs += calls, wrong += bad > 0, far += off > 0;

@@ -8,6 +8,9 @@
 
 #include "strategies/suite/copy_and_patch/write.hpp"
 
+#include "common/parallel.hpp"
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -23,31 +26,42 @@ inline bool same_result(float a, float b) { return a == b || (std::isnan(a) && s
 // of the machine code (its result must be this, bit for bit).
 float emulate(const compiled& c, float x0, int k);
 
-// The same over many elements at once, each call applied by `apply` to every element's argument
-// (the GPU's functions, in the fuzz: the host's sinf is not the GPU's to the bit); a quotient, the
-// same to the bit on both, on the host.
+// The same over many elements at once, on every core: the steps between two calls over slices of
+// the elements, each call applied by `apply` to every element's argument (the GPU's functions, in
+// the fuzz: the host's sinf is not the GPU's to the bit); a quotient, the same to the bit on both,
+// on the host.
 template <class Apply>
 std::vector<float> emulate_all(const compiled& c, const float* x0, std::size_t n, int k, Apply apply) {
   std::vector<std::vector<float>> v(c.code.size() + 1, std::vector<float>(n));
   std::vector<float> acc(n, 0.0f);
   const auto summed = c.code.end() - c.product_in_sum;  // the steps before the sum
+  const std::size_t workers = worker_count(n);
   for (int j = 0; j < k; ++j) {
-    for (std::size_t i = 0; i < n; ++i) v[0][i] = std::fma(float(j), stencil::delta, x0[i]);
-    for (auto s = c.code.begin(); s != summed; ++s) {
+    // the steps from `from` to the next call (or to the sum) on elements [b, e)
+    const auto run = [&](auto from, std::size_t b, std::size_t e) {
+      if (from == c.code.begin())
+        for (std::size_t i = b; i < e; ++i) v[0][i] = std::fma(float(j), stencil::delta, x0[i]);
+      for (auto s = from; s != summed && !s->call; ++s) {
+        std::vector<float>& out = v[std::size_t(s->dest)];
+        const std::vector<float>& a = v[std::size_t(s->a)];
+        for (std::size_t i = b; i < e; ++i)
+          out[i] = stencil::evaluate(s->op, a[i], s->b >= 0 ? v[std::size_t(s->b)][i] : 0.0f,
+                                     s->c >= 0 ? v[std::size_t(s->c)][i] : 0.0f, s->constant);
+      }
+    };
+    for (auto from = c.code.begin();;) {
+      parallel_for(n, workers, [&](std::size_t, std::size_t b, std::size_t e) { run(from, b, e); });
+      auto s = std::find_if(from, summed, [](const step& t) { return t.call != 0; });
+      if (s == summed) break;
       std::vector<float>& out = v[std::size_t(s->dest)];
       const std::vector<float>& a = v[std::size_t(s->a)];
       if (s->call == stencil::fn_div) {
         for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / v[std::size_t(s->b)][i];
-        continue;
-      }
-      if (s->call) {
+      } else {
         out = a;
         apply(s->call, out);
-        continue;
       }
-      for (std::size_t i = 0; i < n; ++i)
-        out[i] = stencil::evaluate(s->op, a[i], s->b >= 0 ? v[std::size_t(s->b)][i] : 0.0f,
-                                   s->c >= 0 ? v[std::size_t(s->c)][i] : 0.0f, s->constant);
+      from = s + 1;
     }
     if (!c.product_in_sum) {
       for (std::size_t i = 0; i < n; ++i) acc[i] += v[std::size_t(c.result)][i];
