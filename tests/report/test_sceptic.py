@@ -186,9 +186,12 @@ class OpLengthGoalTest(FixtureTest):
         self.assertNotIn("17 × 08", without)
         self.assertNotIn("Copy-and-patch takes", without)
         self.assertIn("| 17 × 08 |", self.goal_text(2.5, patched=1.2))
-        self.assertIn("Copy-and-patch takes 1.20× 08's kernel", self.goal_text(2.5, patched=1.2))
-        self.assertIn("at most 1.5× is met", self.goal_text(2.5, patched=1.2))
-        self.assertIn("at most 1.5× is missed", self.goal_text(2.5, patched=2.0))
+        self.assertIn(
+            "Copy-and-patch takes at most 1.20× 08's kernel (an op of 30 steps",
+            self.goal_text(2.5, patched=1.2),
+        )
+        self.assertIn("at most 1.25× in every cell is met", self.goal_text(2.5, patched=1.2))
+        self.assertIn("at most 1.25× in every cell is missed", self.goal_text(2.5, patched=2.0))
 
 
 class SweepGoalsTest(FixtureTest):
