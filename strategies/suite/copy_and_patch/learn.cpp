@@ -25,14 +25,23 @@ int marker_of(const insn& i, bool& negated) {  // step s's marker as it appears,
   return s < 4096 ? int(s) : -1;
 }
 
-// The register step s's marker went to: for an operation with a second register, x + marker s.
-int marked_register(const bytes& cubin, const kernel_code& k, int s, const std::string& name) {
+// The register each of steps 0 to `steps` - 1's marker went to (for an operation with a second
+// register, x + marker s: the first instruction with the marker), in one pass over the kernel; -1
+// where a step has none.
+std::vector<int> marked_registers(const bytes& cubin, const kernel_code& k, std::size_t steps) {
+  std::vector<int> marked(steps, -1);
   for (std::size_t n = 0; n < k.count; ++n) {
     bool negated;
     const insn i = at(cubin, k.offset + 16 * n);
-    if (marker_of(i, negated) == s) return i[dest_field];
+    if (const int s = marker_of(i, negated); s >= 0 && std::size_t(s) < steps && marked[std::size_t(s)] < 0)
+      marked[std::size_t(s)] = i[dest_field];
   }
-  throw failed("the stencils do not read as expected: " + name + ": no marker " + std::to_string(s));
+  return marked;
+}
+// Step s's, refused where it has no marker.
+int marked_register(const std::vector<int>& marked, std::size_t s, const std::string& name) {
+  LEARN_CHECK(s < marked.size() && marked[s] >= 0, name + ": no marker " + std::to_string(s));
+  return marked[s];
 }
 
 // The register holding x + j * delta: what step 0 reads in field 3 (step 0 is x + marker 0 in an
@@ -55,20 +64,13 @@ std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const s
                                const std::vector<int>& ops, const stencils* known) {
   std::vector<std::size_t> at_step;
   const int x = x_register(cubin, k, name);
-  std::vector<int> marked(ops.size(), -1);  // marked_register() of each step, in one pass
-  for (std::size_t n = 0; n < k.count; ++n) {
-    bool negated;
-    const insn i = at(cubin, k.offset + 16 * n);
-    if (const int s = marker_of(i, negated); s >= 0 && s < int(ops.size()) && marked[std::size_t(s)] < 0)
-      marked[std::size_t(s)] = i[dest_field];
-  }
+  const std::vector<int> marked = marked_registers(cubin, k, ops.size());
   int current = x;
   std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
     const int o = ops[s];
     const bool constant = stencil::has_constant(o), second = !constant && o != stencil::mask;
-    LEARN_CHECK(!second || marked[s] >= 0, name + ": no marker " + std::to_string(s));
-    const int w = second ? marked[s] : -1;
+    const int w = second ? marked_register(marked, s, name) : -1;
     auto is_step = [&](const insn& i) {
       bool negated;
       if (constant)
@@ -109,6 +111,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
   if (stencil::merges(o, o))                      // every other step an add (stencil::merges)
     for (std::size_t s = 0; s < ops.size(); s += 2) ops[s] = stencil::add;
   const std::vector<std::size_t> steps = trace(cubin, k, name, ops, nullptr);
+  const std::vector<int> marked = marked_registers(cubin, k, ops.size());
   auto step = [&](std::size_t s) { return at(cubin, k.offset + 16 * steps[s]); };
   form f;
   f.code = step(1);
@@ -127,10 +130,10 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
     int* const role[] = {select ? &f.b : &f.a, select ? &f.c : &f.b, select ? &f.a : &f.c};
     for (int field : {3, 4, 8}) {
       const int r = f.code[field];
-      *role[r == step(0)[dest_field] ? 0 : r == marked_register(cubin, k, 1, name) ? 1 : 2] = field;
+      *role[r == step(0)[dest_field] ? 0 : r == marked_register(marked, 1, name) ? 1 : 2] = field;
     }
   } else if (o != stencil::mask) {  // step 1 reads step 0's value and x + marker 1
-    f.b = f.code[3] == marked_register(cubin, k, 1, name) ? 3 : 4, f.a = 7 - f.b;
+    f.b = f.code[3] == marked_register(marked, 1, name) ? 3 : 4, f.a = 7 - f.b;
   }
   const bool ordered = o == stencil::subr || o == stencil::ltr || o == stencil::ler || o == stencil::sel;
   for (std::size_t s = 1; s < steps.size(); ++s) {
@@ -142,7 +145,7 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
                 name + ": its constant's sign changes");
     // a - b keeps b in its field (a < b, a select its arms); where the operation commutes the
     // compiler may swap them
-    LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(cubin, k, int(s), name) &&
+    LEARN_CHECK(!ordered || (i[o == stencil::sel ? f.c : f.b] == marked_register(marked, s, name) &&
                              (o != stencil::sel || i[f.b] == step(s - 1)[dest_field])),
                 name + ": its operands' fields change");
     LEARN_CHECK((o != stencil::fmac && o != stencil::fmar && o != stencil::fnmar) ||
@@ -285,17 +288,16 @@ void learn_sum(const stencils& st, image& im, const kernel_code& k, std::size_t 
     if (std::binary_search(places.begin(), places.end(), offset)) continue;
     const insn i = at(st.cubin, offset);
     if (opcode(i) == st.branch) return;
+    const int o = operation_of(st, i);
     const std::vector<int> fields = read_fields(st, i);
     if (std::none_of(fields.begin(), fields.end(), [&](int f) { return i[f] == im.result; })) {
-      const int width = predicates.test(std::size_t(opcode(i))) ? 0
-                        : operation_of(st, i) < stencil::count  ? 1
-                                                                : 4;
+      const int width = predicates.test(std::size_t(opcode(i))) ? 0 : o < stencil::count ? 1 : 4;
       for (int r = i[dest_field]; r < std::min(i[dest_field] + width, 255); ++r)
         im.clobbered.set(std::size_t(r));
       continue;
     }
     const form& add = st.forms[stencil::addr];
-    if (operation_of(st, i) == stencil::addr && (i[add.a] == im.result) != (i[add.b] == im.result)) {
+    if (o == stencil::addr && (i[add.a] == im.result) != (i[add.b] == im.result)) {
       const int other = i[add.a] == im.result ? i[add.b] : i[add.a];
       if (i[dest_field] == other) im.sum = offset, im.acc = other;
     }
