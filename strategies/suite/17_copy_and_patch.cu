@@ -31,10 +31,10 @@
 // Use it   for a user's op that must run as machine code within a millisecond of its text, where
 //          it is float, its operations one instruction each (+ - * min max, the multiply-adds nvcc
 //          contracts, comparisons and ?:), a division by a constant (its reciprocal's product
-//          corrected once, as nvcc's division), or up to eight calls of sin, cos, exp, sqrt
+//          corrected once, as nvcc's division), or up to twelve calls of sin, cos, exp, sqrt
 //          and a division by a value, nvcc's own in a slot (the vec form alone: the catalogue's
 //          sine and exp_sin_cos; the same call on the same values made once), and its live
-//          values no more than the images' registers. Anything else (float64, a ninth call, an
+//          values no more than the images' registers. Anything else (float64, a 13th call, an
 //          op whose values or steps outgrow every image) is refused with cdl::error naming the
 //          reason and the routes that run it (08, 16); so is a GPU whose architecture the
 //          stencils were not built for.

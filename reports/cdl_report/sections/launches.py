@@ -134,7 +134,7 @@ def add(doc, found):
         " (its one-time cost, then the launches' kernel time; two named where their ranges overlap), from"
         " this run's figures, in a process that has used each route before (the first op of a new process"
         " pays each route's first use too: the table above) (`17_copy_and_patch` runs only the ops its"
-        " stencils hold: + − × min max, comparisons and ?:, a division by a constant and up to eight calls,"
+        " stencils hold: + − × min max, comparisons and ?:, a division by a constant and up to twelve calls,"
         " as the quadratic; `cdl_run --explain` says, with no GPU, whether it takes yours):\n"
     )
     doc.add(table(["launches"] + [f"n = {pow2(n)}" for n in sizes], rows))

@@ -471,7 +471,8 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
     throw refused("more calls than a call image has slots (" + std::to_string(stencil::max_calls) + ")");
   const int first = *std::find_if(std::begin(stencil::call_counts), std::end(stencil::call_counts),
                                   [&](int slots) { return slots >= calls; });
-  std::string why = "no call image holds its " + std::to_string(calls) + " calls";
+  // why the first count's images refuse it; and which of them this architecture has not learnt
+  std::string why = "no call image holds its " + std::to_string(calls) + " calls", unlearnt;
   for (const int slots : stencil::call_counts) {
     if (slots < calls) continue;
     const call_stencils& learnt = calls_of(st, slots);
@@ -494,7 +495,7 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
       }
       if (learnt.image(i) == nullptr) {
         if (slots == first && !learnt.refusals().empty())
-          why = "no call image for " + std::to_string(calls) + " calls: " + learnt.refusals();
+          unlearnt = "; images of " + std::to_string(slots) + " slots not learnt: " + learnt.refusals();
         continue;
       }
       const call_image& im = *learnt.image(i);
@@ -514,7 +515,7 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
         }
     }
   }
-  throw refused(why);
+  throw refused(why + unlearnt);
 }
 
 }  // namespace cdl::copy_and_patch::patch

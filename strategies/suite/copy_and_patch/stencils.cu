@@ -247,6 +247,13 @@ __device__ __forceinline__ void segment(float (&r)[lanes][chains], const float (
     step<P, S, first + s, every<add>, 3, first>(r[3], xj[3], every<add>{})),
    ...);
 }
+// Segment g then slot g, for each slot: a function of its own rather than a lambda, which nvcc may
+// leave a call (r then lives in local memory, and ptxas makes x again after each slot).
+template <int P, int S, int... g>
+__device__ __forceinline__ void segments(float (&r)[lanes][chains], const float (&xj)[lanes],
+                                         std::integer_sequence<int, g...>) {
+  ((segment<P, g * S>(r, xj, std::make_integer_sequence<int, S>{}), slot<g>(r)), ...);
+}
 template <int P, int S, int calls>
 __device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&out)[lanes]) {
   // With one slot, ptxas would rather compute chains 1.. again after it from x (which the loop
@@ -256,10 +263,7 @@ __device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&ou
   float r[lanes][chains];
   for (int l = 0; l < lanes; ++l)
     for (int c = 0; c < chains; ++c) r[l][c] = calls == 1 && c > 0 ? __shfl_xor_sync(~0u, xj[l], 0) : xj[l];
-  [&]<int... g>(std::integer_sequence<int, g...>) {
-    ((segment<P, g * S>(r, xj, std::make_integer_sequence<int, S>{}), slot<g>(r)), ...);
-  }
-  (std::make_integer_sequence<int, calls>{});
+  segments<P, S>(r, xj, std::make_integer_sequence<int, calls>{});
   segment<P, calls * S>(r, xj, std::make_integer_sequence<int, S>{});
   for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
 }

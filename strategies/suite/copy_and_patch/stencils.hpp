@@ -143,8 +143,9 @@ inline constexpr unsigned pass_word = fn_exp;  // what a passing slot's word is 
 // The call images' slots: a cubin of images for each count (calls_<n>.cubin; strategies/CMakeLists.txt
 // reads this line), an op in the first whose images hold it of those with at least its calls. Every
 // count is code the build compiles and a check assembles for each architecture, so they thin out
-// where fewer ops call that often.
-inline constexpr int call_counts[] = {1, 2, 3, 4, 6, 8};
+// where fewer ops call that often: an op of seven to eleven calls goes into twelve slots, the spare
+// ones splitting its longest windows.
+inline constexpr int call_counts[] = {1, 2, 3, 4, 6, 12};
 inline constexpr int max_calls = call_counts[std::size(call_counts) - 1];
 struct call_shape {
   int chains, steps;  // a call image's chains (P), and its segments' steps (at least 2P - 1)
@@ -159,7 +160,7 @@ struct call_shape {
 // (cdl_call_vec_<calls>_<P>_<steps>, of no code where the count is more than the shape's most) come
 // from it.
 #define CDL_CALL_SHAPES(X) \
-  X(1, 1, 3) X(1, 3, 3) X(2, 3, 3) X(3, 5, 8) X(4, 7, 8) X(6, 11, 8) X(8, 15, 6) X(8, 31, 1)
+  X(1, 1, 3) X(1, 3, 3) X(2, 3, 3) X(3, 5, 12) X(4, 7, 12) X(6, 11, 12) X(8, 15, 12) X(8, 31, 1)
 #define CDL_CALL_SHAPE(P, S, most) {P, S, most},
 inline constexpr call_shape call_shapes[] = {CDL_CALL_SHAPES(CDL_CALL_SHAPE)};
 inline constexpr std::uint32_t slot_marker = 0x7eadbe00u;  // slot g's word before it is patched: + g
