@@ -257,9 +257,9 @@ TEST(CopyAndPatchLower, SpreadPutsEachStepBetweenWhatItReadsAndTheCallThatNeedsI
 TEST(CopyAndPatchLower, ValuesMadeFromXAloneAreMadeAgainAfterASlot) {
   const std::string text =
       "t1 = x * 2 + 1; t2 = x * x + 3; t3 = max(x, 0.5); t4 = min(x, 2); t5 = x + 7; t6 = x * 0.25 + 9; "
-      "t7 = x * 3 - 2; t8 = max(x, -1); a = sin(t1); b = cos(t2); c = exp(a * t3 + b * t4); d = sqrt(c + "
-      "t5); "
-      "e = sin(d * t6); e * t1 + t2 * t3 + t4 * t5 + t6 * t7 + t8";
+      "t7 = x * 3 - 2; t8 = max(x, -1); "
+      "a = sin(t1); b = cos(t2); c = exp(a * t3 + b * t4); d = sqrt(c + t5); e = sin(d * t6); "
+      "e * t1 + t2 * t3 + t4 * t5 + t6 * t7 + t8";
   std::vector<patch::step> code;
   const int result = patch::fuse(code, patch::select(expr::parse(text), code));
   for (auto order : {patch::by_need, patch::spread}) {
@@ -545,7 +545,7 @@ TEST(CopyAndPatchDecode, RandomOpsMachineCodeComputesTheirSteps) {
   EXPECT_GT(written, 10000);
   // Where the learning kept no call image (an architecture whose slots' code it refuses, each
   // image's reason above), every op that calls a function is refused, and none is checked; where it
-  // kept them, at most 1 % of the ops is refused.
+  // kept them, at most 1 % of the ops are refused.
   if (learnt_images > 0) {
     EXPECT_GT(calls, 1000);
     EXPECT_LE(20000 - written, 200);
