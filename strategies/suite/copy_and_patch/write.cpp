@@ -230,10 +230,9 @@ void compile_vec(const stencils& st, const std::vector<step>& code, int result, 
 }
 
 // A lane's places in c's vec image; more than any where it has none.
-int vec_places(const compiled& c) {
-  for (int steps : stencil::vec_region_sizes)
-    if (c.vec_kernel == "cdl_image_vec_" + std::to_string(steps)) return steps;
-  return 1 << 20;
+int vec_places(const stencils& st, const compiled& c) {
+  const vec_image* im = st.vec_images.named(c.vec_kernel);
+  return im ? im->steps : 1 << 20;
 }
 
 // The smallest image whose region holds the op and whose registers suffice for its live values, the
@@ -293,9 +292,9 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
       (code.back().op == stencil::mul || code.back().op == stencil::mulr)) {
     try {
       compiled in_sum = place(st, code, result, true);
-      if (vec_places(in_sum) > int(code.size())) try {
+      if (vec_places(st, in_sum) > int(code.size())) try {
           compiled whole = place(st, code, result, false);
-          if (vec_places(whole) < vec_places(in_sum)) return whole;
+          if (vec_places(st, whole) < vec_places(st, in_sum)) return whole;
         } catch (const refused&) {
         }
       return in_sum;
