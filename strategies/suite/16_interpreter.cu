@@ -20,9 +20,10 @@
 //          figure (16 beside 03's switch, 04's pointer and 08's compiled kernel) and its first screen.
 // Use it   for an op a user types, while a compiled kernel for it is not ready (10's tiered
 //          dispatch starts here), or where no compiler can run at all.
-// See it.  `cuobjdump -res-usage`: interpreter_vec and interpreter_scalar use no local memory but
-//          sin's reduction's stack; in their SASS, the k loop holds the step loop, and each step
-//          branches to one case whose lanes are straight-line code.
+// See it.  `cuobjdump -res-usage`: interpreter_vec and interpreter_scalar (float's under C names,
+//          in interpreter_f32.cu) use no local memory but sin's reduction's stack; in their SASS,
+//          the k loop holds the step loop, and each step branches to one case whose lanes are
+//          straight-line code.
 // Run it.  `cdl_run --strategy 16_interpreter/vec --op quadratic --n 2^24 --k 16`
 //          (in build/release/bench; tests/docs/test_run_lines.py runs this line)
 // Read it. strategies/16_interpreter.cu is the lesson: the same kernel for one type, with its main.
@@ -44,8 +45,7 @@ namespace {
 namespace bc = bytecode;
 
 // The map skeleton's two forms (an element a thread; 16-byte vectors, whole vectors only), with
-// the interpreter in place of the op: the bodies in strategies/suite/interpreter_kernels.cuh, which the
-// interpreter's plugin (plugins/interpreter_plugin.cu) wraps too.
+// the interpreter in place of the op: the bodies in strategies/suite/interpreter_kernels.cuh.
 template <class T, int S, int Slots>
 __global__ void __launch_bounds__(skeleton::elementwise_block)
     interpreter_scalar(const T* __restrict__ x, T* __restrict__ y, std::size_t n, int k,
@@ -58,6 +58,19 @@ __global__ void __launch_bounds__(skeleton::elementwise_block)
                     const __grid_constant__ kernel_program<T> p) {
   interpreter_vec_body<V, S, Slots>(x, y, n, k, p);
 }
+// The kernel of each form: the template's, or for float the same body under its C name
+// (interpreter_f32.cu, which the Python peers' file is made of), so that each is compiled once.
+template <class T, int S, int Slots>
+constexpr auto scalar_kernel = &interpreter_scalar<T, S, Slots>;
+template <class T, int V, int S, int Slots>
+constexpr auto vec_kernel = &interpreter_vec<T, V, S, Slots>;
+#define CDL_FLOAT_SCALAR_NAMED(S, SLOTS) \
+  template <>                            \
+  constexpr auto scalar_kernel<float, S, SLOTS> = &::cdl_interpreter_scalar_f32_##S##_##SLOTS;
+#define CDL_FLOAT_VEC_NAMED(V, S, SLOTS) \
+  template <>                            \
+  constexpr auto vec_kernel<float, V, S, SLOTS> = &::cdl_interpreter_vec_f32_##V##_##S##_##SLOTS;
+CDL_INTERPRETER_F32_FORMS(CDL_FLOAT_SCALAR_NAMED, CDL_FLOAT_VEC_NAMED)
 
 // The kernels for Slots slots, and the launch of the one for a's form and k.
 // A program of this many steps or more, that saves nothing, runs where k is small on twice the
@@ -78,16 +91,15 @@ void launch_with(const map_launch& a, const kernel_program<T>& p) {
     const std::size_t nvec = a.n / vec_lanes;
     const auto grid = [&](int vectors) { return unsigned((nvec + vectors * block - 1) / (vectors * block)); };
     if (a.k >= most_lanes<T> / vec_lanes)
-      interpreter_vec<T, 1, most_lanes<T> / vec_lanes, Slots>
-          <<<grid(1), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+      vec_kernel<T, 1, most_lanes<T> / vec_lanes, Slots><<<grid(1), block, 0, a.stream>>>(x, y, a.n, a.k, p);
     else if (Slots == 0 && p.length >= long_program)
-      interpreter_vec<T, 4, 1, 0><<<grid(4), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+      vec_kernel<T, 4, 1, 0><<<grid(4), block, 0, a.stream>>>(x, y, a.n, a.k, p);
     else
-      interpreter_vec<T, 2, 1, Slots><<<grid(2), block, 0, a.stream>>>(x, y, a.n, a.k, p);
+      vec_kernel<T, 2, 1, Slots><<<grid(2), block, 0, a.stream>>>(x, y, a.n, a.k, p);
   } else if (a.k >= most_lanes<T>) {
-    interpreter_scalar<T, most_lanes<T>, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+    scalar_kernel<T, most_lanes<T>, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
   } else {
-    interpreter_scalar<T, 1, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
+    scalar_kernel<T, 1, Slots><<<g.grid, block, 0, a.stream>>>(x, y, a.n, a.k, p);
   }
   CDL_CHECK_LAUNCH();
 }

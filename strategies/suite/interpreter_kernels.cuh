@@ -1,6 +1,6 @@
 // Strategy 16's kernels' bodies (suite/16_interpreter.cu wraps them as its kernels, and
-// plugins/interpreter_plugin.cu as kernels with C names that a program with no C++ build of its own
-// loads from a file): the map skeleton with the interpreter's loop (run_steps, in
+// suite/interpreter_f32.cu float's under C names that a program with no C++ build of its own loads
+// from a file, declared below): the map skeleton with the interpreter's loop (run_steps, in
 // interpreter_loop.cuh) running common/bytecode.hpp's steps in place of the op.
 #pragma once
 
@@ -97,3 +97,31 @@ template <class T>
 constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
 
 }  // namespace cdl::interpreter
+
+// The float kernels under C names (no mangling), defined in interpreter_f32.cu: the contract with a
+// program that has no compiler at run time and no C++ build of its own. The build copies that
+// object's fatbin out as plugins/cdl_interpreter.fatbin (strategies/CMakeLists.txt), which the
+// Python peers load with PyCUDA and launch by these names, a user's op run as data (the program
+// `cdl_run --steps` writes):
+//   cdl_interpreter_scalar_f32_<S>_<slots>      an element a thread, S steps of the k loop a pass
+//   cdl_interpreter_vec_f32_<V>_<S>_<slots>     V 16-byte vectors a thread, S steps a pass
+// each taking cdl::interpreter::kernel_program<float> last, by value. The forms are those
+// suite/16_interpreter.cu launches for float (most_lanes<float> steps a pass where k has them; on
+// four vectors a thread for a long program that saves nothing); float64's are its templates.
+#define CDL_INTERPRETER_F32_FORMS(SCALAR, VEC)                                                               \
+  SCALAR(1, 0)                                                                                               \
+  SCALAR(1, 2) SCALAR(1, 4) SCALAR(16, 0) SCALAR(16, 2) SCALAR(16, 4) VEC(2, 1, 0) VEC(2, 1, 2) VEC(2, 1, 4) \
+      VEC(4, 1, 0) VEC(1, 4, 0) VEC(1, 4, 2) VEC(1, 4, 4)
+#define CDL_INTERPRETER_F32_SCALAR(S, SLOTS)                                        \
+  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)    \
+      cdl_interpreter_scalar_f32_##S##_##SLOTS(                                     \
+          const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k, \
+          const __grid_constant__ cdl::interpreter::kernel_program<float> p)
+#define CDL_INTERPRETER_F32_VEC(V, S, SLOTS)                                        \
+  extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)    \
+      cdl_interpreter_vec_f32_##V##_##S##_##SLOTS(                                  \
+          const float* __restrict__ x, float* __restrict__ y, std::size_t n, int k, \
+          const __grid_constant__ cdl::interpreter::kernel_program<float> p)
+#define CDL_INTERPRETER_F32_DECLARE_SCALAR(S, SLOTS) CDL_INTERPRETER_F32_SCALAR(S, SLOTS);
+#define CDL_INTERPRETER_F32_DECLARE_VEC(V, S, SLOTS) CDL_INTERPRETER_F32_VEC(V, S, SLOTS);
+CDL_INTERPRETER_F32_FORMS(CDL_INTERPRETER_F32_DECLARE_SCALAR, CDL_INTERPRETER_F32_DECLARE_VEC)

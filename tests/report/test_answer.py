@@ -126,6 +126,24 @@ class AnswerTest(FixtureTest):
         self.assertTrue(row[4].startswith(f"{first:.2f} ms from a new op's text"), row[4])
         self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
+    def test_the_interpreters_spills_are_read_from_its_float_kernels_by_either_name(self):
+        """16's float kernels carry C names (the Python peers' file) or, in older results, their
+        templates': both are counted, float64's and other sources' never."""
+        from cdl_report.sections import answer
+
+        def kernel(name, spills, source="strategies/suite/16_interpreter.cu"):
+            return {"name": name, "source": source, "spill_stores": spills}
+
+        kernels = [
+            kernel("cdl_interpreter_vec_f32_1_4_4", 64),
+            kernel("interpreter::interpreter_vec<float, 2, 1, 0>", 16),
+            kernel("cdl_interpreter_scalar_f32_1_0", 0),
+            kernel("interpreter::interpreter_vec<double, 4, 1, 0>", 112),
+            kernel("map_vec_kernel<float, quadratic>", 8, "strategies/suite/01_template_functor.cu"),
+        ]
+        self.assertEqual(answer.interpreter_spills({"kernels": kernels}), (2, 3, 64))
+        self.assertIsNone(answer.interpreter_spills({"kernels": kernels[3:]}))
+
     def test_a_new_processs_first_op_is_given_beside_a_ways_new_op(self):
         """A way's one-time cost is given for the first op of a new process too (its first use in the
         process among it: 16's kernels loaded, 17's stencils learnt) where the run has that probe, in

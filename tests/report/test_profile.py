@@ -277,4 +277,6 @@ class ProfileTest(FixtureTest):
         self.assertEqual(
             section_module.slots({"kernel": "void interpreter::interpreter_vec<float, 1, 4, 2>(x)"}), 2
         )
+        self.assertEqual(section_module.slots({"kernel": "cdl_interpreter_vec_f32_1_4_4"}), 4)
+        self.assertIsNone(section_module.slots({"kernel": "cdl_interpreter_scalar_f32_16_4"}))
         self.assertIsNone(section_module.slots({"kernel": "cdl_image_vec_4"}))

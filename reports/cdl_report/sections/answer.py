@@ -12,6 +12,8 @@ this device, computed from the run like everything below it.
   - one figure: time over the template's against k, a line per situation's way and the dearest;
   - the run's three largest surprises, each found by a rule, with a link.
 """
+import re
+
 from .. import plots
 from ..document import anchor, fmt_time, pow2, table
 from ..queries import TEMPLATE
@@ -145,7 +147,8 @@ def interpreter_spills(resources):
     kernels = [
         k
         for k in (resources or {}).get("kernels", [])
-        if k.get("source", "").endswith("16_interpreter.cu") and "<float," in k.get("name", "")
+        if k.get("source", "").endswith("16_interpreter.cu")
+        and re.search(r"<float,|_f32_", k.get("name", ""))
     ]
     if not kernels:
         return None

@@ -347,9 +347,10 @@ def patched_parts(doc, items):
 
 
 def slots(kernel):
-    """The slots an interpreter kernel keeps values in: the last template argument of its name
-    (interpreter_vec<T, V, S, Slots>, strategies/suite/16_interpreter.cu), or None."""
-    m = re.search(r"interpreter_vec<[^>]*,\s*(\d+)>", kernel.get("kernel", ""))
+    """The slots an interpreter kernel keeps values in: the last number of its name
+    (interpreter_vec<T, V, S, Slots>, or float's cdl_interpreter_vec_f32_<V>_<S>_<Slots>:
+    strategies/suite/16_interpreter.cu), or None."""
+    m = re.search(r"interpreter_vec(?:<[^>]*,\s*|_f32_\d+_\d+_)(\d+)\b", kernel.get("kernel", ""))
     return int(m.group(1)) if m else None
 
 
