@@ -108,10 +108,11 @@ constexpr int most_lanes = sizeof(T) == 4 ? 16 : 8;
 // each taking cdl::interpreter::kernel_program<float> last, by value. The forms are those
 // suite/16_interpreter.cu launches for float (most_lanes<float> steps a pass where k has them; on
 // four vectors a thread for a long program that saves nothing); float64's are its templates.
-#define CDL_INTERPRETER_F32_FORMS(SCALAR, VEC)                                                               \
-  SCALAR(1, 0)                                                                                               \
-  SCALAR(1, 2) SCALAR(1, 4) SCALAR(16, 0) SCALAR(16, 2) SCALAR(16, 4) VEC(2, 1, 0) VEC(2, 1, 2) VEC(2, 1, 4) \
-      VEC(4, 1, 0) VEC(1, 4, 0) VEC(1, 4, 2) VEC(1, 4, 4)
+// clang-format off
+#define CDL_INTERPRETER_F32_FORMS(SCALAR, VEC) \
+  SCALAR(1, 0) SCALAR(1, 2) SCALAR(1, 4) SCALAR(16, 0) SCALAR(16, 2) SCALAR(16, 4) \
+  VEC(2, 1, 0) VEC(2, 1, 2) VEC(2, 1, 4) VEC(4, 1, 0) VEC(1, 4, 0) VEC(1, 4, 2) VEC(1, 4, 4)
+// clang-format on
 #define CDL_INTERPRETER_F32_SCALAR(S, SLOTS)                                        \
   extern "C" __global__ void __launch_bounds__(cdl::skeleton::elementwise_block)    \
       cdl_interpreter_scalar_f32_##S##_##SLOTS(                                     \
