@@ -267,12 +267,25 @@ __device__ __forceinline__ void call_region(const float (&xj)[lanes], float (&ou
   segment<P, calls * S>(r, xj, std::make_integer_sequence<int, S>{});
   for (int l = 0; l < lanes; ++l) out[l] = r[l][0];
 }
+// The region as map_vec's body. For Blackwell (sm_100 to sm_120) nvcc leaves the body of the largest
+// regions a call unless it is forced inline (x then goes through local memory, and the learning
+// finds no maker of it); for the others it inlines the body of its own accord, and forcing it there
+// would only reorder their code.
+#if __CUDA_ARCH__ >= 1000
+#define CDL_CALL_BODY_INLINE __forceinline__
+#else
+#define CDL_CALL_BODY_INLINE
+#endif
+template <int P, int S, int calls>
+struct call_body {
+  __device__ CDL_CALL_BODY_INLINE void operator()(const float (&xj)[lanes], float (&out)[lanes]) const {
+    call_region<P, S, calls>(xj, out);
+  }
+};
 #define CDL_CALL_KERNEL(calls, P, S, most)                                                                   \
   extern "C" __global__ void cdl_call_vec_##calls##_##P##_##S(const float* __restrict__ x,                   \
                                                               float* __restrict__ y, std::size_t n, int k) { \
-    if constexpr (calls <= most)                                                                             \
-      map_vec(x, y, n, k,                                                                                    \
-              [](const float(&xj)[lanes], float(&out)[lanes]) { call_region<P, S, calls>(xj, out); });       \
+    if constexpr (calls <= most) map_vec(x, y, n, k, call_body<P, S, calls>{});                              \
   }
 // The slots' functions as nvcc compiled them there, over an array: what the fuzz on the GPU checks
 // a patched image's calls against (the host's sinf is not the GPU's to the bit).
