@@ -127,17 +127,18 @@ class AnswerTest(FixtureTest):
         self.assertIn(f"`16_interpreter` gives a new op's first result in {first:.2f} ms", screen)
 
     def test_the_interpreters_spills_are_read_from_its_float_kernels_by_either_name(self):
-        """16's float kernels carry C names (the Python peers' file) or, in older results, their
-        templates': both are counted, float64's and other sources' never."""
+        """16's float kernels carry C names in their own object (the Python peers' file) or, in
+        older results, their templates' in 16's: both are counted, float64's and other sources'
+        never."""
         from cdl_report.sections import answer
 
         def kernel(name, spills, source="strategies/suite/16_interpreter.cu"):
             return {"name": name, "source": source, "spill_stores": spills}
 
         kernels = [
-            kernel("cdl_interpreter_vec_f32_1_4_4", 64),
+            kernel("cdl_interpreter_vec_f32_1_4_4", 64, "strategies/suite/interpreter_f32.cu"),
             kernel("interpreter::interpreter_vec<float, 2, 1, 0>", 16),
-            kernel("cdl_interpreter_scalar_f32_1_0", 0),
+            kernel("cdl_interpreter_scalar_f32_1_0", 0, "strategies/suite/interpreter_f32.cu"),
             kernel("interpreter::interpreter_vec<double, 4, 1, 0>", 112),
             kernel("map_vec_kernel<float, quadratic>", 8, "strategies/suite/01_template_functor.cu"),
         ]

@@ -1,5 +1,5 @@
 """Strategy 16's interpreter from Python with no compiler at run time: its kernels built ahead of
-time into build/<preset>/plugins/cdl_interpreter.fatbin (strategies/suite/16_interpreter.cu's float kernels),
+time into build/<preset>/plugins/cdl_interpreter.fatbin (strategies/suite/interpreter_f32.cu's kernels),
 an op's program written by `cdl_run --steps` (common/bytecode.hpp's encoder, in C++), and the
 kernel's last argument, strategies/suite/interpreter_kernels.cuh's kernel_program<float>, packed here as a
 NumPy structured scalar. A loader (pycuda_peers) loads the file, picks the kernel and launches it.

@@ -147,7 +147,7 @@ def interpreter_spills(resources):
     kernels = [
         k
         for k in (resources or {}).get("kernels", [])
-        if k.get("source", "").endswith("16_interpreter.cu")
+        if k.get("source", "").endswith(("16_interpreter.cu", "interpreter_f32.cu"))
         and re.search(r"<float,|_f32_", k.get("name", ""))
     ]
     if not kernels:

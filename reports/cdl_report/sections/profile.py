@@ -348,8 +348,8 @@ def patched_parts(doc, items):
 
 def slots(kernel):
     """The slots an interpreter kernel keeps values in: the last number of its name
-    (interpreter_vec<T, V, S, Slots>, or float's cdl_interpreter_vec_f32_<V>_<S>_<Slots>:
-    strategies/suite/16_interpreter.cu), or None."""
+    (interpreter_vec<T, V, S, Slots>, strategies/suite/16_interpreter.cu; or float's
+    cdl_interpreter_vec_f32_<V>_<S>_<Slots>, interpreter_f32.cu beside it), or None."""
     m = re.search(r"interpreter_vec(?:<[^>]*,\s*|_f32_\d+_\d+_)(\d+)\b", kernel.get("kernel", ""))
     return int(m.group(1)) if m else None
 
