@@ -66,6 +66,8 @@ TEST(Plugin, TheInterpretersKernelsAreAFileOfTheirOwn) {
   for (const char* name : {"cdl_interpreter_scalar_f32_1_0", "cdl_interpreter_scalar_f32_16_4",
                            "cdl_interpreter_vec_f32_4_1_0", "cdl_interpreter_vec_f32_1_4_4"})
     EXPECT_NE(file.find(name), std::string::npos) << name;
+  // copied out of the float kernels' own object: none of 16's templated (float64) kernels with them
+  EXPECT_EQ(file.find("_ZN3cdl11interpreter"), std::string::npos) << path << " holds 16's other kernels";
 }
 
 TEST(Plugin, RefusesAFileThatIsNotOneBeforeAnyCudaCall) {
