@@ -58,13 +58,13 @@ int x_register(const bytes& cubin, const kernel_code& k, const std::string& name
 // One chain's steps (P = 1), found from x: each step reads the one before, an operation with a
 // constant in field 3 (fmar: in 3 or 8, a product's factors commuting) and found by its marker; one
 // with a second register reads the one before and x + marker s (a select: in two of fields 3, 4 and
-// 8; a fused multiply-add of three: in two, and x in the third); a mask reads it in field 3. Returns
-// their instruction numbers.
+// 8; a fused multiply-add of three: in two, and x in the third); a mask reads it in field 3.
+// `marked`: marked_registers() of the kernel. Returns their instruction numbers.
 std::vector<std::size_t> trace(const bytes& cubin, const kernel_code& k, const std::string& name,
-                               const std::vector<int>& ops, const stencils* known) {
+                               const std::vector<int>& ops, const std::vector<int>& marked,
+                               const stencils* known) {
   std::vector<std::size_t> at_step;
   const int x = x_register(cubin, k, name);
-  const std::vector<int> marked = marked_registers(cubin, k, ops.size());
   int current = x;
   std::size_t n = 0;
   for (std::size_t s = 0; s < ops.size(); ++s) {
@@ -110,8 +110,8 @@ form learn_form(const bytes& cubin, const std::map<std::string, kernel_code>& ks
   if (o == stencil::mask) ops[0] = stencil::add;  // its chain starts from x + marker 0
   if (stencil::merges(o, o))                      // every other step an add (stencil::merges)
     for (std::size_t s = 0; s < ops.size(); s += 2) ops[s] = stencil::add;
-  const std::vector<std::size_t> steps = trace(cubin, k, name, ops, nullptr);
   const std::vector<int> marked = marked_registers(cubin, k, ops.size());
+  const std::vector<std::size_t> steps = trace(cubin, k, name, ops, marked, nullptr);
   auto step = [&](std::size_t s) { return at(cubin, k.offset + 16 * steps[s]); };
   form f;
   f.code = step(1);
@@ -174,7 +174,8 @@ void learn_latencies(stencils& st, const bytes& cubin, const std::map<std::strin
     }
     const std::string name = std::string("cdl_pairs_") + stencil::names[o];
     const kernel_code k = find(ks, name);
-    const std::vector<std::size_t> steps = trace(cubin, k, name, ops, &st);
+    const std::vector<std::size_t> steps =
+        trace(cubin, k, name, ops, marked_registers(cubin, k, ops.size()), &st);
     for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
       int cycles = 0;
       for (std::size_t n = steps[s]; n < steps[s + 1]; ++n) cycles += stall(at(cubin, k.offset + 16 * n));
