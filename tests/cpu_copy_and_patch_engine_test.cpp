@@ -369,12 +369,12 @@ TEST(CopyAndPatchWrite, AProductTheSumReadsIsComputedByTheSum) {
   EXPECT_TRUE(patch::check_schedule(st, patch::compile(st, "(x + 1) * (x - 1)")).empty());
 }
 
-// The fuzz's emulation of many elements (on every core, a call applied to them all at once) is the
-// emulation of each: ops with and without calls, a product in the sum, more elements than a core's
-// share.
+// The fuzz's emulation of many elements (a chunk at a time on every core, a call applied to a
+// chunk's elements at once) is the emulation of each: ops with and without calls, a product in the
+// sum, whole chunks and a part of one.
 TEST(CopyAndPatchDecode, TheEmulationOfManyElementsIsThatOfEach) {
   const patch::stencils& st = learnt();
-  std::vector<float> xs(std::size_t(1) << 17);
+  std::vector<float> xs((std::size_t(1) << 17) + 5);
   for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = -4.0f + 8.0f * float(i) / float(xs.size());
   const auto on_host = [](unsigned f, std::vector<float>& v) {
     for (float& e : v) e = stencil::call(f, e, 0.0f);
