@@ -465,24 +465,25 @@ TEST(CopyAndPatchWrite, EachImageLoadsFromItsOwnCubinWithThePatchCopiedIn) {
   EXPECT_EQ(patch::own_cubins(stencils_prefix()).of("cdl_image_vec_1", other), nullptr);
   for (const std::string text : {"x * x + 2 * x + 1", "sin(x) * exp(-x * x) + 0.5", "x / (x + 1)"}) {
     const patch::compiled c = patch::compile(st, text);
+    const patch::bytes image = c.image.whole();  // the file, patched
     for (const std::string& kernel : {c.kernel, c.vec_kernel}) {
       if (kernel.empty()) continue;
       const patch::bytes own = patch::loadable(st, c, kernel);
-      ASSERT_LT(own.size(), c.image.size()) << text << ": " << kernel << " loads the whole file";
+      ASSERT_LT(own.size(), image.size()) << text << ": " << kernel << " loads the whole file";
       const patch::kernel_code in_own = patch::kernels_of(own).at(kernel),
-                               in_file = patch::kernels_of(c.image).at(kernel);
+                               in_file = patch::kernels_of(image).at(kernel);
       ASSERT_EQ(in_own.count, in_file.count) << kernel;
-      EXPECT_TRUE(std::equal(c.image.begin() + std::ptrdiff_t(in_file.offset),
-                             c.image.begin() + std::ptrdiff_t(in_file.offset + 16 * in_file.count),
+      EXPECT_TRUE(std::equal(image.begin() + std::ptrdiff_t(in_file.offset),
+                             image.begin() + std::ptrdiff_t(in_file.offset + 16 * in_file.count),
                              own.begin() + std::ptrdiff_t(in_own.offset)))
           << text << ": " << kernel << "'s instructions are not the patched ones";
-      const auto in_image = patch::sections_of(c.image);
+      const auto in_image = patch::sections_of(image);
       const auto words = in_image.find(".nv.constant3");
       if (c.kernel.empty() && words != in_image.end()) {  // a call image's slots
         const patch::section own_words = patch::sections_of(own).at(".nv.constant3");
         const patch::call_stencils& calls = patch::calls_of(st, patch::calls_in(c.code));
         const patch::bytes& unpatched = calls.own.of(kernel, calls.cubin)->cubin;
-        EXPECT_EQ(std::memcmp(&c.image[words->second.offset], &own[own_words.offset], own_words.size), 0)
+        EXPECT_EQ(std::memcmp(&image[words->second.offset], &own[own_words.offset], own_words.size), 0)
             << text;
         EXPECT_NE(std::memcmp(&own[own_words.offset], &unpatched[own_words.offset], own_words.size), 0)
             << text << ": the slots' words not patched";

@@ -311,9 +311,13 @@ std::vector<float> machine_on_host(const std::string& text, const std::vector<fl
 std::string schedule_on_host(const std::string& text, int shorten) {
   const patch::stencils& st = host_stencils();
   patch::compiled c = patch::compile(st, text);
-  if (shorten > 0)
-    for (std::size_t offset = 0; offset + 16 <= c.image.size(); offset += 16)
+  const int calls = patch::calls_in(c.code);
+  for (const std::string& kernel : {c.kernel, c.vec_kernel}) {
+    if (kernel.empty() || shorten <= 0) continue;
+    const patch::section code = (calls ? patch::calls_of(st, calls).texts : st.texts).at(kernel);
+    for (std::size_t offset = code.offset; offset < code.offset + code.size; offset += 16)
       patch::set_stall(&c.image[offset], std::max(patch::stall(&c.image[offset]) - shorten, 0));
+  }
   return patch::check_schedule(st, c);
 }
 

@@ -249,8 +249,8 @@ lane_code allocate_lane(const routed& r, const call_image& im, int lane) {
 // own first reader of the slot's result (its wait on the slot's code keeps its place). Where one
 // lane's slot result arrives in a register another lane's steps write, the writer waits for the
 // holder's last read of it.
-bytes write_calls(const stencils& st, const call_image& im, const routed& r,
-                  const lane_code (&lanes_code)[stencil::lanes], const bytes& file) {
+patched write_calls(const stencils& st, const call_image& im, const routed& r,
+                    const lane_code (&lanes_code)[stencil::lanes], const call_stencils& learnt) {
   constexpr int lanes = stencil::lanes;
   const step nothing{stencil::add, 255, 255, -1, -0.0f};
   const std::vector<step>* code[lanes];
@@ -347,13 +347,14 @@ bytes write_calls(const stencils& st, const call_image& im, const routed& r,
     for (int l = 0; l < lanes; ++l)
       if (next[l] < mine[l].size()) throw refused("more steps than the call image's window has places");
   }
-  // The copy of the file (once the steps have places), the slots' functions, then the stalls,
-  // window by window
-  bytes out = file;
+  // The kernel's instructions and the slots' words copied (once the steps have places), the slots'
+  // functions, then the stalls, window by window
+  patched out(learnt.cubin);
+  out.copy(learnt.texts.at(im.kernel)), out.copy(learnt.slot_words);
   for (std::size_t n = 0; n < r.code.size(); ++n)
     if (r.code[n].call) {
       const unsigned word = r.code[n].call == stencil::fn_pass ? stencil::pass_word : r.code[n].call;
-      std::memcpy(&out[calls_of(st, im.calls).slot_words + 4 * std::size_t(r.window[n])], &word, 4);
+      std::memcpy(&out[learnt.slot_words.offset + 4 * std::size_t(r.window[n])], &word, 4);
     }
   for (std::size_t p = 0; p < im.places.size(); ++p)
     if (im.window[p] < 0) put(st, nothing, &out[im.places[p]]);
@@ -503,13 +504,8 @@ compiled compile_calls(const stencils& st, const std::vector<step>& code, int re
           const routed r = route(im, padded, value);
           lane_code lanes[stencil::lanes];
           for (int l = 0; l < stencil::lanes; ++l) lanes[l] = allocate_lane(r, im, l);
-          return compiled{write_calls(st, im, r, lanes, learnt.cubin),
-                          "",
-                          int(padded.size()),
-                          padded,
-                          value,
-                          im.kernel,
-                          ""};
+          return compiled{
+              write_calls(st, im, r, lanes, learnt), "", int(padded.size()), padded, value, im.kernel, ""};
         } catch (const refused& e) {
           if (slots == first && &padded == &paddings.front()) why = e.what();
         }

@@ -61,7 +61,7 @@ const Image* named(const std::vector<Image>& images, const std::string& kernel) 
 
 // The sum after a region (or a lane's window), decoded and run where it was learnt, after what nvcc
 // writes before it is lost; else acc + the result.
-bool sum(const stencils& st, const bytes& image_bytes, const image& im, float& acc, float (&reg)[256]) {
+bool sum(const stencils& st, const patched& image_bytes, const image& im, float& acc, float (&reg)[256]) {
   if (im.sum == 0) {
     acc += reg[im.result];
     return true;
@@ -121,7 +121,7 @@ std::array<float, stencil::lanes> simulate_vec(const stencils& st, const compile
           return {NAN, NAN, NAN, NAN};
       if (w + 1 == windows) break;
       unsigned f;
-      std::memcpy(&f, &c.image[calls_of(st, calls->calls).slot_words + 4 * std::size_t(w)], 4);
+      std::memcpy(&f, c.image.data(calls_of(st, calls->calls).slot_words.offset + 4 * std::size_t(w)), 4);
       float value[stencil::lanes];
       for (int l = 0; l < stencil::lanes; ++l) {
         const auto& lane = calls->lane[l];

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 namespace cdl::copy_and_patch::patch {
 
@@ -81,7 +83,7 @@ step take_product(const stencils& st, const image& im, std::vector<step>& placed
   return product;
 }
 // The sum written with the product in it; the instruction before it keeps no operand for it.
-void write_sum(const stencils& st, const image& im, const step& product, bytes& out) {
+void write_sum(const stencils& st, const image& im, const step& product, patched& out) {
   put(st, sum_with(product, im.acc), &out[im.sum]);
   clear_reuse(&out[im.sum - 16]);
 }
@@ -90,7 +92,8 @@ void write_sum(const stencils& st, const image& im, const step& product, bytes& 
 // every stall set so that each instruction issues only once what it reads is ready; the product in
 // the sum where `product` is given.
 compiled write(const stencils& st, const image* im, const std::vector<step>& code, const step* product) {
-  compiled out{st.cubin, im->kernel, int(code.size()), {}, 0, {}, {}};
+  compiled out{patched(st.cubin), im->kernel, int(code.size()), {}, 0, {}, {}};
+  out.image.copy(st.texts.at(im->kernel));
   int issued[256], producer[256], cycle = 0, last_issue = 0;
   std::fill(std::begin(issued), std::end(issued), -100);
   std::fill(std::begin(producer), std::end(producer), int(stencil::add));
@@ -137,7 +140,7 @@ compiled write(const stencils& st, const image* im, const std::vector<step>& cod
 // RZ = RZ + -0 in the places left; then every stall set, over the whole window, as write() does;
 // each lane's product in its sum where `products` are given.
 void write_vec(const stencils& st, const vec_image& im, const std::vector<step> (&code)[stencil::lanes],
-               const step* products, bytes& out) {
+               const step* products, patched& out) {
   constexpr int lanes = stencil::lanes;
   // The makers in the first places; then at each place the lane that must take it (as many steps
   // left as places before its result is read), else the one that waited longest.
@@ -219,7 +222,8 @@ void compile_vec(const stencils& st, const std::vector<step>& code, int result, 
         placed[l] = allocate(code, result, im.lane[l], c.product_in_sum);
         if (c.product_in_sum) products[l] = take_product(st, im.lane[l], placed[l]);
       }
-      bytes out = c.image;
+      patched out = c.image;  // the scalar kernel's copy and the vec kernel's, written
+      out.copy(st.texts.at(im.kernel));
       write_vec(st, im, placed, c.product_in_sum ? products : nullptr, out);
       c.image = std::move(out), c.vec_kernel = im.kernel, c.vec_refused.clear();
       return;
@@ -305,15 +309,42 @@ compiled compile(const stencils& st, const cdl::expr::program& op) {
 }
 compiled compile(const stencils& st, const std::string& text) { return compile(st, cdl::expr::parse(text)); }
 
+void patched::copy(const section& s) {
+  if (s.offset + s.size > size_) throw std::logic_error("a section past the end of the file");
+  for (const auto& [at, bytes_of] : copies_)
+    if (at.offset == s.offset) return;
+  copies_.push_back({s, bytes(file_ + s.offset, file_ + s.offset + s.size)});
+}
+unsigned char& patched::operator[](std::size_t offset) {
+  for (auto& [at, bytes_of] : copies_)
+    if (offset - at.offset < at.size) return bytes_of[offset - at.offset];
+  throw std::logic_error("the patch writes at " + std::to_string(offset) + ", in no section it copied");
+}
+const unsigned char* patched::data(std::size_t offset) const {
+  for (const auto& [at, bytes_of] : copies_)
+    if (offset - at.offset < at.size) return &bytes_of[offset - at.offset];
+  return file_ + offset;
+}
+bytes patched::whole() const {
+  bytes out(file_, file_ + size_);
+  for (const auto& [at, bytes_of] : copies_)
+    std::copy(bytes_of.begin(), bytes_of.end(), out.begin() + std::ptrdiff_t(at.offset));
+  return out;
+}
+insn at(const patched& p, std::size_t offset) {
+  insn i;
+  std::copy_n(p.data(offset), i.size(), i.begin());
+  return i;
+}
+
 bytes loadable(const stencils& st, const compiled& c, const std::string& kernel) {
   const int calls = calls_in(c.code);
   const own_cubins& own = calls ? calls_of(st, calls).own : st.own;
   const own_cubin* found = own.of(kernel, calls ? calls_of(st, calls).cubin : st.cubin);
-  if (found == nullptr) return c.image;
+  if (found == nullptr) return c.image.whole();
   bytes out = found->cubin;
   for (const auto& [in_file, in_own] : found->copied)
-    std::copy_n(c.image.begin() + std::ptrdiff_t(in_file.offset), in_file.size,
-                out.begin() + std::ptrdiff_t(in_own.offset));
+    std::copy_n(c.image.data(in_file.offset), in_file.size, out.begin() + std::ptrdiff_t(in_own.offset));
   return out;
 }
 

@@ -2,8 +2,8 @@
 // of the image's region (a lane's, in a vec image), each step's instruction made from its operation's
 // learnt form with its registers and constant and put in a place of the region, and every stall set
 // so that an instruction issues only once what it reads is ready (by the latencies the stencils
-// taught). An op that calls functions goes into a call image (calls.cpp). The result: the image's
-// bytes, patched, ready to load.
+// taught). An op that calls functions goes into a call image (calls.cpp). The result: the sections
+// of the image's file it wrote, patched, and loadable() puts them into what loads.
 #pragma once
 
 #include "common/expression.hpp"
@@ -17,8 +17,32 @@
 
 namespace cdl::copy_and_patch::patch {
 
+// An image's file as the patch leaves it: the file itself, never written, and a copy of each
+// section the patch writes (the kernel's instructions; a call file's slots' words), so that an op
+// costs a copy of the few kilobytes it changes rather than of the whole file. Valid while the
+// stencils whose file it is are.
+class patched {
+ public:
+  patched() = default;
+  explicit patched(const bytes& file) : file_(file.data()), size_(file.size()) {}
+  // A copy of section s to write into (once: a section copied already is kept as it is).
+  void copy(const section& s);
+  // The byte at a file offset, in a copied section: the patch writes nowhere else.
+  unsigned char& operator[](std::size_t offset);
+  // The bytes from a file offset on: the copy's where a section was copied, else the file's.
+  const unsigned char* data(std::size_t offset) const;
+  const std::vector<std::pair<section, bytes>>& copies() const { return copies_; }
+  bytes whole() const;  // the file with the copies in place: what loads where no own cubin is
+
+ private:
+  const unsigned char* file_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::pair<section, bytes>> copies_;
+};
+insn at(const patched& p, std::size_t offset);
+
 struct compiled {
-  bytes image;
+  patched image;
   std::string kernel;
   int steps = 0;
   std::vector<step> code;  // the steps on virtual registers (0 is x), and where the result is
@@ -41,8 +65,8 @@ inline step sum_with(const step& product, int acc) {
 // functions; refused where none holds it, saying why.
 compiled compile(const stencils& st, const cdl::expr::program& op);
 compiled compile(const stencils& st, const std::string& text);
-// What to load to run `kernel` (c.kernel or c.vec_kernel): its own cubin with c's patched bytes
-// copied in where the build made one (learn.hpp's own_cubin); else c's whole file.
+// What to load to run `kernel` (c.kernel or c.vec_kernel): its own cubin with c's patched sections
+// copied in where the build made one (learn.hpp's own_cubin); else c's whole file, patched.
 bytes loadable(const stencils& st, const compiled& c, const std::string& kernel);
 
 // What write.cpp and calls.cpp share: an instruction put in a place, the clock that sets the stalls
