@@ -58,7 +58,7 @@ TEST(Plugin, EveryMapOpHasItsFilesAndThereAreNoOthers) {
       << "strategies/CMakeLists.txt's cdl_plugin_ops is not the map catalogue";
 }
 
-// 16's float kernels as a file (copied out of suite/16_interpreter.cu's object), for the Python peers.
+// 16's float kernels as a file (copied out of suite/interpreter_f32.cu's object), for the Python peers.
 TEST(Plugin, TheInterpretersKernelsAreAFileOfTheirOwn) {
   const std::string path = (std::filesystem::path(plugin::directory()) / "cdl_interpreter.fatbin").string();
   EXPECT_NO_THROW(plugin::check_loadable(path));

@@ -314,7 +314,8 @@ std::string schedule_on_host(const std::string& text, int shorten) {
   const int calls = patch::calls_in(c.code);
   for (const std::string& kernel : {c.kernel, c.vec_kernel}) {
     if (kernel.empty() || shorten <= 0) continue;
-    const patch::section code = (calls ? patch::calls_of(st, calls).texts : st.texts).at(kernel);
+    const patch::section code =
+        patch::text_of((calls ? patch::calls_of(st, calls).kernels : st.kernels).at(kernel));
     for (std::size_t offset = code.offset; offset < code.offset + code.size; offset += 16)
       patch::set_stall(&c.image[offset], std::max(patch::stall(&c.image[offset]) - shorten, 0));
   }

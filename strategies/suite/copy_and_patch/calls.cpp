@@ -350,7 +350,7 @@ patched write_calls(const stencils& st, const call_image& im, const routed& r,
   // The kernel's instructions and the slots' words copied (once the steps have places), the slots'
   // functions, then the stalls, window by window
   patched out(learnt.cubin);
-  out.copy(learnt.texts.at(im.kernel)), out.copy(learnt.slot_words);
+  out.copy(text_of(learnt.kernels.at(im.kernel))), out.copy(learnt.slot_words);
   for (std::size_t n = 0; n < r.code.size(); ++n)
     if (r.code[n].call) {
       const unsigned word = r.code[n].call == stencil::fn_pass ? stencil::pass_word : r.code[n].call;

@@ -28,6 +28,8 @@ struct section {
 std::map<std::string, section> sections_of(const bytes& elf);
 // Each kernel's machine code, by its name.
 std::map<std::string, kernel_code> kernels_of(const bytes& elf);
+// A kernel's instructions as the section of the file they fill.
+inline section text_of(const kernel_code& k) { return {k.offset, 16 * k.count}; }
 // The instruction at a file offset.
 insn at(const bytes& f, std::size_t offset);
 bytes read_file(const std::string& path);

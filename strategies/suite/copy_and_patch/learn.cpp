@@ -694,7 +694,7 @@ void learn_calls(const stencils& st, int n, call_stencils& out) {
                 "slot " + std::to_string(g) + "'s word is not its marker");
   }
   out.slot_words = words;
-  for (const auto& [kernel, code] : calls) out.texts[kernel] = {code.offset, 16 * code.count};
+  out.kernels = calls;
   out.own = own_cubins(st.prefix);
 }
 }  // namespace
@@ -786,7 +786,7 @@ stencils learn(const std::string& prefix) {
   const bytes learnt_from = read_file(stencils_path);
   st.cubin = read_file(images_path);
   const auto ks = kernels_of(learnt_from), images = kernels_of(st.cubin);
-  for (const auto& [kernel, code] : images) st.texts[kernel] = {code.offset, 16 * code.count};
+  st.kernels = images;
   st.arch = int(st.cubin[0x31]);  // the ELF header's flags name the SM in their second byte
   if (learnt_from.at(0x31) != st.cubin[0x31])
     throw std::runtime_error(stencils_path + " and " + images_path + " are for two architectures");

@@ -150,10 +150,10 @@ class own_cubins {
 // calls (most ops call none, and an op's first call need not wait for the other cubins), and each
 // image learnt the first time an op is tried in it (most ops go into one of the first).
 struct call_stencils {
-  bytes cubin;                           // the file an op's image is patched from (write.hpp's patched)
-  std::map<std::string, section> texts;  // each kernel's instructions in it
-  section slot_words;                    // where in it the slots' words are
-  int slots = 0;                         // each image's
+  bytes cubin;                                 // the file an op's image is patched from (write.hpp's patched)
+  std::map<std::string, kernel_code> kernels;  // each kernel's instructions in it
+  section slot_words;                          // where in it the slots' words are
+  int slots = 0;                               // each image's
   own_cubins own;
   std::string unread;     // why the file could not be read: every op with this many calls is refused
   std::once_flag learnt;  // calls_of() reads them once a process
@@ -172,9 +172,9 @@ struct call_stencils {
   mutable std::string refusals_;
 };
 struct stencils {
-  bytes cubin;                           // the images' file, each op's image patched from it
-  std::map<std::string, section> texts;  // each kernel's instructions in it
-  int arch = 0;                          // the architecture they were compiled for: 90 for sm_90
+  bytes cubin;                                 // the images' file, each op's image patched from it
+  std::map<std::string, kernel_code> kernels;  // each kernel's instructions in it
+  int arch = 0;                                // the architecture they were compiled for: 90 for sm_90
   std::vector<image> images;
   patch::vec_images vec_images;
   own_cubins own;

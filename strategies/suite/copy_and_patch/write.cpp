@@ -93,7 +93,7 @@ void write_sum(const stencils& st, const image& im, const step& product, patched
 // the sum where `product` is given.
 compiled write(const stencils& st, const image* im, const std::vector<step>& code, const step* product) {
   compiled out{patched(st.cubin), im->kernel, int(code.size()), {}, 0, {}, {}};
-  out.image.copy(st.texts.at(im->kernel));
+  out.image.copy(text_of(st.kernels.at(im->kernel)));
   int issued[256], producer[256], cycle = 0, last_issue = 0;
   std::fill(std::begin(issued), std::end(issued), -100);
   std::fill(std::begin(producer), std::end(producer), int(stencil::add));
@@ -223,7 +223,7 @@ void compile_vec(const stencils& st, const std::vector<step>& code, int result, 
         if (c.product_in_sum) products[l] = take_product(st, im.lane[l], placed[l]);
       }
       patched out = c.image;  // the scalar kernel's copy and the vec kernel's, written
-      out.copy(st.texts.at(im.kernel));
+      out.copy(text_of(st.kernels.at(im.kernel)));
       write_vec(st, im, placed, c.product_in_sum ? products : nullptr, out);
       c.image = std::move(out), c.vec_kernel = im.kernel, c.vec_refused.clear();
       return;
